@@ -1,0 +1,75 @@
+import { z } from 'zod';
+
+/**
+ * Schemas for Switchboard's own config file. The types are derived from them; the loose
+ * `DiscoveredServerConfig` shape that other tools' files produce is validated separately by
+ * `validateServerConfig` (SPEC §3) because those files are not ours to reject wholesale.
+ */
+
+const StringRecord = z.record(z.string(), z.string());
+
+/** `enabled` accepts a boolean or the strings "true"/"false"/"1"/"0" (SPEC §2). */
+export const EnabledFlagSchema = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]);
+
+export const ServerConfigSchema = z
+  .object({
+    type: z.enum(['stdio', 'http', 'sse']).optional(),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: StringRecord.optional(),
+    cwd: z.string().optional(),
+    url: z.url({ message: 'Invalid url' }).optional(),
+    headers: StringRecord.optional(),
+    enabled: EnabledFlagSchema.optional(),
+    /** Connect + list deadline in ms; 0 disables. @default 30000 */
+    timeout: z.number().int().nonnegative().optional(),
+    /** Tool-call deadline in ms, reset by progress; 0 disables. @default 60000 */
+    callTimeout: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+export const DaemonConfigSchema = z
+  .object({
+    $schema: z.string().optional(),
+    /** @default "127.0.0.1" */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** @default 7337 */
+    port: z.number().int().min(0).max(65535).default(7337),
+    /** Bearer token; when set every route but /health needs it. */
+    token: z.string().min(1).optional(),
+    /** SQLite file for the tool cache. @default "<state dir>/switchboard.db" */
+    dbPath: z.string().min(1).optional(),
+    /** How long startup waits before serving deferred tools. @default 250 */
+    startupGateMs: z.number().int().nonnegative().default(250),
+    /** How long SIGTERM waits for in-flight calls. @default 10000 */
+    shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+    /** @default true */
+    enableProjectConfig: z.boolean().default(true),
+    /** Run `!cmd` values from project-level files. @default false */
+    trustProjectCommands: z.boolean().default(false),
+    disabledServers: z.array(z.string()).default([]),
+    enabledServers: z.array(z.string()).default([]),
+    /** Extra variables of the daemon's environment passed to stdio servers. @default [] */
+    inheritEnv: z.array(z.string()).default([]),
+    /** Roots answered to `roots/list`. @default [daemon working directory] */
+    roots: z.array(z.string()).optional(),
+    /** @default "info" */
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Log one line per HTTP request. @default false */
+    requestLogging: z.boolean().default(false),
+    /** Health pings and reconnects (SPEC §6). @default true */
+    health: z.boolean().default(true),
+    mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
+  })
+  .strict();
+
+export type ServerConfigInput = z.input<typeof ServerConfigSchema>;
+export type NativeServerConfig = z.infer<typeof ServerConfigSchema>;
+export type DaemonConfigInput = z.input<typeof DaemonConfigSchema>;
+export type DaemonConfig = Readonly<z.infer<typeof DaemonConfigSchema>>;
+
+/** Keys we used to accept, with what replaces them (rejected with that hint). */
+export const RETIRED_KEYS: Readonly<Record<string, string>> = {
+  timeoutMs: 'timeout',
+  listen: 'host and port',
+};
