@@ -1,0 +1,117 @@
+import { homedir } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import { pino, type Logger } from 'pino';
+import { discoverMCPServers } from './config/discover.js';
+import { defaultDbPath } from './config/load.js';
+import { createValueResolver } from './config/resolve-values.js';
+import type { DaemonConfig } from './config/schema.js';
+import type { DiscoveryResult } from './config/types.js';
+import { buildApp } from './http/app.js';
+import { EventHub } from './http/ws/event-hub.js';
+import { connectToServer } from './mcp/client.js';
+import { MCPManager } from './mcp/manager.js';
+import { createLogger } from './logger.js';
+import { SwitchboardRuntime } from './runtime.js';
+import { openToolCache } from './store/open-tool-cache.js';
+import type { ToolCacheStore } from './store/tool-cache-store.js';
+
+export interface DaemonDeps {
+  logger?: Logger;
+  /** @default the SQLite cache at `config.dbPath` */
+  store?: ToolCacheStore;
+  /** @default process.cwd() */
+  cwd?: string;
+  /** @default os.homedir() */
+  home?: string;
+  /** @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** The file discovery reads as Switchboard's own config (the `--config` path). */
+  configPath?: string;
+  /** Replaces discovery (tests and embedders with a fixed server set). */
+  discover?: () => Promise<DiscoveryResult>;
+  /** @default connectToServer */
+  connect?: typeof connectToServer;
+}
+
+export interface Daemon {
+  app: FastifyInstance;
+  manager: MCPManager;
+  runtime: SwitchboardRuntime;
+  store: ToolCacheStore;
+  events: EventHub;
+  logger: Logger;
+  /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
+  start(): Promise<unknown>;
+  /**
+   * Stops accepting requests, lets in-flight calls finish within `shutdownGraceMs`, aborts the
+   * rest, disconnects every server and closes the database. Idempotent and joinable.
+   */
+  close(): Promise<void>;
+}
+
+/** Builds the whole daemon without listening or connecting anything. */
+export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemon {
+  const env = deps.env ?? process.env;
+  const home = deps.home ?? homedir();
+  const cwd = deps.cwd ?? process.cwd();
+  const logger = deps.logger ?? createLogger({ level: config.logLevel });
+  const cache = deps.store
+    ? { store: deps.store, warnings: [] as string[] }
+    : openToolCache(config.dbPath ?? defaultDbPath(home, env), { logger: logger.child({ component: 'store' }) });
+  for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
+  const store = cache.store;
+
+  const resolver = createValueResolver({
+    trustProjectCommands: config.trustProjectCommands,
+    logger: logger.child({ component: 'values' }),
+  });
+  const manager = new MCPManager({
+    logger,
+    store,
+    startupGateMs: config.startupGateMs,
+    connect: deps.connect ?? connectToServer,
+    env,
+    resolveValues: async (name, serverConfig, source) => {
+      const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
+      for (const warning of warnings) logger.warn({ server: name }, warning);
+      return resolved;
+    },
+    connectOptions: { roots: config.roots ?? [cwd], inheritEnv: config.inheritEnv },
+  });
+  const discover =
+    deps.discover ??
+    (() =>
+      discoverMCPServers({
+        cwd,
+        home,
+        env,
+        ...(deps.configPath ? { configPath: deps.configPath } : {}),
+        enableProjectConfig: config.enableProjectConfig,
+      }));
+  const runtime = new SwitchboardRuntime({ manager, discover, logger });
+  const events = new EventHub({ manager, runtime });
+  const shutdown = new AbortController();
+  const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const grace = setTimeout(() => shutdown.abort(new Error('shutdown grace period elapsed')), config.shutdownGraceMs);
+      grace.unref();
+      runtime.stopAccepting();
+      try {
+        events.close();
+        await app.close();
+      } finally {
+        clearTimeout(grace);
+        shutdown.abort(new Error('shutting down'));
+        await runtime.close();
+        events.stop();
+        store.close();
+      }
+    })();
+    return closing;
+  };
+
+  return { app, manager, runtime, store, events, logger, start: () => runtime.start(), close };
+}
