@@ -73,3 +73,12 @@ export const RETIRED_KEYS: Readonly<Record<string, string>> = {
   timeoutMs: 'timeout',
   listen: 'host and port',
 };
+
+/**
+ * The daemon file with its server entries left unchecked, so each entry can be validated on its
+ * own: discovery reports one bad entry as invalid instead of discarding the whole file.
+ */
+export const DaemonSettingsSchema = DaemonConfigSchema.extend({
+  mcpServers: z.record(z.string(), z.unknown()).default({}),
+});
+export type DaemonSettings = z.infer<typeof DaemonSettingsSchema>;

@@ -1,0 +1,116 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultDbPath, loadDaemonConfig } from '../../../src/config/load.js';
+import { isSwitchboardError } from '../../../src/errors.js';
+import { makeTree } from './temp-tree.js';
+
+/** The CONFIG_INVALID message of a load that must fail. */
+async function failure(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(isSwitchboardError(err, 'CONFIG_INVALID')).toBe(true);
+    return (err as Error).message;
+  }
+  throw new Error('expected loadDaemonConfig to fail');
+}
+
+describe('loadDaemonConfig', () => {
+  it('gives the defaults when the default file is missing', async () => {
+    const t = await makeTree();
+    const config = await loadDaemonConfig({ env: {}, home: t.home });
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 7337,
+      startupGateMs: 250,
+      shutdownGraceMs: 10_000,
+      enableProjectConfig: true,
+      trustProjectCommands: false,
+      mcpServers: {},
+      dbPath: join(t.home, '.local', 'state', 'switchboard', 'switchboard.db'),
+    });
+    expect(config.token).toBeUndefined();
+  });
+
+  it('fails on a missing explicit file, from --config or $SWITCHBOARD_CONFIG', async () => {
+    const t = await makeTree();
+    const missing = join(t.root, 'nope.json');
+    expect(await failure(loadDaemonConfig({ path: missing, env: {}, home: t.home }))).toBe(`${missing}: config file not found`);
+    expect(await failure(loadDaemonConfig({ env: { SWITCHBOARD_CONFIG: missing }, home: t.home }))).toBe(
+      `${missing}: config file not found`,
+    );
+  });
+
+  it('names the field path of an invalid server entry', async () => {
+    const t = await makeTree();
+    const path = await t.write('sb.json', { mcpServers: { github: { type: 'http', url: 'not a url' } } });
+    const message = await failure(loadDaemonConfig({ path, env: {}, home: t.home }));
+    expect(message).toBe(`${path}: mcpServers.github.url: Invalid url`);
+  });
+
+  it('lists every problem: wrong types, unknown keys, retired keys with their replacement', async () => {
+    const t = await makeTree();
+    const path = await t.write('sb.json', {
+      port: 'eighty',
+      listen: '0.0.0.0:80',
+      colour: 'blue',
+      mcpServers: { a: { command: 'a', timeoutMs: 5 } },
+    });
+    const message = await failure(loadDaemonConfig({ path, env: {}, home: t.home }));
+    expect(message).toContain('listen: no longer supported, use host and port instead');
+    expect(message).not.toContain('listen: unknown key');
+    expect(message).toContain('colour: unknown key');
+    expect(message).toMatch(/port: [^;]*expected number/);
+    expect(message).toContain('mcpServers.a.timeoutMs: no longer supported, use timeout instead');
+  });
+
+  it('reports bad JSON with its position', async () => {
+    const t = await makeTree();
+    const path = await t.write('sb.json', '{\n  "port": 1,,\n}');
+    expect(await failure(loadDaemonConfig({ path, env: {}, home: t.home }))).toMatch(new RegExp(`^${path}:2:\\d+: invalid JSONC`));
+  });
+
+  it('applies SWITCHBOARD_TOKEN, _HOST and _PORT over the file, and names the variable when one is bad', async () => {
+    const t = await makeTree();
+    const path = await t.write('sb.json', { token: 'from-file', host: '0.0.0.0', port: 1 });
+    const env = { SWITCHBOARD_TOKEN: 'from-env', SWITCHBOARD_HOST: '::1', SWITCHBOARD_PORT: '8123' };
+    expect(await loadDaemonConfig({ path, env, home: t.home })).toMatchObject({ token: 'from-env', host: '::1', port: 8123 });
+    expect(await loadDaemonConfig({ path, env: { SWITCHBOARD_TOKEN: '' }, home: t.home })).toMatchObject({ token: 'from-file' });
+
+    const message = await failure(loadDaemonConfig({ path, env: { SWITCHBOARD_PORT: '99999' }, home: t.home }));
+    expect(message).toMatch(new RegExp(`^${path}: port \\(from SWITCHBOARD_PORT\\): `));
+  });
+
+  it('expands ${VAR} in server entries before validating them', async () => {
+    const t = await makeTree();
+    const path = await t.write('sb.json', { mcpServers: { api: { url: 'https://${API_HOST}/mcp' } } });
+    const config = await loadDaemonConfig({ path, env: { API_HOST: 'api.example' }, home: t.home });
+    expect(config.mcpServers.api).toEqual({ url: 'https://api.example/mcp' });
+  });
+
+  it('deep-freezes the result', async () => {
+    const t = await makeTree();
+    const path = await t.write('sb.json', { disabledServers: ['x'], mcpServers: { a: { command: 'a', args: ['1'] } } });
+    const config = await loadDaemonConfig({ path, env: {}, home: t.home });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.disabledServers)).toBe(true);
+    expect(Object.isFrozen(config.mcpServers.a?.args)).toBe(true);
+    expect(() => (config.disabledServers as string[]).push('y')).toThrow(TypeError);
+  });
+
+  it('resolves a relative dbPath against the config file, and ~ against home', async () => {
+    const t = await makeTree();
+    const path = await t.write('etc/sb.json', { dbPath: 'data/sb.db' });
+    expect((await loadDaemonConfig({ path, env: {}, home: t.home })).dbPath).toBe(join(t.root, 'etc', 'data', 'sb.db'));
+    const tilde = await t.write('etc/tilde.json', { dbPath: '~/db/sb.db' });
+    expect((await loadDaemonConfig({ path: tilde, env: {}, home: t.home })).dbPath).toBe(join(t.home, 'db', 'sb.db'));
+  });
+});
+
+describe('defaultDbPath', () => {
+  it('uses $XDG_STATE_HOME when it is absolute, else ~/.local/state', () => {
+    expect(defaultDbPath('/home/me', { XDG_STATE_HOME: '/state' })).toBe('/state/switchboard/switchboard.db');
+    expect(defaultDbPath('/home/me', { XDG_STATE_HOME: 'relative' })).toBe('/home/me/.local/state/switchboard/switchboard.db');
+    expect(defaultDbPath('/home/me', {})).toBe('/home/me/.local/state/switchboard/switchboard.db');
+  });
+});
