@@ -42,9 +42,15 @@ export interface ShadowedEntry {
 
 export interface DiscoveryWarning {
   message: string;
+  /** Absolute path of the file the warning is about. */
   path?: string;
+  /** 1-based position, for files that failed to parse. */
   line?: number;
   column?: number;
+  /** Provider id, when the warning comes from one provider. */
+  provider?: string;
+  /** Server name, when the warning is about one entry. */
+  server?: string;
 }
 
 export interface DiscoveryResult {
@@ -53,4 +59,54 @@ export interface DiscoveryResult {
   shadowed: ShadowedEntry[];
   warnings: DiscoveryWarning[];
   exaApiKeys: string[];
+}
+
+/** Why a server found by discovery is not active. */
+export type DisabledReason = 'project-config-disabled' | 'disabled-servers' | 'enabled-false';
+
+interface OutcomeBase {
+  name: string;
+  source: ServerSource;
+  /** Transport the entry would use; undefined when its `type` is unknown. */
+  transport: TransportKind | undefined;
+  /** The entry after `${VAR}` expansion (never `!cmd`-resolved). */
+  config: ServerConfig;
+}
+
+/**
+ * What discovery decided for one entry it found, so `switchboard discover` and `/status` can
+ * explain every server, including the ones that will never connect.
+ */
+export type ServerOutcome =
+  | (OutcomeBase & { status: 'active' })
+  | (OutcomeBase & {
+      status: 'shadowed';
+      reason: ShadowedEntry['reason'];
+      shadowedBy: ShadowedEntry['shadowedBy'];
+    })
+  | (OutcomeBase & { status: 'disabled'; reason: DisabledReason })
+  | (OutcomeBase & { status: 'filtered'; reason: 'exa' })
+  | (OutcomeBase & { status: 'invalid'; errors: string[] });
+
+export type OutcomeStatus = ServerOutcome['status'];
+
+/** Everything discovery reads from outside; all injectable so tests never touch the real home. */
+export interface DiscoveryOptions {
+  /** Project directory whose project-level files are read. */
+  cwd: string;
+  home: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Selects OS-specific locations (Claude Desktop, VS Code user dir). @default process.platform */
+  platform?: NodeJS.Platform;
+  /** Switchboard's own file; else `$SWITCHBOARD_CONFIG`, else `~/.config/switchboard/config.json`. */
+  configPath?: string;
+  /** Overrides the native file's `enableProjectConfig`. */
+  enableProjectConfig?: boolean;
+}
+
+export interface DiscoveryReport extends DiscoveryResult {
+  /** One outcome per entry found, in precedence order. */
+  outcomes: ServerOutcome[];
+  /** The native file that was (or would have been) read. */
+  configPath: string;
 }

@@ -1,0 +1,115 @@
+import type { EntryReader } from './entry-reader.js';
+import type { ServerConfig } from './types.js';
+
+/**
+ * Each tool spells a server entry a little differently. A dialect maps one raw entry onto our
+ * `ServerConfig`; type errors land in the reader, unknown keys are reported by the caller.
+ */
+export type Dialect = (r: EntryReader, vars: Readonly<Record<string, string | undefined>>) => ServerConfig;
+
+/** Spellings of Streamable HTTP seen in the wild (Cursor writes "streamableHttp"). */
+const TYPE_ALIASES: Readonly<Record<string, string>> = {
+  streamableHttp: 'http',
+  'streamable-http': 'http',
+  streamable_http: 'http',
+  streamablehttp: 'http',
+};
+
+function normaliseType(type: string | undefined): string | undefined {
+  return type === undefined ? undefined : (TYPE_ALIASES[type] ?? type);
+}
+
+/** `{command, args, env, cwd, url, type, headers}` shared by the `mcpServers` family. */
+function common(r: EntryReader): ServerConfig {
+  return dropUndefined({
+    type: normaliseType(r.string('type')),
+    command: r.string('command'),
+    args: r.stringArray('args'),
+    env: r.stringRecord('env'),
+    cwd: r.string('cwd'),
+    url: r.string('url'),
+    headers: r.stringRecord('headers'),
+  });
+}
+
+/**
+ * Claude Code, Claude Desktop, Cursor, project `.mcp.json` and our own `timeout` fields.
+ * `disabled: true` is how Cursor and Windsurf switch an entry off.
+ */
+export const standardDialect: Dialect = (r) => {
+  const cfg = common(r);
+  const enabled = r.enabledFlag('enabled');
+  const disabled = r.boolean('disabled');
+  return dropUndefined({
+    ...cfg,
+    enabled: enabled ?? (disabled === true ? false : undefined),
+    timeout: r.duration('timeout'),
+    callTimeout: r.duration('callTimeout'),
+  });
+};
+
+/** Windsurf names the remote endpoint `serverUrl`, and lists `disabledTools`. */
+export const windsurfDialect: Dialect = (r, vars) => {
+  const cfg = standardDialect(r, vars);
+  const serverUrl = r.string('serverUrl');
+  r.ignore('disabledTools');
+  return serverUrl !== undefined && cfg.url === undefined ? { ...cfg, url: serverUrl } : cfg;
+};
+
+/** VS Code `servers`: `type` is always written; `dev` and `envFile` are editor features. */
+export const vscodeDialect: Dialect = (r) => {
+  r.ignore('dev');
+  return common(r);
+};
+
+/**
+ * Gemini CLI: `url` is legacy SSE, `httpUrl` is Streamable HTTP (and wins when both are set,
+ * as in Gemini itself); `timeout` is in ms. Tool filters and trust are Gemini's own policy.
+ */
+export const geminiDialect: Dialect = (r) => {
+  const cfg = common(r);
+  r.ignore('trust', 'includeTools', 'excludeTools', 'description', 'oauth', 'authProviderType');
+  r.ignore('targetAudience', 'targetServiceAccount', 'extensionName');
+  const httpUrl = r.string('httpUrl');
+  const timeout = r.duration('timeout');
+  if (httpUrl !== undefined) return dropUndefined({ ...cfg, url: httpUrl, type: cfg.type ?? 'http', timeout });
+  if (cfg.url !== undefined) return dropUndefined({ ...cfg, type: cfg.type ?? 'sse', timeout });
+  return dropUndefined({ ...cfg, timeout });
+};
+
+/**
+ * Codex `[mcp_servers.<name>]` (TOML, snake_case). `url` means Streamable HTTP. Secrets are
+ * referenced by variable name, so they become `${VAR}` placeholders that discovery expands.
+ */
+export const codexDialect: Dialect = (r, vars) => {
+  r.ignore('enabled_tools', 'disabled_tools', 'oauth', 'scopes', 'required');
+  const headers: Record<string, string> = { ...r.stringRecord('http_headers') };
+  for (const [header, variable] of Object.entries(r.stringRecord('env_http_headers') ?? {})) {
+    headers[header] = `\${${variable}}`;
+  }
+  const bearerVar = r.string('bearer_token_env_var');
+  if (bearerVar !== undefined) headers.Authorization = `Bearer \${${bearerVar}}`;
+
+  const env: Record<string, string> = { ...r.stringRecord('env') };
+  // `env_vars` forwards variables of the parent; only the ones that are set, as Codex does.
+  for (const variable of r.stringArray('env_vars') ?? []) {
+    if (env[variable] === undefined && vars[variable] !== undefined) env[variable] = `\${${variable}}`;
+  }
+  const startupMs = r.duration('startup_timeout_ms');
+  const startupSec = r.duration('startup_timeout_sec', 1000);
+  return dropUndefined({
+    command: r.string('command'),
+    args: r.stringArray('args'),
+    env: Object.keys(env).length > 0 ? env : undefined,
+    cwd: r.string('cwd'),
+    url: r.string('url'),
+    headers: Object.keys(headers).length > 0 ? headers : undefined,
+    enabled: r.boolean('enabled'),
+    timeout: startupMs ?? startupSec,
+    callTimeout: r.duration('tool_timeout_sec', 1000),
+  });
+};
+
+function dropUndefined<T extends object>(obj: T): T {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
+}

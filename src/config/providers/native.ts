@@ -1,0 +1,64 @@
+import { checkDaemonFile } from '../daemon-file.js';
+import { standardDialect } from '../dialects.js';
+import { EntryReader } from '../entry-reader.js';
+import { isPlainObject } from '../expand-vars.js';
+import { issueText } from '../issues.js';
+import { resolveConfigPath } from '../load.js';
+import { readConfigFile } from '../read-config-file.js';
+import type { ServerConfig, ServerSource } from '../types.js';
+import type { ConfigProvider, DiscoveredItem, ProviderResult } from './provider.js';
+
+/**
+ * Switchboard's own file (level `native`), validated with the daemon schema. Unlike other
+ * tools' files it is strict: an unknown key in an entry makes that entry invalid. A problem in
+ * the settings drops the whole file (with warnings) rather than half-applying it, since a lost
+ * `disabledServers` list would quietly start servers the user switched off.
+ */
+const ID = 'switchboard';
+const NAME = 'Switchboard';
+
+export const nativeProvider: ConfigProvider = {
+  id: ID,
+  displayName: NAME,
+  priority: 100,
+  async read(ctx): Promise<ProviderResult> {
+    const { path, explicit } = resolveConfigPath({ path: ctx.configPath, env: ctx.env, home: ctx.home, cwd: ctx.cwd });
+    const warn = (message: string): ProviderResult => ({
+      items: [],
+      warnings: [{ message: `${path}: ${message}`, path, provider: ID }],
+    });
+    const read = await readConfigFile(path, 'jsonc');
+    if (read.kind === 'missing') return explicit ? warn('config file not found') : { items: [], warnings: [] };
+    if (read.kind === 'error') return { items: [], warnings: [{ ...read.warning, provider: ID }] };
+    const doc = read.value ?? {};
+    if (!isPlainObject(doc)) return warn('expected an object at the top level; ignored');
+
+    const checked = checkDaemonFile(doc, ctx.env);
+    if (!checked.settings) {
+      return {
+        items: [],
+        warnings: checked.settingsIssues.map((issue) => ({
+          message: `${path}: ${issueText(issue)} (file ignored)`,
+          path,
+          provider: ID,
+        })),
+      };
+    }
+    const source: ServerSource = { provider: ID, providerName: NAME, path, level: 'native' };
+    const items = checked.servers.map(
+      (entry): DiscoveredItem => ({
+        name: entry.name,
+        config: entry.config ?? looseConfig(entry.expanded),
+        source,
+        errors: entry.issues.map((issue) => (issue.path ? issueText(issue) : issue.message)),
+      }),
+    );
+    const { enableProjectConfig, disabledServers, enabledServers } = checked.settings;
+    return { items, warnings: [], settings: { enableProjectConfig, disabledServers, enabledServers } };
+  },
+};
+
+/** Best-effort shape of an invalid entry, so `discover` can still show its transport. */
+function looseConfig(expanded: unknown): ServerConfig {
+  return isPlainObject(expanded) ? standardDialect(new EntryReader(expanded), {}) : {};
+}

@@ -1,0 +1,31 @@
+import { join } from 'node:path';
+import { vscodeDialect } from '../dialects.js';
+import { appConfigDir } from './app-config-dir.js';
+import { createFileProvider } from './file-provider.js';
+import { topLevelTable } from './tables.js';
+
+/**
+ * VS Code: `.vscode/mcp.json` in the workspace and `Code/User/mcp.json` in the OS settings
+ * directory; JSONC with a top-level `servers` table. `${workspaceFolder}` is the project
+ * directory; `${input:…}` prompts cannot be answered by a daemon and stay as written.
+ */
+export const vscodeProvider = createFileProvider({
+  id: 'vscode',
+  displayName: 'VS Code',
+  priority: 50,
+  files: ({ cwd, home, env, platform }) => [
+    {
+      path: join(cwd, '.vscode', 'mcp.json'),
+      format: 'jsonc',
+      dialect: vscodeDialect,
+      tables: topLevelTable('servers', 'project'),
+      vars: { ...env, workspaceFolder: cwd },
+    },
+    {
+      path: join(appConfigDir(platform, home, env), 'Code', 'User', 'mcp.json'),
+      format: 'jsonc',
+      dialect: vscodeDialect,
+      tables: topLevelTable('servers', 'user'),
+    },
+  ],
+});
