@@ -1,0 +1,87 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { discoverMCPServers } from '../config/discover.js';
+import { loadDaemonConfig } from '../config/load.js';
+import { errorMessage, isSwitchboardError } from '../errors.js';
+import { EXIT_OK, EXIT_USAGE, oneLine, type CliContext } from './context.js';
+import { discoverJson, discoverTable } from './discover-view.js';
+
+export const DISCOVER_USAGE = 'usage: switchboard discover [--cwd DIR] [--config FILE] [--no-project-config] [--json]';
+
+const DISCOVER_HELP = `${DISCOVER_USAGE}
+
+Print every MCP server configured on this machine for a project, where it came from and
+what Switchboard would do with it (active, shadowed, disabled, filtered or invalid), without
+connecting to any of them. Env and header values are masked.
+
+  --cwd DIR             project directory (default: the current directory)
+  --config FILE         Switchboard's own config file (default: $SWITCHBOARD_CONFIG,
+                        else ~/.config/switchboard/config.json)
+  --no-project-config   ignore project-level files, as enableProjectConfig: false
+  --json                machine-readable output
+`;
+
+const OPTIONS = {
+  cwd: { type: 'string' },
+  config: { type: 'string' },
+  'no-project-config': { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/**
+ * `switchboard discover`. Exit 0 even with warnings (they are the point of the command); exit 2
+ * on bad flags, or when Switchboard's own config file is unreadable or invalid, because
+ * `serve` would refuse to start with it too.
+ */
+export async function runDiscover(ctx: CliContext): Promise<number> {
+  const usageError = (message: string): number => {
+    ctx.stderr.write(`switchboard discover: ${oneLine(message)}\n${DISCOVER_USAGE}\n`);
+    return EXIT_USAGE;
+  };
+
+  let values: { cwd?: string; config?: string; 'no-project-config'?: boolean; json?: boolean; help?: boolean };
+  try {
+    ({ values } = parseArgs({ args: ctx.argv, options: OPTIONS, strict: true, allowPositionals: false }));
+  } catch (err) {
+    return usageError(errorMessage(err));
+  }
+  if (values.help) {
+    ctx.stdout.write(DISCOVER_HELP);
+    return EXIT_OK;
+  }
+
+  const cwd = resolve(ctx.cwd, values.cwd ?? '.');
+  if (!(await isDirectory(cwd))) return usageError(`--cwd ${cwd}: not a directory`);
+  const configPath = values.config === undefined ? undefined : resolve(ctx.cwd, values.config);
+
+  let enableProjectConfig: boolean;
+  try {
+    const daemon = await loadDaemonConfig({ env: ctx.env, home: ctx.home, cwd: ctx.cwd, ...(configPath ? { path: configPath } : {}) });
+    enableProjectConfig = values['no-project-config'] ? false : daemon.enableProjectConfig;
+  } catch (err) {
+    if (!isSwitchboardError(err, 'CONFIG_INVALID')) throw err;
+    ctx.stderr.write(`switchboard: ${oneLine(err.message)}\n`);
+    return EXIT_USAGE;
+  }
+
+  const report = await discoverMCPServers({
+    cwd,
+    home: ctx.home,
+    env: ctx.env,
+    platform: ctx.platform ?? process.platform,
+    enableProjectConfig,
+    ...(configPath ? { configPath } : {}),
+  });
+  ctx.stdout.write(values.json ? discoverJson(report, cwd) : discoverTable(report, cwd));
+  return EXIT_OK;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,53 @@
+import { EXIT_OK, EXIT_USAGE, type CliContext } from './context.js';
+
+export interface CliCommand {
+  /** One line for the top-level usage. */
+  summary: string;
+  /** Loaded on demand, so `discover` does not pay for what `serve` imports. */
+  load(): Promise<(ctx: CliContext) => Promise<number>>;
+}
+
+/** Every subcommand. Later issues add `serve`, `status`, `tools`, `call`, `reload`, `disconnect`. */
+export const COMMANDS: Readonly<Record<string, CliCommand>> = {
+  discover: {
+    summary: 'show every configured MCP server and what Switchboard would do with it',
+    load: async () => (await import('./discover.js')).runDiscover,
+  },
+};
+
+export function usage(commands: Readonly<Record<string, CliCommand>> = COMMANDS): string {
+  const width = Math.max(...Object.keys(commands).map((n) => n.length));
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    'usage: switchboard <command> [options]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Run "switchboard <command> --help" for its options.',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Picks the subcommand from `ctx.argv` (the arguments after the program name) and runs it with
+ * the rest. Returns the exit code: 0 for `--help`, 2 for a missing or unknown command.
+ */
+export async function runCli(ctx: CliContext, commands: Readonly<Record<string, CliCommand>> = COMMANDS): Promise<number> {
+  const [name, ...rest] = ctx.argv;
+  if (name === '--help' || name === '-h' || name === 'help') {
+    ctx.stdout.write(usage(commands));
+    return EXIT_OK;
+  }
+  if (name === undefined) {
+    ctx.stderr.write(usage(commands));
+    return EXIT_USAGE;
+  }
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!command) {
+    ctx.stderr.write(`switchboard: unknown command "${name}"\n${usage(commands)}`);
+    return EXIT_USAGE;
+  }
+  const run = await command.load();
+  return run({ ...ctx, argv: rest });
+}

@@ -1,0 +1,71 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it, onTestFinished } from 'vitest';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Runs the real entry point as a child process. The environment is built from scratch so the
+ * child can only see the temporary HOME, never the real one (no XDG_*, APPDATA, CODEX_HOME).
+ */
+async function cli(args: string[], home: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: repo,
+    env: { PATH: process.env.PATH, HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+async function tree(files: Record<string, unknown>) {
+  const root = await realpath(await mkdtemp(join(tmpdir(), 'switchboard-cli-')));
+  onTestFinished(() => rm(root, { recursive: true, force: true }));
+  for (const [rel, content] of Object.entries(files)) {
+    const path = join(root, rel);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content));
+  }
+  return root;
+}
+
+describe('switchboard discover (real process)', () => {
+  it('discovers a config tree under a temporary HOME and prints JSON', async () => {
+    const root = await tree({
+      'home/.claude.json': { mcpServers: { github: { type: 'http', url: 'https://gh/mcp', headers: { Authorization: 'Bearer ghp_REAL' } } } },
+      'home/.codex/config.toml': '[mcp_servers.docs]\ncommand = "docs-mcp"\n',
+      'proj/.mcp.json': { mcpServers: { local: { command: 'node', args: ['server.js'] } } },
+    });
+    const { code, stdout, stderr } = await cli(['discover', '--json', '--cwd', join(root, 'proj')], join(root, 'home'));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const out = JSON.parse(stdout);
+    expect(out.servers.map((s: { name: string; status: string; source: { provider: string } }) => [s.name, s.status, s.source.provider])).toEqual([
+      ['local', 'active', 'project'],
+      ['github', 'active', 'claude-code'],
+      ['docs', 'active', 'codex'],
+    ]);
+    expect(out.configPath).toBe(join(root, 'home', '.config', 'switchboard', 'config.json'));
+    expect(stdout).not.toContain('ghp_REAL');
+  });
+
+  it('exits 2 with a one-line error for a bad --config, and 2 for an unknown command', async () => {
+    const root = await tree({ 'bad.json': { port: 'eighty' } });
+    const bad = await cli(['discover', '--config', join(root, 'bad.json')], root);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(/^switchboard: .*bad\.json: port: [^\n]*\n$/);
+
+    const unknown = await cli(['nope'], root);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "nope"');
+  });
+});
