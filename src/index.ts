@@ -1,0 +1,50 @@
+/**
+ * The public library API (SPEC §10): everything needed to embed the Switchboard runtime in
+ * another program, or to build the daemon without its CLI.
+ */
+
+// Loader facade
+export { discoverAndLoadMCPTools, type LoadMCPToolsOptions, type LoadedMCPTools } from './loader.js';
+export { SwitchboardRuntime, DISCOVERY_FAILURE_PATH, type LoadError, type ReloadOutcome, type RuntimeState } from './runtime.js';
+
+// Discovery, config loading and validation
+export { discoverMCPServers } from './config/discover.js';
+export { loadDaemonConfig, parseDaemonConfig, defaultDbPath, type LoadedDaemonConfig } from './config/load.js';
+export { validateServerConfig, resolveTransportKind } from './config/validate.js';
+export { createValueResolver, type ValueResolver, type ResolvedServerConfig } from './config/resolve-values.js';
+export { DaemonConfigSchema, ServerConfigSchema, type DaemonConfig, type DaemonConfigInput } from './config/schema.js';
+export type {
+  DiscoveryOptions,
+  DiscoveryReport,
+  DiscoveryResult,
+  DiscoveryWarning,
+  ServerConfig,
+  ServerOutcome,
+  ServerSource,
+  ShadowedEntry,
+  TransportKind,
+} from './config/types.js';
+
+// The MCP runtime
+export { MCPManager, type ManagerOptions, type ConnectSummary, type ServerError } from './mcp/manager.js';
+export {
+  connectToServer,
+  resolveConnectTimeout,
+  resolveCallTimeout,
+  type ConnectOptions,
+  type ServerConnection,
+} from './mcp/client.js';
+export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './mcp/tool-bridge.js';
+export { ToolCatalogue } from './mcp/tool-catalogue.js';
+export type { ServerSnapshot, ServerDetail } from './mcp/server-record.js';
+export type { ManagerEvent, ServerStatus, ToolsChangedCause } from './mcp/events.js';
+
+// Tool cache
+export { openToolCache } from './store/open-tool-cache.js';
+export { SqliteToolCacheStore, NoopToolCacheStore, type ToolCacheStore } from './store/tool-cache-store.js';
+export { configHash } from './store/config-hash.js';
+
+// The daemon
+export { createDaemon, type Daemon, type DaemonDeps } from './daemon.js';
+export { buildApp, buildApp as buildServer } from './http/app.js';
+export { ERROR_CATALOGUE, SwitchboardError, type ErrorCode } from './errors.js';

@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { ServerConfig } from '../../src/config/types.js';
+import type { ManagerEvent } from '../../src/mcp/events.js';
+import { MCPManager } from '../../src/mcp/manager.js';
+import { configHash } from '../../src/store/config-hash.js';
+import { openToolCache } from '../../src/store/open-tool-cache.js';
+import { fixtureServerConfig, fixturePath, TSX_LOADER_URL } from '../helpers/fixtures.js';
+import { isProcessGone, tempDir } from '../helpers/process.js';
+
+const ECHO_TOOLS: Tool[] = ['add', 'echo', 'reverse'].map((name) => ({
+  name,
+  description: `cached ${name}`,
+  inputSchema: { type: 'object' },
+}));
+
+function newManager(options: ConstructorParameters<typeof MCPManager>[0] = {}): MCPManager {
+  const manager = new MCPManager(options);
+  onTestFinished(() => manager.disconnectAll());
+  return manager;
+}
+
+/** Resolves with the first event matching `predicate` emitted from now on. */
+function nextEvent(manager: MCPManager, predicate: (event: ManagerEvent) => boolean): Promise<ManagerEvent> {
+  return new Promise((resolve) => {
+    const off = manager.subscribe((event) => {
+      if (!predicate(event)) return;
+      off();
+      resolve(event);
+    });
+  });
+}
+
+function recordEvents(manager: MCPManager): ManagerEvent[] {
+  const events: ManagerEvent[] = [];
+  onTestFinished(manager.subscribe((event) => events.push(event)));
+  return events;
+}
+
+async function cacheStore() {
+  const dir = await tempDir();
+  const { store } = openToolCache(join(dir, 'cache.db'));
+  onTestFinished(() => store.close());
+  return store;
+}
+
+describe('MCPManager startup gate', () => {
+  it('serves the fast server live, the slow cached one deferred, awaits the uncached one, reports the failure', async () => {
+    const store = await cacheStore();
+    const configs: Record<string, ServerConfig> = {
+      fast: fixtureServerConfig('echo-stdio'),
+      cached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '9000' } }),
+      uncached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '3500' } }),
+      broken: fixtureServerConfig('exits-at-start'),
+    };
+    store.put('cached', configHash(configs.cached as ServerConfig), ECHO_TOOLS);
+    const manager = newManager({ store, startupGateMs: 2500 });
+    const events = recordEvents(manager);
+
+    const { errors } = await manager.connectServers(configs);
+
+    expect(errors.map((e) => e.server)).toEqual(['broken']);
+    expect(errors[0]?.error).toMatch(/exit/i);
+    expect(manager.getConnectionStatus('fast')).toBe('connected');
+    expect(manager.getConnectionStatus('uncached')).toBe('connected');
+    expect(manager.getConnectionStatus('cached')).toBe('connecting');
+    expect(manager.getConnectionStatus('broken')).toBe('failed');
+
+    const byServer = (server: string) => manager.getTools().filter((tool) => tool.server === server);
+    expect(byServer('fast').map((t) => [t.originalName, t.deferred])).toEqual([
+      ['add', false],
+      ['echo', false],
+      ['reverse', false],
+    ]);
+    expect(byServer('uncached').every((t) => !t.deferred)).toBe(true);
+    expect(byServer('cached').map((t) => [t.description, t.deferred])).toEqual([
+      ['cached add', true],
+      ['cached echo', true],
+      ['cached reverse', true],
+    ]);
+    expect(byServer('broken')).toEqual([]);
+    // The deferred tools were announced as such during startup.
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'tools.changed', server: 'cached', deferred: true, cause: 'startup' }),
+    );
+
+    // Background completion replaces the cached tools with live ones and says so.
+    const live = await nextEvent(manager, (e) => e.type === 'tools.changed' && e.server === 'cached');
+    expect(live).toMatchObject({ cause: 'background', deferred: false, toolCount: 3 });
+    expect(byServer('cached').map((t) => [t.description, t.deferred])).toEqual([
+      ['Adds two numbers', false],
+      ['Returns its text unchanged', false],
+      ['Reverses its text', false],
+    ]);
+    // Nobody else's tools were touched by the late load.
+    expect(byServer('fast')).toHaveLength(3);
+    expect(byServer('uncached')).toHaveLength(3);
+  });
+
+  it('a deferred tool call waits for the connection and then succeeds', async () => {
+    const store = await cacheStore();
+    const config = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '2500' } });
+    store.put('slow', configHash(config), ECHO_TOOLS);
+    const manager = newManager({ store, startupGateMs: 0 });
+
+    await manager.connectServers({ slow: config });
+    expect(manager.getCatalogue().get('mcp_slow_echo')?.deferred).toBe(true);
+
+    const result = await manager.callTool('mcp_slow_echo', { text: 'after the wait' });
+    expect(result).toEqual({ content: [{ type: 'text', text: 'after the wait' }] });
+    expect(manager.getConnectionStatus('slow')).toBe('connected');
+  });
+
+  it('does not serve cached tools after the config changed: the server is awaited instead', async () => {
+    const store = await cacheStore();
+    const oldConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '800' } });
+    const newConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '801' } });
+    store.put('slow', configHash(oldConfig), ECHO_TOOLS);
+    const manager = newManager({ store, startupGateMs: 0 });
+    const events = recordEvents(manager);
+
+    await manager.connectServers({ slow: newConfig });
+
+    expect(manager.getConnectionStatus('slow')).toBe('connected');
+    expect(events.filter((e) => e.type === 'tools.changed' && e.deferred)).toEqual([]);
+    expect(manager.getCatalogue().get('mcp_slow_echo')?.description).toBe('Returns its text unchanged');
+    // The fresh list was written back under the new hash.
+    expect(store.get('slow', configHash(newConfig))?.tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'reverse']);
+  });
+});
+
+describe('MCPManager teardown', () => {
+  it('disconnectAll leaves no child or grandchild process', async () => {
+    // `; true` stops the shell from exec-ing node, so node is the daemon's grandchild.
+    const command = `${process.execPath} --import ${TSX_LOADER_URL} ${fixturePath('echo-stdio')}; true`;
+    const manager = newManager();
+    await manager.connectServers({
+      wrapped: { command: '/bin/sh', args: ['-c', command] },
+      direct: fixtureServerConfig('echo-stdio'),
+    });
+    const shellPid = (await manager.waitForConnection('wrapped')).pid as number;
+    const directPid = (await manager.waitForConnection('direct')).pid as number;
+    const grandchildren = readFileSync(`/proc/${shellPid}/task/${shellPid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    expect(grandchildren).toHaveLength(1);
+
+    await manager.disconnectAll();
+
+    for (const pid of [shellPid, directPid, ...grandchildren]) expect(isProcessGone(pid)).toBe(true);
+    expect(manager.getTools()).toEqual([]);
+    expect(manager.listServers()).toEqual([]);
+  });
+
+  it('disconnectServer removes only that server’s tools, even when names collide after sanitising', async () => {
+    const manager = newManager();
+    await manager.connectServers({ 'a.b': fixtureServerConfig('echo-stdio'), a_b: fixtureServerConfig('echo-stdio') });
+    expect(manager.getTools()).toHaveLength(6);
+    expect(manager.getCatalogue().collisions().length).toBeGreaterThan(0);
+
+    const changed = nextEvent(manager, (e) => e.type === 'tools.changed');
+    await manager.disconnectServer('a.b');
+
+    expect(await changed).toMatchObject({ server: 'a.b', cause: 'disconnect', toolCount: 0 });
+    expect(manager.getTools().map((t) => [t.server, t.name])).toEqual([
+      ['a_b', 'mcp_a_b_add'],
+      ['a_b', 'mcp_a_b_echo'],
+      ['a_b', 'mcp_a_b_reverse'],
+    ]);
+    expect(manager.getConnectionStatus('a.b')).toBe('disconnected');
+    expect(manager.getConnectionStatus('a_b')).toBe('connected');
+  });
+
+  it('marks a server disconnected the moment its transport closes on its own, keeping others', async () => {
+    const manager = newManager();
+    await manager.connectServers({
+      crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '1500' } }),
+      steady: fixtureServerConfig('echo-stdio'),
+    });
+    const status = await nextEvent(manager, (e) => e.type === 'server.status' && e.server === 'crashy');
+    expect(status).toMatchObject({ status: 'disconnected', previous: 'connected' });
+    expect(manager.getServer('crashy')?.lastError).toMatch(/crashed/);
+    expect(manager.getServer('crashy')?.stale).toBe(true);
+    expect(manager.getConnectionStatus('steady')).toBe('connected');
+    expect(await manager.callTool('mcp_steady_echo', { text: 'still here' })).toEqual({
+      content: [{ type: 'text', text: 'still here' }],
+    });
+    // A call to the dead server's stale tool answers at once with an MCP error.
+    const dead = await manager.callTool('mcp_crashy_echo', { text: 'x' });
+    expect(dead.isError).toBe(true);
+    expect(dead.content).toEqual([{ type: 'text', text: expect.stringMatching(/^MCP error: .*disconnected/) }]);
+  });
+
+  it('re-lists tools on notifications/tools/list_changed and emits the change', async () => {
+    const manager = newManager();
+    await manager.connectServers({ dyn: fixtureServerConfig('list-changed') });
+    const changed = nextEvent(manager, (e) => e.type === 'tools.changed' && e.cause === 'list_changed');
+    await manager.callTool('mcp_dyn_add_tool', { name: 'fresh' });
+    expect(await changed).toMatchObject({ server: 'dyn', added: ['mcp_dyn_fresh'], removed: [] });
+    expect(manager.getCatalogue().get('mcp_dyn_fresh')?.server).toBe('dyn');
+  });
+});
