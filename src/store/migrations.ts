@@ -1,0 +1,96 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * The schema, as an ordered list of migrations. Append only: an applied migration is never
+ * edited, a change is a new entry with the next id. The `migrations` table records what a
+ * file has, so reopening applies only what is missing.
+ */
+export interface Migration {
+  /** Strictly increasing, starting at 1. */
+  id: number;
+  /** kebab-case, for humans reading the `migrations` table. */
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'create-tool-cache',
+    sql: `
+      CREATE TABLE tool_cache (
+        server         TEXT    NOT NULL PRIMARY KEY,
+        config_hash    TEXT    NOT NULL,
+        format_version INTEGER NOT NULL,
+        tools_json     TEXT    NOT NULL,
+        tool_count     INTEGER NOT NULL,
+        cached_at      INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
+];
+
+/** The file was written by a newer Switchboard: its schema has migrations we don't know. */
+export class SchemaTooNewError extends Error {
+  constructor(readonly unknownIds: number[]) {
+    super(`the database has migrations this version does not know (${unknownIds.join(', ')})`);
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+export interface MigrationState {
+  applied: number[];
+  pending: Migration[];
+  /** Ids in the file that are not in the list: a newer schema. */
+  unknown: number[];
+}
+
+/** Reads which migrations a database has, without writing (works on a read-only connection). */
+export function migrationState(db: Database, migrations: readonly Migration[] = MIGRATIONS): MigrationState {
+  const hasTable = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'")
+    .get();
+  const applied = hasTable
+    ? (db.prepare('SELECT id FROM migrations ORDER BY id').pluck().all() as number[])
+    : [];
+  const appliedSet = new Set(applied);
+  const known = new Set(migrations.map((m) => m.id));
+  return {
+    applied,
+    pending: migrations.filter((m) => !appliedSet.has(m.id)),
+    unknown: applied.filter((id) => !known.has(id)),
+  };
+}
+
+/**
+ * Applies the pending migrations in order, all in one transaction: a failure leaves the file
+ * exactly as it was, never half-migrated. Returns the ids applied. Throws `SchemaTooNewError`
+ * rather than guess at a schema from the future.
+ */
+export function applyMigrations(
+  db: Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+  now: () => number = Date.now,
+): number[] {
+  const ordered = [...migrations].sort((a, b) => a.id - b.id);
+  const run = db.transaction((): number[] => {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS migrations (
+        id         INTEGER NOT NULL PRIMARY KEY,
+        name       TEXT    NOT NULL,
+        applied_at INTEGER NOT NULL
+      ) STRICT;
+    `);
+    const state = migrationState(db, ordered);
+    if (state.unknown.length > 0) throw new SchemaTooNewError(state.unknown);
+    const record = db.prepare('INSERT INTO migrations (id, name, applied_at) VALUES (?, ?, ?)');
+    for (const migration of state.pending) {
+      db.exec(migration.sql);
+      record.run(migration.id, migration.name, now());
+    }
+    return state.pending.map((m) => m.id);
+  });
+  // IMMEDIATE takes the write lock up front, so two daemons starting together can't both read
+  // "pending" and then both try to create the same table.
+  return run.immediate();
+}

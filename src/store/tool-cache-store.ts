@@ -1,0 +1,167 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Database, Statement } from 'better-sqlite3';
+import { errorMessage } from '../errors.js';
+import type { StoreLogger } from './db.js';
+
+/**
+ * Bump when the stored shape of `tools_json` changes meaning; older rows then miss instead of
+ * being misread, and the next successful `tools/list` overwrites them.
+ */
+export const CACHE_FORMAT_VERSION = 1;
+
+/** A list older than this is not served: the server has likely changed since. */
+export const CACHE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+
+export interface CachedToolList {
+  server: string;
+  configHash: string;
+  formatVersion: number;
+  /** The raw definitions as the server listed them. */
+  tools: Tool[];
+  /** When the list was written, in ms since the epoch. */
+  cachedAt: number;
+}
+
+/**
+ * The last known tool list per server (SPEC §5). Every method is synchronous and none throws:
+ * the cache only ever makes startup faster, so a failing cache must not fail anything else.
+ */
+export interface ToolCacheStore {
+  /** The cached list, or `undefined` when absent, empty, expired or written for another config. */
+  get(server: string, configHash: string): CachedToolList | undefined;
+  /** Replaces the server's list; an empty list removes it. Best effort. */
+  put(server: string, configHash: string, tools: readonly Tool[]): void;
+  delete(server: string): void;
+  /** Idempotent. */
+  close(): void;
+}
+
+export interface SqliteToolCacheStoreOptions {
+  /** Skip writes; set when the database was opened read-only. @default false */
+  readOnly?: boolean;
+  logger?: StoreLogger;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+interface Row {
+  config_hash: string;
+  format_version: number;
+  tools_json: string;
+  cached_at: number;
+}
+
+/** The SQLite store. It owns the connection it is given: `close()` closes it. */
+export class SqliteToolCacheStore implements ToolCacheStore {
+  private readonly selectRow: Statement<[string], Row>;
+  private readonly upsertRow: Statement<[string, string, number, string, number, number]>;
+  private readonly deleteRow: Statement<[string]>;
+  private readonly readOnly: boolean;
+  private readonly log: StoreLogger | undefined;
+  private readonly now: () => number;
+
+  /** Throws if the schema is missing; `openToolCache` turns that into a no-op store. */
+  constructor(
+    private readonly db: Database,
+    options: SqliteToolCacheStoreOptions = {},
+  ) {
+    this.readOnly = options.readOnly ?? false;
+    this.log = options.logger;
+    this.now = options.now ?? Date.now;
+    this.selectRow = db.prepare(
+      'SELECT config_hash, format_version, tools_json, cached_at FROM tool_cache WHERE server = ?',
+    );
+    this.upsertRow = db.prepare(`
+      INSERT INTO tool_cache (server, config_hash, format_version, tools_json, tool_count, cached_at)
+      VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT (server) DO UPDATE SET
+        config_hash = excluded.config_hash,
+        format_version = excluded.format_version,
+        tools_json = excluded.tools_json,
+        tool_count = excluded.tool_count,
+        cached_at = excluded.cached_at
+    `);
+    this.deleteRow = db.prepare('DELETE FROM tool_cache WHERE server = ?');
+  }
+
+  get(server: string, configHash: string): CachedToolList | undefined {
+    if (!this.db.open) return undefined;
+    let row: Row | undefined;
+    try {
+      row = this.selectRow.get(server);
+    } catch (err) {
+      this.log?.warn({ server, err: errorMessage(err) }, 'tool cache read failed');
+      return undefined;
+    }
+    if (!row) return this.miss(server, 'absent');
+    if (row.format_version !== CACHE_FORMAT_VERSION) return this.miss(server, 'format version');
+    if (row.config_hash !== configHash) return this.miss(server, 'config changed');
+    if (this.now() - row.cached_at > CACHE_MAX_AGE_MS) return this.miss(server, 'expired');
+    const tools = parseTools(row.tools_json);
+    if (!tools) return this.miss(server, 'unreadable');
+    if (tools.length === 0) return this.miss(server, 'empty');
+    return { server, configHash, formatVersion: row.format_version, tools, cachedAt: row.cached_at };
+  }
+
+  put(server: string, configHash: string, tools: readonly Tool[]): void {
+    if (tools.length === 0) {
+      this.delete(server);
+      return;
+    }
+    if (this.skipWrite(server)) return;
+    try {
+      this.upsertRow.run(server, configHash, CACHE_FORMAT_VERSION, JSON.stringify(tools), tools.length, this.now());
+    } catch (err) {
+      this.log?.warn({ server, err: errorMessage(err) }, 'tool cache write failed');
+    }
+  }
+
+  delete(server: string): void {
+    if (this.skipWrite(server)) return;
+    try {
+      this.deleteRow.run(server);
+    } catch (err) {
+      this.log?.warn({ server, err: errorMessage(err) }, 'tool cache delete failed');
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  private skipWrite(server: string): boolean {
+    // The read-only state was reported once, when the database was opened.
+    if (this.readOnly) this.log?.debug({ server }, 'tool cache is read-only; not written');
+    return this.readOnly || !this.db.open;
+  }
+
+  private miss(server: string, reason: string): undefined {
+    this.log?.debug({ server, reason }, 'tool cache miss');
+    return undefined;
+  }
+}
+
+/** The store used when there is no database: everything misses, nothing is kept. */
+export class NoopToolCacheStore implements ToolCacheStore {
+  get(): CachedToolList | undefined {
+    return undefined;
+  }
+
+  put(): void {}
+
+  delete(): void {}
+
+  close(): void {}
+}
+
+/** A row is only as trustworthy as the file; anything but an array of named tools is a miss. */
+function parseTools(json: string): Tool[] | undefined {
+  try {
+    const value: unknown = JSON.parse(json);
+    if (!Array.isArray(value)) return undefined;
+    const named = value.every((tool) => typeof (tool as { name?: unknown } | null)?.name === 'string');
+    return named ? (value as Tool[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,15 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+
+// Kept free of vitest imports: read-only-scenario.ts loads this in a plain child process.
+
+export const TOOLS: Tool[] = [
+  {
+    name: 'echo',
+    description: 'Echoes its input',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    annotations: { readOnlyHint: true },
+  },
+  { name: 'add', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } },
+];
+
+export const HASH = 'a'.repeat(64);
