@@ -1,0 +1,81 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { delay } from '../util/abort.js';
+
+/**
+ * Process-group signalling for stdio servers. Each server is spawned `detached` (its own process
+ * group, pgid = pid) so that signalling `-pgid` also reaches what it started: `npx` and
+ * `sh -c` wrappers, esbuild services, deliberate helpers. Windows has no process groups; there
+ * we fall back to signalling the child alone.
+ */
+
+export const PROCESS_GROUPS_SUPPORTED = process.platform !== 'win32';
+
+/** Groups we started and have not seen die, killed synchronously if the daemon exits first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+export function trackGroup(pgid: number): void {
+  if (!PROCESS_GROUPS_SUPPORTED) return;
+  liveGroups.add(pgid);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    // Detached children do not get the terminal's SIGINT; this is the last chance not to orphan them.
+    process.once('exit', () => {
+      for (const group of liveGroups) signalGroup(group, 'SIGKILL');
+    });
+  }
+}
+
+export function untrackGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+}
+
+/** Sends `signal` to every process of the group; false when nothing received it. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(PROCESS_GROUPS_SUPPORTED ? -pgid : pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether any process of the group can still run. `kill(-pgid, 0)` also succeeds while only
+ * zombies are left, and orphaned zombies are never reaped when PID 1 does not reap (a Docker
+ * container without `--init`, some sandboxes), so on Linux we look for a member that is not one.
+ */
+export function isGroupAlive(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  if (process.platform !== 'linux') return true;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited while we looked
+    }
+    // "pid (comm) state ppid pgrp …" — comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
+}
+
+/** Polls until the group is gone or `ms` passed; true when it is gone. */
+export async function waitForGroupExit(pgid: number, ms: number, pollMs = 25): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (isGroupAlive(pgid)) {
+    const left = until - Date.now();
+    if (left <= 0) return false;
+    await delay(Math.min(pollMs, left));
+  }
+  return true;
+}
