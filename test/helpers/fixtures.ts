@@ -1,0 +1,79 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ServerConfig } from '../../src/config/types.js';
+
+/**
+ * Fixture MCP servers are TypeScript files under test/fixtures/servers, run by Node through tsx's
+ * loader (Node 20 cannot strip types itself). The loader is passed as an absolute file URL so a
+ * fixture runs from any working directory and with the minimal env a stdio server gets.
+ */
+export const TSX_LOADER_URL = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+export const FIXTURE_DIR = fileURLToPath(new URL('../fixtures/servers/', import.meta.url));
+
+export interface FixtureOptions {
+  env?: Record<string, string>;
+  args?: string[];
+}
+
+export function fixturePath(name: string): string {
+  return join(FIXTURE_DIR, `${name}.ts`);
+}
+
+/** A stdio ServerConfig that runs fixture `name` (e.g. 'echo-stdio'). */
+export function fixtureServerConfig(name: string, options: FixtureOptions = {}): ServerConfig {
+  return {
+    command: process.execPath,
+    args: ['--import', TSX_LOADER_URL, fixturePath(name), ...(options.args ?? [])],
+    ...(options.env ? { env: options.env } : {}),
+  };
+}
+
+export interface FixtureHttp {
+  /** The MCP endpoint: …/mcp for echo-http, …/sse for echo-sse. */
+  url: string;
+  pid: number;
+  /** SIGTERMs the server and waits for it to exit. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts an HTTP fixture (echo-http, echo-sse) as a child process on 127.0.0.1:0 and resolves
+ * once it has printed its URL. Register `close` with onTestFinished.
+ */
+export async function startFixtureHttp(name: string, options: FixtureOptions = {}): Promise<FixtureHttp> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, fixturePath(name), ...(options.args ?? [])], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
+  const exited = once(child, 'exit');
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    })());
+  const lines = createInterface({ input: child.stdout });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      lines.once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
+      child.once('error', reject);
+      child.once('exit', (code, signal) =>
+        reject(new Error(`fixture ${name} exited (${code ?? signal}) before listening:\n${stderr.join('')}`)),
+      );
+    });
+    return { url, pid: child.pid as number, close };
+  } catch (err) {
+    await close();
+    throw err;
+  } finally {
+    lines.close();
+  }
+}

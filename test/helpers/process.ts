@@ -1,0 +1,62 @@
+import { readFileSync, watch } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import { deferred } from '../../src/util/deferred.js';
+
+/**
+ * Whether `pid` is gone. A zombie counts as gone: where PID 1 does not reap orphans (some
+ * sandboxes, Docker without --init) a killed grandchild stays a zombie forever, yet it no longer runs.
+ */
+export function isProcessGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+/** A fresh temporary directory, removed when the test finishes. */
+export async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-test-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Resolves with the file's content once it exists and is non-empty, watching its directory. */
+export async function waitForFile(path: string, signal?: AbortSignal): Promise<string> {
+  const watcher = watch(dirname(path), { signal });
+  let pulse = deferred();
+  watcher.on('change', () => {
+    pulse.resolve();
+    pulse = deferred();
+  });
+  const failed = new Promise<never>((_, reject) => watcher.once('error', reject));
+  try {
+    for (;;) {
+      // Taken before reading, so a change that lands during the read is not missed.
+      const next = pulse.promise;
+      const content = await readFile(path, 'utf8').catch(() => '');
+      if (content !== '') return content;
+      await Promise.race([next, failed]);
+    }
+  } finally {
+    watcher.close();
+  }
+}
+
+export interface PidFile {
+  pid: number;
+  grandchildPid?: number;
+}
+
+export async function readPidFile(path: string): Promise<PidFile> {
+  return JSON.parse(await readFile(path, 'utf8')) as PidFile;
+}

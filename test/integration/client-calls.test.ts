@@ -1,0 +1,140 @@
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { isSwitchboardError } from '../../src/errors.js';
+import { connectToServer } from '../../src/mcp/client.js';
+import { deferred } from '../../src/util/deferred.js';
+import { connectFixture, textOf } from '../helpers/connect.js';
+import { bigText } from '../fixtures/servers/lib/big-text.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { tempDir, waitForFile } from '../helpers/process.js';
+
+describe('tools/list pagination', () => {
+  it('follows nextCursor across three pages', async () => {
+    const connection = await connectFixture('paginated', { env: { PAGES: '3', PAGE_SIZE: '2' } });
+    const tools = await connection.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['tool_0_0', 'tool_0_1', 'tool_1_0', 'tool_1_1', 'tool_2_0', 'tool_2_1']);
+  });
+
+  it('fails clearly on a repeated cursor instead of looping', async () => {
+    const connection = await connectFixture('paginated', { env: { REPEAT_CURSOR: '1' } });
+    const error = await connection.listTools().catch((err: unknown) => err);
+    expect(isSwitchboardError(error, 'UPSTREAM_CONNECT_FAILED')).toBe(true);
+    expect((error as Error).message).toMatch(/cursor "page-1" twice/);
+  });
+});
+
+describe('call deadlines and cancellation', () => {
+  async function slowTool() {
+    const marker = join(await tempDir(), 'cancelled');
+    const connection = await connectFixture('slow-tool', { env: { CANCEL_MARKER: marker } });
+    return { connection, marker };
+  }
+
+  it('times out with TOOL_CALL_TIMEOUT and cancels the request upstream', async () => {
+    const { connection, marker } = await slowTool();
+    const error = await connection.callTool('slow', { durationMs: 60_000 }, { timeoutMs: 200 }).catch((err: unknown) => err);
+    expect(isSwitchboardError(error, 'TOOL_CALL_TIMEOUT')).toBe(true);
+    expect((error as Error).message).toMatch(/Tool "slow" timed out after 200 ms/);
+    expect(await waitForFile(marker)).toMatch(/timed out/i);
+  });
+
+  it('uses the configured callTimeout by default', async () => {
+    const connection = await connectToServer('slow', { ...fixtureServerConfig('slow-tool'), callTimeout: 150 });
+    onTestFinished(() => connection.close());
+    const error = await connection.callTool('slow', { durationMs: 60_000 }).catch((err: unknown) => err);
+    expect(isSwitchboardError(error, 'TOOL_CALL_TIMEOUT')).toBe(true);
+  });
+
+  it('keeps a caller abort an abort, and cancels the request upstream', async () => {
+    const { connection, marker } = await slowTool();
+    const controller = new AbortController();
+    const call = connection.callTool(
+      'slow',
+      { durationMs: 60_000, progressEveryMs: 20 },
+      { signal: controller.signal, onProgress: () => controller.abort() },
+    );
+    const error = await call.catch((err: unknown) => err);
+    expect(error).toBe(controller.signal.reason);
+    expect((error as Error).name).toBe('AbortError');
+    expect(await waitForFile(marker)).toMatch(/AbortError|aborted/);
+  });
+
+  it('lets progress notifications reset the deadline', async () => {
+    const { connection } = await slowTool();
+    let progress = 0;
+    // 1.2 s in total, far beyond the 400 ms deadline, but never 400 ms without a word.
+    const result = await connection.callTool(
+      'slow',
+      { durationMs: 1_200, progressEveryMs: 50 },
+      { timeoutMs: 400, onProgress: () => progress++ },
+    );
+    expect(textOf(result)).toMatch(/^done after/);
+    expect(progress).toBeGreaterThan(5);
+  });
+
+  it('runs without a deadline when timeoutMs is 0', async () => {
+    const { connection } = await slowTool();
+    const result = await connection.callTool('slow', { durationMs: 300 }, { timeoutMs: 0 });
+    expect(textOf(result)).toMatch(/^done after/);
+  });
+});
+
+describe('results and server features', () => {
+  it('delivers a 10 MB result intact', async () => {
+    const connection = await connectFixture('introspect');
+    const bytes = 10 * 1024 * 1024;
+    const text = textOf(await connection.callTool('big', { bytes }));
+    expect(text.length).toBe(bytes);
+    expect(text === bigText(bytes)).toBe(true);
+  });
+
+  it('fires onToolsListChanged when the server adds a tool', async () => {
+    const connection = await connectFixture('list-changed');
+    const changed = deferred();
+    connection.onToolsListChanged(() => changed.resolve());
+    await connection.callTool('add_tool', { name: 'fresh_tool' });
+    await changed.promise;
+    expect((await connection.listTools()).map((t) => t.name)).toContain('fresh_tool');
+  });
+
+  it('keeps what the server wrote to stderr', async () => {
+    const connection = await connectFixture('introspect');
+    await connection.callTool('log_stderr', { lines: ['warming up', 'ready'] });
+    // Closing waits for the child's stderr to end, so everything it wrote has been read by then.
+    await connection.close();
+    expect(connection.stderr.lines().slice(-2)).toEqual(['warming up', 'ready']);
+    expect(connection.stderr.tail(1)).toBe('ready');
+  });
+});
+
+describe('stdio environment', () => {
+  function setDaemonEnv(name: string, value: string): void {
+    const previous = process.env[name];
+    process.env[name] = value;
+    onTestFinished(() => {
+      if (previous === undefined) delete process.env[name];
+      else process.env[name] = previous;
+    });
+  }
+
+  it('passes only the safe defaults, the allowlist and the configured env', async () => {
+    setDaemonEnv('SWITCHBOARD_TEST_SECRET', 'do-not-leak');
+    setDaemonEnv('SWITCHBOARD_TEST_SHARED', 'allowed');
+    setDaemonEnv('SWITCHBOARD_TEST_OVERRIDE', 'from-daemon');
+    const connection = await connectFixture(
+      'introspect',
+      { env: { FROM_CONFIG: 'configured', SWITCHBOARD_TEST_OVERRIDE: 'from-config' } },
+      { inheritEnv: ['SWITCHBOARD_TEST_SHARED', 'SWITCHBOARD_TEST_OVERRIDE'] },
+    );
+    const env = JSON.parse(textOf(await connection.callTool('env', {}))) as Record<string, string>;
+    expect(env).not.toHaveProperty('SWITCHBOARD_TEST_SECRET');
+    expect(env.SWITCHBOARD_TEST_SHARED).toBe('allowed');
+    expect(env.SWITCHBOARD_TEST_OVERRIDE).toBe('from-config');
+    expect(env.FROM_CONFIG).toBe('configured');
+    expect(env.PATH).toBe(process.env.PATH);
+    const allowed = new Set(['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'SWITCHBOARD_TEST_SHARED', 'SWITCHBOARD_TEST_OVERRIDE', 'FROM_CONFIG']);
+    // Node and tsx may add a few variables of their own inside the child; none comes from the daemon.
+    const leaked = Object.keys(env).filter((name) => !allowed.has(name) && process.env[name] === env[name]);
+    expect(leaked).toEqual([]);
+  });
+});
