@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { delay } from '../util/abort.js';
+import { delay } from '../util/delay.js';
 
 /**
  * Process-group signalling for stdio servers. Each server is spawned `detached` (its own process

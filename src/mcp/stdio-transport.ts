@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { delay } from '../util/abort.js';
+import { delay } from '../util/delay.js';
 import { deferred } from '../util/deferred.js';
 import { PROCESS_GROUPS_SUPPORTED, signalGroup, trackGroup, untrackGroup, waitForGroupExit } from './process-group.js';
 

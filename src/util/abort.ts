@@ -115,16 +115,3 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
-
-/** Resolves after `ms` unless `signal` aborts first; the timer never holds the process open. */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms).unref();
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
