@@ -7,11 +7,35 @@ export interface CliCommand {
   load(): Promise<(ctx: CliContext) => Promise<number>>;
 }
 
-/** Every subcommand. Later issues add `serve`, `status`, `tools`, `call`, `reload`, `disconnect`. */
+/** Every subcommand. */
 export const COMMANDS: Readonly<Record<string, CliCommand>> = {
   discover: {
     summary: 'show every configured MCP server and what Switchboard would do with it',
     load: async () => (await import('./discover.js')).runDiscover,
+  },
+  serve: {
+    summary: 'run the daemon: connect every server and serve their tools over HTTP',
+    load: async () => (await import('./serve.js')).runServeCli,
+  },
+  status: {
+    summary: "show the running daemon's state, servers and errors",
+    load: async () => (await import('./client/status.js')).runStatus,
+  },
+  tools: {
+    summary: 'list the tools of the running daemon',
+    load: async () => (await import('./client/tools.js')).runTools,
+  },
+  call: {
+    summary: 'call a tool through the running daemon',
+    load: async () => (await import('./client/call.js')).runCall,
+  },
+  reload: {
+    summary: 'reload every server, or one',
+    load: async () => (await import('./client/reload.js')).runReload,
+  },
+  disconnect: {
+    summary: 'disconnect one server and drop its tools',
+    load: async () => (await import('./client/disconnect.js')).runDisconnect,
   },
 };
 

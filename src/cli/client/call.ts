@@ -1,0 +1,102 @@
+import { isRecord } from './daemon-client.js';
+import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+
+export const CALL_USAGE =
+  'usage: switchboard call <tool> [json-args] [--timeout MS] [--url URL] [--token TOKEN] [--json]';
+
+const CALL_OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  timeout: { type: 'string' },
+} as const;
+
+/** How long the CLI waits beyond the call's own `--timeout` for the daemon to answer. */
+const ANSWER_MARGIN_MS = 5_000;
+
+interface ContentItem {
+  type?: string;
+  text?: string;
+  mimeType?: string;
+  data?: string;
+  uri?: string;
+  resource?: { uri?: string; text?: string; mimeType?: string };
+}
+
+/**
+ * `switchboard call <tool> [json-args]`: prints the tool's text content, then its
+ * structuredContent as JSON when present. Exit 1 when the result is an error.
+ */
+export function runCall(io: CommandIo): Promise<number> {
+  return runCommand(io, CALL_USAGE, async () => {
+    const { values, positionals } = parseCommandArgs(io.argv, CALL_OPTIONS);
+    if (helpRequested(values, io, CALL_USAGE)) return 0;
+    const [tool, rawArgs, extra] = positionals;
+    if (!tool) throw new UsageError('missing <tool>');
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}" (quote the JSON arguments)`);
+    const args = parseToolArguments(rawArgs);
+    const timeoutMs = values.timeout === undefined ? undefined : parseTimeout(values.timeout);
+
+    const res = await clientFor(values, io).request('POST', `/tools/${encodeURIComponent(tool)}/call`, {
+      body: { arguments: args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+      // Without --timeout the daemon bounds the call with the server's callTimeout, which
+      // progress keeps resetting, so a fixed deadline here would cut legitimate long calls.
+      timeoutMs: timeoutMs === undefined ? 0 : timeoutMs + ANSWER_MARGIN_MS,
+    });
+    const result = isRecord(res.body) && !('content' in res.body) && isRecord(res.body.result) ? res.body.result : res.body;
+    const isError = isRecord(result) && result.isError === true;
+    if (values.json) {
+      writeRaw(io, res.text);
+    } else {
+      const text = renderCallResult(result);
+      if (text) (isError ? io.stderr : io.stdout).write(`${text}\n`);
+    }
+    return isError ? 1 : 0;
+  });
+}
+
+/** `json-args` must be a JSON object; none means `{}`. */
+export function parseToolArguments(raw: string | undefined): Record<string, unknown> {
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    throw new UsageError(`invalid JSON arguments: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!isRecord(parsed)) throw new UsageError('invalid JSON arguments: expected a JSON object like {"key": "value"}');
+  return parsed;
+}
+
+function parseTimeout(raw: string): number {
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0) throw new UsageError(`invalid --timeout "${raw}": expected a positive number of milliseconds`);
+  return ms;
+}
+
+/** Text content as is, other content as a one-line placeholder, structuredContent as JSON. */
+export function renderCallResult(result: unknown): string {
+  if (!isRecord(result)) return JSON.stringify(result, null, 2);
+  const content = Array.isArray(result.content) ? (result.content as ContentItem[]) : [];
+  const parts = content.map(renderContent);
+  if (result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent, null, 2));
+  return parts.join('\n');
+}
+
+function renderContent(item: ContentItem): string {
+  switch (item.type) {
+    case 'text':
+      return item.text ?? '';
+    case 'image':
+    case 'audio':
+      return `[${item.type} ${item.mimeType ?? ''}, ${base64Bytes(item.data)} bytes]`;
+    case 'resource':
+      return item.resource?.text ?? `[resource ${item.resource?.uri ?? ''}]`;
+    case 'resource_link':
+      return `[resource link ${item.uri ?? ''}]`;
+    default:
+      return JSON.stringify(item);
+  }
+}
+
+function base64Bytes(data: string | undefined): number {
+  return data ? Buffer.byteLength(data, 'base64') : 0;
+}

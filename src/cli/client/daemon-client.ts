@@ -1,0 +1,155 @@
+/**
+ * A small HTTP client for a running daemon: one deadline per request, bearer auth, and the
+ * daemon's `{ error: { code, message } }` bodies turned into `DaemonError`s that carry the code.
+ */
+
+export type FetchLike = typeof fetch;
+
+export interface DaemonClientOptions {
+  /** Base URL of the daemon. @default "http://127.0.0.1:7337" */
+  url: string;
+  /** Sent as `Authorization: Bearer <token>` when set. */
+  token?: string;
+  /** @default globalThis.fetch */
+  fetch?: FetchLike;
+}
+
+export interface RequestOptions {
+  /** Query parameters; `undefined` values are left out. */
+  query?: Record<string, string | undefined>;
+  /** Serialised as the JSON request body. */
+  body?: unknown;
+  /** Deadline for the whole request, body included; `0` waits as long as the daemon does. @default 30000 */
+  timeoutMs?: number;
+}
+
+export interface DaemonResponse {
+  status: number;
+  /** The body exactly as the daemon sent it (what `--json` prints). */
+  text: string;
+  /** The parsed body. */
+  body: unknown;
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The daemon could not be reached at all (refused, DNS, timeout, reset). */
+export class DaemonUnreachableError extends Error {
+  readonly url: string;
+  readonly reason: string;
+
+  constructor(url: string, reason: string, options?: { cause?: unknown }) {
+    super(`cannot reach daemon at ${url}: ${reason}`, options);
+    this.name = 'DaemonUnreachableError';
+    this.url = url;
+    this.reason = reason;
+  }
+}
+
+/** The daemon answered with an error status; `code` is its catalogue code (or `HTTP_<status>`). */
+export class DaemonError extends Error {
+  readonly code: string;
+  readonly status: number;
+
+  constructor(code: string, message: string, status: number) {
+    super(message);
+    this.name = 'DaemonError';
+    this.code = code;
+    this.status = status;
+  }
+}
+
+export interface DaemonClient {
+  readonly url: string;
+  request(method: 'GET' | 'POST', path: string, options?: RequestOptions): Promise<DaemonResponse>;
+}
+
+export function createDaemonClient(options: DaemonClientOptions): DaemonClient {
+  const base = options.url.replace(/\/+$/, '');
+  const doFetch = options.fetch ?? globalThis.fetch;
+
+  async function request(method: 'GET' | 'POST', path: string, req: RequestOptions = {}): Promise<DaemonResponse> {
+    const timeoutMs = req.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    if (req.body !== undefined) headers['content-type'] = 'application/json';
+    const init: RequestInit = {
+      method,
+      headers,
+      ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+      ...(timeoutMs > 0 ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
+    };
+
+    let status: number;
+    let text: string;
+    try {
+      const res = await doFetch(base + path + queryString(req.query), init);
+      status = res.status;
+      // The deadline covers the body too: a daemon that stalls mid-answer is as unreachable.
+      text = await res.text();
+    } catch (err) {
+      throw new DaemonUnreachableError(base, describeFetchError(err, timeoutMs), { cause: err });
+    }
+
+    const body = parseJson(text);
+    if (status >= 400) throw toDaemonError(status, text, body);
+    if (body === undefined) {
+      throw new DaemonError('INVALID_RESPONSE', `the daemon answered HTTP ${status} without a JSON body`, status);
+    }
+    return { status, text, body };
+  }
+
+  return { url: base, request };
+}
+
+function queryString(query: RequestOptions['query']): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value);
+  const qs = params.toString();
+  return qs ? `?${qs}` : '';
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function toDaemonError(status: number, text: string, body: unknown): DaemonError {
+  const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;
+  if (error && typeof error.code === 'string') {
+    return new DaemonError(error.code, typeof error.message === 'string' ? error.message : '', status);
+  }
+  const snippet = text.trim().split('\n', 1)[0]?.slice(0, 200);
+  return new DaemonError(`HTTP_${status}`, snippet || 'the daemon answered with an error', status);
+}
+
+/**
+ * undici reports every network failure as `TypeError: fetch failed` with the real reason in
+ * `cause` (an AggregateError when both address families were tried), so dig it out.
+ */
+export function describeFetchError(err: unknown, timeoutMs: number): string {
+  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
+    return `no answer within ${timeoutMs} ms`;
+  }
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    const cause: unknown = current.cause ?? (current instanceof AggregateError ? current.errors[0] : undefined);
+    if (!(cause instanceof Error)) break;
+    current = cause;
+  }
+  if (current instanceof Error) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (current.message) return current.message;
+    if (code) return code;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

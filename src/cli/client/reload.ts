@@ -1,0 +1,47 @@
+import { isRecord } from './daemon-client.js';
+import { clientFor, CONNECTION_OPTIONS, helpRequested, oneLine, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { listOf, serverLine, serverTable, type ServerRow } from './views.js';
+
+export const RELOAD_USAGE = 'usage: switchboard reload [server] [--url URL] [--token TOKEN] [--json]';
+
+/** Reloads wait for discovery and every connect (30 s connect timeout per server by default). */
+export const OPERATION_TIMEOUT_MS = 120_000;
+
+interface LoadError {
+  path?: string;
+  error?: string;
+}
+
+/** `switchboard reload [server]`: a full reload, or one server's. */
+export function runReload(io: CommandIo): Promise<number> {
+  return runCommand(io, RELOAD_USAGE, async () => {
+    const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
+    if (helpRequested(values, io, RELOAD_USAGE)) return 0;
+    const [server, extra] = positionals;
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+    const path = server === undefined ? '/reload' : `/servers/${encodeURIComponent(server)}/reload`;
+    const res = await clientFor(values, io).request('POST', path, { timeoutMs: OPERATION_TIMEOUT_MS });
+    if (values.json) {
+      writeRaw(io, res.text);
+      return 0;
+    }
+    if (server !== undefined) {
+      io.stdout.write(`reloaded ${serverLine(serverOf(res.body, server))}\n`);
+      return 0;
+    }
+    const out = [serverTable(listOf<ServerRow>(res.body, 'servers'))];
+    const errors = listOf<LoadError>(res.body, 'errors');
+    if (errors.length > 0) {
+      out.push('', 'Errors:', ...errors.map((e) => `  ${e.path ?? '?'}: ${oneLine(e.error ?? '')}`));
+    }
+    io.stdout.write(`${out.join('\n')}\n`);
+    return 0;
+  });
+}
+
+/** The server detail of a one-server operation, whether bare or under `server`. */
+export function serverOf(body: unknown, name: string): ServerRow {
+  if (isRecord(body) && isRecord(body.server)) return { name, ...(body.server as Partial<ServerRow>) };
+  if (isRecord(body)) return { name, ...(body as Partial<ServerRow>) };
+  return { name };
+}

@@ -1,0 +1,69 @@
+import { isRecord } from './daemon-client.js';
+import { clientFor, CONNECTION_OPTIONS, helpRequested, oneLine, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { listOf, plural, serverTable, type ServerRow } from './views.js';
+
+export const STATUS_USAGE = 'usage: switchboard status [--url URL] [--token TOKEN] [--json]';
+
+interface LoadError {
+  path?: string;
+  error?: string;
+}
+
+interface Warning {
+  message?: string;
+  path?: string;
+  line?: number;
+  column?: number;
+}
+
+/** `switchboard status`: the daemon's state, one row per server, then warnings and errors. */
+export function runStatus(io: CommandIo): Promise<number> {
+  return runCommand(io, STATUS_USAGE, async () => {
+    const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
+    if (helpRequested(values, io, STATUS_USAGE)) return 0;
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const res = await clientFor(values, io).request('GET', '/status');
+    if (values.json) writeRaw(io, res.text);
+    else io.stdout.write(`${renderStatus(res.body)}\n`);
+    return 0;
+  });
+}
+
+export function renderStatus(body: unknown): string {
+  const status = isRecord(body) ? body : {};
+  const servers = listOf<ServerRow>(status, 'servers');
+  const toolCount = countOf(status.tools) ?? countOf(status.toolCount) ?? sum(servers.map((s) => s.toolCount ?? 0));
+  const head = [
+    `Switchboard${typeof status.version === 'string' ? ` ${status.version}` : ''}`,
+    typeof status.state === 'string' ? status.state : undefined,
+    plural(servers.length, 'server'),
+    plural(toolCount, 'tool'),
+  ].filter((part): part is string => part !== undefined);
+
+  const out = [head.join(' · '), '', serverTable(servers)];
+  const errors = listOf<LoadError>(status, 'errors');
+  if (errors.length > 0) {
+    out.push('', 'Errors:', ...errors.map((e) => `  ${e.path ?? '?'}: ${oneLine(e.error ?? '')}`));
+  }
+  const warnings = listOf<Warning>(isRecord(status.discovery) ? status.discovery : status, 'warnings');
+  if (warnings.length > 0) {
+    out.push('', 'Warnings:', ...warnings.map((w) => `  ${location(w)}${oneLine(w.message ?? '')}`));
+  }
+  return out.join('\n');
+}
+
+function location(w: Warning): string {
+  if (!w.path) return '';
+  const at = [w.path, w.line, w.column].filter((part) => part !== undefined).join(':');
+  return `${at}: `;
+}
+
+function countOf(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  if (isRecord(value) && typeof value.count === 'number') return value.count;
+  return undefined;
+}
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}

@@ -1,0 +1,31 @@
+import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { listOf, plural, toolTable, type ToolRow } from './views.js';
+
+export const TOOLS_USAGE =
+  'usage: switchboard tools [--server SERVER] [-q QUERY] [--url URL] [--token TOKEN] [--json]';
+
+const TOOLS_OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  server: { type: 'string', short: 's' },
+  query: { type: 'string', short: 'q' },
+} as const;
+
+/** `switchboard tools`: the aggregated tools, optionally filtered by server or a search text. */
+export function runTools(io: CommandIo): Promise<number> {
+  return runCommand(io, TOOLS_USAGE, async () => {
+    const { values, positionals } = parseCommandArgs(io.argv, TOOLS_OPTIONS);
+    if (helpRequested(values, io, TOOLS_USAGE)) return 0;
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const res = await clientFor(values, io).request('GET', '/tools', {
+      query: { server: values.server, q: values.query },
+    });
+    if (values.json) {
+      writeRaw(io, res.text);
+      return 0;
+    }
+    const tools = listOf<ToolRow>(res.body, 'tools');
+    io.stdout.write(`${toolTable(tools)}\n`);
+    if (tools.length > 0) io.stdout.write(`\n${plural(tools.length, 'tool')}\n`);
+    return 0;
+  });
+}

@@ -1,0 +1,77 @@
+import { oneLine } from '../context.js';
+import { isRecord } from './daemon-client.js';
+import { formatTable } from './table.js';
+
+/**
+ * Text views of the daemon's JSON. They read fields defensively: the CLI must keep printing
+ * something useful when the daemon is newer than the CLI and adds or renames a field.
+ */
+
+export interface ServerRow {
+  name: string;
+  status?: string;
+  transport?: string;
+  toolCount?: number;
+  deferred?: boolean;
+  stale?: boolean;
+  lastError?: string | null;
+  source?: { providerName?: string; path?: string; level?: string };
+}
+
+export interface ToolRow {
+  name: string;
+  server?: string;
+  description?: string;
+  deferred?: boolean;
+  stale?: boolean;
+}
+
+/** The list under `key` of an object body, or the body itself when it is a list. */
+export function listOf<T>(body: unknown, key: string): T[] {
+  if (Array.isArray(body)) return body as T[];
+  if (isRecord(body) && Array.isArray(body[key])) return body[key] as T[];
+  return [];
+}
+
+export function serverTable(servers: readonly ServerRow[]): string {
+  if (servers.length === 0) return 'No servers.';
+  return formatTable(servers, [
+    { header: 'NAME', value: (s) => s.name },
+    { header: 'STATUS', value: (s) => statusLabel(s) },
+    { header: 'TRANSPORT', value: (s) => s.transport },
+    { header: 'TOOLS', value: (s) => s.toolCount ?? 0, align: 'right' },
+    { header: 'SOURCE', value: (s) => s.source?.providerName },
+    { header: 'ERROR', value: (s) => s.lastError ?? '', maxWidth: 80 },
+  ]);
+}
+
+export function toolTable(tools: readonly ToolRow[]): string {
+  if (tools.length === 0) return 'No tools.';
+  return formatTable(tools, [
+    { header: 'NAME', value: (t) => t.name + (t.deferred ? ' (deferred)' : t.stale ? ' (stale)' : '') },
+    { header: 'SERVER', value: (t) => t.server },
+    { header: 'DESCRIPTION', value: (t) => firstLine(t.description), maxWidth: 80 },
+  ]);
+}
+
+/** One line per server after an operation: `name: status, N tools[, error]`. */
+export function serverLine(server: ServerRow): string {
+  const parts = [statusLabel(server), plural(server.toolCount ?? 0, 'tool')];
+  if (server.lastError) parts.push(`error: ${oneLine(server.lastError)}`);
+  return `${server.name}: ${parts.join(', ')}`;
+}
+
+export function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+function statusLabel(server: ServerRow): string {
+  const status = server.status ?? 'unknown';
+  if (server.deferred) return `${status} (deferred)`;
+  if (server.stale) return `${status} (stale)`;
+  return status;
+}
+
+function firstLine(text: string | undefined): string {
+  return (text ?? '').trim().split('\n', 1)[0] ?? '';
+}

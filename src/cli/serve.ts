@@ -1,0 +1,309 @@
+import { statSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
+import { loadDaemonConfig } from '../config/load.js';
+import { createDaemon, type Daemon, type DaemonDeps } from '../daemon.js';
+import { errorMessage, isSwitchboardError } from '../errors.js';
+import type { CliContext, Output } from './context.js';
+
+export const SERVE_USAGE =
+  'usage: switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure]';
+
+const SERVE_OPTIONS = {
+  config: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  cwd: { type: 'string' },
+  'no-project-config': { type: 'boolean' },
+  insecure: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** A refusal or failure that ends `serve` with `exitCode` and a one-line `message`. */
+export class ServeExit extends Error {
+  readonly exitCode: number;
+
+  constructor(exitCode: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ServeExit';
+    this.exitCode = exitCode;
+  }
+}
+
+export interface ServeFlags {
+  config?: string;
+  host?: string;
+  port?: number;
+  cwd?: string;
+  noProjectConfig: boolean;
+  insecure: boolean;
+  help: boolean;
+}
+
+export interface ServeIo {
+  /** @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** @default os.homedir() */
+  home?: string;
+  /** Base for a relative `--cwd` or `--config`, and the default `--cwd`. @default process.cwd() */
+  cwd?: string;
+  /** @default a pino logger at the config's `logLevel` on stdout */
+  logger?: Logger;
+  /** Further daemon edges for embedders and tests (a fixed `discover`, a `store`, …). */
+  deps?: Omit<DaemonDeps, 'cwd' | 'home' | 'env' | 'configPath' | 'logger'>;
+}
+
+export interface ServeHandle {
+  daemon: Daemon;
+  /** The address actually bound (the real port when `--port 0`). */
+  host: string;
+  port: number;
+  url: string;
+  /** Resolves when the startup gate has resolved; never rejects. */
+  started: Promise<void>;
+  /** `daemon.close()`: drains in-flight calls, disconnects every server, closes the db. Joinable. */
+  close(): Promise<void>;
+}
+
+/** Parses `serve` flags; bad input throws `ServeExit(2)`. */
+export function parseServeFlags(argv: string[]): ServeFlags {
+  const values = parseStrict(argv);
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!/^\d+$/.test(values.port) || port > 65_535) {
+      throw new ServeExit(2, `invalid --port "${values.port}": expected an integer from 0 to 65535`);
+    }
+  }
+  if (values.host === '') throw new ServeExit(2, 'invalid --host: must not be empty');
+  return {
+    ...(values.config !== undefined ? { config: values.config } : {}),
+    ...(values.host !== undefined ? { host: values.host } : {}),
+    ...(port !== undefined ? { port } : {}),
+    ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
+    noProjectConfig: values['no-project-config'] === true,
+    insecure: values.insecure === true,
+    help: values.help === true,
+  };
+}
+
+function parseStrict(args: string[]) {
+  try {
+    return parseArgs({ args, options: SERVE_OPTIONS, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new ServeExit(2, errorMessage(err), { cause: err });
+  }
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** 127.0.0.0/8, ::1 (any spelling, bracketed or IPv4-mapped) and `localhost`. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (/^localhost\.?$/i.test(bare)) return true;
+  const family = isIP(bare);
+  return family !== 0 && LOOPBACK.check(bare, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/**
+ * The bind decision: an unauthenticated daemon reachable from the network runs any tool of any
+ * configured server for anyone, so that takes an explicit `--insecure`. Returns the refusal.
+ */
+export function bindRefusal(opts: { host: string; token?: string | undefined; insecure: boolean }): string | undefined {
+  if (isLoopbackHost(opts.host) || opts.token || opts.insecure) return undefined;
+  return `refusing to listen on non-loopback host "${opts.host}" without a token (set "token" in the config or SWITCHBOARD_TOKEN, or pass --insecure)`;
+}
+
+/**
+ * `switchboard serve` without the process wiring: loads the config (flags win), builds the
+ * daemon, listens at once so `/health` answers, then starts discovery + connect behind it.
+ * Refusals and failures throw `ServeExit`; `--help` throws `ServeExit(0, usage)`.
+ */
+export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeHandle> {
+  const flags = parseServeFlags(argv);
+  if (flags.help) throw new ServeExit(0, SERVE_USAGE);
+  const env = io.env ?? process.env;
+  const home = io.home ?? homedir();
+  const base = io.cwd ?? process.cwd();
+  const cwd = resolve(base, flags.cwd ?? '.');
+  if (!isDirectory(cwd)) throw new ServeExit(2, `invalid --cwd "${flags.cwd}": not a directory`);
+  const configPath = flags.config === undefined ? undefined : resolve(base, flags.config);
+
+  let loaded: Awaited<ReturnType<typeof loadDaemonConfig>>;
+  try {
+    loaded = await loadDaemonConfig({ ...(configPath ? { path: configPath } : {}), env, home, cwd: base });
+  } catch (err) {
+    if (isSwitchboardError(err, 'CONFIG_INVALID')) throw new ServeExit(2, `invalid config: ${err.message}`, { cause: err });
+    throw err;
+  }
+  const config = Object.freeze({
+    ...loaded,
+    ...(flags.host !== undefined ? { host: flags.host } : {}),
+    ...(flags.port !== undefined ? { port: flags.port } : {}),
+    ...(flags.noProjectConfig ? { enableProjectConfig: false } : {}),
+  });
+
+  const refusal = bindRefusal({ host: config.host, token: config.token, insecure: flags.insecure });
+  if (refusal) throw new ServeExit(2, refusal);
+
+  const daemon = createDaemon(config, {
+    ...io.deps,
+    cwd,
+    home,
+    env,
+    ...(configPath ? { configPath } : {}),
+    ...(io.logger ? { logger: io.logger } : {}),
+  });
+  const log = daemon.logger;
+  if (!isLoopbackHost(config.host) && !config.token) {
+    log.warn({ host: config.host }, 'listening on a non-loopback host without a token (--insecure)');
+  }
+
+  try {
+    await daemon.app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await daemon.close().catch(() => undefined);
+    throw new ServeExit(1, `cannot listen on ${config.host}:${config.port}: ${errorMessage(err)}`, { cause: err });
+  }
+  const address = daemon.app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const url = `http://${formatHost(config.host)}:${port}`;
+  log.info({ url, host: config.host, port }, `listening on ${url}`);
+
+  const started = daemon.start().then(
+    () => {
+      const servers = daemon.manager.listServers();
+      log.info({ servers: servers.length, tools: daemon.manager.getTools().length }, 'ready');
+    },
+    // start() reports per-server failures itself; this only keeps a bug from becoming an
+    // unhandled rejection that takes every other server down with it.
+    (err: unknown) => log.error({ err: errorMessage(err) }, 'startup failed'),
+  );
+
+  const close = (): Promise<void> => {
+    // Node's server.close() ends only the keep-alive sockets idle at that moment; a socket busy
+    // with a call becomes idle later and would then hold close() open until the client hangs up.
+    // A minimal keep-alive lets it expire right after its last response.
+    daemon.app.server.keepAliveTimeout = 1;
+    return daemon.close();
+  };
+  return { daemon, host: config.host, port, url, started, close };
+}
+
+/** Where signals come from; `process` in production. */
+export interface SignalSource {
+  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+}
+
+export interface ShutdownWiring {
+  /** @default process */
+  signals?: SignalSource;
+  /** Called once with 0 after a clean close, or 1 when close failed. */
+  onStopped: (exitCode: number) => void;
+  /** The second signal's way out, without waiting for anything. @default process.exit */
+  forceExit?: (exitCode: number) => void;
+}
+
+const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+
+/**
+ * SIGTERM/SIGINT close the daemon once (in-flight calls drain within `shutdownGraceMs`); a
+ * second signal while that runs forces exit 1. Returns a function that removes the handlers.
+ */
+export function handleShutdownSignals(handle: Pick<ServeHandle, 'close' | 'daemon'>, wiring: ShutdownWiring): () => void {
+  const signals = wiring.signals ?? process;
+  const forceExit = wiring.forceExit ?? ((code: number) => process.exit(code));
+  const log = handle.daemon.logger;
+  let closing = false;
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (closing) {
+      log.warn({ signal }, 'second signal, exiting now');
+      forceExit(1);
+      return;
+    }
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    handle.close().then(
+      () => {
+        log.info('stopped');
+        dispose();
+        wiring.onStopped(0);
+      },
+      (err: unknown) => {
+        log.error({ err: errorMessage(err) }, 'shutdown failed');
+        dispose();
+        wiring.onStopped(1);
+      },
+    );
+  };
+  const dispose = (): void => {
+    for (const signal of SHUTDOWN_SIGNALS) signals.off(signal, onSignal);
+  };
+  for (const signal of SHUTDOWN_SIGNALS) signals.on(signal, onSignal);
+  return dispose;
+}
+
+export interface ServeCommandIo extends ServeIo, Omit<ShutdownWiring, 'onStopped'> {
+  /** @default process.stdout */
+  stdout?: Output;
+  /** @default process.stderr */
+  stderr?: Output;
+}
+
+/**
+ * The `serve` command: runs until SIGTERM/SIGINT and resolves with the exit code (0 after a
+ * clean shutdown, 1 when it failed, 2 for a refused start). The caller exits with it.
+ */
+export async function serveCommand(argv: string[], io: ServeCommandIo = {}): Promise<number> {
+  let handle: ServeHandle;
+  try {
+    handle = await runServe(argv, io);
+  } catch (err) {
+    if (err instanceof ServeExit && err.exitCode === 0) {
+      (io.stdout ?? process.stdout).write(`${err.message}\n`);
+      return 0;
+    }
+    const code = err instanceof ServeExit ? err.exitCode : 1;
+    (io.stderr ?? process.stderr).write(`switchboard: ${errorMessage(err)}\n`);
+    return code;
+  }
+  return new Promise<number>((done) => {
+    handleShutdownSignals(handle, {
+      ...(io.signals ? { signals: io.signals } : {}),
+      ...(io.forceExit ? { forceExit: io.forceExit } : {}),
+      onStopped: done,
+    });
+  });
+}
+
+/** How long a stopped daemon may take to end on its own before the process is ended for it. */
+const EXIT_FAILSAFE_MS = 2_000;
+
+/** `serve` for the dispatcher (`switchboard serve …`). */
+export async function runServeCli(ctx: CliContext): Promise<number> {
+  const code = await serveCommand(ctx.argv, ctx);
+  // close() has released everything, so the process ends on its own; should a handle outlive it
+  // (a bug), a daemon that does not exit after SIGTERM is worse than an abrupt exit. Unref'd, this
+  // timer fires only in that case.
+  setTimeout(() => process.exit(code), EXIT_FAILSAFE_MS).unref();
+  return code;
+}
+
+function formatHost(host: string): string {
+  return isIP(host) === 6 ? `[${host}]` : host;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

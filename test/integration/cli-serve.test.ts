@@ -1,0 +1,236 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { bindRefusal, handleShutdownSignals, isLoopbackHost, parseServeFlags, runServe, ServeExit } from '../../src/cli/serve.js';
+import type { ServerConfig } from '../../src/config/types.js';
+import { fixtureServerConfig, TSX_LOADER_URL } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/process.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+/** The daemon and its fixtures are transpiled on the fly: a loaded two-core box needs the time. */
+const SPAWN_TIMEOUT_MS = 60_000;
+
+type LogEntry = Record<string, unknown> & { msg?: string };
+
+interface ServeProcess {
+  child: ChildProcess;
+  /** Resolves with the first log entry (past or future) that matches; rejects if the process exits first. */
+  waitForLog(match: (entry: LogEntry) => boolean): Promise<LogEntry>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr(): string;
+}
+
+/**
+ * `switchboard serve` as a real child process, with HOME and the working directory in temp dirs
+ * so discovery never reads the real user's files. Killed when the test finishes.
+ */
+function spawnServe(args: string[], dirs: { home: string; cwd: string }): ServeProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: dirs.home };
+  for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME']) {
+    delete env[name];
+  }
+  const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, CLI, 'serve', ...args], {
+    cwd: dirs.cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    // 'close', not 'exit': by then every log line the process wrote has been read.
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+
+  const entries: LogEntry[] = [];
+  const lines = new EventEmitter();
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      const entry = JSON.parse(line) as LogEntry;
+      entries.push(entry);
+      lines.emit('entry', entry);
+    } catch {
+      // Not a log line; nothing to match.
+    }
+  });
+
+  const waitForLog = (match: (entry: LogEntry) => boolean): Promise<LogEntry> => {
+    const seen = entries.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const onEntry = (entry: LogEntry): void => {
+        if (!match(entry)) return;
+        lines.off('entry', onEntry);
+        resolve(entry);
+      };
+      lines.on('entry', onEntry);
+      void exited.then(({ code, signal }) => {
+        lines.off('entry', onEntry);
+        reject(new Error(`serve exited (${code ?? signal}) before the log line:\n${stderr}`));
+      });
+    });
+  };
+  return { child, waitForLog, exited, stderr: () => stderr };
+}
+
+async function writeConfig(dir: string, config: { mcpServers?: Record<string, ServerConfig> } & Record<string, unknown>): Promise<string> {
+  const path = join(dir, 'switchboard.json');
+  await writeFile(path, JSON.stringify({ dbPath: join(dir, 'cache.db'), ...config }));
+  return path;
+}
+
+describe('isLoopbackHost / bindRefusal', () => {
+  it('treats 127.0.0.0/8, ::1 in any spelling and localhost as loopback', () => {
+    for (const host of ['127.0.0.1', '127.8.9.10', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', 'localhost', 'LOCALHOST']) {
+      expect(isLoopbackHost(host), host).toBe(true);
+    }
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', '::ffff:10.0.0.1', 'example.com', 'localhost.example.com']) {
+      expect(isLoopbackHost(host), host).toBe(false);
+    }
+  });
+
+  it('refuses a non-loopback host without a token unless --insecure', () => {
+    expect(bindRefusal({ host: '127.0.0.1', insecure: false })).toBeUndefined();
+    expect(bindRefusal({ host: '0.0.0.0', insecure: false })).toMatch(/refusing to listen on non-loopback host "0.0.0.0"/);
+    expect(bindRefusal({ host: '0.0.0.0', token: 't', insecure: false })).toBeUndefined();
+    expect(bindRefusal({ host: '0.0.0.0', insecure: true })).toBeUndefined();
+  });
+});
+
+describe('parseServeFlags', () => {
+  it('parses every flag and rejects bad ones with exit 2', () => {
+    expect(
+      parseServeFlags(['--config', 'c.json', '--host', '::1', '--port', '0', '--cwd', 'd', '--no-project-config', '--insecure']),
+    ).toEqual({ config: 'c.json', host: '::1', port: 0, cwd: 'd', noProjectConfig: true, insecure: true, help: false });
+    for (const argv of [['--port', 'abc'], ['--port', '70000'], ['--port', '-1'], ['--bogus'], ['extra'], ['--host', '']]) {
+      expect(() => parseServeFlags(argv), argv.join(' ')).toThrow(ServeExit);
+      try {
+        parseServeFlags(argv);
+      } catch (err) {
+        expect((err as ServeExit).exitCode).toBe(2);
+      }
+    }
+  });
+});
+
+describe('runServe (in-process)', () => {
+  it('listens at once, then connects behind the listening server; flags override the file', async () => {
+    const home = await tempDir();
+    const cwd = await tempDir();
+    // The file says port 1 and project config on; the flags must win.
+    const configPath = await writeConfig(home, { port: 1, mcpServers: { echo: fixtureServerConfig('echo-stdio') } });
+    const handle = await runServe(['--config', configPath, '--port', '0', '--no-project-config'], {
+      env: {},
+      home,
+      cwd,
+      logger: pino({ level: 'silent' }),
+    });
+    onTestFinished(() => handle.close());
+
+    expect(handle.port).toBeGreaterThan(1);
+    expect(handle.url).toBe(`http://127.0.0.1:${handle.port}`);
+    expect((await fetch(`${handle.url}/health`)).status).toBe(200);
+
+    await handle.started;
+    expect((await fetch(`${handle.url}/ready`)).status).toBe(200);
+    const { tools } = (await (await fetch(`${handle.url}/tools`)).json()) as { tools: Array<{ name: string }> };
+    expect(tools.map((tool) => tool.name)).toEqual(['mcp_echo_add', 'mcp_echo_echo', 'mcp_echo_reverse']);
+
+    await handle.close();
+    await expect(fetch(`${handle.url}/health`)).rejects.toThrow();
+  }, SPAWN_TIMEOUT_MS);
+
+  it('refuses an invalid config and a missing --cwd with exit 2', async () => {
+    const home = await tempDir();
+    const bad = await writeConfig(home, { port: 'seven' });
+    await expect(runServe(['--config', bad], { env: {}, home, cwd: home })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/^invalid config: .*port/),
+    });
+    await expect(runServe(['--cwd', join(home, 'missing')], { env: {}, home, cwd: home })).rejects.toMatchObject({
+      exitCode: 2,
+    });
+  });
+});
+
+describe('handleShutdownSignals', () => {
+  it('closes once on the first signal and forces exit 1 on the second', async () => {
+    const signals = new EventEmitter();
+    let closes = 0;
+    let finishClose!: () => void;
+    const handle = {
+      daemon: { logger: pino({ level: 'silent' }) } as never,
+      close: () => {
+        closes += 1;
+        return new Promise<void>((resolve) => (finishClose = resolve));
+      },
+    };
+    const forced: number[] = [];
+    const stopped = new Promise<number>((resolve) => {
+      handleShutdownSignals(handle, {
+        signals: signals as never,
+        onStopped: resolve,
+        forceExit: (code) => forced.push(code),
+      });
+    });
+
+    signals.emit('SIGTERM', 'SIGTERM');
+    expect(closes).toBe(1);
+    signals.emit('SIGINT', 'SIGINT');
+    expect(closes).toBe(1);
+    expect(forced).toEqual([1]);
+
+    finishClose();
+    expect(await stopped).toBe(0);
+    expect(signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT')).toBe(0);
+  });
+});
+
+describe('switchboard serve (child process)', () => {
+  it('answers /health at once, turns /ready, serves the tools, and exits 0 on SIGTERM', async () => {
+    const home = await tempDir();
+    const cwd = await tempDir();
+    const configPath = await writeConfig(home, { mcpServers: { echo: fixtureServerConfig('echo-stdio') } });
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd });
+
+    const listening = await serve.waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true);
+    const url = listening.url as string;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(listening.msg).toBe(`listening on ${url}`);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+
+    await serve.waitForLog((entry) => entry.msg === 'ready');
+    expect((await fetch(`${url}/ready`)).status).toBe(200);
+    const { tools } = (await (await fetch(`${url}/tools`)).json()) as { tools: Array<{ name: string; server: string }> };
+    expect(tools).toEqual([
+      expect.objectContaining({ name: 'mcp_echo_add', server: 'echo' }),
+      expect.objectContaining({ name: 'mcp_echo_echo', server: 'echo' }),
+      expect.objectContaining({ name: 'mcp_echo_reverse', server: 'echo' }),
+    ]);
+
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+  }, SPAWN_TIMEOUT_MS);
+
+  it('refuses a non-loopback host without a token: exit 2, one line, nothing bound', async () => {
+    const home = await tempDir();
+    const serve = spawnServe(['--host', '0.0.0.0', '--port', '0'], { home, cwd: home });
+    expect(await serve.exited).toEqual({ code: 2, signal: null });
+    expect(serve.stderr()).toMatch(/^switchboard: refusing to listen on non-loopback host "0\.0\.0\.0" without a token .*--insecure\)\n$/);
+  }, SPAWN_TIMEOUT_MS);
+
+  it('exits 2 with one line on a bad flag', async () => {
+    const home = await tempDir();
+    const serve = spawnServe(['--port', 'http'], { home, cwd: home });
+    expect(await serve.exited).toEqual({ code: 2, signal: null });
+    expect(serve.stderr()).toMatch(/^switchboard: invalid --port "http".*\n$/);
+  }, SPAWN_TIMEOUT_MS);
+});

@@ -1,0 +1,175 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { fixtureServerConfig, TSX_LOADER_URL } from '../helpers/fixtures.js';
+import { isProcessGone, readPidFile, tempDir, waitForFile, type PidFile } from '../helpers/process.js';
+
+/**
+ * SIGTERM/SIGINT on a real `switchboard serve` process (SPEC §1.7): in-flight calls drain within
+ * `shutdownGraceMs`, every server is disconnected (no child process left), the process exits 0;
+ * a second signal forces exit 1.
+ */
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+/** The daemon and its fixtures are transpiled on the fly: a loaded two-core box needs the time. */
+const SPAWN_TIMEOUT_MS = 60_000;
+
+type LogEntry = Record<string, unknown> & { msg?: string };
+
+interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  waitForLog(match: (entry: LogEntry) => boolean): Promise<LogEntry>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+interface SlowServe extends ServeProcess {
+  fixture: PidFile;
+}
+
+/** Starts `serve` with the slow-tool fixture (and its grandchild) and waits for the startup gate. */
+async function serveSlowTool(config: Record<string, unknown> = {}): Promise<SlowServe> {
+  const dir = await tempDir();
+  const pidFile = join(dir, 'slow.pid');
+  const configPath = join(dir, 'switchboard.json');
+  const slow = fixtureServerConfig('slow-tool', { env: { PID_FILE: pidFile, SPAWN_GRANDCHILD: '1' } });
+  await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: { slow }, ...config }));
+
+  const serve = await spawnServe(['--config', configPath, '--port', '0'], dir);
+  await serve.waitForLog((entry) => entry.msg === 'ready');
+  await waitForFile(pidFile);
+  const fixture = await readPidFile(pidFile);
+  // Whatever the test does to the daemon, leave no fixture behind.
+  onTestFinished(() => {
+    for (const pid of [fixture.pid, fixture.grandchildPid]) {
+      if (pid !== undefined && !isProcessGone(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+  return { ...serve, fixture };
+}
+
+async function spawnServe(args: string[], dir: string): Promise<ServeProcess> {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir };
+  for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME']) {
+    delete env[name];
+  }
+  const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, CLI, 'serve', ...args], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    // 'close', not 'exit': by then every log line the process wrote has been read.
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+  const entries: LogEntry[] = [];
+  const lines = new EventEmitter();
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      const entry = JSON.parse(line) as LogEntry;
+      entries.push(entry);
+      lines.emit('entry', entry);
+    } catch {
+      // Not a log line.
+    }
+  });
+  const waitForLog = (match: (entry: LogEntry) => boolean): Promise<LogEntry> => {
+    const seen = entries.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const onEntry = (entry: LogEntry): void => {
+        if (!match(entry)) return;
+        lines.off('entry', onEntry);
+        resolve(entry);
+      };
+      lines.on('entry', onEntry);
+      void exited.then(({ code, signal }) => {
+        lines.off('entry', onEntry);
+        reject(new Error(`serve exited (${code ?? signal}) before the log line:\n${stderr}`));
+      });
+    });
+  };
+  const listening = await waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true);
+  return { child, url: listening.url as string, waitForLog, exited };
+}
+
+function callSlow(url: string, durationMs: number): Promise<{ status: number; body: unknown }> {
+  return fetch(`${url}/tools/mcp_slow_slow/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ arguments: { durationMs } }),
+  }).then(async (res) => ({ status: res.status, body: (await res.json()) as unknown }));
+}
+
+/**
+ * Resolves once the daemon counts `n` REST calls in flight. The slow fixture gives no
+ * call-started marker, so this reads the daemon's own gauge: each round is a real request, and
+ * the loop ends on the state it observed, not on elapsed time.
+ */
+async function inFlight(url: string, n: number): Promise<void> {
+  for (;;) {
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const count = Number(/^switchboard_tool_calls_in_flight (\d+)$/m.exec(metrics)?.[1] ?? 0);
+    if (count >= n) return;
+  }
+}
+
+describe('serve shutdown', () => {
+  it('SIGTERM lets an in-flight call finish, then exits 0 with no child process left', async () => {
+    const serve = await serveSlowTool();
+    expect(isProcessGone(serve.fixture.pid)).toBe(false);
+
+    const call = callSlow(serve.url, 1500);
+    await inFlight(serve.url, 1);
+    serve.child.kill('SIGTERM');
+
+    const { status, body } = await call;
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ content: [{ type: 'text', text: expect.stringMatching(/^done after \d+ ms/) }] });
+    expect(body).not.toHaveProperty('isError', true);
+
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+    await serve.waitForLog((entry) => entry.msg === 'stopped');
+    expect(isProcessGone(serve.fixture.pid)).toBe(true);
+    expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
+  }, SPAWN_TIMEOUT_MS);
+
+  it('cancels a call that outlives shutdownGraceMs with SHUTTING_DOWN, still exiting 0 and cleanly', async () => {
+    const serve = await serveSlowTool({ shutdownGraceMs: 200 });
+
+    const call = callSlow(serve.url, 60_000);
+    await inFlight(serve.url, 1);
+    serve.child.kill('SIGINT');
+
+    const { status, body } = await call;
+    expect(status).toBe(503);
+    expect(body).toMatchObject({ error: { code: 'SHUTTING_DOWN' } });
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+    expect(isProcessGone(serve.fixture.pid)).toBe(true);
+    expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
+  }, SPAWN_TIMEOUT_MS);
+
+  it('a second signal during the drain forces exit 1', async () => {
+    const serve = await serveSlowTool({ shutdownGraceMs: 60_000 });
+
+    const call = callSlow(serve.url, 60_000).catch((err: unknown) => err);
+    await inFlight(serve.url, 1);
+    serve.child.kill('SIGTERM');
+    await serve.waitForLog((entry) => entry.msg === 'shutting down');
+    serve.child.kill('SIGTERM');
+
+    expect(await serve.exited).toEqual({ code: 1, signal: null });
+    // The socket died with the process: the call fails rather than hanging.
+    expect(await call).toBeInstanceOf(Error);
+  }, SPAWN_TIMEOUT_MS);
+});
