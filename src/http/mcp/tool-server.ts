@@ -1,0 +1,137 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type RequestId,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { isSwitchboardError } from '../../errors.js';
+import type { MCPManager } from '../../mcp/manager.js';
+import type { SwitchboardRuntime } from '../../runtime.js';
+import { PACKAGE_VERSION } from '../package-info.js';
+import type { InFlightCalls } from '../in-flight-calls.js';
+
+/** What `/mcp` needs of the manager. */
+export type ToolSource = Pick<MCPManager, 'getCatalogue' | 'callTool'>;
+
+/** What `/mcp` reads of a catalogue entry; the bridge's extra fields stay off the wire. */
+export interface ListedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Tool['inputSchema'];
+  outputSchema?: Tool['outputSchema'];
+  annotations?: Tool['annotations'];
+}
+
+/**
+ * The MCP view of the catalogue, rebuilt only when the catalogue version moves, so every session
+ * shares one array and `tools/list` costs nothing per request.
+ */
+export class McpToolList {
+  private version = -1;
+  private tools: Tool[] = [];
+
+  constructor(private readonly manager: ToolSource) {}
+
+  list(): Tool[] {
+    const catalogue = this.manager.getCatalogue();
+    if (catalogue.version !== this.version) {
+      this.tools = catalogue.list().map((tool: ListedTool) => toMcpTool(tool));
+      this.version = catalogue.version;
+    }
+    return this.tools;
+  }
+}
+
+export interface ToolServerOptions {
+  manager: ToolSource;
+  runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
+  tools: McpToolList;
+  /** Calls in flight on `/mcp`: drained on shutdown, aborted together when its grace runs out. */
+  calls: InFlightCalls;
+  /**
+   * Called after a call the client cancelled has ended. The SDK sends no response for it, so
+   * its response stream would stay open until the session ends unless it is closed here.
+   */
+  onCancelled?: (requestId: RequestId) => void;
+}
+
+/**
+ * One low-level SDK `Server` per `/mcp` session, advertising `tools` with `listChanged`.
+ *
+ * - `tools/list` serves the aggregated catalogue as is (no pagination, no re-validation).
+ * - `tools/call` goes through `manager.callTool` and returns its `CallToolResult` unchanged;
+ *   upstream failures are already `isError` results. An unknown tool is a protocol error,
+ *   `InvalidParams` (-32602), as the MCP spec asks. The call is cancelled upstream when the
+ *   client cancels (`notifications/cancelled`), when the session closes, and when the daemon's
+ *   shutdown grace runs out.
+ */
+export function createToolServer(options: ToolServerOptions): Server {
+  const { manager, runtime, tools, calls } = options;
+  const server = new Server(
+    { name: 'switchboard', version: PACKAGE_VERSION },
+    {
+      capabilities: { tools: { listChanged: true } },
+      instructions: 'Tools of every MCP server Switchboard is connected to, named mcp_<server>_<tool>.',
+    },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    // Before the startup gate the list would be partial; the gate is short (SPEC §1).
+    if (runtime.state === 'starting') await untilReadyOrAborted(runtime, extra.signal);
+    return { tools: tools.list() };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params;
+    if (runtime.state === 'starting') await untilReadyOrAborted(runtime, extra.signal);
+    const controller = calls.begin();
+    const onAbort = (): void => controller.abort(extra.signal.reason);
+    extra.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (extra.signal.aborted) onAbort();
+      return await manager.callTool(name, args, { signal: controller.signal });
+    } catch (err) {
+      if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) throw new McpError(ErrorCode.InvalidParams, err.message);
+      throw err;
+    } finally {
+      extra.signal.removeEventListener('abort', onAbort);
+      calls.end(controller);
+      if (extra.signal.aborted) options.onCancelled?.(extra.requestId);
+    }
+  });
+
+  return server;
+}
+
+export function toMcpTool(tool: ListedTool): Tool {
+  return {
+    name: tool.name,
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+  };
+}
+
+async function untilReadyOrAborted(
+  runtime: Pick<SwitchboardRuntime, 'whenReady'>,
+  signal: AbortSignal,
+): Promise<void> {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    // A failed start still leaves a (possibly empty) catalogue worth serving.
+    await Promise.race([runtime.whenReady().catch(() => undefined), aborted]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,223 @@
+import type { ManagerEvent } from '../../mcp/events.js';
+import type { ServerSnapshot } from '../../mcp/server-record.js';
+import type { RuntimeState, SwitchboardRuntime } from '../../runtime.js';
+
+/** A manager event as sent on `/events`: the same object with its place in the stream and time. */
+export type StampedEvent = ManagerEvent & { seq: number; ts: string };
+
+/**
+ * The snapshot a subscriber gets first (and again when its `since` is too old). `seq` is the last
+ * event it reflects, so the next event the subscriber receives is `seq + 1`.
+ */
+export interface HelloEvent {
+  seq: number;
+  ts: string;
+  type: 'hello';
+  state: RuntimeState;
+  servers: ServerSnapshot[];
+  catalogueVersion: number;
+  toolCount: number;
+}
+
+export type WireEvent = StampedEvent | HelloEvent;
+
+/**
+ * One subscriber, whatever carries it (a WebSocket in production, an array in tests). The hub
+ * hands every subscriber the same already-serialised string.
+ */
+export interface EventSink {
+  send(data: string): void;
+  /** Bytes queued for this subscriber and not yet handed to the kernel. */
+  readonly bufferedAmount: number;
+  close(code: number, reason: string): void;
+}
+
+/** Close code for a subscriber whose queue passed `maxBufferedBytes` (private-use range 4000–4999). */
+export const CLOSE_TOO_SLOW = 4008;
+/** Close code when the daemon shuts down (RFC 6455 "going away"). */
+export const CLOSE_GOING_AWAY = 1001;
+
+/** The part of the manager the hub reads (`MCPManager` fits); a fake emitter in unit tests. */
+export interface EventSource {
+  subscribe(listener: (event: ManagerEvent) => void): () => void;
+  listServers(): ServerSnapshot[];
+  getCatalogue(): { readonly version: number; list(): readonly unknown[] };
+}
+
+export interface EventHubOptions {
+  manager: EventSource;
+  runtime: Pick<SwitchboardRuntime, 'state'>;
+  /** How many recent events are kept for `since` replays. @default 1000 */
+  ringSize?: number;
+  /**
+   * A subscriber whose unsent bytes pass this bound after a send is closed with
+   * `CLOSE_TOO_SLOW`; the others are not affected. @default 1048576 (1 MiB)
+   */
+  maxBufferedBytes?: number;
+  /** @default () => new Date() */
+  now?: () => Date;
+}
+
+export interface SubscribeOptions {
+  /** Replay the events after this seq, or send a fresh hello when they are no longer kept. */
+  since?: number;
+}
+
+interface RingEntry {
+  seq: number;
+  event: StampedEvent;
+  /** Serialised once, when the event arrives, and reused for every subscriber and replay. */
+  data: string;
+}
+
+const DEFAULT_RING_SIZE = 1000;
+const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/**
+ * Stamps every manager event with a gap-free `seq`, keeps the last `ringSize` of them and fans
+ * them out to subscribers. Everything here is synchronous: the manager emits synchronously and
+ * `subscribe` sends the hello or replay and joins the live set in the same tick, so no event can
+ * fall between replay and live, and none can be sent twice.
+ */
+export class EventHub {
+  private readonly manager: EventSource;
+  private readonly runtime: Pick<SwitchboardRuntime, 'state'>;
+  private readonly ringSize: number;
+  private readonly maxBufferedBytes: number;
+  private readonly now: () => Date;
+  /** Circular buffer; `ring[seq % ringSize]` holds event `seq` while it is kept. */
+  private readonly ring: Array<RingEntry | undefined>;
+  private readonly sinks = new Set<EventSink>();
+  private lastSeq = 0;
+  private closed = false;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(options: EventHubOptions) {
+    this.manager = options.manager;
+    this.runtime = options.runtime;
+    this.ringSize = positiveInteger(options.ringSize ?? DEFAULT_RING_SIZE, 'ringSize');
+    this.maxBufferedBytes = positiveInteger(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, 'maxBufferedBytes');
+    this.now = options.now ?? (() => new Date());
+    this.ring = new Array<RingEntry | undefined>(this.ringSize);
+    this.unsubscribe = this.manager.subscribe((event) => this.publish(event));
+  }
+
+  /** The seq of the last event (0 before the first). */
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  get subscriberCount(): number {
+    return this.sinks.size;
+  }
+
+  /** A snapshot of the daemon as of event `seq`. */
+  hello(): HelloEvent {
+    const catalogue = this.manager.getCatalogue();
+    return {
+      seq: this.lastSeq,
+      ts: this.now().toISOString(),
+      type: 'hello',
+      state: this.runtime.state,
+      servers: this.manager.listServers(),
+      catalogueVersion: catalogue.version,
+      toolCount: catalogue.list().length,
+    };
+  }
+
+  /**
+   * The events after `seq`, oldest first; `undefined` when some of them are no longer kept or
+   * `seq` is ahead of the stream (for example a seq from before a daemon restart).
+   */
+  since(seq: number): StampedEvent[] | undefined {
+    return this.entriesSince(seq)?.map((entry) => entry.event);
+  }
+
+  /**
+   * Sends the hello (or, with `since`, the missed events) and then every new event. Returns the
+   * unsubscribe function; it does not close the sink.
+   */
+  subscribe(sink: EventSink, options: SubscribeOptions = {}): () => void {
+    if (this.closed) {
+      sink.close(CLOSE_GOING_AWAY, 'going away');
+      return () => undefined;
+    }
+    const replay = options.since === undefined ? undefined : this.entriesSince(options.since);
+    this.sinks.add(sink);
+    if (!replay) {
+      this.deliver(sink, JSON.stringify(this.hello()));
+    } else {
+      for (const entry of replay) {
+        if (!this.sinks.has(sink)) break;
+        this.deliver(sink, entry.data);
+      }
+    }
+    return () => {
+      this.sinks.delete(sink);
+    };
+  }
+
+  /** Closes every subscriber with 1001 and refuses new ones; events are still stamped until `stop()`. */
+  close(): void {
+    this.closed = true;
+    const sinks = [...this.sinks];
+    this.sinks.clear();
+    for (const sink of sinks) closeQuietly(sink, CLOSE_GOING_AWAY, 'going away');
+  }
+
+  /** Stops listening to the manager. Idempotent. */
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  private publish(event: ManagerEvent): void {
+    const seq = ++this.lastSeq;
+    const stamped = { seq, ts: this.now().toISOString(), ...event } as StampedEvent;
+    const entry: RingEntry = { seq, event: stamped, data: JSON.stringify(stamped) };
+    this.ring[seq % this.ringSize] = entry;
+    for (const sink of this.sinks) this.deliver(sink, entry.data);
+  }
+
+  private entriesSince(seq: number): RingEntry[] | undefined {
+    if (!Number.isSafeInteger(seq) || seq < 0 || seq > this.lastSeq) return undefined;
+    const oldestKept = Math.max(1, this.lastSeq - this.ringSize + 1);
+    if (seq + 1 < oldestKept) return undefined;
+    const entries: RingEntry[] = [];
+    for (let next = seq + 1; next <= this.lastSeq; next++) {
+      const entry = this.ring[next % this.ringSize];
+      // Cannot happen while the arithmetic above holds; refuse rather than send a gap.
+      if (entry?.seq !== next) return undefined;
+      entries.push(entry);
+    }
+    return entries;
+  }
+
+  private deliver(sink: EventSink, data: string): void {
+    try {
+      sink.send(data);
+    } catch {
+      this.drop(sink, CLOSE_GOING_AWAY, 'send failed');
+      return;
+    }
+    if (sink.bufferedAmount > this.maxBufferedBytes) this.drop(sink, CLOSE_TOO_SLOW, 'subscriber too slow');
+  }
+
+  private drop(sink: EventSink, code: number, reason: string): void {
+    if (!this.sinks.delete(sink)) return;
+    closeQuietly(sink, code, reason);
+  }
+}
+
+function closeQuietly(sink: EventSink, code: number, reason: string): void {
+  try {
+    sink.close(code, reason);
+  } catch {
+    // The subscriber is gone either way; one broken socket must not stop the fan-out.
+  }
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);
+  return value;
+}

@@ -1,0 +1,162 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import { onTestFinished, describe, expect, it } from 'vitest';
+import { EventHub, type HelloEvent, type WireEvent } from '../../src/http/ws/event-hub.js';
+import { eventsRoutes } from '../../src/http/ws/events.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { closed, collectUntil, nextEvent, openEvents } from '../helpers/events.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+
+const isReloadFinished = (event: WireEvent): boolean => event.type === 'reload.finished';
+
+async function echoDaemon(): Promise<TestDaemon> {
+  return startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+}
+
+async function reloadAll(daemon: TestDaemon): Promise<void> {
+  const { status } = await daemon.json('/reload', { method: 'POST' });
+  expect(status).toBe(200);
+}
+
+/** A WebSocket handshake that is answered with a plain HTTP response. */
+function upgradeRequest(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    // No agent: the daemon drops the socket after refusing an upgrade, so it cannot be reused.
+    const req = request(url, {
+      agent: false,
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      },
+    });
+    req.once('upgrade', () => reject(new Error('upgraded')));
+    req.once('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+function expectConsecutive(events: readonly WireEvent[], after: number): void {
+  expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => after + 1 + i));
+}
+
+describe('GET /events', () => {
+  it('greets with a hello snapshot of the running daemon', async () => {
+    const daemon = await echoDaemon();
+    const ws = await openEvents(daemon.url);
+    const hello = await nextEvent(ws, 'hello');
+
+    expect(hello).toMatchObject({
+      type: 'hello',
+      seq: daemon.daemon.events.seq,
+      state: 'ready',
+      catalogueVersion: daemon.daemon.manager.getCatalogue().version,
+      toolCount: 3,
+    });
+    expect(hello.seq).toBeGreaterThan(0);
+    expect(Date.parse(hello.ts)).not.toBeNaN();
+    expect(hello.servers).toEqual([expect.objectContaining({ name: 'echo', status: 'connected', toolCount: 3 })]);
+  });
+
+  it('numbers every event of a full reload without a gap', async () => {
+    const daemon = await echoDaemon();
+    const ws = await openEvents(daemon.url);
+    const hello = await nextEvent(ws, 'hello');
+    await reloadAll(daemon);
+    const events = await collectUntil(ws, isReloadFinished);
+
+    expectConsecutive(events, hello.seq);
+    expect(events[0]).toMatchObject({ type: 'reload.started', server: null });
+    expect(events.at(-1)).toMatchObject({ type: 'reload.finished', server: null, ok: true });
+    const types = events.map((event) => event.type);
+    expect(types).toContain('server.status');
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'tools.changed', server: 'echo', cause: 'reload', toolCount: 3 }),
+    );
+    for (const event of events) expect(Date.parse(event.ts)).not.toBeNaN();
+  });
+
+  it('replays exactly the missed events for ?since=, then continues live', async () => {
+    const daemon = await echoDaemon();
+    const witness = await openEvents(daemon.url);
+    const { seq: before } = await nextEvent(witness, 'hello');
+    await reloadAll(daemon);
+    const missed = await collectUntil(witness, isReloadFinished);
+
+    const late = await openEvents(daemon.url, { query: `since=${before}` });
+    const replayed = await collectUntil(late, isReloadFinished);
+    expect(replayed).toEqual(missed);
+
+    await reloadAll(daemon);
+    const live = await collectUntil(late, isReloadFinished);
+    expectConsecutive([...replayed, ...live], before);
+    expect(live).toEqual(await collectUntil(witness, isReloadFinished));
+  });
+
+  it('answers a ?since= ahead of the stream (a previous daemon) with a fresh hello', async () => {
+    const daemon = await echoDaemon();
+    const ws = await openEvents(daemon.url, { query: `since=${daemon.daemon.events.seq + 1000}` });
+    const hello = await nextEvent(ws, 'hello');
+    expect(hello.seq).toBe(daemon.daemon.events.seq);
+  });
+
+  it('refuses an invalid since with 400 before the upgrade', async () => {
+    const daemon = await echoDaemon();
+    for (const since of ['abc', '-1', '1.5', '', '1&since=2']) {
+      const { status, body } = await upgradeRequest(`${daemon.url}/events?since=${since}`);
+      expect(status).toBe(400);
+      expect(JSON.parse(body)).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
+    }
+    await expect(openEvents(daemon.url, { query: 'since=x' })).rejects.toThrow(/HTTP 400/);
+  });
+
+  it('closes every subscriber with 1001 on shutdown', async () => {
+    const daemon = await echoDaemon();
+    const sockets = await Promise.all([openEvents(daemon.url), openEvents(daemon.url)]);
+    await Promise.all(sockets.map((ws) => nextEvent(ws, 'hello')));
+    await daemon.close();
+    for (const ws of sockets) expect(await closed(ws)).toEqual({ code: 1001, reason: 'going away' });
+  });
+});
+
+describe('GET /events with a small ring', () => {
+  /** The real daemon's manager behind a second feed whose hub keeps only `ringSize` events. */
+  async function smallRingFeed(daemon: TestDaemon, ringSize: number): Promise<{ url: string; hub: EventHub }> {
+    const hub = new EventHub({ manager: daemon.daemon.manager, runtime: daemon.daemon.runtime, ringSize });
+    const app = Fastify();
+    await app.register(eventsRoutes, { events: hub });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    onTestFinished(async () => {
+      hub.close();
+      await app.close();
+      hub.stop();
+    });
+    return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, hub };
+  }
+
+  it('sends a fresh hello when the events after since are no longer kept', async () => {
+    const daemon = await echoDaemon();
+    const feed = await smallRingFeed(daemon, 3);
+    const witness = await openEvents(feed.url);
+    const first = await nextEvent(witness, 'hello');
+    await reloadAll(daemon);
+    const missed = await collectUntil(witness, isReloadFinished);
+    expect(missed.length).toBeGreaterThan(3);
+
+    const tooOld = await openEvents(feed.url, { query: `since=${first.seq}` });
+    const [hello] = await collectUntil(tooOld, () => true);
+    expect(hello).toMatchObject({ type: 'hello', seq: feed.hub.seq });
+    expect((hello as HelloEvent).servers).toEqual([expect.objectContaining({ name: 'echo' })]);
+
+    // Still inside the ring: a replay, not a hello.
+    const recent = await openEvents(feed.url, { query: `since=${feed.hub.seq - 2}` });
+    expect(await collectUntil(recent, isReloadFinished)).toEqual(missed.slice(-2));
+  });
+});
