@@ -1,0 +1,142 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { DaemonConfig } from '../config/schema.js';
+import { SwitchboardError } from '../errors.js';
+import type { MCPManager } from '../mcp/manager.js';
+import type { SwitchboardRuntime } from '../runtime.js';
+import { createAuthHook } from './auth.js';
+import { CallMetrics } from './call-metrics.js';
+import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpError } from './error-handler.js';
+import { InFlightCalls } from './in-flight-calls.js';
+import { healthRoutes } from './routes/health.js';
+import { mcpRoutes } from './routes/mcp.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { operationRoutes } from './routes/operations.js';
+import { serverRoutes } from './routes/servers.js';
+import { statusRoutes } from './routes/status.js';
+import { toolRoutes } from './routes/tools.js';
+import type { EventHub } from './ws/event-hub.js';
+import { eventsRoutes } from './ws/events.js';
+
+export interface AppDeps {
+  config: DaemonConfig;
+  manager: MCPManager;
+  runtime: SwitchboardRuntime;
+  events: EventHub;
+  logger: Logger;
+  /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
+  shutdownSignal: AbortSignal;
+}
+
+/**
+ * Largest request body accepted (413 beyond). Tool arguments can carry file contents, so this is
+ * above fastify's 1 MiB default, but still small enough that one request cannot hog memory.
+ */
+export const BODY_LIMIT = 4 * 1024 * 1024;
+
+/** Routes that answer while the daemon shuts down: a liveness probe must not flap during drain. */
+const ALWAYS_OPEN = new Set(['/health']);
+
+/**
+ * Builds the Fastify app with every route of SPEC §9 registered explicitly. Never listens:
+ * `cli.ts` does, so tests and embedders can pick their own port.
+ */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const { config, manager, runtime, events, logger, shutdownSignal } = deps;
+  const startedAt = Date.now();
+
+  const app = Fastify({
+    loggerInstance: httpLogger(logger),
+    logController: new LogController({ disableRequestLogging: !config.requestLogging }),
+    bodyLimit: BODY_LIMIT,
+    // We answer the drain ourselves (below), in the `{ error }` shape instead of fastify's.
+    return503OnClosing: false,
+    routerOptions: { maxParamLength: 512 },
+    // Bad percent-encoding and over-long params never reach a route; keep their bodies ours too.
+    frameworkErrors: (err, _request, reply) => void sendError(reply, toHttpError(err)),
+    clientErrorHandler,
+  });
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  useJsonBodiesOnly(app);
+
+  // Auth first, so an unauthenticated caller learns nothing, not even that we are stopping.
+  if (config.token !== undefined) app.addHook('onRequest', createAuthHook({ token: config.token }));
+  const stopping = (): boolean => runtime.state === 'stopping' || runtime.state === 'stopped';
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    if (stopping() && !ALWAYS_OPEN.has(request.routeOptions.url ?? '')) return done(new SwitchboardError('SHUTTING_DOWN'));
+    done();
+  });
+  // fastify closes idle keep-alive sockets once, when close starts; a request still running
+  // then would leave its socket open for the whole keep-alive timeout and stall shutdown.
+  app.addHook('onSend', (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    if (stopping()) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+
+  // A WebSocket handshake answered with an HTTP status (401, 404, 400) leaves a socket that the
+  // HTTP server no longer tracks: nothing would ever close it, and `app.close()` would wait for it.
+  app.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+    if (request.headers.upgrade !== undefined) request.raw.socket.destroy();
+    done();
+  });
+
+  const calls = new InFlightCalls(shutdownSignal);
+  const metrics = new CallMetrics();
+
+  void app.register(healthRoutes, { runtime });
+  void app.register(statusRoutes, { manager, runtime, startedAt });
+  void app.register(serverRoutes, { manager });
+  void app.register(toolRoutes, { manager, runtime, calls, metrics });
+  void app.register(operationRoutes, { runtime });
+  void app.register(metricsRoutes, {
+    manager,
+    calls,
+    metrics,
+    startedAt,
+    subscriberCount: () => events.subscriberCount,
+  });
+  void app.register(eventsRoutes, { events });
+  void app.register(mcpRoutes, { manager, runtime, shutdownSignal });
+
+  return app;
+}
+
+/**
+ * Only JSON bodies are accepted (anything else is 415), and an empty JSON body counts as no
+ * body: clients that always send `content-type: application/json` can still POST `/reload`.
+ */
+function useJsonBodiesOnly(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    if (text.length === 0) return done(null, undefined);
+    parseJson(request, text, done);
+  });
+}
+
+/**
+ * The request logger: our own `req` serializer so a `?token=` never reaches a log line, and no
+ * headers at all (authorization, cookies and the like are none of the log's business).
+ */
+function httpLogger(logger: Logger): FastifyBaseLogger {
+  return logger.child(
+    { component: 'http' },
+    {
+      serializers: {
+        req: (request: FastifyRequest) => ({
+          method: request.method,
+          url: redactQueryToken(request.url),
+          remoteAddress: request.ip,
+        }),
+        res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
+      },
+    },
+  );
+}
+
+export function redactQueryToken(url: string): string {
+  return url.includes('token=') ? url.replace(/([?&]token=)[^&#]*/gi, '$1****') : url;
+}

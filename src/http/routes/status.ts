@@ -1,0 +1,48 @@
+import type { FastifyPluginCallback } from 'fastify';
+import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
+import type { MCPManager } from '../../mcp/manager.js';
+import type { SwitchboardRuntime } from '../../runtime.js';
+import { PACKAGE_VERSION } from '../package-info.js';
+
+export interface StatusRoutesOptions {
+  manager: MCPManager;
+  runtime: SwitchboardRuntime;
+  /** When the daemon was built (ms since epoch), for uptime. */
+  startedAt: number;
+}
+
+/**
+ * `GET /status`: one read of everything an operator or dashboard wants to see. Fields are picked
+ * one by one — never spread from the discovery result, which holds configs (env, headers) and
+ * the Exa keys; those keys are reported as a count only.
+ */
+export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { manager, runtime, startedAt }, done) => {
+  app.get('/status', () => {
+    const servers = manager.listServers();
+    const catalogue = manager.getCatalogue();
+    const discovery = runtime.lastDiscovery;
+    const serverCounts = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;
+    for (const server of servers) serverCounts[server.status] += 1;
+    const toolCount = catalogue.list().length;
+    return {
+      state: runtime.state,
+      version: PACKAGE_VERSION,
+      startedAt: new Date(startedAt).toISOString(),
+      uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+      catalogue: { version: catalogue.version, toolCount },
+      toolCount,
+      serverCounts,
+      servers,
+      errors: runtime.errors.map(({ path, error }) => ({ path, error })),
+      collisions: catalogue.collisions(),
+      discovery: {
+        error: runtime.lastDiscoveryError ?? null,
+        warnings: discovery.warnings,
+        shadowed: discovery.shadowed.map(({ name, source, shadowedBy, reason }) => ({ name, source, shadowedBy, reason })),
+        exaApiKeyCount: discovery.exaApiKeys.length,
+      },
+    };
+  });
+
+  done();
+};

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { SwitchboardError } from '../errors.js';
+
+/**
+ * Request schemas of the HTTP API, built once at import. Each route parses its params, query
+ * and body with `parseInput`, which turns the first zod issue into a 400 `VALIDATION_FAILED`
+ * naming the field (`arguments: Expected object`), so callers can fix their request without
+ * reading a stack.
+ */
+
+/** A server or tool name in the path. Fastify has already URL-decoded it. */
+const Name = z.string().min(1, { error: 'Must not be empty' }).max(512, { error: 'Too long' });
+
+export const NameParamsSchema = z.object({ name: Name });
+
+/** `?wait=false` answers at once instead of awaiting the startup gate. */
+const WaitFlag = z.enum(['true', 'false'], { error: 'Expected "true" or "false"' }).optional();
+
+export const ToolListQuerySchema = z.object({
+  server: z.string({ error: 'Expected a single value' }).min(1, { error: 'Must not be empty' }).optional(),
+  q: z.string({ error: 'Expected a single value' }).optional(),
+  wait: WaitFlag,
+});
+export type ToolListQuery = z.infer<typeof ToolListQuerySchema>;
+
+export const ToolGetQuerySchema = z.object({ wait: WaitFlag });
+
+export const CallToolBodySchema = z
+  .object({
+    arguments: z.record(z.string(), z.unknown(), { error: 'Expected object' }).optional(),
+    timeoutMs: z
+      .number({ error: 'Expected a positive integer' })
+      .int({ error: 'Expected a positive integer' })
+      .positive({ error: 'Expected a positive integer' })
+      .optional(),
+  }, { error: 'Expected object' })
+  .strict();
+export type CallToolBody = z.infer<typeof CallToolBodySchema>;
+
+/** Operations take no input; a body, when sent, must be an empty object (or JSON null). */
+export const EmptyBodySchema = z.union([z.object({}).strict(), z.null(), z.undefined()], {
+  error: 'Expected an empty object',
+});
+
+export type InputLocation = 'body' | 'params' | 'query';
+
+/** Parses `value` or throws `VALIDATION_FAILED` naming the first offending field. */
+export function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: InputLocation): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new SwitchboardError('VALIDATION_FAILED', describeIssue(result.error.issues[0], where));
+}
+
+function describeIssue(issue: z.core.$ZodIssue | undefined, where: InputLocation): string {
+  if (!issue) return `${where}: Invalid input`;
+  if (issue.code === 'unrecognized_keys') {
+    const field = [...issue.path, issue.keys[0] ?? ''].join('.');
+    return `${field}: Unknown field`;
+  }
+  const field = issue.path.length > 0 ? issue.path.map(String).join('.') : where;
+  return `${field}: ${issue.message}`;
+}
