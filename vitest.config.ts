@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     // Integration tests spawn real child processes; two cores are easily saturated.
     testTimeout: 30_000,
     hookTimeout: 30_000,

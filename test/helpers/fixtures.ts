@@ -1,33 +1,30 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ServerConfig } from '../../src/config/types.js';
+import { FIXTURE_BUILD_DIR } from './build-fixtures.js';
 
 /**
- * Fixture MCP servers are TypeScript files under test/fixtures/servers, run by Node through tsx's
- * loader (Node 20 cannot strip types itself). The loader is passed as an absolute file URL so a
- * fixture runs from any working directory and with the minimal env a stdio server gets.
+ * Fixture MCP servers are TypeScript files under test/fixtures/servers. The vitest global setup
+ * bundles each into test/fixtures/.build/<name>.mjs (see build-fixtures.ts), so a fixture starts
+ * as plain `node <bundle>` — with the minimal env a stdio server gets, from any directory.
  */
-export const TSX_LOADER_URL = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-export const FIXTURE_DIR = fileURLToPath(new URL('../fixtures/servers/', import.meta.url));
-
 export interface FixtureOptions {
   env?: Record<string, string>;
   args?: string[];
 }
 
+/** The runnable bundle of fixture `name`. */
 export function fixturePath(name: string): string {
-  return join(FIXTURE_DIR, `${name}.ts`);
+  return join(FIXTURE_BUILD_DIR, `${name}.mjs`);
 }
 
 /** A stdio ServerConfig that runs fixture `name` (e.g. 'echo-stdio'). */
 export function fixtureServerConfig(name: string, options: FixtureOptions = {}): ServerConfig {
   return {
     command: process.execPath,
-    args: ['--import', TSX_LOADER_URL, fixturePath(name), ...(options.args ?? [])],
+    args: [fixturePath(name), ...(options.args ?? [])],
     ...(options.env ? { env: options.env } : {}),
   };
 }
@@ -45,7 +42,7 @@ export interface FixtureHttp {
  * once it has printed its URL. Register `close` with onTestFinished.
  */
 export async function startFixtureHttp(name: string, options: FixtureOptions = {}): Promise<FixtureHttp> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, fixturePath(name), ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [fixturePath(name), ...(options.args ?? [])], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

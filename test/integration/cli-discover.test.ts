@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -13,7 +14,7 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * child can only see the temporary HOME, never the real one (no XDG_*, APPDATA, CODEX_HOME).
  */
 async function cli(args: string[], home: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
     cwd: repo,
     env: { PATH: process.env.PATH, HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],

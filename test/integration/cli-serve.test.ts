@@ -8,10 +8,10 @@ import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { bindRefusal, handleShutdownSignals, isLoopbackHost, parseServeFlags, runServe, ServeExit } from '../../src/cli/serve.js';
 import type { ServerConfig } from '../../src/config/types.js';
-import { fixtureServerConfig, TSX_LOADER_URL } from '../helpers/fixtures.js';
+import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 /** The daemon and its fixtures are transpiled on the fly: a loaded two-core box needs the time. */
 const SPAWN_TIMEOUT_MS = 60_000;
@@ -35,7 +35,7 @@ function spawnServe(args: string[], dirs: { home: string; cwd: string }): ServeP
   for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME']) {
     delete env[name];
   }
-  const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, CLI, 'serve', ...args], {
+  const child = spawn(process.execPath, [CLI_BUNDLE, 'serve', ...args], {
     cwd: dirs.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,7 +7,7 @@ import type { ManagerEvent } from '../../src/mcp/events.js';
 import { MCPManager } from '../../src/mcp/manager.js';
 import { configHash } from '../../src/store/config-hash.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
-import { fixtureServerConfig, fixturePath, TSX_LOADER_URL } from '../helpers/fixtures.js';
+import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
 import { isProcessGone, tempDir } from '../helpers/process.js';
 
 const ECHO_TOOLS: Tool[] = ['add', 'echo', 'reverse'].map((name) => ({
@@ -134,7 +134,7 @@ describe('MCPManager startup gate', () => {
 describe('MCPManager teardown', () => {
   it('disconnectAll leaves no child or grandchild process', async () => {
     // `; true` stops the shell from exec-ing node, so node is the daemon's grandchild.
-    const command = `${process.execPath} --import ${TSX_LOADER_URL} ${fixturePath('echo-stdio')}; true`;
+    const command = `${process.execPath} ${fixturePath('echo-stdio')}; true`;
     const manager = newManager();
     await manager.connectServers({
       wrapped: { command: '/bin/sh', args: ['-c', command] },

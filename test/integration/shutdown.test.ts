@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { fixtureServerConfig, TSX_LOADER_URL } from '../helpers/fixtures.js';
+import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { isProcessGone, readPidFile, tempDir, waitForFile, type PidFile } from '../helpers/process.js';
 
 /**
@@ -14,7 +15,6 @@ import { isProcessGone, readPidFile, tempDir, waitForFile, type PidFile } from '
  * a second signal forces exit 1.
  */
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 /** The daemon and its fixtures are transpiled on the fly: a loaded two-core box needs the time. */
 const SPAWN_TIMEOUT_MS = 60_000;
@@ -58,7 +58,7 @@ async function spawnServe(args: string[], dir: string): Promise<ServeProcess> {
   for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME']) {
     delete env[name];
   }
-  const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, CLI, 'serve', ...args], {
+  const child = spawn(process.execPath, [CLI_BUNDLE, 'serve', ...args], {
     cwd: dir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
