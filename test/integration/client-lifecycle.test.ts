@@ -21,8 +21,9 @@ async function pidReporting(): Promise<{ pidFile: string; env: Record<string, st
  */
 function shWrapped(name: string, pidFile: string): ServerConfig {
   const inner = fixtureServerConfig(name);
-  const script = `sleep 1000 & printf '{"pid":%d,"grandchildPid":%d}' $$ $! > "$PID_FILE"; exec "$@"`;
-  return { command: 'sh', args: ['-c', script, 'sh', inner.command!, ...inner.args!], env: { PID_FILE: pidFile } };
+  const script = `sleep 1000 & printf '{"pid":%d,"grandchildPid":%d}' $$ $! > "$WRAPPER_PID_FILE"; exec "$@"`;
+  // Not PID_FILE: the fixture itself would overwrite that file with its own pid alone.
+  return { command: 'sh', args: ['-c', script, 'sh', inner.command!, ...inner.args!], env: { WRAPPER_PID_FILE: pidFile } };
 }
 
 async function expectFamilyGone(pidFile: string): Promise<void> {
