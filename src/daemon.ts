@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import type { FastifyInstance } from 'fastify';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { discoverMCPServers } from './config/discover.js';
 import { defaultDbPath } from './config/load.js';
 import { createValueResolver } from './config/resolve-values.js';

@@ -3,7 +3,6 @@ import { EventEmitter } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { bindRefusal, handleShutdownSignals, isLoopbackHost, parseServeFlags, runServe, ServeExit } from '../../src/cli/serve.js';

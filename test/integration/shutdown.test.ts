@@ -3,7 +3,6 @@ import { EventEmitter } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
