@@ -12,6 +12,8 @@ export interface RuntimeOptions {
   /** Runs discovery afresh; called at start and on every reload. */
   discover: () => Promise<DiscoveryResult>;
   logger?: Logger;
+  /** Warnings from opening the tool cache (moved aside, read-only), shown in `/status`. */
+  storeWarnings?: readonly string[];
 }
 
 /** The path reported for a hard discovery failure, as the original loader did. */
@@ -36,6 +38,7 @@ const EMPTY_DISCOVERY: DiscoveryResult = { configs: {}, sources: {}, shadowed: [
  */
 export class SwitchboardRuntime {
   readonly manager: MCPManager;
+  readonly storeWarnings: readonly string[];
   private readonly discoverFn: () => Promise<DiscoveryResult>;
   private readonly log: Logger;
   private readonly queue = new SerialQueue();
@@ -49,6 +52,7 @@ export class SwitchboardRuntime {
   constructor(options: RuntimeOptions) {
     this.manager = options.manager;
     this.discoverFn = options.discover;
+    this.storeWarnings = options.storeWarnings ?? [];
     this.log = options.logger ?? pino({ level: 'silent' });
   }
 

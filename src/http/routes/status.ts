@@ -41,6 +41,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
         shadowed: discovery.shadowed.map(({ name, source, shadowedBy, reason }) => ({ name, source, shadowedBy, reason })),
         exaApiKeyCount: discovery.exaApiKeys.length,
       },
+      storeWarnings: runtime.storeWarnings,
     };
   });
 
