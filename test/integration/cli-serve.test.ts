@@ -1,84 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { bindRefusal, handleShutdownSignals, isLoopbackHost, parseServeFlags, runServe, ServeExit } from '../../src/cli/serve.js';
 import type { ServerConfig } from '../../src/config/types.js';
-import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
+import { spawnServe } from '../helpers/serve-process.js';
 
-
-/** The daemon and its fixtures are transpiled on the fly: a loaded two-core box needs the time. */
+/** A real daemon process plus its fixture servers: a loaded two-core box needs the time. */
 const SPAWN_TIMEOUT_MS = 60_000;
-
-type LogEntry = Record<string, unknown> & { msg?: string };
-
-interface ServeProcess {
-  child: ChildProcess;
-  /** Resolves with the first log entry (past or future) that matches; rejects if the process exits first. */
-  waitForLog(match: (entry: LogEntry) => boolean): Promise<LogEntry>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr(): string;
-}
-
-/**
- * `switchboard serve` as a real child process, with HOME and the working directory in temp dirs
- * so discovery never reads the real user's files. Killed when the test finishes.
- */
-function spawnServe(args: string[], dirs: { home: string; cwd: string }): ServeProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: dirs.home };
-  for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME']) {
-    delete env[name];
-  }
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'serve', ...args], {
-    cwd: dirs.cwd,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    // 'close', not 'exit': by then every log line the process wrote has been read.
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
-
-  const entries: LogEntry[] = [];
-  const lines = new EventEmitter();
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    try {
-      const entry = JSON.parse(line) as LogEntry;
-      entries.push(entry);
-      lines.emit('entry', entry);
-    } catch {
-      // Not a log line; nothing to match.
-    }
-  });
-
-  const waitForLog = (match: (entry: LogEntry) => boolean): Promise<LogEntry> => {
-    const seen = entries.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const onEntry = (entry: LogEntry): void => {
-        if (!match(entry)) return;
-        lines.off('entry', onEntry);
-        resolve(entry);
-      };
-      lines.on('entry', onEntry);
-      void exited.then(({ code, signal }) => {
-        lines.off('entry', onEntry);
-        reject(new Error(`serve exited (${code ?? signal}) before the log line:\n${stderr}`));
-      });
-    });
-  };
-  return { child, waitForLog, exited, stderr: () => stderr };
-}
 
 async function writeConfig(dir: string, config: { mcpServers?: Record<string, ServerConfig> } & Record<string, unknown>): Promise<string> {
   const path = join(dir, 'switchboard.json');

@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { isProcessGone, readPidFile, tempDir, waitForFile, type PidFile } from '../helpers/process.js';
+import { spawnServe, type LogEntry } from '../helpers/serve-process.js';
 
 /**
  * SIGTERM/SIGINT on a real `switchboard serve` process (SPEC §1.7): in-flight calls drain within
@@ -14,11 +12,8 @@ import { isProcessGone, readPidFile, tempDir, waitForFile, type PidFile } from '
  * a second signal forces exit 1.
  */
 
-
-/** The daemon and its fixtures are transpiled on the fly: a loaded two-core box needs the time. */
+/** A real daemon process plus its fixture servers: a loaded two-core box needs the time. */
 const SPAWN_TIMEOUT_MS = 60_000;
-
-type LogEntry = Record<string, unknown> & { msg?: string };
 
 interface ServeProcess {
   child: ChildProcess;
@@ -39,7 +34,8 @@ async function serveSlowTool(config: Record<string, unknown> = {}): Promise<Slow
   const slow = fixtureServerConfig('slow-tool', { env: { PID_FILE: pidFile, SPAWN_GRANDCHILD: '1' } });
   await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: { slow }, ...config }));
 
-  const serve = await spawnServe(['--config', configPath, '--port', '0'], dir);
+  const spawned = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+  const serve = { ...spawned, url: await spawned.listening() };
   await serve.waitForLog((entry) => entry.msg === 'ready');
   await waitForFile(pidFile);
   const fixture = await readPidFile(pidFile);
@@ -50,56 +46,6 @@ async function serveSlowTool(config: Record<string, unknown> = {}): Promise<Slow
     }
   });
   return { ...serve, fixture };
-}
-
-async function spawnServe(args: string[], dir: string): Promise<ServeProcess> {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir };
-  for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME']) {
-    delete env[name];
-  }
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'serve', ...args], {
-    cwd: dir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    // 'close', not 'exit': by then every log line the process wrote has been read.
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
-  const entries: LogEntry[] = [];
-  const lines = new EventEmitter();
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    try {
-      const entry = JSON.parse(line) as LogEntry;
-      entries.push(entry);
-      lines.emit('entry', entry);
-    } catch {
-      // Not a log line.
-    }
-  });
-  const waitForLog = (match: (entry: LogEntry) => boolean): Promise<LogEntry> => {
-    const seen = entries.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const onEntry = (entry: LogEntry): void => {
-        if (!match(entry)) return;
-        lines.off('entry', onEntry);
-        resolve(entry);
-      };
-      lines.on('entry', onEntry);
-      void exited.then(({ code, signal }) => {
-        lines.off('entry', onEntry);
-        reject(new Error(`serve exited (${code ?? signal}) before the log line:\n${stderr}`));
-      });
-    });
-  };
-  const listening = await waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true);
-  return { child, url: listening.url as string, waitForLog, exited };
 }
 
 function callSlow(url: string, durationMs: number): Promise<{ status: number; body: unknown }> {
