@@ -6,7 +6,7 @@ import { validateServerConfig } from '../config/validate.js';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { configHash } from '../store/config-hash.js';
 import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
-import { delay } from '../util/delay.js';
+import { abortable } from '../util/abort.js';
 import { connectToServer, resolveConnectTimeout, type ConnectOptions, type ServerConnection } from './client.js';
 import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
 import {
@@ -16,6 +16,7 @@ import {
   type ServerRecord,
   type ServerSnapshot,
 } from './server-record.js';
+import { passStartupGate, type ConnectTask } from './startup-gate.js';
 import { callUpstreamTool, type ToolCallOptions } from './tool-call.js';
 import { ToolCatalogue } from './tool-catalogue.js';
 
@@ -51,12 +52,6 @@ export interface ConnectSummary {
 
 const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
-
-interface ConnectTask {
-  record: ServerRecord;
-  done: Promise<void>;
-  outcome?: { ok: true } | { ok: false; error: string };
-}
 
 /**
  * Owns every upstream connection: connects in parallel behind the startup gate, keeps each
@@ -152,18 +147,11 @@ export class MCPManager {
       tasks.push(this.startConnect(record, cause, phase));
     }
 
-    const gate = new AbortController();
-    await Promise.race([Promise.allSettled(tasks.map((t) => t.done)), delay(this.startupGateMs, gate.signal)]);
-    gate.abort();
-
-    const awaited: Promise<void>[] = [];
-    for (const task of tasks) {
-      if (task.outcome) continue;
+    await passStartupGate(tasks, this.startupGateMs, (task) => {
       const cached = this.store.get(task.record.name, task.record.configHash);
       if (cached) this.setTools(task.record, cached.tools, { cause, deferred: true });
-      else awaited.push(task.done);
-    }
-    await Promise.allSettled(awaited);
+      return cached !== undefined;
+    });
 
     phase.returned = true;
     for (const task of tasks) {
@@ -181,18 +169,8 @@ export class MCPManager {
       const why = record.lastError ? `: ${record.lastError}` : '';
       throw new SwitchboardError('SERVER_NOT_CONNECTED', `Server "${name}" is ${record.status}${why}`);
     }
-    if (!signal) return record.pending;
-    signal.throwIfAborted();
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      return await Promise.race([record.pending, aborted]);
-    } finally {
-      if (onAbort) signal.removeEventListener('abort', onAbort);
-    }
+    // Only this wait is abandoned: the connect attempt is shared with other callers.
+    return signal ? abortable(record.pending, signal) : record.pending;
   }
 
   /** Calls a tool by its exposed name; a deferred tool first waits for its server. */
