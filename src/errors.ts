@@ -12,6 +12,7 @@ export const ERROR_CATALOGUE = {
   OPERATION_CONFLICT: { status: 409, message: 'The operation conflicts with one in progress' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON' },
+  UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
   INTERNAL_ERROR: { status: 500, message: 'Internal error' },
   UPSTREAM_CONNECT_FAILED: { status: 502, message: 'Could not connect to the MCP server' },
   SERVER_NOT_CONNECTED: { status: 503, message: 'The MCP server is not connected' },

@@ -39,6 +39,8 @@ export interface LoadedMCPTools {
 export async function discoverAndLoadMCPTools(cwd: string, options: LoadMCPToolsOptions = {}): Promise<LoadedMCPTools> {
   const env = options.env ?? process.env;
   const home = options.home ?? homedir();
+  // A store we open here is ours to close; one handed in belongs to the caller.
+  const ownsStore = options.store === undefined;
   const store =
     options.store ??
     (options.dbPath ? openToolCache(options.dbPath, options.logger ? { logger: options.logger } : {}).store : new NoopToolCacheStore());
@@ -66,6 +68,7 @@ export async function discoverAndLoadMCPTools(cwd: string, options: LoadMCPTools
         ...(options.enableProjectConfig !== undefined ? { enableProjectConfig: options.enableProjectConfig } : {}),
       }),
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(ownsStore ? { onClosed: () => store.close() } : {}),
   });
   const errors = await runtime.start();
   return { tools: manager.getTools(), errors, manager, runtime };

@@ -14,6 +14,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Warnings from opening the tool cache (moved aside, read-only), shown in `/status`. */
   storeWarnings?: readonly string[];
+  /** Runs last in `close()`, e.g. to close a store the embedder did not open itself. */
+  onClosed?: () => void;
 }
 
 /** The path reported for a hard discovery failure, as the original loader did. */
@@ -48,11 +50,13 @@ export class SwitchboardRuntime {
   private readyPromise: Promise<LoadError[]> | undefined;
   private lastErrors: LoadError[] = [];
   private closing: Promise<void> | undefined;
+  private readonly onClosed: (() => void) | undefined;
 
   constructor(options: RuntimeOptions) {
     this.manager = options.manager;
     this.discoverFn = options.discover;
     this.storeWarnings = options.storeWarnings ?? [];
+    this.onClosed = options.onClosed;
     this.log = options.logger ?? pino({ level: 'silent' });
   }
 
@@ -77,6 +81,7 @@ export class SwitchboardRuntime {
   /** Discovers and connects behind the startup gate; idempotent. */
   start(): Promise<LoadError[]> {
     this.readyPromise ??= this.queue.run(async () => {
+      if (this.currentState !== 'idle') return [];
       this.currentState = 'starting';
       const errors = await this.discoverAndConnect('startup');
       if (this.currentState === 'starting') this.currentState = 'ready';
@@ -112,9 +117,11 @@ export class SwitchboardRuntime {
       const config = this.discovery.configs[name];
       if (!config) {
         if (!this.manager.hasServer(name)) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
-        // Gone from config since the last start: disconnect it and say so.
+        // Gone from config since the last start: disconnect it, report it once, forget it.
         await this.manager.disconnectServer(name);
-        return this.detail(name);
+        const last = this.detail(name);
+        this.manager.forgetServer(name);
+        return last;
       }
       if (this.manager.hasServer(name)) await this.manager.disconnectServer(name);
       const source = this.discovery.sources[name];
@@ -124,15 +131,24 @@ export class SwitchboardRuntime {
   }
 
   disconnectServer(name: string): Promise<ServerDetail> {
-    return this.operation(name, async () => {
+    this.assertAccepting();
+    // A connect still in flight is abandoned now, not awaited behind the queue.
+    this.manager.abortConnects(new SwitchboardError('SERVER_CLOSED', `Server "${name}" was disconnected`), name);
+    return this.queue.run(async () => {
+      this.assertAccepting();
       await this.manager.disconnectServer(name);
       return this.detail(name);
     });
   }
 
-  /** Refuses further operations (409/503 on the HTTP side) while in-flight work drains. */
+  /**
+   * Refuses further operations (503 on the HTTP side) while in-flight calls drain, and abandons
+   * every connect in flight: shutdown must not wait on a server that never answers.
+   */
   stopAccepting(): void {
-    if (this.currentState !== 'stopped') this.currentState = 'stopping';
+    if (this.currentState === 'stopped' || this.currentState === 'stopping') return;
+    this.currentState = 'stopping';
+    this.manager.abortConnects(new SwitchboardError('SHUTTING_DOWN'));
   }
 
   /** Stops accepting operations and disconnects everything; idempotent and joinable. */
@@ -141,6 +157,7 @@ export class SwitchboardRuntime {
       this.stopAccepting();
       await this.queue.run(() => this.manager.disconnectAll());
       this.currentState = 'stopped';
+      this.onClosed?.();
     })();
     return this.closing;
   }

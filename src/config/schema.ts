@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TIMER_MS } from '../util/abort.js';
 
 /**
  * Schemas for Switchboard's own config file. The types are derived from them; the loose
@@ -22,9 +23,9 @@ export const ServerConfigSchema = z
     headers: StringRecord.optional(),
     enabled: EnabledFlagSchema.optional(),
     /** Connect + list deadline in ms; 0 disables. @default 30000 */
-    timeout: z.number().int().nonnegative().optional(),
+    timeout: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
     /** Tool-call deadline in ms, reset by progress; 0 disables. @default 60000 */
-    callTimeout: z.number().int().nonnegative().optional(),
+    callTimeout: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
   })
   .strict();
 

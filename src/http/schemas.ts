@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../util/abort.js';
 import { z } from 'zod';
 import { SwitchboardError } from '../errors.js';
 
@@ -32,6 +33,7 @@ export const CallToolBodySchema = z
       .number({ error: 'Expected a positive integer' })
       .int({ error: 'Expected a positive integer' })
       .positive({ error: 'Expected a positive integer' })
+      .max(MAX_TIMER_MS, { error: `At most ${MAX_TIMER_MS}` })
       .optional(),
   }, { error: 'Expected object' })
   .strict();

@@ -134,7 +134,8 @@ export class McpServerConnection implements ServerConnection {
         CallToolResultSchema,
         {
           signal: link.signal,
-          timeout: timeoutMs > 0 ? timeoutMs : MAX_TIMER_MS,
+          // Past setTimeout's limit Node fires at once; a longer deadline is no deadline.
+          timeout: timeoutMs > 0 ? Math.min(timeoutMs, MAX_TIMER_MS) : MAX_TIMER_MS,
           resetTimeoutOnProgress: true,
           onprogress: opts.onProgress ?? ignoreProgress,
         },

@@ -208,6 +208,15 @@ export class MCPManager {
     this.catalogue.clear();
   }
 
+  /**
+   * Aborts in-flight connects — every server's, or one — so a teardown never waits on a server
+   * that is slow to answer `initialize` (with `timeout: 0`, forever).
+   */
+  abortConnects(reason: Error, name?: string): void {
+    const records = name === undefined ? [...this.servers.values()] : [this.servers.get(name)];
+    for (const record of records) record?.abort?.abort(reason);
+  }
+
   /** Forgets a disconnected server entirely (used when a reload finds it gone from config). */
   forgetServer(name: string): void {
     const record = this.servers.get(name);
@@ -241,7 +250,8 @@ export class MCPManager {
 
     const task: ConnectTask = { record, done: Promise.resolve() };
     task.done = pending.then(
-      ({ connection, tools }) => {
+      ({ connection, tools, changedSinceList }) => {
+        const relistNow = changedSinceList();
         if (record.generation !== generation) {
           void connection.close();
           return;
@@ -253,6 +263,7 @@ export class MCPManager {
         this.setTools(record, tools, { cause: phase.returned ? 'background' : cause, deferred: false });
         this.store.put(record.name, record.configHash, tools);
         task.outcome = { ok: true };
+        if (relistNow) void this.relist(record, connection);
       },
       (err: unknown) => {
         if (record.generation !== generation) return;
@@ -271,7 +282,7 @@ export class MCPManager {
   private async connectAndList(
     record: ServerRecord,
     signal: AbortSignal,
-  ): Promise<{ connection: ServerConnection; tools: Tool[] }> {
+  ): Promise<{ connection: ServerConnection; tools: Tool[]; changedSinceList: () => boolean }> {
     const started = this.now();
     const resolved = await this.resolveValues(record.name, record.config, record.source);
     const timeoutMs = resolveConnectTimeout(resolved, this.env);
@@ -281,11 +292,22 @@ export class MCPManager {
       timeoutMs,
       logger: this.log.child({ server: record.name }),
     });
+    // A list_changed may arrive while (or just after) the first list is answered, before the
+    // connection is attached; remember it so the list is fetched again instead of lost.
+    let changed = false;
+    const stopWatching = connection.onToolsListChanged(() => (changed = true));
+    const changedSinceList = (): boolean => {
+      stopWatching();
+      return changed;
+    };
     try {
+      // No reset after the list: a notification in the same chunk as the answer lands before
+      // this await resumes, and one spare relist is cheaper than a lost change.
       const tools = await connection.listTools({ signal, timeoutMs });
       this.log.info({ server: record.name, tools: tools.length, ms: this.now() - started }, 'connected');
-      return { connection, tools };
+      return { connection, tools, changedSinceList };
     } catch (err) {
+      stopWatching();
       await connection.close();
       throw err;
     }
@@ -339,26 +361,32 @@ export class MCPManager {
     await Promise.allSettled([connection?.close(), pending?.then((c) => c.close())]);
   }
 
-  /** Replaces one server's tools and emits the change, including a deferred → live switch. */
+  /**
+   * Replaces one server's tools and emits the change, including a deferred → live switch, plus a
+   * change for any other server whose tool a name collision renamed.
+   */
   private setTools(record: ServerRecord, tools: Tool[], options: { cause: ToolsChangedCause; deferred: boolean }): void {
     const flagsChanged = record.deferred !== options.deferred || record.stale;
     record.tools = tools;
     record.deferred = options.deferred;
     record.stale = false;
-    const { added, removed } = this.catalogue.setServer(record.name, record.source.providerName, tools, {
+    const diffs = this.catalogue.setServer(record.name, record.source.providerName, tools, {
       deferred: options.deferred,
       stale: false,
     });
-    if (added.length === 0 && removed.length === 0 && !flagsChanged) return;
-    this.emit({
-      type: 'tools.changed',
-      server: record.name,
-      added,
-      removed,
-      toolCount: tools.length,
-      cause: options.cause,
-      deferred: options.deferred,
-    });
+    for (const [server, { added, removed }] of diffs) {
+      const other = server !== record.name ? this.servers.get(server) : undefined;
+      if (added.length === 0 && removed.length === 0 && (other || !flagsChanged)) continue;
+      this.emit({
+        type: 'tools.changed',
+        server,
+        added,
+        removed,
+        toolCount: (other ?? record).tools.length,
+        cause: options.cause,
+        deferred: (other ?? record).deferred,
+      });
+    }
   }
 
   /** The one place a server's status changes: logged and emitted once per transition. */

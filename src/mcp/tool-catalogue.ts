@@ -1,6 +1,11 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { buildCatalogue, type BridgedTool, type ToolNameCollision } from './tool-bridge.js';
 
+export interface NameDiff {
+  added: string[];
+  removed: string[];
+}
+
 interface ServerEntry {
   server: string;
   providerName: string;
@@ -46,23 +51,22 @@ export class ToolCatalogue {
     return this.byServer.get(server) ?? [];
   }
 
-  /** Replaces one server's tools (an empty list removes it) and returns its exposed-name diff. */
+  /**
+   * Replaces one server's tools (an empty list removes it) and returns the exposed-name diff of
+   * every server whose names changed — always including `server` itself. Another server can be
+   * affected: a new tool may take a name whose collision renames that server's tool.
+   */
   setServer(
     server: string,
     providerName: string,
     tools: Tool[],
     flags: { deferred: boolean; stale: boolean },
-  ): { added: string[]; removed: string[] } {
-    const before = new Set(this.namesOf(server));
+  ): Map<string, NameDiff> {
+    const before = this.byName;
     if (tools.length === 0) this.entries.delete(server);
     else this.entries.set(server, { server, providerName, tools, ...flags });
     this.rebuild();
-    const after = this.namesOf(server);
-    const afterSet = new Set(after);
-    return {
-      added: after.filter((name) => !before.has(name)),
-      removed: [...before].filter((name) => !afterSet.has(name)).sort(),
-    };
+    return diffByServer(before, this.byName, server);
   }
 
   clear(): void {
@@ -83,4 +87,29 @@ export class ToolCatalogue {
     }
     this.currentVersion += 1;
   }
+}
+
+function sameTool(a: BridgedTool | undefined, b: BridgedTool): boolean {
+  return a !== undefined && a.server === b.server && a.originalName === b.originalName;
+}
+
+/** Names that appeared or went away between two catalogues, grouped by the owning server. */
+function diffByServer(
+  before: ReadonlyMap<string, BridgedTool>,
+  after: ReadonlyMap<string, BridgedTool>,
+  always: string,
+): Map<string, NameDiff> {
+  const diffs = new Map<string, NameDiff>([[always, { added: [], removed: [] }]]);
+  const diffOf = (server: string): NameDiff => {
+    let diff = diffs.get(server);
+    if (!diff) diffs.set(server, (diff = { added: [], removed: [] }));
+    return diff;
+  };
+  for (const [name, tool] of before) if (!sameTool(after.get(name), tool)) diffOf(tool.server).removed.push(name);
+  for (const [name, tool] of after) if (!sameTool(before.get(name), tool)) diffOf(tool.server).added.push(name);
+  for (const diff of diffs.values()) {
+    diff.added.sort();
+    diff.removed.sort();
+  }
+  return diffs;
 }

@@ -68,7 +68,31 @@ export interface CreateTransportOptions {
   fetch?: FetchLike;
 }
 
+/** Whether a header value holds CR, LF, NUL or anything beyond Latin-1, which fetch refuses. */
+function isInvalidHeaderValue(value: string): boolean {
+  for (let i = 0; i < value.length; i += 1) {
+    const code = value.charCodeAt(i);
+    if (code === 0 || code === 10 || code === 13 || code > 0xff) return true;
+  }
+  return false;
+}
+
+/**
+ * Refuses env and header values that Node or undici would reject. Their errors quote the value
+ * (a token from a `!cmd` that printed two lines, say), and a connect error travels to logs,
+ * `/status` and events; this error names only the key.
+ */
+export function assertTransportValues(config: ServerConfig): void {
+  for (const [key, value] of Object.entries(config.headers ?? {})) {
+    if (isInvalidHeaderValue(value)) throw new Error(`header "${key}" has an invalid value (control or non-Latin-1 characters)`);
+  }
+  for (const [key, value] of Object.entries(config.env ?? {})) {
+    if (value.includes('\0')) throw new Error(`env "${key}" has an invalid value (a NUL byte)`);
+  }
+}
+
 export function createTransport(kind: TransportKind, config: ServerConfig, options: CreateTransportOptions = {}): Transport {
+  assertTransportValues(config);
   if (kind === 'stdio') {
     if (!config.command) throw new Error('A stdio server needs a "command"');
     return new StdioProcessTransport({

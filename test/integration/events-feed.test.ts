@@ -117,6 +117,13 @@ describe('GET /events', () => {
     await expect(openEvents(daemon.url, { query: 'since=x' })).rejects.toThrow(/HTTP 400/);
   });
 
+  it('answers a plain GET without an upgrade with 426 UPGRADE_REQUIRED in the error shape', async () => {
+    const daemon = await echoDaemon();
+    const { status, body } = await daemon.json('/events');
+    expect(status).toBe(426);
+    expect(body).toMatchObject({ error: { code: 'UPGRADE_REQUIRED' } });
+  });
+
   it('closes every subscriber with 1001 on shutdown', async () => {
     const daemon = await echoDaemon();
     const sockets = await Promise.all([openEvents(daemon.url), openEvents(daemon.url)]);

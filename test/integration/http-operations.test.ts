@@ -149,15 +149,19 @@ describe('POST /reload', () => {
       'reload.finished',
       'reload.started',
       'reload.finished',
-      'reload.started',
-      'reload.finished',
     ]);
-    // Every status and tools change happened inside one operation's window.
+    // Every status and tools change of a reload happened inside that reload's window; the
+    // disconnect, queued last, is not a reload and comes after them all.
+    const lastReload = events.findLastIndex((e) => e.type === 'reload.finished');
     let open = false;
-    for (const event of events) {
+    for (const event of events.slice(0, lastReload)) {
       if (event.type === 'reload.started') open = true;
       else if (event.type === 'reload.finished') open = false;
       else expect(open, JSON.stringify(event)).toBe(true);
     }
+    expect(events.slice(lastReload + 1)).toEqual([
+      expect.objectContaining({ type: 'tools.changed', server: 'b', cause: 'disconnect', toolCount: 0 }),
+      expect.objectContaining({ type: 'server.status', server: 'b', status: 'disconnected' }),
+    ]);
   });
 });

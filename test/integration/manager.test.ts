@@ -203,3 +203,40 @@ describe('MCPManager teardown', () => {
     expect(manager.getCatalogue().get('mcp_dyn_fresh')?.server).toBe('dyn');
   });
 });
+
+describe('MCPManager edge cases found in review', () => {
+  it('does not lose a list_changed that arrives together with the first tools/list answer', async () => {
+    const manager = newManager();
+    const relisted = nextEvent(manager, (e) => e.type === 'tools.changed' && e.cause === 'list_changed');
+    await manager.connectServers({ raw: fixtureServerConfig('changes-during-first-list') });
+    expect(await relisted).toMatchObject({ server: 'raw', added: ['mcp_raw_late'] });
+    expect(manager.getCatalogue().get('mcp_raw_late')?.server).toBe('raw');
+  });
+
+  it('announces a tool of another server that a new name collision renamed', async () => {
+    const manager = newManager();
+    await manager.connectServers({ a_b: fixtureServerConfig('echo-stdio') });
+    expect(manager.getCatalogue().get('mcp_a_b_echo')?.server).toBe('a_b');
+    const events = recordEvents(manager);
+
+    // "a.b" sorts before "a_b" among the colliders, so it takes the plain names.
+    await manager.connectServers({ 'a.b': fixtureServerConfig('echo-stdio') });
+
+    expect(manager.getCatalogue().get('mcp_a_b_echo')?.server).toBe('a.b');
+    const renamed = events.find((e) => e.type === 'tools.changed' && e.server === 'a_b');
+    expect(renamed).toMatchObject({ removed: ['mcp_a_b_add', 'mcp_a_b_echo', 'mcp_a_b_reverse'], toolCount: 3 });
+    if (renamed?.type !== 'tools.changed') throw new Error('no rename event');
+    expect(renamed.added).toHaveLength(3);
+    for (const name of renamed.added) expect(manager.getCatalogue().get(name)?.server).toBe('a_b');
+  });
+
+  it('refuses a header value that would make fetch quote a secret in its error', async () => {
+    const manager = newManager();
+    const secret = 'sk-live-SECRET123';
+    const { errors } = await manager.connectServers({
+      remote: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `Bearer ${secret}\nsecond line` } },
+    });
+    expect(errors).toEqual([{ server: 'remote', error: expect.stringContaining('header "Authorization" has an invalid value') }]);
+    expect(JSON.stringify(manager.listServers())).not.toContain(secret);
+  });
+});

@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Daemon } from '../../src/daemon.js';
 import { discoverAndLoadMCPTools } from '../../src/loader.js';
-import { startDaemon } from '../helpers/daemon.js';
+import { nextManagerEvent, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 
@@ -76,5 +77,40 @@ describe('the daemon survives what would stop a simpler one', () => {
     expect(status.body.storeWarnings).toHaveLength(1);
     expect(status.body.storeWarnings[0]).toMatch(/corrupt|moved/i);
     expect(status.body.toolCount).toBe(3);
+  });
+});
+
+describe('teardown never waits on a server that does not answer', () => {
+  const hanging = () => ({ ...fixtureServerConfig('never-answers-initialize'), timeout: 0 });
+  /** Resolves once `name` is connecting; the check and the subscription happen in one tick. */
+  const untilConnecting = async (daemon: Pick<Daemon, 'manager'>, name: string): Promise<void> => {
+    if (daemon.manager.getConnectionStatus(name) === 'connecting') return;
+    await nextManagerEvent(daemon, 'server.status', (e) => e.server === name && e.status === 'connecting');
+  };
+
+  it('disconnecting a server still connecting answers at once and frees the startup', async () => {
+    const daemon = await startDaemon({
+      servers: { hang: hanging(), echo: fixtureServerConfig('echo-stdio') },
+      until: 'listening',
+    });
+    await untilConnecting(daemon.daemon, 'hang');
+
+    const disconnected = await daemon.json<{ status: string }>('/servers/hang/disconnect', { method: 'POST' });
+
+    expect(disconnected.status).toBe(200);
+    expect(disconnected.body.status).toBe('disconnected');
+    await daemon.daemon.start();
+    expect((await daemon.fetch('/ready')).status).toBe(200);
+    expect(daemon.daemon.manager.getConnectionStatus('echo')).toBe('connected');
+  });
+
+  it('close() during a startup that awaits a hanging server finishes, leaving no child', async () => {
+    const daemon = await startDaemon({ servers: { hang: hanging() }, until: 'listening' });
+    await untilConnecting(daemon.daemon, 'hang');
+
+    await daemon.close();
+
+    expect(daemon.daemon.runtime.state).toBe('stopped');
+    expect(daemon.daemon.manager.listServers()).toEqual([]);
   });
 });

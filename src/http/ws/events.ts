@@ -1,7 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { ERROR_CATALOGUE } from '../../errors.js';
+import { ERROR_CATALOGUE, SwitchboardError } from '../../errors.js';
 import { CLOSE_GOING_AWAY, type EventHub, type EventSink } from './event-hub.js';
 
 export interface EventsRoutesOptions {
@@ -52,18 +52,20 @@ export const eventsRoutes: FastifyPluginAsync<EventsRoutesOptions> = async (app,
     done();
   });
 
-  app.get<{ Querystring: Record<string, unknown> }>(
-    '/events',
-    {
-      websocket: true,
-      preValidation: async (request: FastifyRequest<{ Querystring: Record<string, unknown> }>, reply: FastifyReply) => {
-        const since = parseSince(request.query.since);
-        if (since instanceof Error) {
-          await reply.code(400).send({ error: { code: 'VALIDATION_FAILED', message: since.message } });
-        }
-      },
+  app.route<{ Querystring: Record<string, unknown> }>({
+    method: 'GET',
+    url: '/events',
+    preValidation: async (request: FastifyRequest<{ Querystring: Record<string, unknown> }>, reply: FastifyReply) => {
+      const since = parseSince(request.query.since);
+      if (since instanceof Error) {
+        await reply.code(400).send({ error: { code: 'VALIDATION_FAILED', message: since.message } });
+      }
     },
-    (socket, request) => {
+    // A plain GET (a browser, curl) gets our error shape instead of the plugin's empty 404.
+    handler: () => {
+      throw new SwitchboardError('UPGRADE_REQUIRED');
+    },
+    wsHandler: (socket, request) => {
       const since = parseSince(request.query.since);
       sockets.add(socket);
       const unsubscribe = events.subscribe(
@@ -75,7 +77,7 @@ export const eventsRoutes: FastifyPluginAsync<EventsRoutesOptions> = async (app,
         sockets.delete(socket);
       });
     },
-  );
+  });
 };
 
 /** The hub's view of one socket. */
