@@ -18,13 +18,22 @@ export interface McpRoutesOptions {
   shutdownSignal: AbortSignal;
   /** Tool changes closer together than this produce one `list_changed` per session. @default 50 */
   listChangedDebounceMs?: number;
-  /** Open sessions beyond this are refused (503) until others end. @default 1000 */
+  /**
+   * Open sessions beyond this evict the longest-idle one, or are refused (503) when every
+   * session is busy. @default 1000
+   */
   maxSessions?: number;
+  /** A session with no request (and no open stream) for this long is closed. @default 1800000 */
+  sessionIdleMs?: number;
 }
 
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
+  /** Requests (and GET streams) open right now; a session with none is idle. */
+  active: number;
+  /** When the last request started or ended (performance.now(), ms). */
+  lastSeen: number;
 }
 
 /** JSON-RPC "server error" codes the SDK transport uses for the same situations. */
@@ -51,6 +60,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   const { manager, runtime, shutdownSignal } = options;
   const debounceMs = options.listChangedDebounceMs ?? 50;
   const maxSessions = options.maxSessions ?? 1000;
+  const sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
   const sessions = new Map<string, Session>();
   const tools = new McpToolList(manager);
   const calls = new InFlightCalls(shutdownSignal);
@@ -86,7 +96,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       calls,
       onCancelled: (requestId) => transport.closeSSEStream(requestId),
     });
-    const session: Session = { transport, server };
+    const session: Session = { transport, server, active: 0, lastSeen: performance.now() };
     // Fires for DELETE, for close on shutdown and for a transport error alike.
     server.onclose = () => {
       const id = transport.sessionId;
@@ -102,7 +112,19 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     await Promise.allSettled(open.map((session) => session.server.close()));
   };
 
+  // Agents that exit without DELETE leave sessions behind; idle ones are reaped, so abandoned
+  // sessions can never fill the table and lock everyone else out.
+  const idleSessions = (): Session[] =>
+    [...sessions.values()].filter((s) => s.active === 0).sort((a, b) => a.lastSeen - b.lastSeen);
+  const reapIdle = (): void => {
+    const cutoff = performance.now() - sessionIdleMs;
+    for (const session of idleSessions()) if (session.lastSeen <= cutoff) void session.server.close();
+  };
+  const reaper = setInterval(reapIdle, Math.min(sessionIdleMs, 60_000));
+  reaper.unref();
+
   app.addHook('preClose', async () => {
+    clearInterval(reaper);
     closing = true;
     for (const session of sessions.values()) session.transport.closeStandaloneSSEStream();
     await Promise.race([posts.drained(), whenAborted(shutdownSignal)]);
@@ -112,6 +134,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   });
 
   app.addHook('onClose', async () => {
+    clearInterval(reaper);
     unsubscribe();
     clearTimeout(listChangedTimer);
     await closeSessions();
@@ -125,7 +148,11 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       session = sessions.get(sessionId);
       if (!session) return sendRpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
     } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
-      if (sessions.size >= maxSessions) return sendRpcError(reply, 503, BAD_REQUEST, 'Too many MCP sessions');
+      if (sessions.size >= maxSessions) {
+        const oldest = idleSessions()[0];
+        if (!oldest) return sendRpcError(reply, 503, BAD_REQUEST, 'Too many MCP sessions');
+        await oldest.server.close();
+      }
       session = await openSession();
       opened = true;
     } else {
@@ -145,6 +172,13 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     // (The GET stream never ends by itself, so it is not counted.)
     const counted = request.method === 'POST';
     if (counted) posts.add();
+    const current = session;
+    current.active += 1;
+    current.lastSeen = performance.now();
+    reply.raw.once('close', () => {
+      current.active -= 1;
+      current.lastSeen = performance.now();
+    });
     try {
       await session.transport.handleRequest(request.raw, reply.raw, request.body);
     } catch (err) {
