@@ -10,8 +10,13 @@ import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 const isReloadFinished = (event: WireEvent): boolean => event.type === 'reload.finished';
 
+/**
+ * A daemon whose reloads wait until the server is live: with the default 250 ms gate and a warm
+ * cache, a reload would answer with deferred tools and the live switch would land after
+ * `reload.finished`, racing the assertions on `seq`.
+ */
 async function echoDaemon(): Promise<TestDaemon> {
-  return startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+  return startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { startupGateMs: 60_000 } });
 }
 
 async function reloadAll(daemon: TestDaemon): Promise<void> {
