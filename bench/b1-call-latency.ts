@@ -1,0 +1,192 @@
+import { performance } from 'node:perf_hooks';
+import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
+import { connectDirect, type DirectClient } from './lib/direct.js';
+import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, ECHO_TEXT, echoServers } from './lib/echo.js';
+import { createHttpClient, expectStatus, type HttpClient } from './lib/http.js';
+import { startHttpFloor } from './lib/http-floor.js';
+import { cpuTimeMs } from './lib/proc.js';
+import { startServe } from './lib/serve.js';
+import { medianOf, summarize } from './lib/stats.js';
+import { ms, perSecond, ratio, verdict, type Row } from './lib/table.js';
+
+/**
+ * B1 — sequential `echo` calls: one keep-alive HTTP connection to a real `switchboard serve`
+ * process vs the SDK Client calling the same echo-stdio fixture directly, both from the bench
+ * process. A bare node:http server answering a fixed body (the "HTTP floor") is measured in the
+ * same rounds, to show how much of the difference HTTP on loopback costs by itself. Rounds rotate
+ * the order of the paths so drift on a shared machine hits all alike; each figure is the median
+ * over rounds. CPU per call is read from /proc (daemon) and process.cpuUsage() (bench process).
+ */
+const WARMUP_CALLS = 2000;
+const ROUNDS = 9;
+const CALLS_PER_ROUND = 500;
+/** Issue #6: p50 through the daemon ≤ direct p50 + 0.3 ms. */
+const TARGET_EXTRA_MS = 0.3;
+
+interface RoundStats extends Record<string, number> {
+  p50: number;
+  p99: number;
+  callsPerSecond: number;
+}
+
+interface Path {
+  name: 'daemon' | 'direct' | 'floor';
+  call: () => Promise<unknown>;
+  rounds: RoundStats[];
+  /** CPU ms spent by the bench process (the client side) over all timed rounds. */
+  clientCpuMs: number;
+  /** CPU ms spent by the server process over all timed rounds (daemon only). */
+  serverCpuMs: number;
+}
+
+export const b1: Benchmark = {
+  id: 'B1',
+  title: 'echo call latency, sequential',
+  async run(ctx: BenchContext): Promise<BenchResult> {
+    const serve = await startServe({ servers: echoServers(), ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}) });
+    const floorServer = await startHttpFloor();
+    const clients: HttpClient[] = [];
+    let direct: DirectClient | undefined;
+    try {
+      const http = createHttpClient(await serve.listening, { connections: 1 });
+      const floorHttp = createHttpClient(floorServer.url, { connections: 1 });
+      clients.push(http, floorHttp);
+      expectStatus(await http.get('/tools'), 200, 'GET /tools');
+      direct = await connectDirect('echo-stdio');
+      const sdk = direct;
+
+      const paths: Path[] = [
+        { name: 'daemon', call: () => post(http), rounds: [], clientCpuMs: 0, serverCpuMs: 0 },
+        { name: 'direct', call: () => sdk.client.callTool({ name: 'echo', arguments: ECHO_ARGS }), rounds: [], clientCpuMs: 0, serverCpuMs: 0 },
+        { name: 'floor', call: () => post(floorHttp), rounds: [], clientCpuMs: 0, serverCpuMs: 0 },
+      ];
+      const [daemonPath, directPath, floorPath] = paths as [Path, Path, Path];
+      await check(http, sdk);
+      for (const path of paths) await timedBlock(path.call, WARMUP_CALLS);
+
+      for (let round = 0; round < ROUNDS; round++) {
+        // Rotate the order: the path that runs right after another may find caches cold.
+        for (let k = 0; k < paths.length; k++) {
+          const path = paths[(round + k) % paths.length] as Path;
+          const cpu0 = process.cpuUsage();
+          const server0 = path === daemonPath ? cpuTimeMs(serve.pid) : 0;
+          path.rounds.push(await timedBlock(path.call, CALLS_PER_ROUND));
+          const cpu = process.cpuUsage(cpu0);
+          path.clientCpuMs += (cpu.user + cpu.system) / 1000;
+          if (path === daemonPath) path.serverCpuMs += cpuTimeMs(serve.pid) - server0;
+        }
+        ctx.log(
+          `  round ${round + 1}/${ROUNDS}: p50 daemon ${ms(daemonPath.rounds.at(-1)!.p50)}, direct ${ms(directPath.rounds.at(-1)!.p50)}, http floor ${ms(floorPath.rounds.at(-1)!.p50)}`,
+        );
+      }
+
+      const daemon = medianOf(daemonPath.rounds);
+      const sdkStats = medianOf(directPath.rounds);
+      const floor = medianOf(floorPath.rounds);
+      const timedCalls = ROUNDS * CALLS_PER_ROUND;
+      const daemonCpuPerCall = daemonPath.serverCpuMs / timedCalls;
+      const directClientCpuPerCall = directPath.clientCpuMs / timedCalls;
+      const extra = daemon.p50 - sdkStats.p50;
+      const rows: Row[] = [
+        {
+          id: 'B1',
+          metric: 'echo p50, sequential (HTTP keep-alive)',
+          value: ms(daemon.p50),
+          baseline: `direct SDK ${ms(sdkStats.p50)}`,
+          ratio: `${ratio(daemon.p50, sdkStats.p50)} (+${ms(extra)})`,
+          target: `≤ direct + ${TARGET_EXTRA_MS} ms`,
+          verdict: verdict(extra <= TARGET_EXTRA_MS),
+        },
+        {
+          id: 'B1',
+          metric: 'echo p99, sequential',
+          value: ms(daemon.p99),
+          baseline: `direct SDK ${ms(sdkStats.p99)}`,
+          ratio: ratio(daemon.p99, sdkStats.p99),
+          target: '—',
+          verdict: 'report',
+        },
+        {
+          id: 'B1',
+          metric: 'echo calls/s, sequential',
+          value: perSecond(daemon.callsPerSecond),
+          baseline: `direct SDK ${perSecond(sdkStats.callsPerSecond)}`,
+          ratio: ratio(daemon.callsPerSecond, sdkStats.callsPerSecond),
+          target: '—',
+          verdict: 'report',
+        },
+        {
+          id: 'B1',
+          metric: 'reference: bare node:http round trip p50 (HTTP floor)',
+          value: ms(floor.p50),
+          baseline: `direct SDK ${ms(sdkStats.p50)}`,
+          ratio: `${ratio(floor.p50, sdkStats.p50)} (+${ms(floor.p50 - sdkStats.p50)})`,
+          target: '—',
+          verdict: 'report',
+        },
+        {
+          id: 'B1',
+          metric: 'daemon process CPU per call',
+          value: ms(daemonCpuPerCall),
+          baseline: `direct SDK client ${ms(directClientCpuPerCall)}`,
+          ratio: ratio(daemonCpuPerCall, directClientCpuPerCall),
+          target: '—',
+          verdict: 'report',
+        },
+      ];
+      return {
+        rows,
+        data: {
+          warmupCalls: WARMUP_CALLS,
+          rounds: ROUNDS,
+          callsPerRound: CALLS_PER_ROUND,
+          daemon,
+          direct: sdkStats,
+          httpFloor: floor,
+          extraP50Ms: extra,
+          cpuPerCallMs: {
+            daemonProcess: daemonCpuPerCall,
+            benchClientViaDaemon: daemonPath.clientCpuMs / timedCalls,
+            benchClientDirect: directClientCpuPerCall,
+            benchClientFloor: floorPath.clientCpuMs / timedCalls,
+          },
+          perRound: Object.fromEntries(paths.map((path) => [path.name, path.rounds])),
+        },
+      };
+    } finally {
+      for (const client of clients) client.close();
+      await direct?.close();
+      await floorServer.stop();
+      const stopped = await serve.stop();
+      if (stopped.orphans > 0) ctx.log(`  warning: ${stopped.orphans} child process(es) outlived the daemon`);
+    }
+  },
+};
+
+async function post(http: HttpClient): Promise<void> {
+  const res = await http.postJson(ECHO_PATH, ECHO_BODY);
+  if (res.status !== 200) throw new Error(`POST ${ECHO_PATH}: HTTP ${res.status} ${res.body.toString('utf8')}`);
+}
+
+/** Both paths answer the same thing before anything is timed. */
+async function check(http: HttpClient, direct: DirectClient): Promise<void> {
+  const res = expectStatus(await http.postJson(ECHO_PATH, ECHO_BODY), 200, `POST ${ECHO_PATH}`);
+  const fromDaemon = JSON.parse(res.body.toString('utf8')) as { content: Array<{ text?: string }> };
+  const fromSdk = (await direct.client.callTool({ name: 'echo', arguments: ECHO_ARGS })) as { content: Array<{ text?: string }> };
+  if (fromDaemon.content[0]?.text !== ECHO_TEXT || fromSdk.content[0]?.text !== ECHO_TEXT) {
+    throw new Error(`echo answered unexpectedly: ${JSON.stringify({ fromDaemon, fromSdk })}`);
+  }
+}
+
+async function timedBlock(call: () => Promise<unknown>, calls: number): Promise<RoundStats> {
+  const samples = new Array<number>(calls);
+  const started = performance.now();
+  for (let i = 0; i < calls; i++) {
+    const t0 = performance.now();
+    await call();
+    samples[i] = performance.now() - t0;
+  }
+  const elapsed = performance.now() - started;
+  const summary = summarize(samples);
+  return { p50: summary.p50, p99: summary.p99, callsPerSecond: (calls / elapsed) * 1000 };
+}

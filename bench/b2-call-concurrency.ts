@@ -1,0 +1,124 @@
+import { performance } from 'node:perf_hooks';
+import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
+import { connectDirect, type DirectClient } from './lib/direct.js';
+import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, echoServers } from './lib/echo.js';
+import { createHttpClient, expectStatus, type HttpClient } from './lib/http.js';
+import { startServe } from './lib/serve.js';
+import { medianOf, summarize } from './lib/stats.js';
+import { ms, perSecond, ratio, verdict, type Row } from './lib/table.js';
+
+/**
+ * B2 — `echo` with 8 calls in flight: 8 keep-alive HTTP connections to a real `switchboard serve`
+ * (one upstream echo-stdio server, so the 8 calls share one MCP session, as they would in use)
+ * vs 8 concurrent calls on one direct SDK Client. Rounds alternate; figures are medians over rounds.
+ */
+const IN_FLIGHT = 8;
+const WARMUP_CALLS = 2000;
+const ROUNDS = 7;
+const CALLS_PER_ROUND = 1600;
+/** Issue #6: ≥ 0.5× the direct calls/s. */
+const TARGET_RATIO = 0.5;
+
+interface RoundStats extends Record<string, number> {
+  callsPerSecond: number;
+  p50: number;
+  p99: number;
+}
+
+export const b2: Benchmark = {
+  id: 'B2',
+  title: `echo calls, ${IN_FLIGHT} in flight`,
+  async run(ctx: BenchContext): Promise<BenchResult> {
+    const serve = await startServe({ servers: echoServers(), ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}) });
+    let http: HttpClient | undefined;
+    let direct: DirectClient | undefined;
+    try {
+      const client = createHttpClient(await serve.listening, { connections: IN_FLIGHT });
+      http = client;
+      expectStatus(await client.get('/tools'), 200, 'GET /tools');
+      const sdk = await connectDirect('echo-stdio');
+      direct = sdk;
+      const viaDaemon = async (): Promise<void> => {
+        const res = await client.postJson(ECHO_PATH, ECHO_BODY);
+        if (res.status !== 200) throw new Error(`POST ${ECHO_PATH}: HTTP ${res.status} ${res.body.toString('utf8')}`);
+      };
+      const viaSdk = async (): Promise<void> => {
+        await sdk.client.callTool({ name: 'echo', arguments: ECHO_ARGS });
+      };
+
+      await concurrentBlock(viaDaemon, WARMUP_CALLS);
+      await concurrentBlock(viaSdk, WARMUP_CALLS);
+      const daemonRounds: RoundStats[] = [];
+      const directRounds: RoundStats[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const order = round % 2 === 0 ? [viaDaemon, viaSdk] : [viaSdk, viaDaemon];
+        for (const call of order) {
+          (call === viaDaemon ? daemonRounds : directRounds).push(await concurrentBlock(call, CALLS_PER_ROUND));
+        }
+        ctx.log(
+          `  round ${round + 1}/${ROUNDS}: daemon ${perSecond(daemonRounds.at(-1)!.callsPerSecond)}, direct ${perSecond(directRounds.at(-1)!.callsPerSecond)}`,
+        );
+      }
+      const daemon = medianOf(daemonRounds);
+      const sdkStats = medianOf(directRounds);
+      const throughputRatio = daemon.callsPerSecond / sdkStats.callsPerSecond;
+      const rows: Row[] = [
+        {
+          id: 'B2',
+          metric: `echo calls/s, ${IN_FLIGHT} in flight`,
+          value: perSecond(daemon.callsPerSecond),
+          baseline: `direct SDK ${perSecond(sdkStats.callsPerSecond)}`,
+          ratio: ratio(daemon.callsPerSecond, sdkStats.callsPerSecond),
+          target: `≥ ${TARGET_RATIO}× direct`,
+          verdict: verdict(throughputRatio >= TARGET_RATIO),
+        },
+        {
+          id: 'B2',
+          metric: `echo p50 latency, ${IN_FLIGHT} in flight`,
+          value: ms(daemon.p50),
+          baseline: `direct SDK ${ms(sdkStats.p50)}`,
+          ratio: ratio(daemon.p50, sdkStats.p50),
+          target: '—',
+          verdict: 'report',
+        },
+        {
+          id: 'B2',
+          metric: `echo p99 latency, ${IN_FLIGHT} in flight`,
+          value: ms(daemon.p99),
+          baseline: `direct SDK ${ms(sdkStats.p99)}`,
+          ratio: ratio(daemon.p99, sdkStats.p99),
+          target: '—',
+          verdict: 'report',
+        },
+      ];
+      return {
+        rows,
+        data: { inFlight: IN_FLIGHT, rounds: ROUNDS, callsPerRound: CALLS_PER_ROUND, daemon, direct: sdkStats, throughputRatio, daemonRounds, directRounds },
+      };
+    } finally {
+      http?.close();
+      await direct?.close();
+      const stopped = await serve.stop();
+      if (stopped.orphans > 0) ctx.log(`  warning: ${stopped.orphans} child process(es) outlived the daemon`);
+    }
+  },
+};
+
+/** `calls` calls, at most IN_FLIGHT at once; per-call latency and overall calls/s. */
+async function concurrentBlock(call: () => Promise<void>, calls: number): Promise<RoundStats> {
+  const samples: number[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < calls) {
+      next += 1;
+      const t0 = performance.now();
+      await call();
+      samples.push(performance.now() - t0);
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  const elapsed = performance.now() - started;
+  const summary = summarize(samples);
+  return { callsPerSecond: (calls / elapsed) * 1000, p50: summary.p50, p99: summary.p99 };
+}

@@ -1,0 +1,25 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { fixturePath } from '../../test/helpers/fixtures.js';
+
+/**
+ * The baseline every call benchmark is measured against: the SDK's own `Client` over the SDK's
+ * `StdioClientTransport`, talking to the same fixture bundle the daemon spawns, from the bench
+ * process. No Switchboard code is on this path.
+ */
+export interface DirectClient {
+  client: Client;
+  close(): Promise<void>;
+}
+
+export async function connectDirect(fixture: string, env?: Record<string, string>): Promise<DirectClient> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [fixturePath(fixture)],
+    ...(env ? { env } : {}),
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'switchboard-bench-direct', version: '0.0.0' });
+  await client.connect(transport);
+  return { client, close: () => client.close() };
+}

@@ -1,0 +1,26 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const SERVER = fileURLToPath(new URL('./http-floor-server.mjs', import.meta.url));
+
+/** Starts the bare node:http reference server (see http-floor-server.mjs) in its own process. */
+export async function startHttpFloor(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout });
+  const port = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`http floor server exited (${code}) before listening`)));
+  });
+  lines.close();
+  return {
+    url: `http://127.0.0.1:${port.trim()}`,
+    pid: child.pid as number,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
