@@ -73,6 +73,8 @@ export class StdioProcessTransport implements Transport {
 
   async start(): Promise<void> {
     if (this.#child) throw new Error('StdioProcessTransport already started');
+    await spawnTurn();
+    if (this.#closing) throw new Error('StdioProcessTransport closed before it started');
     const { command, args = [], env, cwd } = this.#options;
     const child = spawn(command, args, {
       env,
@@ -210,6 +212,21 @@ export class StdioProcessTransport implements Transport {
     this.#finished.resolve();
     this.onclose?.();
   }
+}
+
+let lastSpawnTurn: Promise<void> = Promise.resolve();
+
+/**
+ * Resolves when it is this caller's turn to spawn: at most one spawn per event-loop turn.
+ * `spawn()` blocks the event loop until the child has exec'd — a few ms on an idle machine, but
+ * 50–200 ms each on a busy 2-core box while the children spawned before are still booting. Fifty
+ * servers spawned from one chain of microtasks held every timer (the startup gate's among them)
+ * and every HTTP request for up to 10 s; taking turns lets them run between two spawns.
+ */
+function spawnTurn(): Promise<void> {
+  const turn = lastSpawnTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+  lastSpawnTurn = turn;
+  return turn;
 }
 
 /** Whether `promise` settled within `ms`; the timer is cleared either way. */
