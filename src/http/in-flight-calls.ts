@@ -1,4 +1,5 @@
 import { SwitchboardError } from '../errors.js';
+import { perCallController } from '../util/abort.js';
 
 /** The abort reason of a call whose HTTP client went away; nobody is left to answer. */
 export const CLIENT_GONE: unique symbol = Symbol('client-gone');
@@ -24,7 +25,7 @@ export class InFlightCalls {
   /** Registers a call; throws `SHUTTING_DOWN` once shutdown has aborted in-flight work. */
   begin(): AbortController {
     if (this.shutdownSignal.aborted) throw new SwitchboardError('SHUTTING_DOWN');
-    const controller = new AbortController();
+    const controller = perCallController();
     this.active.add(controller);
     return controller;
   }

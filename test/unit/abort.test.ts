@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { abortable, createDeadline, linkSignal } from '../../src/util/abort.js';
+import { abortable, createDeadline, linkSignal, perCallController } from '../../src/util/abort.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -37,6 +37,15 @@ describe('linkSignal', () => {
     const link = linkSignal(AbortSignal.abort('gone'));
     expect(link.signal.aborted).toBe(true);
     expect(link.signal.reason).toBe('gone');
+  });
+  it('hands a per-call signal through: no second signal, no listener on it', () => {
+    const perCall = perCallController();
+    const link = linkSignal(perCall.signal);
+    expect(link.signal).toBe(perCall.signal);
+    expect(getEventListeners(perCall.signal, 'abort')).toHaveLength(0);
+    link.dispose();
+    perCall.abort('client gone');
+    expect(link.signal.reason).toBe('client gone');
   });
 });
 
