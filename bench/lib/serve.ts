@@ -16,7 +16,8 @@ import { descendantPids, isAlive, killGroup } from './proc.js';
  */
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(REPO_ROOT, 'dist', 'cli.js');
+/** The CLI to run; BENCH_CLI points at another build (e.g. a worktree's dist) for an A/B run. */
+const CLI = process.env.BENCH_CLI ?? join(REPO_ROOT, 'dist', 'cli.js');
 const GC_PRELOAD = fileURLToPath(new URL('./gc-preload.mjs', import.meta.url));
 
 /** A temp HOME, working directory and database: reuse one for a warm-cache start. */
@@ -46,6 +47,8 @@ export interface ServeOptions {
   cpuProfileDir?: string;
   /** Start with `--expose-gc` and a SIGUSR2 → gc() hook (see `gc()`). */
   exposeGc?: boolean;
+  /** @default BENCH_CLI, else dist/cli.js */
+  cli?: string;
 }
 
 type LogEntry = Record<string, unknown> & { msg?: string };
@@ -115,7 +118,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   if (options.exposeGc) nodeArgs.push('--expose-gc', '--import', GC_PRELOAD);
 
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--port', '0', '--config', configPath, '--no-project-config'], {
+  const child = spawn(process.execPath, [...nodeArgs, options.cli ?? CLI, 'serve', '--port', '0', '--config', configPath, '--no-project-config'], {
     cwd: workspace.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
