@@ -35,7 +35,7 @@ interface Path {
   rounds: RoundStats[];
   /** CPU ms spent by the bench process (the client side) over all timed rounds. */
   clientCpuMs: number;
-  /** CPU ms spent by the server process over all timed rounds (daemon only). */
+  /** CPU ms spent by the server process over all timed rounds (daemon, HTTP floor server). */
   serverCpuMs: number;
 }
 
@@ -69,11 +69,12 @@ export const b1: Benchmark = {
         for (let k = 0; k < paths.length; k++) {
           const path = paths[(round + k) % paths.length] as Path;
           const cpu0 = process.cpuUsage();
-          const server0 = path === daemonPath ? cpuTimeMs(serve.pid) : 0;
+          const server0 = path === daemonPath ? cpuTimeMs(serve.pid) : path === floorPath ? cpuTimeMs(floorServer.pid) : 0;
           path.rounds.push(await timedBlock(path.call, CALLS_PER_ROUND));
           const cpu = process.cpuUsage(cpu0);
           path.clientCpuMs += (cpu.user + cpu.system) / 1000;
           if (path === daemonPath) path.serverCpuMs += cpuTimeMs(serve.pid) - server0;
+          if (path === floorPath) path.serverCpuMs += cpuTimeMs(floorServer.pid) - server0;
         }
         ctx.log(
           `  round ${round + 1}/${ROUNDS}: p50 daemon ${ms(daemonPath.rounds.at(-1)!.p50)}, direct ${ms(directPath.rounds.at(-1)!.p50)}, http floor ${ms(floorPath.rounds.at(-1)!.p50)}`,
@@ -86,6 +87,7 @@ export const b1: Benchmark = {
       const timedCalls = ROUNDS * CALLS_PER_ROUND;
       const daemonCpuPerCall = daemonPath.serverCpuMs / timedCalls;
       const directClientCpuPerCall = directPath.clientCpuMs / timedCalls;
+      const floorServerCpuPerCall = floorPath.serverCpuMs / timedCalls;
       const extra = daemon.p50 - sdkStats.p50;
       const rows: Row[] = [
         {
@@ -133,6 +135,15 @@ export const b1: Benchmark = {
           target: '—',
           verdict: 'report',
         },
+        {
+          id: 'B1',
+          metric: 'reference: bare node:http server CPU per request',
+          value: ms(floorServerCpuPerCall),
+          baseline: `direct SDK client ${ms(directClientCpuPerCall)}`,
+          ratio: ratio(floorServerCpuPerCall, directClientCpuPerCall),
+          target: '—',
+          verdict: 'report',
+        },
       ];
       return {
         rows,
@@ -149,6 +160,7 @@ export const b1: Benchmark = {
             benchClientViaDaemon: daemonPath.clientCpuMs / timedCalls,
             benchClientDirect: directClientCpuPerCall,
             benchClientFloor: floorPath.clientCpuMs / timedCalls,
+            floorServer: floorServerCpuPerCall,
           },
           perRound: Object.fromEntries(paths.map((path) => [path.name, path.rounds])),
         },

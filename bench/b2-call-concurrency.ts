@@ -3,6 +3,7 @@ import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { connectDirect, type DirectClient } from './lib/direct.js';
 import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, echoServers } from './lib/echo.js';
 import { createHttpClient, expectStatus, type HttpClient } from './lib/http.js';
+import { childPids, cpuTimeMs } from './lib/proc.js';
 import { startServe } from './lib/serve.js';
 import { medianOf, summarize } from './lib/stats.js';
 import { ms, perSecond, ratio, verdict, type Row } from './lib/table.js';
@@ -11,6 +12,8 @@ import { ms, perSecond, ratio, verdict, type Row } from './lib/table.js';
  * B2 — `echo` with 8 calls in flight: 8 keep-alive HTTP connections to a real `switchboard serve`
  * (one upstream echo-stdio server, so the 8 calls share one MCP session, as they would in use)
  * vs 8 concurrent calls on one direct SDK Client. Rounds alternate; figures are medians over rounds.
+ * CPU per call is summed over every process on each path (bench process, daemon, echo-stdio):
+ * on a 2-core machine all of them share the same cores, so calls/s ends up near the inverse of it.
  */
 const IN_FLIGHT = 8;
 const WARMUP_CALLS = 2000;
@@ -23,6 +26,13 @@ interface RoundStats extends Record<string, number> {
   callsPerSecond: number;
   p50: number;
   p99: number;
+}
+
+/** CPU ms used during timed rounds, per process on the path. */
+interface CpuTotals {
+  bench: number;
+  daemon: number;
+  upstream: number;
 }
 
 export const b2: Benchmark = {
@@ -50,10 +60,23 @@ export const b2: Benchmark = {
       await concurrentBlock(viaSdk, WARMUP_CALLS);
       const daemonRounds: RoundStats[] = [];
       const directRounds: RoundStats[] = [];
+      const upstreamPid = childPids(serve.pid)[0] ?? Number.NaN;
+      const daemonCpu: CpuTotals = { bench: 0, daemon: 0, upstream: 0 };
+      const directCpu: CpuTotals = { bench: 0, daemon: 0, upstream: 0 };
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? [viaDaemon, viaSdk] : [viaSdk, viaDaemon];
         for (const call of order) {
-          (call === viaDaemon ? daemonRounds : directRounds).push(await concurrentBlock(call, CALLS_PER_ROUND));
+          const viaTheDaemon = call === viaDaemon;
+          const pids = viaTheDaemon ? { daemon: serve.pid, upstream: upstreamPid } : { daemon: Number.NaN, upstream: sdk.pid };
+          const bench0 = process.cpuUsage();
+          const daemon0 = viaTheDaemon ? cpuTimeMs(pids.daemon) : 0;
+          const upstream0 = cpuTimeMs(pids.upstream);
+          (viaTheDaemon ? daemonRounds : directRounds).push(await concurrentBlock(call, CALLS_PER_ROUND));
+          const bench = process.cpuUsage(bench0);
+          const totals = viaTheDaemon ? daemonCpu : directCpu;
+          totals.bench += (bench.user + bench.system) / 1000;
+          if (viaTheDaemon) totals.daemon += cpuTimeMs(pids.daemon) - daemon0;
+          totals.upstream += cpuTimeMs(pids.upstream) - upstream0;
         }
         ctx.log(
           `  round ${round + 1}/${ROUNDS}: daemon ${perSecond(daemonRounds.at(-1)!.callsPerSecond)}, direct ${perSecond(directRounds.at(-1)!.callsPerSecond)}`,
@@ -62,6 +85,15 @@ export const b2: Benchmark = {
       const daemon = medianOf(daemonRounds);
       const sdkStats = medianOf(directRounds);
       const throughputRatio = daemon.callsPerSecond / sdkStats.callsPerSecond;
+      const timedCalls = ROUNDS * CALLS_PER_ROUND;
+      const perCall = (totals: CpuTotals): Record<keyof CpuTotals | 'total', number> => ({
+        bench: totals.bench / timedCalls,
+        daemon: totals.daemon / timedCalls,
+        upstream: totals.upstream / timedCalls,
+        total: (totals.bench + totals.daemon + totals.upstream) / timedCalls,
+      });
+      const daemonPathCpu = perCall(daemonCpu);
+      const directPathCpu = perCall(directCpu);
       const rows: Row[] = [
         {
           id: 'B2',
@@ -71,6 +103,15 @@ export const b2: Benchmark = {
           ratio: ratio(daemon.callsPerSecond, sdkStats.callsPerSecond),
           target: `≥ ${TARGET_RATIO}× direct`,
           verdict: verdict(throughputRatio >= TARGET_RATIO),
+        },
+        {
+          id: 'B2',
+          metric: 'CPU per call, all processes on the path',
+          value: `${ms(daemonPathCpu.total)} (daemon ${ms(daemonPathCpu.daemon)})`,
+          baseline: `direct SDK ${ms(directPathCpu.total)}`,
+          ratio: ratio(daemonPathCpu.total, directPathCpu.total),
+          target: '—',
+          verdict: 'report',
         },
         {
           id: 'B2',
@@ -93,7 +134,17 @@ export const b2: Benchmark = {
       ];
       return {
         rows,
-        data: { inFlight: IN_FLIGHT, rounds: ROUNDS, callsPerRound: CALLS_PER_ROUND, daemon, direct: sdkStats, throughputRatio, daemonRounds, directRounds },
+        data: {
+          inFlight: IN_FLIGHT,
+          rounds: ROUNDS,
+          callsPerRound: CALLS_PER_ROUND,
+          daemon,
+          direct: sdkStats,
+          throughputRatio,
+          cpuPerCallMs: { daemonPath: daemonPathCpu, directPath: directPathCpu },
+          daemonRounds,
+          directRounds,
+        },
       };
     } finally {
       http?.close();

@@ -9,6 +9,8 @@ import { fixturePath } from '../../test/helpers/fixtures.js';
  */
 export interface DirectClient {
   client: Client;
+  /** The fixture server's pid. */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -21,5 +23,5 @@ export async function connectDirect(fixture: string, env?: Record<string, string
   });
   const client = new Client({ name: 'switchboard-bench-direct', version: '0.0.0' });
   await client.connect(transport);
-  return { client, close: () => client.close() };
+  return { client, pid: transport.pid as number, close: () => client.close() };
 }
