@@ -19,7 +19,7 @@ import { mib, ms, ratio, verdict, type Row } from './lib/table.js';
  * server is connected (children are separate processes and not included).
  */
 const SIZES = [1, 10, 50] as const;
-const REPS: Record<(typeof SIZES)[number], number> = { 1: 5, 10: 5, 50: 3 };
+const REPS: Record<(typeof SIZES)[number], number> = { 1: 3, 10: 5, 50: 3 };
 const BASELINE_REPS = 3;
 const READY_POLL_MS = 5;
 /** Issue #6: warm cache, 10 servers, ready within 600 ms of process start. */
