@@ -8,26 +8,17 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 export interface HttpResponse {
   status: number;
   headers: IncomingHttpHeaders;
-  /** Empty when the request was made with `discardBody`. */
   body: Buffer;
-  /** Body bytes received. */
-  bytes: number;
 }
 
 export interface RequestInit {
   body?: Buffer | string;
   headers?: Record<string, string>;
-  /**
-   * Count the body's bytes instead of keeping them: for multi-megabyte bodies in a timed loop,
-   * where collecting and concatenating them would put the bench's own allocations and GC into
-   * the figure.
-   */
-  discardBody?: boolean;
 }
 
 export interface HttpClient {
   request(method: string, path: string, init?: RequestInit): Promise<HttpResponse>;
-  get(path: string, headers?: Record<string, string>, init?: Omit<RequestInit, 'headers' | 'body'>): Promise<HttpResponse>;
+  get(path: string, headers?: Record<string, string>): Promise<HttpResponse>;
   /** POSTs a JSON body; pass a pre-serialised Buffer to keep serialisation out of a timed loop. */
   postJson(path: string, body: Buffer | string | object): Promise<HttpResponse>;
   close(): void;
@@ -44,17 +35,12 @@ export function createHttpClient(baseUrl: string, options: { connections?: numbe
       if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
       const req = request({ agent, host: url.hostname, port: url.port, method, path, headers }, (res) => {
         const chunks: Buffer[] = [];
-        let bytes = 0;
-        res.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (!init.discardBody) chunks.push(chunk);
-        });
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () =>
           resolve({
             status: res.statusCode ?? 0,
             headers: res.headers,
             body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
-            bytes,
           }),
         );
         res.on('error', reject);
@@ -65,7 +51,7 @@ export function createHttpClient(baseUrl: string, options: { connections?: numbe
 
   return {
     request: send,
-    get: (path, headers, init = {}) => send('GET', path, headers ? { ...init, headers } : init),
+    get: (path, headers) => send('GET', path, headers ? { headers } : {}),
     postJson: (path, body) =>
       send('POST', path, {
         body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
