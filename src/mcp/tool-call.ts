@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage, isSwitchboardError } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import type { ServerConnection } from './client.js';
 import { toolErrorResult } from './tool-bridge.js';
 
@@ -29,7 +29,6 @@ export async function callUpstreamTool(
     });
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
-    if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) throw err;
     return toolErrorResult(errorMessage(err));
   }
 }

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
-import type { ManagerEvent } from '../../src/mcp/events.js';
 import { MCPManager } from '../../src/mcp/manager.js';
 import { configHash } from '../../src/store/config-hash.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
+import { nextManagerEvent, recordManagerEvents } from '../helpers/daemon.js';
 import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
 import { isProcessGone, tempDir } from '../helpers/process.js';
 
@@ -20,23 +20,6 @@ function newManager(options: ConstructorParameters<typeof MCPManager>[0] = {}): 
   const manager = new MCPManager(options);
   onTestFinished(() => manager.disconnectAll());
   return manager;
-}
-
-/** Resolves with the first event matching `predicate` emitted from now on. */
-function nextEvent(manager: MCPManager, predicate: (event: ManagerEvent) => boolean): Promise<ManagerEvent> {
-  return new Promise((resolve) => {
-    const off = manager.subscribe((event) => {
-      if (!predicate(event)) return;
-      off();
-      resolve(event);
-    });
-  });
-}
-
-function recordEvents(manager: MCPManager): ManagerEvent[] {
-  const events: ManagerEvent[] = [];
-  onTestFinished(manager.subscribe((event) => events.push(event)));
-  return events;
 }
 
 async function cacheStore() {
@@ -57,7 +40,7 @@ describe('MCPManager startup gate', () => {
     };
     store.put('cached', configHash(configs.cached as ServerConfig), ECHO_TOOLS);
     const manager = newManager({ store, startupGateMs: 2500 });
-    const events = recordEvents(manager);
+    const events = recordManagerEvents({ manager });
 
     const { errors } = await manager.connectServers(configs);
 
@@ -87,7 +70,7 @@ describe('MCPManager startup gate', () => {
     );
 
     // Background completion replaces the cached tools with live ones and says so.
-    const live = await nextEvent(manager, (e) => e.type === 'tools.changed' && e.server === 'cached');
+    const live = await nextManagerEvent({ manager }, 'tools.changed', (e) => e.server === 'cached');
     expect(live).toMatchObject({ cause: 'background', deferred: false, toolCount: 3 });
     expect(byServer('cached').map((t) => [t.description, t.deferred])).toEqual([
       ['Adds two numbers', false],
@@ -119,7 +102,7 @@ describe('MCPManager startup gate', () => {
     const newConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '801' } });
     store.put('slow', configHash(oldConfig), ECHO_TOOLS);
     const manager = newManager({ store, startupGateMs: 0 });
-    const events = recordEvents(manager);
+    const events = recordManagerEvents({ manager });
 
     await manager.connectServers({ slow: newConfig });
 
@@ -161,7 +144,7 @@ describe('MCPManager teardown', () => {
     expect(manager.getTools()).toHaveLength(6);
     expect(manager.getCatalogue().collisions().length).toBeGreaterThan(0);
 
-    const changed = nextEvent(manager, (e) => e.type === 'tools.changed');
+    const changed = nextManagerEvent({ manager }, 'tools.changed');
     await manager.disconnectServer('a.b');
 
     expect(await changed).toMatchObject({ server: 'a.b', cause: 'disconnect', toolCount: 0 });
@@ -180,7 +163,7 @@ describe('MCPManager teardown', () => {
       crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '1500' } }),
       steady: fixtureServerConfig('echo-stdio'),
     });
-    const status = await nextEvent(manager, (e) => e.type === 'server.status' && e.server === 'crashy');
+    const status = await nextManagerEvent({ manager }, 'server.status', (e) => e.server === 'crashy');
     expect(status).toMatchObject({ status: 'disconnected', previous: 'connected' });
     expect(manager.getServer('crashy')?.lastError).toMatch(/crashed/);
     expect(manager.getServer('crashy')?.stale).toBe(true);
@@ -197,7 +180,7 @@ describe('MCPManager teardown', () => {
   it('re-lists tools on notifications/tools/list_changed and emits the change', async () => {
     const manager = newManager();
     await manager.connectServers({ dyn: fixtureServerConfig('list-changed') });
-    const changed = nextEvent(manager, (e) => e.type === 'tools.changed' && e.cause === 'list_changed');
+    const changed = nextManagerEvent({ manager }, 'tools.changed', (e) => e.cause === 'list_changed');
     await manager.callTool('mcp_dyn_add_tool', { name: 'fresh' });
     expect(await changed).toMatchObject({ server: 'dyn', added: ['mcp_dyn_fresh'], removed: [] });
     expect(manager.getCatalogue().get('mcp_dyn_fresh')?.server).toBe('dyn');
@@ -207,7 +190,7 @@ describe('MCPManager teardown', () => {
 describe('MCPManager edge cases found in review', () => {
   it('does not lose a list_changed that arrives together with the first tools/list answer', async () => {
     const manager = newManager();
-    const relisted = nextEvent(manager, (e) => e.type === 'tools.changed' && e.cause === 'list_changed');
+    const relisted = nextManagerEvent({ manager }, 'tools.changed', (e) => e.cause === 'list_changed');
     await manager.connectServers({ raw: fixtureServerConfig('changes-during-first-list') });
     expect(await relisted).toMatchObject({ server: 'raw', added: ['mcp_raw_late'] });
     expect(manager.getCatalogue().get('mcp_raw_late')?.server).toBe('raw');
@@ -217,7 +200,7 @@ describe('MCPManager edge cases found in review', () => {
     const manager = newManager();
     await manager.connectServers({ a_b: fixtureServerConfig('echo-stdio') });
     expect(manager.getCatalogue().get('mcp_a_b_echo')?.server).toBe('a_b');
-    const events = recordEvents(manager);
+    const events = recordManagerEvents({ manager });
 
     // "a.b" sorts before "a_b" among the colliders, so it takes the plain names.
     await manager.connectServers({ 'a.b': fixtureServerConfig('echo-stdio') });
