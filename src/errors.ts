@@ -6,6 +6,8 @@
 export const ERROR_CATALOGUE = {
   VALIDATION_FAILED: { status: 400, message: 'The request is not valid' },
   UNAUTHORIZED: { status: 401, message: 'A valid bearer token is required' },
+  FORBIDDEN_HOST: { status: 403, message: 'The Host header does not name this Switchboard' },
+  FORBIDDEN_ORIGIN: { status: 403, message: 'This Origin may not call this Switchboard' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
   SERVER_NOT_FOUND: { status: 404, message: 'No such server' },
   TOOL_NOT_FOUND: { status: 404, message: 'No such tool' },
@@ -21,6 +23,7 @@ export const ERROR_CATALOGUE = {
   SERVER_CLOSED: { status: 503, message: 'The connection was closed' },
   UPSTREAM_CONNECT_TIMEOUT: { status: 504, message: 'Connecting to the MCP server timed out' },
   TOOL_CALL_TIMEOUT: { status: 504, message: 'The tool call timed out' },
+  LOOP_DETECTED: { status: 508, message: 'The MCP server leads back to this Switchboard' },
   CONFIG_INVALID: { status: 500, message: 'The configuration is not valid' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { loadDaemonConfig } from '../config/load.js';
 import { createDaemon, type Daemon, type DaemonDeps } from '../daemon.js';
 import { errorMessage, isSwitchboardError } from '../errors.js';
+import { isLoopbackHost } from '../util/loopback.js';
 import type { CliContext, Output } from './context.js';
 
 export const SERVE_USAGE =
@@ -98,17 +99,7 @@ function parseStrict(args: string[]) {
   }
 }
 
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** 127.0.0.0/8, ::1 (any spelling, bracketed or IPv4-mapped) and `localhost`. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (/^localhost\.?$/i.test(bare)) return true;
-  const family = isIP(bare);
-  return family !== 0 && LOOPBACK.check(bare, family === 6 ? 'ipv6' : 'ipv4');
-}
+export { isLoopbackHost };
 
 /**
  * The bind decision: an unauthenticated daemon reachable from the network runs any tool of any

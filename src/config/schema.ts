@@ -36,6 +36,13 @@ export const DaemonConfigSchema = z
     host: z.string().min(1).default('127.0.0.1'),
     /** @default 7337 */
     port: z.number().int().min(0).max(65535).default(7337),
+    /**
+     * Extra names the daemon answers to in `Host` (SPEC §9): `host` (any port) or `host:port`.
+     * Loopback names with the daemon's port are always accepted. @default []
+     */
+    allowedHosts: z.array(z.string().min(1)).default([]),
+    /** Extra browser origins allowed to call the daemon (`https://dash.example.com`). @default [] */
+    allowedOrigins: z.array(z.string().min(1)).default([]),
     /** Bearer token; when set every route but /health needs it. */
     token: z.string().min(1).optional(),
     /** SQLite file for the tool cache. @default "<state dir>/switchboard.db" */

@@ -6,6 +6,7 @@ import type { MCPManager } from '../mcp/manager.js';
 import type { SwitchboardRuntime } from '../runtime.js';
 import { createAuthHook } from './auth.js';
 import { CallMetrics } from './call-metrics.js';
+import { createHostCheckHook } from './host-check.js';
 import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpError } from './error-handler.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { healthRoutes } from './routes/health.js';
@@ -61,7 +62,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setNotFoundHandler(notFoundHandler);
   useJsonBodiesOnly(app);
 
-  // Auth first, so an unauthenticated caller learns nothing, not even that we are stopping.
+  // The Host/Origin check comes before everything, the token included: a rebound web page must
+  // learn nothing, and a token it somehow holds must not make it acceptable either.
+  app.addHook('onRequest', createHostCheckHook({
+    allowedHosts: config.allowedHosts,
+    allowedOrigins: config.allowedOrigins,
+    logger: logger.child({ component: 'http' }),
+  }));
+  // Auth next, so an unauthenticated caller learns nothing, not even that we are stopping.
   if (config.token !== undefined) app.addHook('onRequest', createAuthHook({ token: config.token }));
   const stopping = (): boolean => runtime.state === 'stopping' || runtime.state === 'stopped';
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {

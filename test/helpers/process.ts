@@ -23,10 +23,13 @@ export function isProcessGone(pid: number): boolean {
   }
 }
 
-/** A fresh temporary directory, removed when the test finishes. */
-export async function tempDir(): Promise<string> {
+/** Registers a cleanup: `onTestFinished` inside a test, `afterAll` for what a `beforeAll` made. */
+export type Cleanup = (fn: () => unknown) => void;
+
+/** A fresh temporary directory, removed when the test finishes (or through `cleanup`). */
+export async function tempDir(cleanup: Cleanup = onTestFinished): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-test-'));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
 import { onTestFinished } from 'vitest';
 import { CLI_BUNDLE } from './build-fixtures.js';
+import type { Cleanup } from './process.js';
 
 export type LogEntry = Record<string, unknown> & { msg?: string };
 
@@ -14,6 +15,8 @@ export interface ServeProcess {
   listening(): Promise<string>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr(): string;
+  /** Every log entry read so far, in order. */
+  entries(): readonly LogEntry[];
 }
 
 /** Variables of the test runner's env that would change what `serve` does. */
@@ -23,7 +26,7 @@ const DAEMON_ENV = ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST
  * `switchboard serve` as a real child process, with HOME and the working directory in temp dirs
  * so discovery never reads the real user's files. Killed when the test finishes.
  */
-export function spawnServe(args: string[], dirs: { home: string; cwd: string }): ServeProcess {
+export function spawnServe(args: string[], dirs: { home: string; cwd: string }, cleanup: Cleanup = onTestFinished): ServeProcess {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dirs.home };
   for (const name of DAEMON_ENV) delete env[name];
   const child = spawn(process.execPath, [CLI_BUNDLE, 'serve', ...args], {
@@ -31,7 +34,7 @@ export function spawnServe(args: string[], dirs: { home: string; cwd: string }):
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  onTestFinished(() => {
+  cleanup(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   let stderr = '';
@@ -73,5 +76,5 @@ export function spawnServe(args: string[], dirs: { home: string; cwd: string }):
     const entry = await waitForLog((e) => typeof e.url === 'string' && e.msg?.startsWith('listening') === true);
     return entry.url as string;
   };
-  return { child, waitForLog, listening, exited, stderr: () => stderr };
+  return { child, waitForLog, listening, exited, stderr: () => stderr, entries: () => entries };
 }

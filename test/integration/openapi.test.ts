@@ -72,10 +72,11 @@ describe('openapi.yaml', () => {
     expect((spec as unknown as { openapi: string }).openapi).toMatch(/^3\.1\./);
   });
 
-  it('documents 401 on every operation but /health, which needs no token', () => {
+  it('documents 401 on every operation but /health, which needs no token, and 403 on every one', () => {
     for (const route of documentedRoutes()) {
       const [method, path] = route.split(' ') as [string, string];
       const operation = spec.paths[path]![method.toLowerCase()]!;
+      expect(Object.keys(operation.responses ?? {}), route).toContain('403');
       if (path === '/health') {
         expect(operation.security).toEqual([]);
         continue;
