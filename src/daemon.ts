@@ -49,6 +49,12 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
+/** The port the app listens on once `listen` resolved; none before (embedded, not listening). */
+function listeningPorts(app: FastifyInstance): number[] {
+  const address = app.server.address();
+  return typeof address === 'object' && address !== null ? [address.port] : [];
+}
+
 /** Builds the whole daemon without listening or connecting anything. */
 export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemon {
   const env = deps.env ?? process.env;
@@ -87,6 +93,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
         env,
         ...(deps.configPath ? { configPath: deps.configPath } : {}),
         enableProjectConfig: config.enableProjectConfig,
+        selfPorts: listeningPorts(app),
       }));
   const runtime = new SwitchboardRuntime({ manager, discover, logger, storeWarnings: cache.warnings });
   const events = new EventHub({ manager, runtime });

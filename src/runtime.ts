@@ -32,7 +32,7 @@ export interface ReloadOutcome {
   errors: LoadError[];
 }
 
-const EMPTY_DISCOVERY: DiscoveryResult = { configs: {}, sources: {}, shadowed: [], warnings: [], exaApiKeys: [] };
+const EMPTY_DISCOVERY: DiscoveryResult = { configs: {}, sources: {}, shadowed: [], skipped: [], warnings: [], exaApiKeys: [] };
 
 /**
  * Discovery plus the manager, with the operator operations of SPEC §8. Start, reloads and
@@ -50,6 +50,7 @@ export class SwitchboardRuntime {
   private readyPromise: Promise<LoadError[]> | undefined;
   private lastErrors: LoadError[] = [];
   private closing: Promise<void> | undefined;
+  private readonly loggedSkips = new Set<string>();
   private readonly onClosed: (() => void) | undefined;
 
   constructor(options: RuntimeOptions) {
@@ -190,6 +191,16 @@ export class SwitchboardRuntime {
     return detail;
   }
 
+  /** Each skipped entry is logged the first time it is seen, not on every reload. */
+  private logSkipped(): void {
+    for (const entry of this.discovery.skipped) {
+      const key = `${entry.name}\u0000${entry.source.path}`;
+      if (this.loggedSkips.has(key)) continue;
+      this.loggedSkips.add(key);
+      this.log.warn({ server: entry.name, path: entry.source.path }, `server skipped: ${entry.message}`);
+    }
+  }
+
   private async discoverAndConnect(cause: 'startup' | 'reload'): Promise<LoadError[]> {
     try {
       this.discovery = await this.discoverFn();
@@ -202,6 +213,7 @@ export class SwitchboardRuntime {
       this.lastErrors = [{ path: DISCOVERY_FAILURE_PATH, error: this.discoveryError }];
       return this.lastErrors;
     }
+    this.logSkipped();
     const { errors } = await this.manager.connectServers(this.discovery.configs, this.discovery.sources, { cause });
     this.lastErrors = errors.map(toLoadError);
     for (const { path, error } of this.lastErrors) this.log.warn({ server: path, err: error }, 'server failed to load');

@@ -2,7 +2,7 @@ import { describeOutcome } from '../config/describe-outcome.js';
 import { redactServerConfig } from '../config/redact.js';
 import type { DiscoveryReport, OutcomeStatus, ServerOutcome } from '../config/types.js';
 
-const STATUSES: readonly OutcomeStatus[] = ['active', 'shadowed', 'disabled', 'filtered', 'invalid'];
+const STATUSES: readonly OutcomeStatus[] = ['active', 'shadowed', 'skipped', 'disabled', 'filtered', 'invalid'];
 
 /**
  * `discover --json`: every entry with its masked config, every warning, and the Exa keys only
@@ -24,6 +24,7 @@ function serverView(o: ServerOutcome): Record<string, unknown> {
   const detail: Record<string, unknown> = {};
   if (o.status === 'shadowed') Object.assign(detail, { reason: o.reason, shadowedBy: o.shadowedBy });
   if (o.status === 'disabled' || o.status === 'filtered') detail.reason = o.reason;
+  if (o.status === 'skipped') Object.assign(detail, { reason: o.reason, message: o.message });
   if (o.status === 'invalid') detail.errors = o.errors;
   return {
     name: o.name,

@@ -12,7 +12,7 @@ export const DISCOVER_USAGE = 'usage: switchboard discover [--cwd DIR] [--config
 const DISCOVER_HELP = `${DISCOVER_USAGE}
 
 Print every MCP server configured on this machine for a project, where it came from and
-what Switchboard would do with it (active, shadowed, disabled, filtered or invalid), without
+what Switchboard would do with it (active, shadowed, skipped, disabled, filtered or invalid), without
 connecting to any of them. Env and header values are masked.
 
   --cwd DIR             project directory (default: the current directory)
@@ -57,9 +57,12 @@ export async function runDiscover(ctx: CliContext): Promise<number> {
   const configPath = values.config === undefined ? undefined : resolve(ctx.cwd, values.config);
 
   let enableProjectConfig: boolean;
+  let selfPorts: number[];
   try {
     const daemon = await loadDaemonConfig({ env: ctx.env, home: ctx.home, cwd: ctx.cwd, ...(configPath ? { path: configPath } : {}) });
     enableProjectConfig = values['no-project-config'] ? false : daemon.enableProjectConfig;
+    // The port `serve` would listen on with this config: an entry pointing there is the daemon itself.
+    selfPorts = daemon.port > 0 ? [daemon.port] : [];
   } catch (err) {
     if (!isSwitchboardError(err, 'CONFIG_INVALID')) throw err;
     ctx.stderr.write(`switchboard: ${oneLine(err.message)}\n`);
@@ -72,6 +75,7 @@ export async function runDiscover(ctx: CliContext): Promise<number> {
     env: ctx.env,
     platform: ctx.platform ?? process.platform,
     enableProjectConfig,
+    selfPorts,
     ...(configPath ? { configPath } : {}),
   });
   ctx.stdout.write(values.json ? discoverJson(report, cwd) : discoverTable(report, cwd));

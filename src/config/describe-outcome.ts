@@ -20,6 +20,8 @@ export function describeOutcome(outcome: ServerOutcome): string {
       return DISABLED_TEXT[outcome.reason];
     case 'filtered':
       return 'filtered (Exa; API key kept)';
+    case 'skipped':
+      return `skipped: ${outcome.message}`;
     case 'invalid':
       return `invalid: ${outcome.errors.join('; ')}`;
   }

@@ -55,7 +55,7 @@ export async function discoverMCPServers(
   );
   const selection = selectServers(
     ranked.map((r) => r.item),
-    selectOptions(settings, options.enableProjectConfig),
+    selectOptions(settings, options.enableProjectConfig, options.selfPorts),
   );
   const configPath = resolveConfigPath({
     path: options.configPath,

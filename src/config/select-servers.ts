@@ -1,4 +1,5 @@
 import { exaVerdict } from './exa.js';
+import { pointsAtSelf, SELF_REFERENCE_MESSAGE } from './self-reference.js';
 import type { DiscoveredItem, NativeSettings } from './providers/provider.js';
 import type {
   DiscoveryResult,
@@ -13,6 +14,8 @@ export interface SelectOptions {
   enableProjectConfig: boolean;
   disabledServers: readonly string[];
   enabledServers: readonly string[];
+  /** Ports of this daemon's own listener (see `DiscoveryOptions.selfPorts`). @default [] */
+  selfPorts?: readonly number[];
 }
 
 export type Selection = Omit<DiscoveryResult, 'warnings'> & {
@@ -27,12 +30,17 @@ export const DEFAULT_SELECT_OPTIONS: SelectOptions = {
   enabledServers: [],
 };
 
-export function selectOptions(settings: NativeSettings | undefined, enableProjectConfig?: boolean): SelectOptions {
+export function selectOptions(
+  settings: NativeSettings | undefined,
+  enableProjectConfig?: boolean,
+  selfPorts: readonly number[] = [],
+): SelectOptions {
   const base = settings ?? DEFAULT_SELECT_OPTIONS;
   return {
     enableProjectConfig: enableProjectConfig ?? base.enableProjectConfig,
     disabledServers: base.disabledServers,
     enabledServers: base.enabledServers,
+    selfPorts,
   };
 }
 
@@ -42,7 +50,7 @@ export function selectOptions(settings: NativeSettings | undefined, enableProjec
  * first entry wins its name and its connection.
  */
 export function selectServers(items: readonly DiscoveredItem[], opts: SelectOptions): Selection {
-  const sel: Selection = { configs: {}, sources: {}, shadowed: [], warnings: [], exaApiKeys: [], outcomes: [] };
+  const sel: Selection = { configs: {}, sources: {}, shadowed: [], skipped: [], warnings: [], exaApiKeys: [], outcomes: [] };
   const byName = new Map<string, DiscoveredItem>();
   const byConnection = new Map<string, DiscoveredItem>();
   const disabled = new Set(opts.disabledServers);
@@ -74,6 +82,11 @@ export function selectServers(items: readonly DiscoveredItem[], opts: SelectOpti
         provider: source.provider,
         server: name,
       });
+      continue;
+    }
+    if (transport !== 'stdio' && pointsAtSelf(config.url, opts.selfPorts ?? [])) {
+      sel.skipped.push({ name, source, reason: 'self', message: SELF_REFERENCE_MESSAGE });
+      sel.outcomes.push({ ...base, status: 'skipped', reason: 'self', message: SELF_REFERENCE_MESSAGE });
       continue;
     }
     const exa = exaVerdict(name, config);

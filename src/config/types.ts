@@ -40,6 +40,15 @@ export interface ShadowedEntry {
   reason: 'name' | 'same-connection';
 }
 
+/** An entry discovery found valid but will not connect, with the reason (SPEC §11). */
+export interface SkippedEntry {
+  name: string;
+  source: ServerSource;
+  reason: 'self';
+  /** Human text, e.g. "points at this Switchboard itself". */
+  message: string;
+}
+
 export interface DiscoveryWarning {
   message: string;
   /** Absolute path of the file the warning is about. */
@@ -57,6 +66,8 @@ export interface DiscoveryResult {
   configs: Record<string, ServerConfig>;
   sources: Record<string, ServerSource>;
   shadowed: ShadowedEntry[];
+  /** Entries left out on purpose (an entry pointing at this daemon's own listener). */
+  skipped: SkippedEntry[];
   warnings: DiscoveryWarning[];
   exaApiKeys: string[];
 }
@@ -86,6 +97,7 @@ export type ServerOutcome =
     })
   | (OutcomeBase & { status: 'disabled'; reason: DisabledReason })
   | (OutcomeBase & { status: 'filtered'; reason: 'exa' })
+  | (OutcomeBase & { status: 'skipped'; reason: SkippedEntry['reason']; message: string })
   | (OutcomeBase & { status: 'invalid'; errors: string[] });
 
 export type OutcomeStatus = ServerOutcome['status'];
@@ -102,6 +114,11 @@ export interface DiscoveryOptions {
   configPath?: string;
   /** Overrides the native file's `enableProjectConfig`. */
   enableProjectConfig?: boolean;
+  /**
+   * Ports this Switchboard listens on: an http/sse entry whose URL names this machine on one of
+   * them is skipped, since connecting would aggregate the daemon into itself. @default []
+   */
+  selfPorts?: readonly number[];
 }
 
 export interface DiscoveryReport extends DiscoveryResult {

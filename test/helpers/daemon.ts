@@ -82,6 +82,7 @@ export function discoveryOf(servers: Record<string, ServerConfig>, extra: Partia
     configs: { ...servers },
     sources: Object.fromEntries(Object.keys(servers).map((name) => [name, TEST_SOURCE])),
     shadowed: [],
+    skipped: [],
     warnings: [],
     exaApiKeys: [],
     ...extra,

@@ -24,7 +24,7 @@ export function isProcessGone(pid: number): boolean {
 }
 
 /** Registers a cleanup: `onTestFinished` inside a test, `afterAll` for what a `beforeAll` made. */
-export type Cleanup = (fn: () => unknown) => void;
+export type Cleanup = (fn: () => void | Promise<void>) => void;
 
 /** A fresh temporary directory, removed when the test finishes (or through `cleanup`). */
 export async function tempDir(cleanup: Cleanup = onTestFinished): Promise<string> {

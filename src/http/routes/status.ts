@@ -39,6 +39,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
         error: runtime.lastDiscoveryError ?? null,
         warnings: discovery.warnings,
         shadowed: discovery.shadowed.map(({ name, source, shadowedBy, reason }) => ({ name, source, shadowedBy, reason })),
+        skipped: discovery.skipped.map(({ name, source, reason, message }) => ({ name, source, reason, message })),
         exaApiKeyCount: discovery.exaApiKeys.length,
       },
       storeWarnings: runtime.storeWarnings,

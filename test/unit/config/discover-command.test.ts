@@ -43,6 +43,10 @@ async function wholeTree(): Promise<TempTree> {
         exa: { url: 'https://mcp.exa.ai/mcp?exaApiKey=exa-KEY-1234' },
         broken: { type: 'carrier-pigeon' },
         remote: { command: 'npx', args: ['mcp-remote', 'https://r.example/mcp', '--token', 'TOKEN-IN-ARG'] },
+        // The README's agent entry: the daemon (default port 7337) would aggregate itself.
+        switchboard: { type: 'http', url: 'http://127.0.0.1:7337/mcp' },
+        // Another Switchboard on another port is a legitimate upstream.
+        peer: { type: 'http', url: 'http://localhost:7338/mcp' },
       },
     },
     'home/.cursor/mcp.json': { mcpServers: { notes2: { command: 'notes-mcp', env: { NOTES_KEY: 'sk-ENV-SECRET' } } } },
@@ -59,7 +63,7 @@ describe('switchboard discover', () => {
     const out = JSON.parse(stdout);
     expect(out.cwd).toBe(t.cwd);
     expect(out.configPath).toBe(join(t.home, '.config', 'switchboard', 'config.json'));
-    expect(out.counts).toEqual({ active: 3, shadowed: 2, disabled: 1, filtered: 1, invalid: 1 });
+    expect(out.counts).toEqual({ active: 4, shadowed: 2, skipped: 1, disabled: 1, filtered: 1, invalid: 1 });
     expect(
       out.servers.map((s: Record<string, unknown>) => [s.name, s.status, s.transport, (s.source as { provider: string }).provider, s.outcome]),
     ).toEqual([
@@ -70,6 +74,8 @@ describe('switchboard discover', () => {
       ['exa', 'filtered', 'http', 'claude-code', 'filtered (Exa; API key kept)'],
       ['broken', 'invalid', null, 'claude-code', 'invalid: unknown type "carrier-pigeon" (expected stdio, http or sse)'],
       ['remote', 'active', 'stdio', 'claude-code', 'active'],
+      ['switchboard', 'skipped', 'http', 'claude-code', 'skipped: points at this Switchboard itself'],
+      ['peer', 'active', 'http', 'claude-code', 'active'],
       ['notes2', 'shadowed', 'stdio', 'cursor', 'shadowed by notes (Switchboard, native): same connection'],
     ]);
     expect(out.servers[2]).toMatchObject({
@@ -114,7 +120,8 @@ describe('switchboard discover', () => {
     expect(lines).toContainEqual(
       expect.stringMatching(/^github\s+http\s+Claude Code \(user\)\s+\S+\.claude\.json\s+shadowed by github \(Project, project\): same name$/),
     );
-    expect(lines).toContain('3 active, 2 shadowed, 1 disabled, 1 filtered, 1 invalid');
+    expect(lines).toContain('4 active, 2 shadowed, 1 skipped, 1 disabled, 1 filtered, 1 invalid');
+    expect(lines).toContainEqual(expect.stringMatching(/^switchboard\s+http\s+Claude Code \(user\).*skipped: points at this Switchboard itself$/));
     expect(lines).toContain('Warnings (2):');
   });
 
