@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -9,7 +10,9 @@ import type { DiscoveryResult } from './config/types.js';
 import { buildApp } from './http/app.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { connectToServer } from './mcp/client.js';
+import { loadInstanceIdentity } from './mcp/instance.js';
 import { MCPManager } from './mcp/manager.js';
+import { MemoryStateStore } from './store/state-store.js';
 import { createLogger } from './logger.js';
 import { SwitchboardRuntime } from './runtime.js';
 import { openToolCache } from './store/open-tool-cache.js';
@@ -62,7 +65,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const cwd = deps.cwd ?? process.cwd();
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
   const cache = deps.store
-    ? { store: deps.store, warnings: [] as string[] }
+    ? { store: deps.store, state: new MemoryStateStore(), warnings: [] as string[] }
     : openToolCache(config.dbPath ?? defaultDbPath(home, env), { logger: logger.child({ component: 'store' }) });
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const store = cache.store;
@@ -77,6 +80,12 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     startupGateMs: config.startupGateMs,
     connect: deps.connect ?? connectToServer,
     env,
+    // Asked for at the first connect, after the listener is up: the id is kept per port.
+    identity: () => {
+      const port = listeningPorts(app)[0];
+      const label = port === undefined ? 'switchboard' : `${isIP(config.host) === 6 ? `[${config.host}]` : config.host}:${port}`;
+      return loadInstanceIdentity(cache.state, port, label);
+    },
     resolveValues: async (name, serverConfig, source) => {
       const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
       for (const warning of warnings) logger.warn({ server: name }, warning);

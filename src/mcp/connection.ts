@@ -9,20 +9,24 @@ import {
   type CallToolResult,
   type Progress,
   type ServerCapabilities,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { TransportKind } from '../config/types.js';
 import { SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../errors.js';
 import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../util/abort.js';
 import type { ListenerSet } from '../util/listeners.js';
-import { collectToolPages } from './list-tools.js';
+import { collectToolPages, type ToolListing } from './list-tools.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 
 export interface RequestOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+}
+
+export interface ListToolsOptions extends RequestOptions {
+  /** Sent as the request's `_meta` (this daemon introduces itself to a Switchboard upstream). */
+  meta?: Record<string, unknown>;
 }
 
 export interface CallToolOptions extends RequestOptions {
@@ -39,8 +43,8 @@ export interface ServerConnection {
   /** The stdio child's pid. */
   readonly pid?: number;
   readonly stderr: StderrRing;
-  /** Every tool, following `nextCursor`; bounded by the server's connect timeout. */
-  listTools(opts?: RequestOptions): Promise<Tool[]>;
+  /** Every tool, following `nextCursor`, with the first page's `_meta`; bounded by the server's connect timeout. */
+  listTools(opts?: ListToolsOptions): Promise<ToolListing>;
   /** Bounded by the server's call timeout, which progress notifications reset. */
   callTool(name: string, args: Record<string, unknown> | undefined, opts?: CallToolOptions): Promise<CallToolResult>;
   ping(opts?: RequestOptions): Promise<void>;
@@ -98,7 +102,7 @@ export class McpServerConnection implements ServerConnection {
     parts.client.onclose = () => this.#onTransportClosed();
   }
 
-  async listTools(opts: RequestOptions = {}): Promise<Tool[]> {
+  async listTools(opts: ListToolsOptions = {}): Promise<ToolListing> {
     this.#assertOpen();
     const timeoutMs = opts.timeoutMs ?? this.#parts.timeoutMs;
     const deadline = createDeadline(opts.signal, timeoutMs);
@@ -107,7 +111,7 @@ export class McpServerConnection implements ServerConnection {
       // every page, and we pass results through unvalidated anyway (see callTool).
       return await collectToolPages((cursor) =>
         this.#parts.client.request(
-          { method: 'tools/list', params: cursor === undefined ? undefined : { cursor } },
+          { method: 'tools/list', params: listParams(cursor, opts.meta) },
           ListToolsResultSchema,
           { signal: deadline.signal, timeout: MAX_TIMER_MS },
         ),
@@ -222,6 +226,11 @@ export class McpServerConnection implements ServerConnection {
     if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return this.#closedError(err);
     return err;
   }
+}
+
+function listParams(cursor: string | undefined, meta: Record<string, unknown> | undefined): { cursor?: string; _meta?: Record<string, unknown> } | undefined {
+  if (cursor === undefined && meta === undefined) return undefined;
+  return { ...(cursor !== undefined ? { cursor } : {}), ...(meta !== undefined ? { _meta: meta } : {}) };
 }
 
 /**

@@ -7,6 +7,13 @@ export const MAX_TOOL_PAGES = 100;
 export interface ToolPage {
   tools: Tool[];
   nextCursor?: string;
+  _meta?: Record<string, unknown>;
+}
+
+/** A server's whole tool list, and the `_meta` of its first page (e.g. a Switchboard's instance). */
+export interface ToolListing {
+  tools: Tool[];
+  meta?: Record<string, unknown>;
 }
 
 /**
@@ -16,15 +23,17 @@ export interface ToolPage {
 export async function collectToolPages(
   fetchPage: (cursor: string | undefined) => Promise<ToolPage>,
   maxPages = MAX_TOOL_PAGES,
-): Promise<Tool[]> {
+): Promise<ToolListing> {
   const tools: Tool[] = [];
+  let meta: Record<string, unknown> | undefined;
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 1; ; page++) {
     const result = await fetchPage(cursor);
     tools.push(...result.tools);
+    if (page === 1) meta = result._meta;
     const next = result.nextCursor;
-    if (next === undefined || next === '') return tools;
+    if (next === undefined || next === '') return meta === undefined ? { tools } : { tools, meta };
     if (seen.has(next)) {
       throw new SwitchboardError(
         'UPSTREAM_CONNECT_FAILED',

@@ -3,12 +3,24 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { pino, type Logger } from 'pino';
 import type { ServerConfig, ServerSource } from '../config/types.js';
 import { validateServerConfig } from '../config/validate.js';
-import { errorMessage, SwitchboardError } from '../errors.js';
+import { errorMessage, isSwitchboardError, SwitchboardError } from '../errors.js';
 import { configHash } from '../store/config-hash.js';
+import { MemoryStateStore } from '../store/state-store.js';
 import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
 import { abortable } from '../util/abort.js';
 import { connectToServer, resolveConnectTimeout, type ConnectOptions, type ServerConnection } from './client.js';
 import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
+import {
+  INSTANCE_META_KEY,
+  buildInstanceAd,
+  findLoop,
+  loadInstanceIdentity,
+  parseInstanceAd,
+  withoutOwnTools,
+  type InstanceAd,
+  type InstanceIdentity,
+} from './instance.js';
+import type { ToolListing } from './list-tools.js';
 import {
   newServerRecord,
   snapshotOf,
@@ -39,6 +51,11 @@ export interface ManagerOptions {
   env?: NodeJS.ProcessEnv;
   /** @default Date.now */
   now?: () => number;
+  /**
+   * This daemon's instance id and label for loop detection (SPEC §11), asked for when first
+   * needed (after the listener is up). @default a random id, labelled "switchboard"
+   */
+  identity?: () => InstanceIdentity;
 }
 
 export interface ServerError {
@@ -68,6 +85,8 @@ export class MCPManager {
   private readonly startupGateMs: number;
   private readonly env: NodeJS.ProcessEnv;
   private readonly now: () => number;
+  private readonly identityFn: () => InstanceIdentity;
+  private identityValue: InstanceIdentity | undefined;
 
   constructor(private readonly options: ManagerOptions = {}) {
     this.log = options.logger ?? pino({ level: 'silent' });
@@ -77,6 +96,7 @@ export class MCPManager {
     this.startupGateMs = options.startupGateMs ?? 250;
     this.env = options.env ?? process.env;
     this.now = options.now ?? Date.now;
+    this.identityFn = options.identity ?? (() => loadInstanceIdentity(new MemoryStateStore(), undefined, 'switchboard'));
     // Subscribers are the WebSocket feed and tests; a listener count warning would be noise.
     this.emitter.setMaxListeners(0);
   }
@@ -116,6 +136,18 @@ export class MCPManager {
 
   getTools(): ReturnType<ToolCatalogue['list']> {
     return this.catalogue.list();
+  }
+
+  /** Who this daemon is, for loop detection; fixed once first asked. */
+  get identity(): InstanceIdentity {
+    return (this.identityValue ??= this.identityFn());
+  }
+
+  /** What `/mcp` advertises: this daemon over every connected Switchboard it aggregates. */
+  instanceAd(): InstanceAd {
+    const upstreams: InstanceAd[] = [];
+    for (const record of this.servers.values()) if (record.connection && record.instance) upstreams.push(record.instance);
+    return buildInstanceAd(this.identity, upstreams);
   }
 
   /**
@@ -250,7 +282,8 @@ export class MCPManager {
 
     const task: ConnectTask = { record, done: Promise.resolve() };
     task.done = pending.then(
-      ({ connection, tools, changedSinceList }) => {
+      ({ connection, listing, changedSinceList }) => {
+        const { tools } = listing;
         const relistNow = changedSinceList();
         if (record.generation !== generation) {
           void connection.close();
@@ -259,6 +292,7 @@ export class MCPManager {
         record.pending = undefined;
         record.abort = undefined;
         this.attach(record, connection);
+        record.instance = parseInstanceAd(listing.meta);
         this.setStatus(record, 'connected');
         this.setTools(record, tools, { cause: phase.returned ? 'background' : cause, deferred: false });
         this.store.put(record.name, record.configHash, tools);
@@ -282,7 +316,7 @@ export class MCPManager {
   private async connectAndList(
     record: ServerRecord,
     signal: AbortSignal,
-  ): Promise<{ connection: ServerConnection; tools: Tool[]; changedSinceList: () => boolean }> {
+  ): Promise<{ connection: ServerConnection; listing: ToolListing; changedSinceList: () => boolean }> {
     const started = this.now();
     const resolved = await this.resolveValues(record.name, record.config, record.source);
     const timeoutMs = resolveConnectTimeout(resolved, this.env);
@@ -303,9 +337,10 @@ export class MCPManager {
     try {
       // No reset after the list: a notification in the same chunk as the answer lands before
       // this await resumes, and one spare relist is cheaper than a lost change.
-      const tools = await connection.listTools({ signal, timeoutMs });
-      this.log.info({ server: record.name, tools: tools.length, ms: this.now() - started }, 'connected');
-      return { connection, tools, changedSinceList };
+      const listing = await connection.listTools({ signal, timeoutMs, meta: this.callerMeta() });
+      this.refuseLoop(record, listing);
+      this.log.info({ server: record.name, tools: listing.tools.length, ms: this.now() - started }, 'connected');
+      return { connection, listing, changedSinceList };
     } catch (err) {
       stopWatching();
       await connection.close();
@@ -335,13 +370,45 @@ export class MCPManager {
   private async relist(record: ServerRecord, connection: ServerConnection): Promise<void> {
     try {
       const timeoutMs = resolveConnectTimeout(record.config, this.env);
-      const tools = await connection.listTools({ timeoutMs });
+      const listing = await connection.listTools({ timeoutMs, meta: this.callerMeta() });
       if (record.connection !== connection) return;
-      this.setTools(record, tools, { cause: 'list_changed', deferred: false });
-      this.store.put(record.name, record.configHash, tools);
+      this.refuseLoop(record, listing);
+      record.instance = parseInstanceAd(listing.meta);
+      this.setTools(record, listing.tools, { cause: 'list_changed', deferred: false });
+      this.store.put(record.name, record.configHash, listing.tools);
     } catch (err) {
+      if (isSwitchboardError(err, 'LOOP_DETECTED') && record.connection === connection) {
+        // The upstream now leads back here: drop the link and its tools until an operator reloads.
+        await this.teardown(record);
+        this.setTools(record, [], { cause: 'list_changed', deferred: false });
+        this.setStatus(record, 'failed', err.message);
+        return;
+      }
       this.log.warn({ server: record.name, err: errorMessage(err) }, 'tools/list after list_changed failed');
     }
+  }
+
+  /**
+   * Introduces this daemon on `tools/list`: an upstream Switchboard that is itself still starting
+   * answers a Switchboard at once instead of behind its startup gate (two daemons aggregating
+   * each other would otherwise each wait for the other's gate until their connect timeouts).
+   */
+  private callerMeta(): Record<string, unknown> {
+    const { id, label } = this.identity;
+    return { [INSTANCE_META_KEY]: { id, label } };
+  }
+
+  /**
+   * Throws `LOOP_DETECTED` when the listing comes from a Switchboard that leads back here and this
+   * daemon is the one to break that cycle (see instance.ts). Otherwise the link stays; any tool
+   * of ours it carries is dropped by `setTools`.
+   */
+  private refuseLoop(record: ServerRecord, listing: ToolListing): void {
+    const ad = parseInstanceAd(listing.meta);
+    const loop = ad && findLoop(this.identity, ad);
+    if (!loop) return;
+    if (loop.refuse) throw new SwitchboardError('LOOP_DETECTED', `Refusing MCP server "${record.name}": ${loop.message}`);
+    this.log.debug({ server: record.name, loop: loop.message }, 'loop through this server; another Switchboard breaks it');
   }
 
   private detach(record: ServerRecord): void {
@@ -365,7 +432,9 @@ export class MCPManager {
    * Replaces one server's tools and emits the change, including a deferred → live switch, plus a
    * change for any other server whose tool a name collision renamed.
    */
-  private setTools(record: ServerRecord, tools: Tool[], options: { cause: ToolsChangedCause; deferred: boolean }): void {
+  private setTools(record: ServerRecord, listed: Tool[], options: { cause: ToolsChangedCause; deferred: boolean }): void {
+    // A tool that passed through this daemon before (a loop not yet broken) never comes back.
+    const tools = withoutOwnTools(listed, this.identity.id);
     const flagsChanged = record.deferred !== options.deferred || record.stale;
     record.tools = tools;
     record.deferred = options.deferred;

@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig, ServerSource, TransportKind } from '../config/types.js';
 import type { ServerConnection } from './client.js';
 import type { ServerStatus } from './events.js';
+import type { InstanceAd } from './instance.js';
 
 /**
  * Everything the manager knows about one server, in one record. The status is changed only by
@@ -28,6 +29,8 @@ export interface ServerRecord {
   deferred: boolean;
   /** Last known tools of a server that went away. */
   stale: boolean;
+  /** The Switchboard instance tree this server advertised, when it is a Switchboard. */
+  instance?: InstanceAd;
   /** Stderr of the last stdio child, kept after it is gone for the server detail. */
   stderrTail: () => string[];
   detach: Array<() => void>;

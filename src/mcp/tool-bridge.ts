@@ -27,6 +27,8 @@ export interface BridgedTool {
   inputSchema: Tool['inputSchema'];
   outputSchema?: Tool['outputSchema'];
   annotations?: Tool['annotations'];
+  /** The server's own `_meta` for the tool, passed through. */
+  _meta?: Tool['_meta'];
   /** Served from the cache; calling it first waits for the server to connect. */
   deferred: boolean;
   /** Last known tools of a server that went away; present only when true. */
@@ -139,6 +141,7 @@ function bridge({ entry, tool, name }: Candidate): BridgedTool {
   if (title !== undefined) bridged.title = title;
   if (tool.outputSchema !== undefined) bridged.outputSchema = tool.outputSchema;
   if (tool.annotations !== undefined) bridged.annotations = tool.annotations;
+  if (tool._meta !== undefined) bridged._meta = tool._meta;
   if (entry.stale) bridged.stale = true;
   return bridged;
 }

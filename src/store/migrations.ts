@@ -28,6 +28,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    id: 2,
+    name: 'create-daemon-state',
+    sql: `
+      CREATE TABLE daemon_state (
+        key        TEXT    NOT NULL PRIMARY KEY,
+        value      TEXT    NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The file was written by a newer Switchboard: its schema has migrations we don't know. */

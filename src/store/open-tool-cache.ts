@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors.js';
 import { openDatabase, type StoreLogger } from './db.js';
+import { MemoryStateStore, SqliteStateStore, type StateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore, type ToolCacheStore } from './tool-cache-store.js';
 
 export interface OpenToolCacheOptions {
@@ -17,20 +18,30 @@ export interface OpenToolCacheOptions {
 export function openToolCache(
   path: string,
   options: OpenToolCacheOptions = {},
-): { store: ToolCacheStore; warnings: string[] } {
+): { store: ToolCacheStore; state: StateStore; warnings: string[] } {
   const opened = openDatabase(path, options.logger ? { logger: options.logger } : {});
   const warnings = [...opened.warnings];
-  if (!opened.db) return { store: new NoopToolCacheStore(), warnings };
+  if (!opened.db) return { store: new NoopToolCacheStore(), state: new MemoryStateStore(), warnings };
+  const storeOptions = {
+    readOnly: opened.readOnly,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  };
+  let store: ToolCacheStore;
   try {
-    const store = new SqliteToolCacheStore(opened.db, {
-      readOnly: opened.readOnly,
-      ...(options.logger ? { logger: options.logger } : {}),
-      ...(options.now ? { now: options.now } : {}),
-    });
-    return { store, warnings };
+    store = new SqliteToolCacheStore(opened.db, storeOptions);
   } catch (err) {
     opened.close();
     warnings.push(`Tool cache disabled: ${path} has no usable tool_cache table (${errorMessage(err)})`);
-    return { store: new NoopToolCacheStore(), warnings };
+    return { store: new NoopToolCacheStore(), state: new MemoryStateStore(), warnings };
   }
+  let state: StateStore;
+  try {
+    state = new SqliteStateStore(opened.db, storeOptions);
+  } catch (err) {
+    // A read-only file from before the state table: the cache still works, the state is per run.
+    warnings.push(`Daemon state kept in memory only: ${path} has no usable daemon_state table (${errorMessage(err)})`);
+    state = new MemoryStateStore();
+  }
+  return { store, state, warnings };
 }

@@ -11,7 +11,7 @@ import { tempDir, waitForFile } from '../helpers/process.js';
 describe('tools/list pagination', () => {
   it('follows nextCursor across three pages', async () => {
     const connection = await connectFixture('paginated', { env: { PAGES: '3', PAGE_SIZE: '2' } });
-    const tools = await connection.listTools();
+    const { tools } = await connection.listTools();
     expect(tools.map((t) => t.name)).toEqual(['tool_0_0', 'tool_0_1', 'tool_1_0', 'tool_1_1', 'tool_2_0', 'tool_2_1']);
   });
 
@@ -94,7 +94,7 @@ describe('results and server features', () => {
     connection.onToolsListChanged(() => changed.resolve());
     await connection.callTool('add_tool', { name: 'fresh_tool' });
     await changed.promise;
-    expect((await connection.listTools()).map((t) => t.name)).toContain('fresh_tool');
+    expect((await connection.listTools()).tools.map((t) => t.name)).toContain('fresh_tool');
   });
 
   it('keeps what the server wrote to stderr', async () => {

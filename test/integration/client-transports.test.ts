@@ -9,7 +9,7 @@ const HEADER_VALUE = 'let-me-in';
 
 /** Lists and calls the echo tool set, which every echo fixture serves. */
 async function exerciseEcho(connection: ServerConnection): Promise<void> {
-  const tools = await connection.listTools();
+  const { tools } = await connection.listTools();
   expect(tools.map((t) => t.name)).toEqual(['echo', 'add', 'reverse']);
   expect(tools.find((t) => t.name === 'reverse')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
   expect(textOf(await connection.callTool('echo', { text: 'hello' }))).toBe('hello');

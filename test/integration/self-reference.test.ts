@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
+import { waitForStatus } from '../helpers/status-watch.js';
 
 /**
  * Issue #11 item 2: the README's own agent entry pasted into `~/.claude.json` must not make the
@@ -55,7 +56,8 @@ describe('self-reference guard (real daemon process)', () => {
     const counts: number[] = [];
     for (let round = 0; round <= 3; round++) {
       if (round > 0) await json(`${base}/reload`, { method: 'POST' });
-      const status = await json<Status>(`${base}/status`);
+      // A reload answers at the startup gate; the echo server may still be finishing (deferred).
+      const status = await waitForStatus<Status>(base, (s) => s.servers.every((server) => server.status === 'connected'));
       counts.push(status.toolCount);
       expect(status.servers.map((s) => [s.name, s.status])).toEqual([['echo', 'connected']]);
       expect(status.discovery.skipped).toEqual([

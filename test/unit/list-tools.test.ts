@@ -13,7 +13,7 @@ describe('collectToolPages', () => {
       p2: { tools: [tool('c')], nextCursor: 'p3' },
       p3: { tools: [tool('d')] },
     };
-    const tools = await collectToolPages(async (cursor) => {
+    const { tools } = await collectToolPages(async (cursor) => {
       cursors.push(cursor);
       return pages[cursor ?? 'start']!;
     });
@@ -22,7 +22,7 @@ describe('collectToolPages', () => {
   });
 
   it('treats an empty nextCursor as the end', async () => {
-    const tools = await collectToolPages(async () => ({ tools: [tool('a')], nextCursor: '' }));
+    const { tools } = await collectToolPages(async () => ({ tools: [tool('a')], nextCursor: '' }));
     expect(tools).toHaveLength(1);
   });
 

@@ -9,13 +9,14 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isSwitchboardError } from '../../errors.js';
+import { INSTANCE_META_KEY, ORIGIN_META_KEY, originOf } from '../../mcp/instance.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import type { InFlightCalls } from '../in-flight-calls.js';
 
 /** What `/mcp` needs of the manager. */
-export type ToolSource = Pick<MCPManager, 'getCatalogue' | 'callTool'>;
+export type ToolSource = Pick<MCPManager, 'getCatalogue' | 'callTool' | 'identity' | 'instanceAd'>;
 
 /** What `/mcp` reads of a catalogue entry; the bridge's extra fields stay off the wire. */
 export interface ListedTool {
@@ -25,6 +26,7 @@ export interface ListedTool {
   inputSchema: Tool['inputSchema'];
   outputSchema?: Tool['outputSchema'];
   annotations?: Tool['annotations'];
+  _meta?: Tool['_meta'];
 }
 
 /**
@@ -40,7 +42,8 @@ export class McpToolList {
   list(): Tool[] {
     const catalogue = this.manager.getCatalogue();
     if (catalogue.version !== this.version) {
-      this.tools = catalogue.list().map((tool: ListedTool) => toMcpTool(tool));
+      const selfId = this.manager.identity.id;
+      this.tools = catalogue.list().map((tool: ListedTool) => withOrigin(toMcpTool(tool), selfId));
       this.version = catalogue.version;
     }
     return this.tools;
@@ -80,10 +83,14 @@ export function createToolServer(options: ToolServerOptions): Server {
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-    // Before the startup gate the list would be partial; the gate is short (SPEC §1).
-    if (runtime.state === 'starting') await untilReadyOrAborted(runtime, extra.signal);
-    return { tools: tools.list() };
+  server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+    // Before the startup gate the list would be partial; the gate is short (SPEC §1). Another
+    // Switchboard (it says so in `_meta`) gets the partial list at once and the changes as
+    // list_changed: if it waited, two daemons aggregating each other would deadlock at start.
+    const fromSwitchboard = request.params?._meta?.[INSTANCE_META_KEY] !== undefined;
+    if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, extra.signal);
+    // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
+    return { tools: tools.list(), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -116,7 +123,13 @@ export function toMcpTool(tool: ListedTool): Tool {
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
     ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+    ...(tool._meta !== undefined ? { _meta: tool._meta } : {}),
   };
+}
+
+/** The tool as served: the instances it passed through, this one first (see mcp/instance.ts). */
+function withOrigin(tool: Tool, selfId: string): Tool {
+  return { ...tool, _meta: { ...tool._meta, [ORIGIN_META_KEY]: [selfId, ...originOf(tool)] } };
 }
 
 async function untilReadyOrAborted(

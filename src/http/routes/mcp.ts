@@ -12,7 +12,7 @@ import { InFlightCalls } from '../in-flight-calls.js';
 import { createToolServer, McpToolList } from '../mcp/tool-server.js';
 
 export interface McpRoutesOptions {
-  manager: Pick<MCPManager, 'getCatalogue' | 'callTool' | 'subscribe'>;
+  manager: Pick<MCPManager, 'getCatalogue' | 'callTool' | 'subscribe' | 'identity' | 'instanceAd'>;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   /** Aborted when shutdown's grace runs out: in-flight `/mcp` calls are cancelled then. */
   shutdownSignal: AbortSignal;

@@ -27,6 +27,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
     return {
       state: runtime.state,
       version: PACKAGE_VERSION,
+      instance: { id: manager.identity.id, label: manager.identity.label },
       startedAt: new Date(startedAt).toISOString(),
       uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
       catalogue: { version: catalogue.version, toolCount },

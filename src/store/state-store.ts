@@ -1,0 +1,87 @@
+import type { Database, Statement } from 'better-sqlite3';
+import { errorMessage } from '../errors.js';
+import type { StoreLogger } from './db.js';
+
+/**
+ * Small named values the daemon keeps between runs (its instance id, …), beside the tool cache
+ * in the same database. Like the cache, it never throws: a daemon without a usable database
+ * still runs, it just forgets these values when it stops.
+ */
+export interface StateStore {
+  get(key: string): string | undefined;
+  /** Best effort: a failed write is logged and the value kept in memory for this run. */
+  set(key: string, value: string): void;
+  delete(key: string): void;
+}
+
+/** Values kept in this process only: the store when there is no database. */
+export class MemoryStateStore implements StateStore {
+  private readonly values = new Map<string, string>();
+
+  get(key: string): string | undefined {
+    return this.values.get(key);
+  }
+
+  set(key: string, value: string): void {
+    this.values.set(key, value);
+  }
+
+  delete(key: string): void {
+    this.values.delete(key);
+  }
+}
+
+/**
+ * The SQLite state store. It shares the connection the tool cache owns and never closes it;
+ * after the cache closed the database it answers from memory only.
+ */
+export class SqliteStateStore implements StateStore {
+  private readonly memory = new MemoryStateStore();
+  private readonly selectValue: Statement<[string], { value: string }>;
+  private readonly upsertValue: Statement<[string, string, number]>;
+  private readonly deleteValue: Statement<[string]>;
+
+  /** Throws if the `daemon_state` table is missing (a database of a version without it). */
+  constructor(
+    private readonly db: Database,
+    private readonly options: { readOnly?: boolean; logger?: StoreLogger; now?: () => number } = {},
+  ) {
+    this.selectValue = db.prepare('SELECT value FROM daemon_state WHERE key = ?');
+    this.upsertValue = db.prepare(`
+      INSERT INTO daemon_state (key, value, updated_at) VALUES (?, ?, ?)
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+    `);
+    this.deleteValue = db.prepare('DELETE FROM daemon_state WHERE key = ?');
+  }
+
+  get(key: string): string | undefined {
+    const kept = this.memory.get(key);
+    if (kept !== undefined || !this.db.open) return kept;
+    try {
+      return this.selectValue.get(key)?.value;
+    } catch (err) {
+      this.options.logger?.warn({ key, err: errorMessage(err) }, 'state read failed');
+      return undefined;
+    }
+  }
+
+  set(key: string, value: string): void {
+    this.memory.set(key, value);
+    if (this.options.readOnly || !this.db.open) return;
+    try {
+      this.upsertValue.run(key, value, (this.options.now ?? Date.now)());
+    } catch (err) {
+      this.options.logger?.warn({ key, err: errorMessage(err) }, 'state write failed');
+    }
+  }
+
+  delete(key: string): void {
+    this.memory.delete(key);
+    if (this.options.readOnly || !this.db.open) return;
+    try {
+      this.deleteValue.run(key);
+    } catch (err) {
+      this.options.logger?.warn({ key, err: errorMessage(err) }, 'state delete failed');
+    }
+  }
+}
