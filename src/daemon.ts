@@ -11,7 +11,7 @@ import { buildApp } from './http/app.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { connectToServer } from './mcp/client.js';
 import { loadInstanceIdentity } from './mcp/instance.js';
-import { MCPManager } from './mcp/manager.js';
+import { MCPManager, type HealthOptions } from './mcp/manager.js';
 import { MemoryStateStore } from './store/state-store.js';
 import { createLogger } from './logger.js';
 import { SwitchboardRuntime } from './runtime.js';
@@ -52,6 +52,12 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
+/** `health: true | false | {…}` of the config file → the manager's health options. */
+function healthOptions(health: DaemonConfig['health']): HealthOptions {
+  if (typeof health === 'boolean') return { enabled: health };
+  return { enabled: health.enabled, pingIntervalMs: health.pingIntervalMs, pingTimeoutMs: health.pingTimeoutMs };
+}
+
 /** The port the app listens on once `listen` resolved; none before (embedded, not listening). */
 function listeningPorts(app: FastifyInstance): number[] {
   const address = app.server.address();
@@ -80,6 +86,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     startupGateMs: config.startupGateMs,
     connect: deps.connect ?? connectToServer,
     env,
+    health: healthOptions(config.health),
     // Asked for at the first connect, after the listener is up: the id is kept per port.
     identity: () => {
       const port = listeningPorts(app)[0];

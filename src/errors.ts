@@ -11,17 +11,23 @@ export const ERROR_CATALOGUE = {
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
   SERVER_NOT_FOUND: { status: 404, message: 'No such server' },
   TOOL_NOT_FOUND: { status: 404, message: 'No such tool' },
-  OPERATION_CONFLICT: { status: 409, message: 'The operation conflicts with one in progress' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON' },
   UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
   INTERNAL_ERROR: { status: 500, message: 'Internal error' },
   UPSTREAM_CONNECT_FAILED: { status: 502, message: 'Could not connect to the MCP server' },
+  UPSTREAM_ERROR: { status: 502, message: 'The MCP server answered with an error' },
+  UPSTREAM_PROTOCOL_ERROR: { status: 502, message: 'The MCP server sent something that is not MCP' },
+  UPSTREAM_MESSAGE_TOO_LARGE: { status: 502, message: 'The MCP server sent a message over the size limit' },
+  UPSTREAM_SESSION_EXPIRED: { status: 502, message: 'The MCP server no longer knows the session' },
+  CALL_OUTCOME_UNKNOWN: { status: 502, message: 'The connection was lost during the call; it may or may not have run' },
   SERVER_NOT_CONNECTED: { status: 503, message: 'The MCP server is not connected' },
   NOT_READY: { status: 503, message: 'Switchboard is still starting' },
   SHUTTING_DOWN: { status: 503, message: 'Switchboard is shutting down' },
   SERVER_CLOSED: { status: 503, message: 'The connection was closed' },
+  SERVER_SUSPENDED: { status: 503, message: 'The MCP server crashed too many times and is suspended until a reload' },
   UPSTREAM_CONNECT_TIMEOUT: { status: 504, message: 'Connecting to the MCP server timed out' },
+  UPSTREAM_PING_TIMEOUT: { status: 504, message: 'The MCP server did not answer a ping in time' },
   TOOL_CALL_TIMEOUT: { status: 504, message: 'The tool call timed out' },
   LOOP_DETECTED: { status: 508, message: 'The MCP server leads back to this Switchboard' },
   CONFIG_INVALID: { status: 500, message: 'The configuration is not valid' },
@@ -43,6 +49,21 @@ export class SwitchboardError extends Error {
 
 export function isSwitchboardError(err: unknown, code?: ErrorCode): err is SwitchboardError {
   return err instanceof SwitchboardError && (code === undefined || err.code === code);
+}
+
+/** An error as it travels in `lastError`, events and tool results: a stable code and a message. */
+export interface ErrorInfo {
+  code: ErrorCode;
+  message: string;
+}
+
+/**
+ * Any thrown value as `{code, message}`: our own errors keep theirs, anything else gets
+ * `fallback` with its own message (upstream and transport messages are worth showing).
+ */
+export function toErrorInfo(err: unknown, fallback: ErrorCode = 'INTERNAL_ERROR'): ErrorInfo {
+  if (err instanceof SwitchboardError) return { code: err.code, message: err.message };
+  return { code: fallback, message: errorMessage(err) };
 }
 
 /** The message of any thrown value, for logs and `MCP error: …` results. */

@@ -36,7 +36,7 @@ export {
 } from './mcp/client.js';
 export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './mcp/tool-bridge.js';
 export { ToolCatalogue } from './mcp/tool-catalogue.js';
-export type { ServerSnapshot, ServerDetail } from './mcp/server-record.js';
+export type { ServerSnapshot, ServerDetail } from './mcp/server-snapshot.js';
 export type { ManagerEvent, ServerStatus, ToolsChangedCause } from './mcp/events.js';
 
 // Tool cache

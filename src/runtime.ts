@@ -2,7 +2,7 @@ import { pino, type Logger } from 'pino';
 import type { DiscoveryResult } from './config/types.js';
 import { errorMessage, SwitchboardError } from './errors.js';
 import type { MCPManager, ServerError } from './mcp/manager.js';
-import type { ServerDetail, ServerSnapshot } from './mcp/server-record.js';
+import type { ServerDetail, ServerSnapshot } from './mcp/server-snapshot.js';
 import { SerialQueue } from './util/serial-queue.js';
 
 export type RuntimeState = 'idle' | 'starting' | 'ready' | 'stopping' | 'stopped';

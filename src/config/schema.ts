@@ -26,8 +26,30 @@ export const ServerConfigSchema = z
     timeout: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
     /** Tool-call deadline in ms, reset by progress; 0 disables. @default 60000 */
     callTimeout: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
+    /** Time between health pings in ms; 0 disables them. @default health.pingIntervalMs */
+    pingIntervalMs: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
+    /** Ping deadline in ms. @default health.pingTimeoutMs */
+    pingTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
   })
   .strict();
+
+/**
+ * Health pings and reconnects (SPEC §6). `true`/`false` switches them on or off with the defaults;
+ * the object form tunes them for every server (a server's own `pingIntervalMs`/`pingTimeoutMs` win).
+ */
+export const HealthConfigSchema = z.union([
+  z.boolean(),
+  z
+    .object({
+      /** @default true */
+      enabled: z.boolean().default(true),
+      /** @default 30000 */
+      pingIntervalMs: z.number().int().nonnegative().max(MAX_TIMER_MS).default(30_000),
+      /** @default 10000 */
+      pingTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(10_000),
+    })
+    .strict(),
+]);
 
 export const DaemonConfigSchema = z
   .object({
@@ -66,7 +88,7 @@ export const DaemonConfigSchema = z
     /** Log one line per HTTP request. @default false */
     requestLogging: z.boolean().default(false),
     /** Health pings and reconnects (SPEC §6). @default true */
-    health: z.boolean().default(true),
+    health: HealthConfigSchema.default(true),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
   })
   .strict();

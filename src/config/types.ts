@@ -16,6 +16,10 @@ export interface ServerConfig {
   timeout?: number;
   /** Tool-call deadline in ms, reset by progress; 0 disables. @default 60000 */
   callTimeout?: number;
+  /** Time between health pings in ms; 0 disables them. @default the daemon's `health.pingIntervalMs` */
+  pingIntervalMs?: number;
+  /** How long a ping may take, in ms, before the server counts as frozen. @default the daemon's `health.pingTimeoutMs` */
+  pingTimeoutMs?: number;
 }
 
 export type TransportKind = 'stdio' | 'http' | 'sse';

@@ -66,6 +66,7 @@ interface Attempt {
   deadline: Deadline;
   stderr: StderrRing;
   toolsListChanged: ListenerSet<[]>;
+  transportErrors: ListenerSet<[Error]>;
   /** Set when a stdio child died by itself during the attempt, for the error message. */
   exit?: ExitStatus;
 }
@@ -87,6 +88,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     deadline: createDeadline(opts.signal, timeoutMs),
     stderr: new StderrRing(),
     toolsListChanged: new ListenerSet<[]>(onListenerError),
+    transportErrors: new ListenerSet<[Error]>(onListenerError),
   };
   const startedAt = Date.now();
   try {
@@ -108,6 +110,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
       timeoutMs,
       callTimeoutMs: resolveCallTimeout(config),
       toolsListChanged: attempt.toolsListChanged,
+      transportErrors: attempt.transportErrors,
       closed: new ListenerSet<[Error]>(onListenerError),
       logger,
     });
@@ -130,15 +133,20 @@ async function openSession(kind: TransportKind, attempt: Attempt) {
   const roots = toRoots(options.roots ?? [process.cwd()]);
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots }));
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => attempt.toolsListChanged.emit());
-  client.onerror = (err) => options.logger?.debug({ err: errorMessage(err) }, 'transport error');
+  client.onerror = (err) => {
+    options.logger?.debug({ err: errorMessage(err) }, 'transport error');
+    attempt.transportErrors.emit(err);
+  };
   const { signal } = attempt.deadline;
   try {
     // The race is safe: losing it closes the transport below, which ends the work for real.
     await abortable(client.connect(transport, { signal, timeout: MAX_TIMER_MS }), signal);
     return { client, transport };
   } catch (err) {
-    if (transport instanceof StdioProcessTransport) attempt.exit = transport.exitStatus;
+    // Closed first, so a child that died (say, right after answering initialize, failing our
+    // next write with EPIPE) has had its exit seen: the error then names its code and stderr.
     await closeClient(client, transport);
+    if (transport instanceof StdioProcessTransport && transport.exitedByItself) attempt.exit = transport.exitStatus;
     throw err;
   }
 }

@@ -17,7 +17,7 @@ import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../util/abo
 import type { ListenerSet } from '../util/listeners.js';
 import { collectToolPages, type ToolListing } from './list-tools.js';
 import type { StderrRing } from './stderr-ring.js';
-import { StdioProcessTransport } from './stdio-transport.js';
+import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 
 export interface RequestOptions {
   signal?: AbortSignal;
@@ -42,6 +42,8 @@ export interface ServerConnection {
   readonly capabilities?: ServerCapabilities;
   /** The stdio child's pid. */
   readonly pid?: number;
+  /** How the stdio child ended, once it has. */
+  readonly exitStatus?: ExitStatus;
   readonly stderr: StderrRing;
   /** Every tool, following `nextCursor`, with the first page's `_meta`; bounded by the server's connect timeout. */
   listTools(opts?: ListToolsOptions): Promise<ToolListing>;
@@ -52,6 +54,8 @@ export interface ServerConnection {
   onClose(listener: (reason: Error) => void): () => void;
   /** Fires on `notifications/tools/list_changed`. */
   onToolsListChanged(listener: () => void): () => void;
+  /** Fires on a transport error that did not close the connection (e.g. a broken event stream). */
+  onTransportError(listener: (err: Error) => void): () => void;
   /** Idempotent and joinable: a second call returns the first call's promise. */
   close(): Promise<void>;
 }
@@ -67,8 +71,17 @@ export interface ConnectionParts {
   /** Bounds a tool call between progress notifications; 0 disables. */
   callTimeoutMs: number;
   toolsListChanged: ListenerSet<[]>;
+  transportErrors: ListenerSet<[Error]>;
   closed: ListenerSet<[Error]>;
   logger?: Logger;
+}
+
+/** How long a failed write waits for the child's exit to be seen, to report it. */
+const BROKEN_PIPE_WAIT_MS = 1_000;
+
+function isBrokenPipe(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || (err instanceof Error && err.message === 'Not connected');
 }
 
 /** How long close() waits for an HTTP server to acknowledge the session's end. */
@@ -117,7 +130,7 @@ export class McpServerConnection implements ServerConnection {
         ),
       );
     } catch (err) {
-      throw this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_CONNECT_TIMEOUT', `tools/list timed out after ${timeoutMs} ms`);
+      throw await this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_CONNECT_TIMEOUT', `tools/list timed out after ${timeoutMs} ms`);
     } finally {
       deadline.dispose();
     }
@@ -146,7 +159,7 @@ export class McpServerConnection implements ServerConnection {
       );
     } catch (err) {
       const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
-      throw this.#requestError(err, opts.signal, timedOut, 'TOOL_CALL_TIMEOUT', `Tool "${name}" timed out after ${timeoutMs} ms`);
+      throw await this.#requestError(err, opts.signal, timedOut, 'TOOL_CALL_TIMEOUT', `Tool "${name}" timed out after ${timeoutMs} ms`);
     } finally {
       link.dispose();
     }
@@ -159,7 +172,7 @@ export class McpServerConnection implements ServerConnection {
     try {
       await this.#parts.client.ping({ signal: deadline.signal, timeout: MAX_TIMER_MS });
     } catch (err) {
-      throw this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_CONNECT_TIMEOUT', `ping timed out after ${timeoutMs} ms`);
+      throw await this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_PING_TIMEOUT', `ping timed out after ${timeoutMs} ms`);
     } finally {
       deadline.dispose();
     }
@@ -173,6 +186,15 @@ export class McpServerConnection implements ServerConnection {
     return this.#parts.toolsListChanged.add(listener);
   }
 
+  onTransportError(listener: (err: Error) => void): () => void {
+    return this.#parts.transportErrors.add(listener);
+  }
+
+  get exitStatus(): ExitStatus | undefined {
+    const { transport } = this.#parts;
+    return transport instanceof StdioProcessTransport ? transport.exitStatus : undefined;
+  }
+
   close(): Promise<void> {
     return (this.#closing ??= this.#shutdown());
   }
@@ -181,6 +203,7 @@ export class McpServerConnection implements ServerConnection {
     if (this.#state === 'open') this.#state = 'closed';
     this.#parts.closed.clear();
     this.#parts.toolsListChanged.clear();
+    this.#parts.transportErrors.clear();
     const { client, transport } = this.#parts;
     if (transport instanceof StreamableHTTPClientTransport) {
       // Let the server free the session; closing the transport below aborts the DELETE if it hangs.
@@ -195,14 +218,18 @@ export class McpServerConnection implements ServerConnection {
   #onTransportClosed(): void {
     if (this.#state !== 'open') return;
     this.#state = 'crashed';
-    const exit = this.#parts.transport instanceof StdioProcessTransport ? this.#parts.transport.exitStatus : undefined;
-    const reason = new SwitchboardError(
-      'SERVER_CLOSED',
-      withStderr(`MCP server "${this.name}" closed the connection${describeExit(exit)}`, this.stderr),
-    );
+    const { transport } = this.#parts;
+    const exit = transport instanceof StdioProcessTransport ? transport.exitStatus : undefined;
+    // When the transport itself gave up on the server (a message over the size cap), that is the
+    // cause; the kill that followed is only its consequence.
+    const failure = transport instanceof StdioProcessTransport ? transport.failure : undefined;
+    const reason = failure
+      ? new SwitchboardError(failure.code, withStderr(`MCP server "${this.name}" ${failure.message}; the connection was closed`, this.stderr))
+      : new SwitchboardError('SERVER_CLOSED', withStderr(`MCP server "${this.name}" closed the connection${describeExit(exit)}`, this.stderr));
     this.#closeReason = reason;
     this.#parts.logger?.warn({ exitCode: exit?.code, signal: exit?.signal }, 'connection closed unexpectedly');
     this.#parts.toolsListChanged.clear();
+    this.#parts.transportErrors.clear();
     this.#parts.closed.emit(reason);
     this.#parts.closed.clear();
   }
@@ -219,8 +246,14 @@ export class McpServerConnection implements ServerConnection {
   }
 
   /** Maps an SDK rejection: caller aborts stay aborts, then closed, then timeout; others pass. */
-  #requestError(err: unknown, signal: AbortSignal | undefined, timedOut: boolean, code: SwitchboardErrorCode, message: string): unknown {
+  async #requestError(err: unknown, signal: AbortSignal | undefined, timedOut: boolean, code: SwitchboardErrorCode, message: string): Promise<unknown> {
     if (signal?.aborted) return signal.reason;
+    // A write to a child that just died fails before its exit is seen; wait (briefly) for the
+    // exit so the error names the exit code and stderr instead of a bare "write EPIPE".
+    const { transport } = this.#parts;
+    if (this.#state === 'open' && transport instanceof StdioProcessTransport && isBrokenPipe(err)) {
+      await transport.finishedWithin(BROKEN_PIPE_WAIT_MS);
+    }
     if (this.#state !== 'open') return this.#closedError(err);
     if (timedOut) return new SwitchboardError(code, `${message} (MCP server "${this.name}")`, { cause: err });
     if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return this.#closedError(err);

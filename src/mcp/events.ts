@@ -1,3 +1,5 @@
+import type { ErrorInfo } from '../errors.js';
+
 /**
  * Every event the manager emits, as one discriminated union. The WebSocket feed sends exactly
  * these objects with `seq` and `ts` added, so this file is also the wire contract of `/events`.
@@ -21,8 +23,12 @@ export interface ServerStatusEvent {
   server: string;
   status: ServerStatus;
   previous: ServerStatus;
-  /** Set when `status` is `failed`, and on `disconnected` caused by a crash. */
-  error?: string;
+  /** Why: set on `failed` and `reconnecting`, and on `disconnected` after a failure. */
+  error?: ErrorInfo;
+  /** On `reconnecting`: the attempt scheduled next (1, 2, …). */
+  attempt?: number;
+  /** On `reconnecting`: when that attempt starts (ISO time). */
+  nextRetryAt?: string;
   toolCount: number;
 }
 

@@ -3,12 +3,19 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { pino, type Logger } from 'pino';
 import type { ServerConfig, ServerSource } from '../config/types.js';
 import { validateServerConfig } from '../config/validate.js';
-import { errorMessage, isSwitchboardError, SwitchboardError } from '../errors.js';
+import { errorMessage, SwitchboardError } from '../errors.js';
 import { configHash } from '../store/config-hash.js';
 import { MemoryStateStore } from '../store/state-store.js';
 import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
-import { abortable } from '../util/abort.js';
-import { connectToServer, resolveConnectTimeout, type ConnectOptions, type ServerConnection } from './client.js';
+import { DEFAULT_BACKOFF } from '../util/backoff.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import {
+  connectToServer,
+  resolveCallTimeout,
+  resolveConnectTimeout,
+  type ConnectOptions,
+  type ServerConnection,
+} from './client.js';
 import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
 import {
   INSTANCE_META_KEY,
@@ -21,19 +28,17 @@ import {
   type InstanceIdentity,
 } from './instance.js';
 import type { ToolListing } from './list-tools.js';
-import {
-  newServerRecord,
-  snapshotOf,
-  type ServerDetail,
-  type ServerRecord,
-  type ServerSnapshot,
-} from './server-record.js';
-import { passStartupGate, type ConnectTask } from './startup-gate.js';
-import { callUpstreamTool, type ToolCallOptions } from './tool-call.js';
+import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
+import { passStartupGate } from './startup-gate.js';
+import { callThroughUpstream, type ToolCallOptions } from './tool-call.js';
 import { ToolCatalogue } from './tool-catalogue.js';
+import { Upstream, type ConnectTask, type HealthSettings, type UpstreamHost } from './upstream.js';
 
 /** Resolves `!cmd` values and credentials on a copy of a config just before connecting. */
 export type ResolveValues = (name: string, config: ServerConfig, source: ServerSource) => Promise<ServerConfig>;
+
+/** Health settings of the daemon; each server may override the ping interval and deadline. */
+export type HealthOptions = Partial<Omit<HealthSettings, 'backoff'>> & { backoff?: Partial<HealthSettings['backoff']> };
 
 export interface ManagerOptions {
   logger?: Logger;
@@ -49,8 +54,12 @@ export interface ManagerOptions {
   connectOptions?: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'clientInfo'>;
   /** Where `SWITCHBOARD_MCP_TIMEOUT_MS` is read. @default process.env */
   env?: NodeJS.ProcessEnv;
-  /** @default Date.now */
-  now?: () => number;
+  /** Pings, reconnects and suspension (SPEC §6). @default on, 30 s pings with a 10 s deadline */
+  health?: HealthOptions;
+  /** Time and timers of the supervision; tests inject a manual clock. @default the system clock */
+  clock?: Clock;
+  /** Jitter source of the backoff. @default Math.random */
+  random?: () => number;
   /**
    * This daemon's instance id and label for loop detection (SPEC §11), asked for when first
    * needed (after the listener is up). @default a random id, labelled "switchboard"
@@ -67,38 +76,47 @@ export interface ConnectSummary {
   errors: ServerError[];
 }
 
-const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+export const DEFAULT_HEALTH: HealthSettings = {
+  enabled: true,
+  pingIntervalMs: 30_000,
+  pingTimeoutMs: 10_000,
+  backoff: DEFAULT_BACKOFF,
+  crashLimit: 5,
+  crashWindowMs: 30_000,
+};
+
 const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
 
 /**
- * Owns every upstream connection: connects in parallel behind the startup gate, keeps each
- * server's tools, and changes one server at a time so nobody else's tools ever flicker.
+ * Owns the set of upstream servers and the aggregated catalogue: connects them in parallel
+ * behind the startup gate, routes calls, and turns each server's changes into events. What
+ * happens to one server over time — reconnects, pings, suspension — is its `Upstream`'s business.
  */
 export class MCPManager {
-  private readonly servers = new Map<string, ServerRecord>();
+  private readonly servers = new Map<string, Upstream>();
   private readonly emitter = new EventEmitter();
   private readonly catalogue = new ToolCatalogue();
   private readonly log: Logger;
   private readonly store: ToolCacheStore;
-  private readonly connect: typeof connectToServer;
-  private readonly resolveValues: ResolveValues;
   private readonly startupGateMs: number;
   private readonly env: NodeJS.ProcessEnv;
-  private readonly now: () => number;
+  private readonly clock: Clock;
+  private readonly health: HealthSettings;
+  private readonly host: UpstreamHost;
   private readonly identityFn: () => InstanceIdentity;
   private identityValue: InstanceIdentity | undefined;
 
   constructor(private readonly options: ManagerOptions = {}) {
     this.log = options.logger ?? pino({ level: 'silent' });
     this.store = options.store ?? new NoopToolCacheStore();
-    this.connect = options.connect ?? connectToServer;
-    this.resolveValues = options.resolveValues ?? ((_name, config) => Promise.resolve(config));
     this.startupGateMs = options.startupGateMs ?? 250;
     this.env = options.env ?? process.env;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
+    this.health = { ...DEFAULT_HEALTH, ...options.health, backoff: { ...DEFAULT_BACKOFF, ...options.health?.backoff } };
     this.identityFn = options.identity ?? (() => loadInstanceIdentity(new MemoryStateStore(), undefined, 'switchboard'));
     // Subscribers are the WebSocket feed and tests; a listener count warning would be noise.
     this.emitter.setMaxListeners(0);
+    this.host = this.createHost(options.connect ?? connectToServer, options.resolveValues ?? ((_n, config) => Promise.resolve(config)));
   }
 
   /** Every event, in emission order. Returns the unsubscribe function. */
@@ -120,13 +138,8 @@ export class MCPManager {
   }
 
   getServer(name: string): ServerDetail | undefined {
-    const record = this.servers.get(name);
-    if (!record) return undefined;
-    return {
-      ...snapshotOf(record),
-      tools: this.catalogue.namesOf(name),
-      stderrTail: record.connection ? record.connection.stderr.lines() : record.stderrTail(),
-    };
+    const upstream = this.servers.get(name);
+    return upstream && detailOf(upstream, this.catalogue.namesOf(name));
   }
 
   /** The aggregated catalogue; `version` changes on every change of any server's tools. */
@@ -146,7 +159,7 @@ export class MCPManager {
   /** What `/mcp` advertises: this daemon over every connected Switchboard it aggregates. */
   instanceAd(): InstanceAd {
     const upstreams: InstanceAd[] = [];
-    for (const record of this.servers.values()) if (record.connection && record.instance) upstreams.push(record.instance);
+    for (const upstream of this.servers.values()) if (upstream.connection && upstream.instance) upstreams.push(upstream.instance);
     return buildInstanceAd(this.identity, upstreams);
   }
 
@@ -168,71 +181,66 @@ export class MCPManager {
     for (const [name, config] of Object.entries(configs)) {
       const existing = this.servers.get(name);
       if (existing && (existing.status === 'connected' || existing.pending)) continue;
-      const record = this.upsertRecord(name, config, sources[name] ?? UNKNOWN_SOURCE);
+      const upstream = this.replaceUpstream(name, config, sources[name] ?? UNKNOWN_SOURCE, existing);
       const problems = validateServerConfig(name, config);
       if (problems.length > 0) {
         const error = problems.join('; ');
-        this.setStatus(record, 'failed', error);
+        upstream.fail({ code: 'CONFIG_INVALID', message: error });
         errors.push({ server: name, error });
         continue;
       }
-      tasks.push(this.startConnect(record, cause, phase));
+      tasks.push(upstream.start(cause, phase));
     }
 
     await passStartupGate(tasks, this.startupGateMs, (task) => {
-      const cached = this.store.get(task.record.name, task.record.configHash);
-      if (cached) this.setTools(task.record, cached.tools, { cause, deferred: true });
+      const cached = this.store.get(task.upstream.name, task.upstream.configHash);
+      if (cached) this.setTools(task.upstream, cached.tools, { cause, deferred: true, stale: false });
       return cached !== undefined;
     });
 
     phase.returned = true;
     for (const task of tasks) {
-      if (task.outcome && !task.outcome.ok) errors.push({ server: task.record.name, error: task.outcome.error });
+      if (task.outcome && !task.outcome.ok) errors.push({ server: task.upstream.name, error: task.outcome.error });
     }
     return { errors };
   }
 
-  /** Resolves with the live connection, awaiting an in-flight connect. */
-  async waitForConnection(name: string, signal?: AbortSignal): Promise<ServerConnection> {
-    const record = this.servers.get(name);
-    if (!record) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
-    if (record.connection) return record.connection;
-    if (!record.pending) {
-      const why = record.lastError ? `: ${record.lastError}` : '';
-      throw new SwitchboardError('SERVER_NOT_CONNECTED', `Server "${name}" is ${record.status}${why}`);
-    }
-    // Only this wait is abandoned: the connect attempt is shared with other callers.
-    return signal ? abortable(record.pending, signal) : record.pending;
+  /** The live connection, waiting for a connect in flight within `budgetMs` (default: the call timeout). */
+  async waitForConnection(name: string, signal?: AbortSignal, budgetMs?: number): Promise<ServerConnection> {
+    const upstream = this.servers.get(name);
+    if (!upstream) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
+    return upstream.waitForConnection(signal, budgetMs ?? resolveCallTimeout(upstream.config));
   }
 
-  /** Calls a tool by its exposed name; a deferred tool first waits for its server. */
-  async callTool(
-    exposedName: string,
-    args: Record<string, unknown> | undefined,
-    options: ToolCallOptions = {},
-  ): Promise<CallToolResult> {
+  /**
+   * Calls a tool by its exposed name. A tool of a server that is connecting or reconnecting
+   * waits for it within the call's own deadline; see `callThroughUpstream` for retries.
+   */
+  async callTool(exposedName: string, args: Record<string, unknown> | undefined, options: ToolCallOptions = {}): Promise<CallToolResult> {
     const tool = this.catalogue.get(exposedName);
     if (!tool) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${exposedName}"`);
-    const record = this.servers.get(tool.server);
-    return callUpstreamTool((signal) => this.waitForConnection(tool.server, signal), tool.originalName, args, {
+    const upstream = this.servers.get(tool.server);
+    if (!upstream) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${exposedName}"`);
+    return callThroughUpstream(upstream, tool, args, {
       ...options,
-      defaultTimeoutMs: record?.config.callTimeout ?? DEFAULT_CALL_TIMEOUT_MS,
+      defaultTimeoutMs: resolveCallTimeout(upstream.config),
+      now: () => this.clock.now(),
     });
   }
 
   /** Closes one server and removes exactly its tools; other servers are untouched. */
   async disconnectServer(name: string): Promise<void> {
-    const record = this.servers.get(name);
-    if (!record) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
-    await this.teardown(record);
-    this.setTools(record, [], { cause: 'disconnect', deferred: false });
-    this.setStatus(record, 'disconnected');
+    const upstream = this.servers.get(name);
+    if (!upstream) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
+    await upstream.stop();
+    this.setTools(upstream, [], { cause: 'disconnect', deferred: false, stale: false });
+    upstream.markDisconnected();
   }
 
   /** Closes every server (all settle, none blocks another) and clears every registry. */
   async disconnectAll(): Promise<void> {
-    const records = [...this.servers.values()];
-    const results = await Promise.allSettled(records.map((record) => this.disconnectServer(record.name)));
+    const names = [...this.servers.keys()];
+    const results = await Promise.allSettled(names.map((name) => this.disconnectServer(name)));
     for (const result of results) {
       if (result.status === 'rejected') this.log.warn({ err: errorMessage(result.reason) }, 'disconnect failed');
     }
@@ -245,147 +253,69 @@ export class MCPManager {
    * that is slow to answer `initialize` (with `timeout: 0`, forever).
    */
   abortConnects(reason: Error, name?: string): void {
-    const records = name === undefined ? [...this.servers.values()] : [this.servers.get(name)];
-    for (const record of records) record?.abort?.abort(reason);
+    const upstreams = name === undefined ? [...this.servers.values()] : [this.servers.get(name)];
+    for (const upstream of upstreams) upstream?.abortConnect(reason);
   }
 
   /** Forgets a disconnected server entirely (used when a reload finds it gone from config). */
   forgetServer(name: string): void {
-    const record = this.servers.get(name);
-    if (record && !record.connection && !record.pending) this.servers.delete(name);
+    const upstream = this.servers.get(name);
+    if (upstream && !upstream.connection && !upstream.pending) this.servers.delete(name);
   }
 
-  private upsertRecord(name: string, config: ServerConfig, source: ServerSource): ServerRecord {
-    const hash = configHash(config);
-    const existing = this.servers.get(name);
-    if (existing) {
-      existing.config = config;
-      existing.configHash = hash;
-      existing.source = source;
-      return existing;
-    }
-    const record = newServerRecord(name, config, hash, source);
-    this.servers.set(name, record);
-    return record;
+  /** Emits an operation event (reload.started / reload.finished) on the same ordered stream. */
+  emitOperation(event: Extract<ManagerEvent, { type: 'reload.started' | 'reload.finished' }>): void {
+    this.emit(event);
   }
 
-  private startConnect(record: ServerRecord, cause: ToolsChangedCause, phase: { returned: boolean }): ConnectTask {
-    const generation = ++record.generation;
-    const abort = new AbortController();
-    record.abort = abort;
-    record.lastError = undefined;
-    const pending = this.connectAndList(record, abort.signal);
-    record.pending = pending.then((r) => r.connection);
-    // A failed connect is reported through the task; nobody may be awaiting `pending`.
-    record.pending.catch(() => undefined);
-    this.setStatus(record, 'connecting');
-
-    const task: ConnectTask = { record, done: Promise.resolve() };
-    task.done = pending.then(
-      ({ connection, listing, changedSinceList }) => {
-        const { tools } = listing;
-        const relistNow = changedSinceList();
-        if (record.generation !== generation) {
-          void connection.close();
-          return;
-        }
-        record.pending = undefined;
-        record.abort = undefined;
-        this.attach(record, connection);
-        record.instance = parseInstanceAd(listing.meta);
-        this.setStatus(record, 'connected');
-        this.setTools(record, tools, { cause: phase.returned ? 'background' : cause, deferred: false });
-        this.store.put(record.name, record.configHash, tools);
-        task.outcome = { ok: true };
-        if (relistNow) void this.relist(record, connection);
-      },
-      (err: unknown) => {
-        if (record.generation !== generation) return;
-        const error = errorMessage(err);
-        record.pending = undefined;
-        record.abort = undefined;
-        task.outcome = { ok: false, error };
-        if (phase.returned) this.log.warn({ server: record.name, err: error }, 'background connect failed');
-        this.setTools(record, [], { cause: phase.returned ? 'background' : cause, deferred: false });
-        this.setStatus(record, 'failed', error);
-      },
-    );
-    return task;
+  /** A fresh `Upstream` for this config; the tools of the one it replaces stay until replaced. */
+  private replaceUpstream(name: string, config: ServerConfig, source: ServerSource, previous: Upstream | undefined): Upstream {
+    const init = { name, config, configHash: configHash(config), source, ...(previous ? { previous } : {}) };
+    const upstream = new Upstream(init, this.host, this.healthFor(config));
+    this.servers.set(name, upstream);
+    return upstream;
   }
 
-  private async connectAndList(
-    record: ServerRecord,
-    signal: AbortSignal,
-  ): Promise<{ connection: ServerConnection; listing: ToolListing; changedSinceList: () => boolean }> {
-    const started = this.now();
-    const resolved = await this.resolveValues(record.name, record.config, record.source);
-    const timeoutMs = resolveConnectTimeout(resolved, this.env);
-    const connection = await this.connect(record.name, resolved, {
-      ...this.options.connectOptions,
-      signal,
-      timeoutMs,
-      logger: this.log.child({ server: record.name }),
-    });
-    // A list_changed may arrive while (or just after) the first list is answered, before the
-    // connection is attached; remember it so the list is fetched again instead of lost.
-    let changed = false;
-    const stopWatching = connection.onToolsListChanged(() => (changed = true));
-    const changedSinceList = (): boolean => {
-      stopWatching();
-      return changed;
+  private healthFor(config: ServerConfig): HealthSettings {
+    const { pingIntervalMs, pingTimeoutMs } = config;
+    return {
+      ...this.health,
+      ...(typeof pingIntervalMs === 'number' ? { pingIntervalMs } : {}),
+      ...(typeof pingTimeoutMs === 'number' ? { pingTimeoutMs } : {}),
     };
-    try {
-      // No reset after the list: a notification in the same chunk as the answer lands before
-      // this await resumes, and one spare relist is cheaper than a lost change.
-      const listing = await connection.listTools({ signal, timeoutMs, meta: this.callerMeta() });
-      this.refuseLoop(record, listing);
-      this.log.info({ server: record.name, tools: listing.tools.length, ms: this.now() - started }, 'connected');
-      return { connection, listing, changedSinceList };
-    } catch (err) {
-      stopWatching();
-      await connection.close();
-      throw err;
-    }
   }
 
-  private attach(record: ServerRecord, connection: ServerConnection): void {
-    record.connection = connection;
-    record.connectedSince = this.now();
-    record.stderrTail = () => connection.stderr.lines();
-    record.detach.push(
-      connection.onClose((reason) => {
-        if (record.connection !== connection) return;
-        this.detach(record);
-        record.stale = record.tools.length > 0;
-        this.catalogue.setServer(record.name, record.source.providerName, record.tools, {
-          deferred: false,
-          stale: record.stale,
+  private createHost(connect: typeof connectToServer, resolveValues: ResolveValues): UpstreamHost {
+    return {
+      log: this.log,
+      clock: this.clock,
+      random: this.options.random ?? Math.random,
+      connect: async (upstream, signal) => {
+        const resolved = await resolveValues(upstream.name, upstream.config, upstream.source);
+        return connect(upstream.name, resolved, {
+          ...this.options.connectOptions,
+          signal,
+          timeoutMs: resolveConnectTimeout(resolved, this.env),
+          logger: this.log.child({ server: upstream.name }),
         });
-        this.setStatus(record, 'disconnected', errorMessage(reason));
-      }),
-      connection.onToolsListChanged(() => void this.relist(record, connection)),
-    );
-  }
-
-  private async relist(record: ServerRecord, connection: ServerConnection): Promise<void> {
-    try {
-      const timeoutMs = resolveConnectTimeout(record.config, this.env);
-      const listing = await connection.listTools({ timeoutMs, meta: this.callerMeta() });
-      if (record.connection !== connection) return;
-      this.refuseLoop(record, listing);
-      record.instance = parseInstanceAd(listing.meta);
-      this.setTools(record, listing.tools, { cause: 'list_changed', deferred: false });
-      this.store.put(record.name, record.configHash, listing.tools);
-    } catch (err) {
-      if (isSwitchboardError(err, 'LOOP_DETECTED') && record.connection === connection) {
-        // The upstream now leads back here: drop the link and its tools until an operator reloads.
-        await this.teardown(record);
-        this.setTools(record, [], { cause: 'list_changed', deferred: false });
-        this.setStatus(record, 'failed', err.message);
-        return;
-      }
-      this.log.warn({ server: record.name, err: errorMessage(err) }, 'tools/list after list_changed failed');
-    }
+      },
+      list: async (upstream, connection, signal) => {
+        const listing = await connection.listTools({
+          ...(signal ? { signal } : {}),
+          timeoutMs: resolveConnectTimeout(upstream.config, this.env),
+          meta: this.callerMeta(),
+        });
+        this.refuseLoop(upstream, listing);
+        return listing;
+      },
+      listed: (upstream, listing, cause) => {
+        upstream.instance = parseInstanceAd(listing.meta);
+        this.setTools(upstream, listing.tools, { cause, deferred: false, stale: false });
+        this.store.put(upstream.name, upstream.configHash, listing.tools);
+      },
+      setTools: (upstream, tools, flags) => this.setTools(upstream, tools, flags),
+      statusChanged: (upstream, previous) => this.statusChanged(upstream, previous),
+    };
   }
 
   /**
@@ -403,86 +333,75 @@ export class MCPManager {
    * daemon is the one to break that cycle (see instance.ts). Otherwise the link stays; any tool
    * of ours it carries is dropped by `setTools`.
    */
-  private refuseLoop(record: ServerRecord, listing: ToolListing): void {
+  private refuseLoop(upstream: Upstream, listing: ToolListing): void {
     const ad = parseInstanceAd(listing.meta);
     const loop = ad && findLoop(this.identity, ad);
     if (!loop) return;
-    if (loop.refuse) throw new SwitchboardError('LOOP_DETECTED', `Refusing MCP server "${record.name}": ${loop.message}`);
-    this.log.debug({ server: record.name, loop: loop.message }, 'loop through this server; another Switchboard breaks it');
-  }
-
-  private detach(record: ServerRecord): void {
-    for (const off of record.detach.splice(0)) off();
-    record.connection = undefined;
-    record.connectedSince = undefined;
-  }
-
-  private async teardown(record: ServerRecord): Promise<void> {
-    record.generation += 1;
-    record.abort?.abort(new SwitchboardError('SERVER_CLOSED', `Server "${record.name}" was disconnected`));
-    const pending = record.pending;
-    record.pending = undefined;
-    record.abort = undefined;
-    const connection = record.connection;
-    this.detach(record);
-    await Promise.allSettled([connection?.close(), pending?.then((c) => c.close())]);
+    if (loop.refuse) throw new SwitchboardError('LOOP_DETECTED', `Refusing MCP server "${upstream.name}": ${loop.message}`);
+    this.log.debug({ server: upstream.name, loop: loop.message }, 'loop through this server; another Switchboard breaks it');
   }
 
   /**
-   * Replaces one server's tools and emits the change, including a deferred → live switch, plus a
-   * change for any other server whose tool a name collision renamed.
+   * Replaces one server's tools and emits the change: names that came or went (for this server
+   * and for any other whose tool a new collision renamed), a deferred → live switch, or new
+   * definitions under the same names. Marking the list stale, or live again after a reconnect
+   * that brought the same tools, changes no tool and emits nothing (SPEC §6).
    */
-  private setTools(record: ServerRecord, listed: Tool[], options: { cause: ToolsChangedCause; deferred: boolean }): void {
+  private setTools(upstream: Upstream, listed: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void {
     // A tool that passed through this daemon before (a loop not yet broken) never comes back.
     const tools = withoutOwnTools(listed, this.identity.id);
-    const flagsChanged = record.deferred !== options.deferred || record.stale;
-    record.tools = tools;
-    record.deferred = options.deferred;
-    record.stale = false;
-    const diffs = this.catalogue.setServer(record.name, record.source.providerName, tools, {
-      deferred: options.deferred,
-      stale: false,
+    const deferredChanged = upstream.deferred !== flags.deferred;
+    const redefined = tools !== upstream.tools && flags.cause !== 'disconnect' && !sameDefinitions(upstream.tools, tools);
+    upstream.tools = tools;
+    upstream.deferred = flags.deferred;
+    upstream.stale = flags.stale;
+    const diffs = this.catalogue.setServer(upstream.name, upstream.source.providerName, tools, {
+      deferred: flags.deferred,
+      stale: flags.stale,
     });
     for (const [server, { added, removed }] of diffs) {
-      const other = server !== record.name ? this.servers.get(server) : undefined;
-      if (added.length === 0 && removed.length === 0 && (other || !flagsChanged)) continue;
+      const other = server !== upstream.name ? this.servers.get(server) : undefined;
+      const namesChanged = added.length > 0 || removed.length > 0;
+      if (!namesChanged && (other || !(deferredChanged || redefined))) continue;
       this.emit({
         type: 'tools.changed',
         server,
         added,
         removed,
-        toolCount: (other ?? record).tools.length,
-        cause: options.cause,
-        deferred: (other ?? record).deferred,
+        toolCount: (other ?? upstream).tools.length,
+        cause: flags.cause,
+        deferred: (other ?? upstream).deferred,
       });
     }
   }
 
-  /** The one place a server's status changes: logged and emitted once per transition. */
-  private setStatus(record: ServerRecord, next: ServerStatus, error?: string): void {
-    const previous = record.status;
-    if (error !== undefined) record.lastError = error;
-    if (previous === next && error === undefined) return;
-    record.status = next;
-    const log = this.log.child({ server: record.name });
-    if (next === 'failed') log.warn({ from: previous, err: error }, 'server failed');
+  /** Logs and emits a status transition, once each (the upstream changed it). */
+  private statusChanged(upstream: Upstream, previous: ServerStatus): void {
+    const { status: next, lastError: error } = upstream;
+    const log = this.log.child({ server: upstream.name });
+    if (next === 'failed') log.warn({ from: previous, code: error?.code, err: error?.message }, 'server failed');
+    else if (next === 'reconnecting') log.warn({ from: previous, attempt: upstream.attempt, code: error?.code, err: error?.message }, 'server lost; reconnecting');
+    else if (next === 'connected' && previous === 'reconnecting') log.info({ restarts: upstream.restarts }, 'server reconnected');
     else log.debug({ from: previous, to: next }, 'status');
+    const withError = next === 'failed' || next === 'reconnecting' || (next === 'disconnected' && error !== undefined);
     this.emit({
       type: 'server.status',
-      server: record.name,
+      server: upstream.name,
       status: next,
       previous,
-      ...(error !== undefined ? { error } : {}),
-      toolCount: record.tools.length,
+      ...(withError && error ? { error } : {}),
+      ...(next === 'reconnecting' ? { attempt: upstream.attempt } : {}),
+      ...(next === 'reconnecting' && upstream.nextRetryAt !== undefined ? { nextRetryAt: new Date(upstream.nextRetryAt).toISOString() } : {}),
+      toolCount: upstream.tools.length,
     });
   }
 
   private emit(event: ManagerEvent): void {
     this.emitter.emit('event', event);
   }
+}
 
-  /** Emits an operation event (reload.started / reload.finished) on the same ordered stream. */
-  emitOperation(event: Extract<ManagerEvent, { type: 'reload.started' | 'reload.finished' }>): void {
-    this.emit(event);
-  }
+/** Same tools, same definitions (a reconnect or a re-list that changed nothing). */
+function sameDefinitions(a: readonly Tool[], b: readonly Tool[]): boolean {
+  return a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
 }

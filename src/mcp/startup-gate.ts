@@ -1,13 +1,5 @@
 import { delay } from '../util/delay.js';
-import type { ServerRecord } from './server-record.js';
-
-/** One server's connect + list, started by `connectServers`. */
-export interface ConnectTask {
-  record: ServerRecord;
-  /** Settles when the attempt finished and its outcome was applied. */
-  done: Promise<void>;
-  outcome?: { ok: true } | { ok: false; error: string };
-}
+import type { ConnectTask } from './upstream.js';
 
 /**
  * The startup gate (SPEC §1.4): wait until every task finished or `gateMs` passed, whichever is

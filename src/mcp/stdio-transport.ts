@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { SwitchboardError } from '../errors.js';
 import { delay } from '../util/delay.js';
 import { deferred } from '../util/deferred.js';
 import { PROCESS_GROUPS_SUPPORTED, signalGroup, trackGroup, untrackGroup, waitForGroupExit } from './process-group.js';
@@ -53,6 +54,8 @@ export class StdioProcessTransport implements Transport {
   #isFinished = false;
   #terminating?: Promise<void>;
   #closing?: Promise<void>;
+  #failure?: SwitchboardError;
+  #exitedByItself = false;
 
   constructor(options: StdioProcessOptions) {
     this.#options = options;
@@ -69,6 +72,21 @@ export class StdioProcessTransport implements Transport {
   /** How the child ended, once it has. */
   get exitStatus(): ExitStatus | undefined {
     return this.#exitStatus;
+  }
+
+  /** Whether the child exited before anyone asked it to (a crash, not our kill). */
+  get exitedByItself(): boolean {
+    return this.#exitedByItself;
+  }
+
+  /** Why this transport gave up on the server itself (e.g. a message over the size cap), if it did. */
+  get failure(): SwitchboardError | undefined {
+    return this.#failure;
+  }
+
+  /** Whether the child and its pipes are done within `ms`. */
+  finishedWithin(ms: number): Promise<boolean> {
+    return settlesWithin(this.#finished.promise, ms);
   }
 
   async start(): Promise<void> {
@@ -140,6 +158,7 @@ export class StdioProcessTransport implements Transport {
 
   #onExit(status: ExitStatus): void {
     this.#exitStatus = status;
+    this.#exitedByItself = !this.#closing && !this.#terminating;
     this.#exited.resolve();
     // A child that died on its own may leave helpers behind that also hold our pipes open.
     if (!this.#closing) void this.#terminateGroup();
@@ -170,7 +189,7 @@ export class StdioProcessTransport implements Transport {
     if (chunk.indexOf(NEWLINE) === -1) {
       this.#pending.push(chunk);
       this.#pendingBytes += chunk.length;
-      if (this.#pendingBytes > this.#maxMessageBytes) this.#fail(new Error(`Message exceeds ${this.#maxMessageBytes} bytes`));
+      if (this.#pendingBytes > this.#maxMessageBytes) this.#fail(this.#tooLarge());
       return;
     }
     const data = this.#pending.length > 0 ? Buffer.concat([...this.#pending, chunk]) : chunk;
@@ -178,8 +197,9 @@ export class StdioProcessTransport implements Transport {
     this.#pendingBytes = 0;
     try {
       this.#readBuffer.append(data);
-    } catch (err) {
-      this.#fail(err as Error);
+    } catch {
+      // ReadBuffer refuses a buffer over its cap: one line too large to be a message we take.
+      this.#fail(this.#tooLarge());
       return;
     }
     for (;;) {
@@ -196,10 +216,16 @@ export class StdioProcessTransport implements Transport {
     }
   }
 
-  /** An unreadable stream: report it and close, as the SDK's transport does. */
-  #fail(err: Error): void {
+  #tooLarge(): SwitchboardError {
+    const mib = Math.round(this.#maxMessageBytes / (1024 * 1024));
+    return new SwitchboardError('UPSTREAM_MESSAGE_TOO_LARGE', `sent a message over the ${mib} MiB limit`);
+  }
+
+  /** An unreadable stream: remember why, report it and close, as the SDK's transport does. */
+  #fail(err: SwitchboardError): void {
     this.#pending = [];
     this.#pendingBytes = 0;
+    this.#failure ??= err;
     this.onerror?.(err);
     void this.close();
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ErrorInfo } from '../errors.js';
 
 /**
  * Pure functions from upstream tools to the tools Switchboard exposes (SPEC §7): the name
@@ -114,9 +115,19 @@ export function buildCatalogue(entries: ReadonlyArray<CatalogueEntry>): {
   return { tools, collisions };
 }
 
-/** A transport or protocol failure as a tool result the caller's model can read (SPEC §7). */
-export function toolErrorResult(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: `MCP error: ${message}` }], isError: true };
+/** `_meta` key of an error result: the stable code of the failure (SPEC §7). */
+export const ERROR_META_KEY = 'switchboard/error';
+
+/**
+ * A transport or protocol failure as a tool result the caller's model can read (SPEC §7), with
+ * the stable code in `_meta` for programs that branch on it.
+ */
+export function toolErrorResult(error: ErrorInfo): CallToolResult {
+  return {
+    content: [{ type: 'text', text: `MCP error: ${error.message}` }],
+    isError: true,
+    _meta: { [ERROR_META_KEY]: { code: error.code } },
+  };
 }
 
 interface Candidate {

@@ -17,7 +17,7 @@ import { waitForStatus } from '../helpers/status-watch.js';
 interface Status {
   instance: { id: string; label: string };
   toolCount: number;
-  servers: Array<{ name: string; status: string; lastError: string | null }>;
+  servers: Array<{ name: string; status: string; lastError: { code: string; message: string } | null }>;
 }
 
 interface Node {
@@ -126,7 +126,10 @@ async function checkRing(names: string[]): Promise<void> {
     }
     const refused = settledStatuses[nodes.indexOf(refuser)]?.servers.find((s) => s.name === `peer_${nextOf(refuser).name}`);
     const labels = [refuser, ...walkFrom(nextOf(refuser), refuser, nextOf)].map((n) => `127.0.0.1:${n.port}`);
-    expect(refused?.lastError).toBe(`Refusing MCP server "peer_${nextOf(refuser).name}": loop: ${[...labels, labels[0]].join(' → ')}`);
+    expect(refused?.lastError).toEqual({
+      code: 'LOOP_DETECTED',
+      message: `Refusing MCP server "peer_${nextOf(refuser).name}": loop: ${[...labels, labels[0]].join(' → ')}`,
+    });
   }
   expect(rounds[1]).toEqual(rounds[0]);
   expect(rounds[2]).toEqual(rounds[0]);

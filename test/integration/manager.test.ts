@@ -157,15 +157,15 @@ describe('MCPManager teardown', () => {
     expect(manager.getConnectionStatus('a_b')).toBe('connected');
   });
 
-  it('marks a server disconnected the moment its transport closes on its own, keeping others', async () => {
-    const manager = newManager();
+  it('with health off, marks a server disconnected the moment its transport closes on its own, keeping others', async () => {
+    const manager = newManager({ health: { enabled: false } });
     await manager.connectServers({
       crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '1500' } }),
       steady: fixtureServerConfig('echo-stdio'),
     });
     const status = await nextManagerEvent({ manager }, 'server.status', (e) => e.server === 'crashy');
     expect(status).toMatchObject({ status: 'disconnected', previous: 'connected' });
-    expect(manager.getServer('crashy')?.lastError).toMatch(/crashed/);
+    expect(manager.getServer('crashy')?.lastError).toEqual({ code: 'SERVER_CLOSED', message: expect.stringMatching(/crashed/) });
     expect(manager.getServer('crashy')?.stale).toBe(true);
     expect(manager.getConnectionStatus('steady')).toBe('connected');
     expect(await manager.callTool('mcp_steady_echo', { text: 'still here' })).toEqual({

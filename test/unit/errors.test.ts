@@ -43,7 +43,6 @@ describe('error catalogue', () => {
     }
     expect(ERROR_CATALOGUE.VALIDATION_FAILED.status).toBe(400);
     expect(ERROR_CATALOGUE.UNAUTHORIZED.status).toBe(401);
-    expect(ERROR_CATALOGUE.OPERATION_CONFLICT.status).toBe(409);
     expect(ERROR_CATALOGUE.PAYLOAD_TOO_LARGE.status).toBe(413);
     expect(ERROR_CATALOGUE.UNSUPPORTED_MEDIA_TYPE.status).toBe(415);
     expect(ERROR_CATALOGUE.INTERNAL_ERROR.status).toBe(500);

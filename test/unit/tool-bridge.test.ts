@@ -240,10 +240,11 @@ describe('buildCatalogue', () => {
 });
 
 describe('toolErrorResult', () => {
-  it('wraps a message as an MCP error result', () => {
-    expect(toolErrorResult('connection closed')).toEqual({
+  it('wraps a message as an MCP error result carrying its code in _meta', () => {
+    expect(toolErrorResult({ code: 'SERVER_CLOSED', message: 'connection closed' })).toEqual({
       content: [{ type: 'text', text: 'MCP error: connection closed' }],
       isError: true,
+      _meta: { 'switchboard/error': { code: 'SERVER_CLOSED' } },
     });
   });
 });

@@ -14,7 +14,7 @@ export interface ServerRow {
   toolCount?: number;
   deferred?: boolean;
   stale?: boolean;
-  lastError?: string | null;
+  lastError?: { code: string; message: string } | null;
   source?: { providerName?: string; path?: string; level?: string };
 }
 
@@ -41,7 +41,7 @@ export function serverTable(servers: readonly ServerRow[]): string {
     { header: 'TRANSPORT', value: (s) => s.transport },
     { header: 'TOOLS', value: (s) => s.toolCount ?? 0, align: 'right' },
     { header: 'SOURCE', value: (s) => s.source?.providerName },
-    { header: 'ERROR', value: (s) => s.lastError ?? '', maxWidth: 80 },
+    { header: 'ERROR', value: (s) => (s.lastError ? `${s.lastError.code}: ${s.lastError.message}` : ''), maxWidth: 80 },
   ]);
 }
 
@@ -57,7 +57,7 @@ export function toolTable(tools: readonly ToolRow[]): string {
 /** One line per server after an operation: `name: status, N tools[, error]`. */
 export function serverLine(server: ServerRow): string {
   const parts = [statusLabel(server), plural(server.toolCount ?? 0, 'tool')];
-  if (server.lastError) parts.push(`error: ${oneLine(server.lastError)}`);
+  if (server.lastError) parts.push(`error: ${server.lastError.code}: ${oneLine(server.lastError.message)}`);
   return `${server.name}: ${parts.join(', ')}`;
 }
 

@@ -1,5 +1,5 @@
 import type { ManagerEvent } from '../../mcp/events.js';
-import type { ServerSnapshot } from '../../mcp/server-record.js';
+import type { ServerSnapshot } from '../../mcp/server-snapshot.js';
 import type { RuntimeState, SwitchboardRuntime } from '../../runtime.js';
 
 /** A manager event as sent on `/events`: the same object with its place in the stream and time. */

@@ -1,0 +1,483 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { ServerConfig, ServerSource } from '../config/types.js';
+import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo, type ErrorInfo } from '../errors.js';
+import { abortable, createDeadline } from '../util/abort.js';
+import { backoffDelay, FailureWindow, type BackoffPolicy } from '../util/backoff.js';
+import type { Clock, ClockTimer } from '../util/clock.js';
+import { deferred, type Deferred } from '../util/deferred.js';
+import type { ServerConnection } from './client.js';
+import type { ServerStatus, ToolsChangedCause } from './events.js';
+import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
+import type { InstanceAd } from './instance.js';
+import type { ToolListing } from './list-tools.js';
+import type { ExitStatus } from './stdio-transport.js';
+
+/** Health pings, reconnects and crash-loop suspension (SPEC §6), resolved for one server. */
+export interface HealthSettings {
+  /** Pings and reconnects at all; off, a lost server stays `disconnected`. @default true */
+  enabled: boolean;
+  /** Time between pings while connected; 0 disables pings. @default 30000 */
+  pingIntervalMs: number;
+  /** How long a ping may take before the server counts as frozen. @default 10000 */
+  pingTimeoutMs: number;
+  backoff: BackoffPolicy;
+  /** More crashes than this within `crashWindowMs` suspend the server. @default 5 */
+  crashLimit: number;
+  /** @default 30000 */
+  crashWindowMs: number;
+}
+
+/** What an upstream needs from the manager that owns it. */
+export interface UpstreamHost {
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly random: () => number;
+  /** Resolves values and opens the connection (spawn or HTTP, then `initialize`). */
+  connect(upstream: Upstream, signal: AbortSignal): Promise<ServerConnection>;
+  /** `tools/list`, checked for loops (throws `LOOP_DETECTED`). */
+  list(upstream: Upstream, connection: ServerConnection, signal?: AbortSignal): Promise<ToolListing>;
+  /** A fresh listing: into the catalogue and the cache. */
+  listed(upstream: Upstream, listing: ToolListing, cause: ToolsChangedCause): void;
+  /** The server's tools (`[]` drops them) with their flags, emitting the change. */
+  setTools(upstream: Upstream, tools: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void;
+  /** A status transition, to be logged and emitted. */
+  statusChanged(upstream: Upstream, previous: ServerStatus): void;
+}
+
+/** One connect + first list, as the startup gate sees it. */
+export interface ConnectTask {
+  upstream: Upstream;
+  /** Settles when the attempt finished and its outcome was applied. */
+  done: Promise<void>;
+  outcome?: { ok: true } | { ok: false; error: string };
+}
+
+interface Connected {
+  connection: ServerConnection;
+  listing: ToolListing;
+  changedSinceList: () => boolean;
+}
+
+/**
+ * One upstream MCP server: its status union and everything that drives it — the connection,
+ * the attempt in flight, pings, the reconnect schedule, the crash window, waiting callers.
+ * Status changes only in `setStatus`. Async completions carry the generation they started in
+ * and are dropped when it moved on (a teardown or a newer attempt), so no stale result lands.
+ */
+export class Upstream {
+  readonly name: string;
+  readonly config: ServerConfig;
+  readonly configHash: string;
+  readonly source: ServerSource;
+
+  status: ServerStatus = 'disconnected';
+  lastError: ErrorInfo | undefined;
+  connection: ServerConnection | undefined;
+  connectedSince: number | undefined;
+  /** Last known tools; written by the manager's `setTools` only. */
+  tools: Tool[] = [];
+  deferred = false;
+  stale = false;
+  /** The Switchboard instance tree this server advertised, when it is one. */
+  instance: InstanceAd | undefined;
+  /** Successful reconnects since this config was loaded. */
+  restarts = 0;
+  /** The reconnect attempt scheduled or running; 0 when none. */
+  attempt = 0;
+  nextRetryAt: number | undefined;
+  lastExit: ExitStatus | undefined;
+
+  readonly #host: UpstreamHost;
+  readonly #health: HealthSettings;
+  readonly #crashes: FailureWindow;
+  #generation = 0;
+  #abort: AbortController | undefined;
+  #attempt: Promise<unknown> | undefined;
+  #ready: Deferred<ServerConnection> | undefined;
+  #retryTimer: ClockTimer | undefined;
+  #pingTimer: ClockTimer | undefined;
+  #pinging = false;
+  #relisting: Promise<void> | undefined;
+  #relistQueued = false;
+  #detach: Array<() => void> = [];
+  #stderrTail: () => string[] = () => [];
+
+  /**
+   * `previous` is the server's last upstream (a reload of a config that failed or was
+   * disconnected): its status, error and last known tools carry over until this one changes them.
+   */
+  constructor(
+    init: { name: string; config: ServerConfig; configHash: string; source: ServerSource; previous?: Upstream },
+    host: UpstreamHost,
+    health: HealthSettings,
+  ) {
+    this.name = init.name;
+    this.config = init.config;
+    this.configHash = init.configHash;
+    this.source = init.source;
+    if (init.previous) {
+      this.status = init.previous.status;
+      this.lastError = init.previous.lastError;
+      this.tools = init.previous.tools;
+      this.deferred = init.previous.deferred;
+      this.stale = init.previous.stale;
+    }
+    this.#host = host;
+    this.#health = health;
+    this.#crashes = new FailureWindow(health.crashLimit, health.crashWindowMs);
+  }
+
+  /** The stderr lines of the current (or last) stdio child. */
+  stderrLines(): string[] {
+    return this.connection ? this.connection.stderr.lines() : this.#stderrTail();
+  }
+
+  /** Whether a connect or reconnect is under way or scheduled. */
+  get pending(): boolean {
+    return this.status === 'connecting' || this.status === 'reconnecting';
+  }
+
+  /** The first connect of this config. */
+  start(cause: ToolsChangedCause, phase: { returned: boolean }): ConnectTask {
+    const generation = ++this.#generation;
+    this.lastError = undefined;
+    this.#openReady();
+    this.#setStatus('connecting');
+    const task: ConnectTask = { upstream: this, done: Promise.resolve() };
+    task.done = this.#connectOnce(generation).then(
+      (connected) => {
+        if (!connected) return;
+        this.#onConnected(connected, phase.returned ? 'background' : cause);
+        task.outcome = { ok: true };
+      },
+      (err: unknown) => {
+        if (generation !== this.#generation) return;
+        const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
+        task.outcome = { ok: false, error: error.message };
+        if (phase.returned) this.#host.log.warn({ server: this.name, code: error.code, err: error.message }, 'background connect failed');
+        this.#host.setTools(this, [], { cause: phase.returned ? 'background' : cause, deferred: false, stale: false });
+        this.#settleReady(error);
+        this.#setStatus('failed', error);
+      },
+    );
+    return task;
+  }
+
+  /**
+   * The live connection, waiting for a connect or reconnect in flight for at most `budgetMs`
+   * (the caller's own deadline). Never waits on a server that is not coming back.
+   */
+  async waitForConnection(signal: AbortSignal | undefined, budgetMs: number): Promise<ServerConnection> {
+    if (this.status === 'connected' && this.connection) return this.connection;
+    const ready = this.#ready;
+    if (!this.pending || !ready) throw this.#notConnectedError();
+    const deadline = createDeadline(signal, budgetMs);
+    try {
+      return await abortable(ready.promise, deadline.signal);
+    } catch (err) {
+      if (!deadline.timedOut) throw err;
+      const doing = this.status === 'connecting' ? 'connect' : 'reconnect';
+      const last = this.lastError ? ` (last error: ${this.lastError.message})` : '';
+      throw new SwitchboardError('TOOL_CALL_TIMEOUT', `Timed out after ${budgetMs} ms waiting for MCP server "${this.name}" to ${doing}${last}`);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /**
+   * A request on `connection` failed with `err`: when that means the connection is gone, the
+   * server is marked lost and reconnected. Returns the failure's kind for the caller's retry
+   * decision.
+   */
+  reportFailure(connection: ServerConnection, err: unknown): FailureKind {
+    const kind = classifyFailure(err);
+    if (!meansConnectionLost(kind)) return kind;
+    if (kind === 'session-expired') {
+      const error: ErrorInfo = { code: 'UPSTREAM_SESSION_EXPIRED', message: `MCP server "${this.name}" no longer knows the session (HTTP 404); starting a new one` };
+      this.#lost(connection, error, { crash: false, immediate: true });
+    } else {
+      this.#lost(connection, toErrorInfo(err, 'SERVER_CLOSED'), { crash: true, immediate: false });
+    }
+    return kind;
+  }
+
+  /** `notifications/tools/list_changed`: at most one re-list in flight and one queued. */
+  requestRelist(connection: ServerConnection): void {
+    if (this.connection !== connection) return;
+    if (this.#relisting) {
+      this.#relistQueued = true;
+      return;
+    }
+    this.#relisting = (async () => {
+      do {
+        this.#relistQueued = false;
+        await this.#relistOnce(connection);
+      } while (this.#relistQueued && this.connection === connection);
+    })().finally(() => {
+      this.#relisting = undefined;
+    });
+  }
+
+  /** Aborts a connect attempt in flight (disconnect, shutdown) without waiting for it. */
+  abortConnect(reason: Error): void {
+    this.#abort?.abort(reason);
+  }
+
+  /**
+   * Tears everything down: the attempt in flight, timers, the connection (a stdio process group
+   * is gone when this resolves). Callers waiting for a connection get `SERVER_CLOSED`. The status
+   * is left to `markDisconnected`, so the manager can drop the tools first.
+   */
+  async stop(): Promise<void> {
+    this.#generation += 1;
+    this.#abort?.abort(new SwitchboardError('SERVER_CLOSED', `Server "${this.name}" was disconnected`));
+    this.#abort = undefined;
+    this.#cancelTimers();
+    this.attempt = 0;
+    this.nextRetryAt = undefined;
+    const connection = this.connection;
+    this.#detachConnection();
+    this.#settleReady({ code: 'SERVER_CLOSED', message: `Server "${this.name}" was disconnected` });
+    await Promise.allSettled([connection?.close(), this.#attempt]);
+  }
+
+  markDisconnected(): void {
+    this.#setStatus('disconnected');
+  }
+
+  /** A config that cannot be tried at all (validation problems): failed without connecting. */
+  fail(error: ErrorInfo): void {
+    this.#setStatus('failed', error);
+  }
+
+  // --- connecting -------------------------------------------------------------------------
+
+  /** Connect + list under a fresh abort; undefined when a teardown or newer attempt overtook it. */
+  async #connectOnce(generation: number): Promise<Connected | undefined> {
+    const abort = new AbortController();
+    this.#abort = abort;
+    const attempt = this.#connectAndList(abort.signal);
+    this.#attempt = attempt.catch(() => undefined);
+    try {
+      const connected = await attempt;
+      if (generation !== this.#generation) {
+        void connected.connection.close();
+        return undefined;
+      }
+      return connected;
+    } finally {
+      if (this.#abort === abort) this.#abort = undefined;
+    }
+  }
+
+  async #connectAndList(signal: AbortSignal): Promise<Connected> {
+    const started = this.#host.clock.now();
+    const connection = await this.#host.connect(this, signal);
+    // A list_changed may arrive with (or just after) the first list, before the connection is
+    // attached; remember it so the list is fetched again instead of lost.
+    let changed = false;
+    const stopWatching = connection.onToolsListChanged(() => (changed = true));
+    try {
+      const listing = await this.#host.list(this, connection, signal);
+      this.#host.log.info({ server: this.name, tools: listing.tools.length, ms: this.#host.clock.now() - started }, 'connected');
+      return {
+        connection,
+        listing,
+        changedSinceList: () => {
+          stopWatching();
+          return changed;
+        },
+      };
+    } catch (err) {
+      stopWatching();
+      await connection.close();
+      throw err;
+    }
+  }
+
+  #onConnected({ connection, listing, changedSinceList }: Connected, cause: ToolsChangedCause): void {
+    const relistNow = changedSinceList();
+    this.connection = connection;
+    this.connectedSince = this.#host.clock.now();
+    this.#stderrTail = () => connection.stderr.lines();
+    this.#detach.push(
+      connection.onClose((reason) => this.#lost(connection, toErrorInfo(reason, 'SERVER_CLOSED'), { crash: true, immediate: false })),
+      connection.onToolsListChanged(() => this.requestRelist(connection)),
+      // A transport error (say, the HTTP event stream broke) may mean the server is gone: ask now
+      // rather than at the next scheduled ping.
+      connection.onTransportError(() => this.#pingNow(connection)),
+    );
+    if (cause === 'reconnect') this.restarts += 1;
+    this.attempt = 0;
+    this.nextRetryAt = undefined;
+    this.lastError = undefined;
+    this.#setStatus('connected');
+    this.#host.listed(this, listing, cause);
+    this.#settleReady(connection);
+    this.#schedulePing(connection);
+    if (relistNow) this.requestRelist(connection);
+  }
+
+  async #relistOnce(connection: ServerConnection): Promise<void> {
+    try {
+      const listing = await this.#host.list(this, connection);
+      if (this.connection === connection) this.#host.listed(this, listing, 'list_changed');
+    } catch (err) {
+      if (this.connection !== connection) return;
+      if (isSwitchboardError(err, 'LOOP_DETECTED')) {
+        // The upstream now leads back here: drop the link and its tools until an operator reloads.
+        await this.#failPermanently(connection, toErrorInfo(err));
+        return;
+      }
+      if (meansConnectionLost(this.reportFailure(connection, err))) return;
+      this.#host.log.warn({ server: this.name, err: errorMessage(err) }, 'tools/list after list_changed failed');
+    }
+  }
+
+  // --- losing the connection and coming back ----------------------------------------------
+
+  /** The connection is gone (closed, frozen, forgotten): reconnect, or suspend a crash loop. */
+  #lost(connection: ServerConnection, error: ErrorInfo, how: { crash: boolean; immediate: boolean }): void {
+    if (this.connection !== connection) return;
+    this.#detachConnection();
+    this.lastExit = connection.exitStatus ?? this.lastExit;
+    // Closing is idempotent; for a frozen process or a dead HTTP session it is what frees them.
+    void connection.close();
+    this.#host.setTools(this, this.tools, { cause: 'reconnect', deferred: false, stale: this.tools.length > 0 });
+    if (!this.#health.enabled) {
+      this.#setStatus('disconnected', error);
+      return;
+    }
+    if (how.crash && this.#crashes.record(this.#host.clock.now())) {
+      const message =
+        `MCP server "${this.name}" crashed too many times (${this.#crashes.count} times within ` +
+        `${Math.round(this.#health.crashWindowMs / 1000)} s) and is suspended until it is reloaded. Last failure: ${error.message}`;
+      this.#settleReady({ code: 'SERVER_SUSPENDED', message });
+      this.#setStatus('failed', { code: 'SERVER_SUSPENDED', message });
+      return;
+    }
+    this.#scheduleReconnect(error, how.immediate ? 0 : undefined);
+  }
+
+  #scheduleReconnect(error: ErrorInfo, delayMs?: number): void {
+    this.attempt += 1;
+    const delay = delayMs ?? backoffDelay(this.attempt, this.#health.backoff, this.#host.random);
+    this.nextRetryAt = this.#host.clock.now() + delay;
+    this.#openReady();
+    this.#setStatus('reconnecting', error);
+    this.#retryTimer = this.#host.clock.setTimeout(() => void this.#reconnect(), delay);
+  }
+
+  async #reconnect(): Promise<void> {
+    this.#retryTimer = undefined;
+    this.nextRetryAt = undefined;
+    const generation = ++this.#generation;
+    try {
+      const connected = await this.#connectOnce(generation);
+      if (connected) this.#onConnected(connected, 'reconnect');
+    } catch (err) {
+      if (generation !== this.#generation) return;
+      const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
+      if (error.code === 'LOOP_DETECTED') {
+        this.#host.setTools(this, [], { cause: 'reconnect', deferred: false, stale: false });
+        this.#settleReady(error);
+        this.#setStatus('failed', error);
+        return;
+      }
+      this.#host.log.debug({ server: this.name, attempt: this.attempt, err: error.message }, 'reconnect attempt failed');
+      this.#scheduleReconnect(error);
+    }
+  }
+
+  async #failPermanently(connection: ServerConnection, error: ErrorInfo): Promise<void> {
+    this.#detachConnection();
+    await connection.close();
+    this.#host.setTools(this, [], { cause: 'list_changed', deferred: false, stale: false });
+    this.#settleReady(error);
+    this.#setStatus('failed', error);
+  }
+
+  // --- pings --------------------------------------------------------------------------------
+
+  #schedulePing(connection: ServerConnection): void {
+    if (!this.#health.enabled || this.#health.pingIntervalMs <= 0) return;
+    this.#host.clock.clearTimeout(this.#pingTimer);
+    this.#pingTimer = this.#host.clock.setTimeout(() => void this.#ping(connection), this.#health.pingIntervalMs);
+  }
+
+  #pingNow(connection: ServerConnection): void {
+    if (!this.#health.enabled || this.connection !== connection || this.#pinging) return;
+    this.#host.clock.clearTimeout(this.#pingTimer);
+    void this.#ping(connection);
+  }
+
+  async #ping(connection: ServerConnection): Promise<void> {
+    this.#pingTimer = undefined;
+    if (this.connection !== connection || this.#pinging) return;
+    this.#pinging = true;
+    try {
+      await connection.ping({ timeoutMs: this.#health.pingTimeoutMs });
+    } catch (err) {
+      if (this.connection !== connection) return;
+      if (isSwitchboardError(err, 'UPSTREAM_PING_TIMEOUT')) {
+        this.#lost(connection, toErrorInfo(err), { crash: true, immediate: false });
+        return;
+      }
+      // Anything but a lost connection (e.g. an error answer) still proves the server is alive.
+      if (meansConnectionLost(this.reportFailure(connection, err))) return;
+    } finally {
+      this.#pinging = false;
+    }
+    if (this.connection === connection) this.#schedulePing(connection);
+  }
+
+  // --- bookkeeping --------------------------------------------------------------------------
+
+  #detachConnection(): void {
+    for (const off of this.#detach.splice(0)) off();
+    this.#host.clock.clearTimeout(this.#pingTimer);
+    this.#pingTimer = undefined;
+    this.connection = undefined;
+    this.connectedSince = undefined;
+  }
+
+  #cancelTimers(): void {
+    this.#host.clock.clearTimeout(this.#retryTimer);
+    this.#host.clock.clearTimeout(this.#pingTimer);
+    this.#retryTimer = undefined;
+    this.#pingTimer = undefined;
+  }
+
+  #openReady(): void {
+    if (this.#ready) return;
+    const ready = deferred<ServerConnection>();
+    // Nobody may be waiting when it settles.
+    ready.promise.catch(() => undefined);
+    this.#ready = ready;
+  }
+
+  #settleReady(outcome: ServerConnection | ErrorInfo): void {
+    const ready = this.#ready;
+    this.#ready = undefined;
+    if (!ready) return;
+    if ('callTool' in outcome) ready.resolve(outcome);
+    else ready.reject(new SwitchboardError(outcome.code, outcome.message));
+  }
+
+  #notConnectedError(): SwitchboardError {
+    if (this.lastError?.code === 'SERVER_SUSPENDED') return new SwitchboardError('SERVER_SUSPENDED', this.lastError.message);
+    const why = this.lastError ? `: ${this.lastError.message}` : '';
+    return new SwitchboardError('SERVER_NOT_CONNECTED', `Server "${this.name}" is ${this.status}${why}`);
+  }
+
+  /** The one place the status changes; the host logs and emits each transition once. */
+  #setStatus(next: ServerStatus, error?: ErrorInfo): void {
+    const previous = this.status;
+    if (error !== undefined) this.lastError = error;
+    // A repeated `reconnecting` is still news: it carries the next attempt and its time.
+    if (previous === next && error === undefined && next !== 'reconnecting') return;
+    this.status = next;
+    this.#host.statusChanged(this, previous);
+  }
+}
