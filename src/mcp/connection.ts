@@ -239,8 +239,9 @@ export class McpServerConnection implements ServerConnection {
   }
 
   #closedError(cause: unknown): SwitchboardError {
-    if (this.#state === 'crashed' && this.#closeReason) {
-      return new SwitchboardError('SERVER_CLOSED', this.#closeReason.message, { cause });
+    const reason = this.#closeReason;
+    if (this.#state === 'crashed' && reason) {
+      return new SwitchboardError(reason instanceof SwitchboardError ? reason.code : 'SERVER_CLOSED', reason.message, { cause });
     }
     return new SwitchboardError('SERVER_CLOSED', `The connection to MCP server "${this.name}" is closed`, { cause });
   }

@@ -228,6 +228,11 @@ export class MCPManager {
     });
   }
 
+  /** Resolves once the server has no `tools/list` re-list running or queued. */
+  relistSettled(name: string): Promise<void> {
+    return this.servers.get(name)?.relistSettled() ?? Promise.resolve();
+  }
+
   /** Closes one server and removes exactly its tools; other servers are untouched. */
   async disconnectServer(name: string): Promise<void> {
     const upstream = this.servers.get(name);

@@ -101,6 +101,9 @@ export class Upstream {
   #relisting: Promise<void> | undefined;
   #relistQueued = false;
   #detach: Array<() => void> = [];
+  /** A lost connection not closed yet, and its close once started (see `#retire`). */
+  #retired: ServerConnection | undefined;
+  #retiring: Promise<void> | undefined;
   #stderrTail: () => string[] = () => [];
 
   /**
@@ -219,6 +222,11 @@ export class Upstream {
     });
   }
 
+  /** Resolves once no re-list is running or queued (the one in flight included). */
+  relistSettled(): Promise<void> {
+    return this.#relisting ?? Promise.resolve();
+  }
+
   /** Aborts a connect attempt in flight (disconnect, shutdown) without waiting for it. */
   abortConnect(reason: Error): void {
     this.#abort?.abort(reason);
@@ -239,7 +247,7 @@ export class Upstream {
     const connection = this.connection;
     this.#detachConnection();
     this.#settleReady({ code: 'SERVER_CLOSED', message: `Server "${this.name}" was disconnected` });
-    await Promise.allSettled([connection?.close(), this.#attempt]);
+    await Promise.allSettled([connection?.close(), this.#closeRetired(), this.#attempt]);
   }
 
   markDisconnected(): void {
@@ -342,8 +350,7 @@ export class Upstream {
     if (this.connection !== connection) return;
     this.#detachConnection();
     this.lastExit = connection.exitStatus ?? this.lastExit;
-    // Closing is idempotent; for a frozen process or a dead HTTP session it is what frees them.
-    void connection.close();
+    this.#retire(connection);
     this.#host.setTools(this, this.tools, { cause: 'reconnect', deferred: false, stale: this.tools.length > 0 });
     if (!this.#health.enabled) {
       this.#setStatus('disconnected', error);
@@ -373,6 +380,9 @@ export class Upstream {
     this.#retryTimer = undefined;
     this.nextRetryAt = undefined;
     const generation = ++this.#generation;
+    // Never two of the same server at once (a lock file, a port): the old one goes first.
+    await this.#closeRetired();
+    if (generation !== this.#generation) return;
     try {
       const connected = await this.#connectOnce(generation);
       if (connected) this.#onConnected(connected, 'reconnect');
@@ -396,6 +406,28 @@ export class Upstream {
     this.#host.setTools(this, [], { cause: 'list_changed', deferred: false, stale: false });
     this.#settleReady(error);
     this.#setStatus('failed', error);
+  }
+
+  /**
+   * Takes a lost connection out of service. A stdio process is killed at once (it is dead or
+   * frozen, and its group must not linger). An HTTP connection is closed only before the next
+   * attempt: closing it now would fail its requests in flight as "closed", hiding their own
+   * errors — a refused connection proves a request never arrived and may be retried safely.
+   */
+  #retire(connection: ServerConnection): void {
+    this.#retired = connection;
+    this.#retiring = connection.transport === 'stdio' ? connection.close() : undefined;
+  }
+
+  async #closeRetired(): Promise<void> {
+    const retired = this.#retired;
+    if (!retired) return;
+    const closing = this.#retiring ?? retired.close();
+    this.#retired = undefined;
+    this.#retiring = undefined;
+    await closing.catch(() => undefined);
+    // A frozen child only ends when we kill it: its exit is known now, not when it was lost.
+    this.lastExit = retired.exitStatus ?? this.lastExit;
   }
 
   // --- pings --------------------------------------------------------------------------------

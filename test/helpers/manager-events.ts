@@ -1,0 +1,60 @@
+import { onTestFinished } from 'vitest';
+import type { ManagerEvent, ManagerEventType } from '../../src/mcp/events.js';
+import type { MCPManager } from '../../src/mcp/manager.js';
+
+export interface ManagerEventReader {
+  /** Every event recorded so far, in order. */
+  readonly all: ManagerEvent[];
+  /**
+   * The next event (after those already taken) of `type` matching `predicate`, waiting for it
+   * up to `timeoutMs`; events before it are skipped. A test never misses an event that came
+   * before it started waiting.
+   */
+  next<T extends ManagerEventType>(
+    type: T,
+    predicate?: (event: Extract<ManagerEvent, { type: T }>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Extract<ManagerEvent, { type: T }>>;
+}
+
+/** Buffers every event of `manager` from now on (until the test ends) for in-order waits. */
+export function readManagerEvents(manager: Pick<MCPManager, 'subscribe'>): ManagerEventReader {
+  const all: ManagerEvent[] = [];
+  let cursor = 0;
+  const waiters = new Set<() => void>();
+  onTestFinished(
+    manager.subscribe((event) => {
+      all.push(event);
+      for (const wake of [...waiters]) wake();
+    }),
+  );
+  return {
+    all,
+    next(type, predicate = () => true, timeoutMs = 15_000) {
+      type Wanted = Extract<ManagerEvent, { type: typeof type }>;
+      const take = (): Wanted | undefined => {
+        while (cursor < all.length) {
+          const event = all[cursor++] as ManagerEvent;
+          if (event.type === type && predicate(event as Wanted)) return event as Wanted;
+        }
+        return undefined;
+      };
+      const found = take();
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(wake);
+          reject(new Error(`no ${type} event within ${timeoutMs} ms; seen: ${JSON.stringify(all.slice(-10))}`));
+        }, timeoutMs);
+        const wake = (): void => {
+          const event = take();
+          if (!event) return;
+          clearTimeout(timer);
+          waiters.delete(wake);
+          resolve(event);
+        };
+        waiters.add(wake);
+      });
+    },
+  };
+}

@@ -1,0 +1,306 @@
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { ServerConfig } from '../../src/config/types.js';
+import { MCPManager, type ManagerOptions } from '../../src/mcp/manager.js';
+import { configHash } from '../../src/store/config-hash.js';
+import { openToolCache } from '../../src/store/open-tool-cache.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { collectUntil, openEvents } from '../helpers/events.js';
+import { readManagerEvents } from '../helpers/manager-events.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { isProcessGone, readPidFile, tempDir } from '../helpers/process.js';
+
+/**
+ * Issue #12: every upstream comes back on its own (SPEC §6–§7), against real fixture processes.
+ * Schedules (backoff, crash window) run on a manual clock; the rest on real time with short
+ * ping settings, measured.
+ */
+
+function newManager(options: ManagerOptions = {}): MCPManager {
+  const manager = new MCPManager(options);
+  onTestFinished(() => manager.disconnectAll());
+  return manager;
+}
+
+function errorCode(result: { _meta?: Record<string, unknown> }): unknown {
+  return (result._meta?.['switchboard/error'] as { code?: string } | undefined)?.code;
+}
+
+function text(result: { content: unknown }): string {
+  return ((result.content as Array<{ text?: string }>)[0]?.text ?? '') as string;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+
+describe('supervision: crashes, freezes, restarts (real processes)', () => {
+  it('respawns a stdio server that crashed mid-call: pid changes, tools live again, events in order', async () => {
+    const dir = await tempDir();
+    const pidFile = join(dir, 'pid.json');
+    const manager = newManager();
+    const events = readManagerEvents(manager);
+    await manager.connectServers({ sup: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
+    const firstPid = (await readPidFile(pidFile)).pid;
+
+    const crashedAt = performance.now();
+    const result = await manager.callTool('mcp_sup_crash', {});
+    expect(result.isError).toBe(true);
+    // `crash` is not marked idempotent: the answer says it may or may not have run.
+    expect(errorCode(result)).toBe('CALL_OUTCOME_UNKNOWN');
+    expect(text(result)).toMatch(/may or may not have run/);
+
+    const lost = await events.next('server.status', (e) => e.server === 'sup' && e.status === 'reconnecting');
+    expect(lost).toMatchObject({ previous: 'connected', attempt: 1, error: { code: 'SERVER_CLOSED' } });
+    expect(lost.error?.message).toMatch(/exited with code 3[\s\S]*fatal: crash requested/);
+    expect(Date.parse(lost.nextRetryAt as string)).toBeGreaterThan(Date.now() - 1000);
+    const back = await events.next('server.status', (e) => e.server === 'sup' && e.status === 'connected');
+    const liveAgainMs = performance.now() - crashedAt;
+    expect(back.previous).toBe('reconnecting');
+    // The same tools came back: no tools.changed for the reconnect.
+    expect(events.all.filter((e) => e.type === 'tools.changed' && e.cause === 'reconnect')).toEqual([]);
+
+    // The new process wrote its pid before it answered initialize, so before `connected`.
+    const secondPid = (await readPidFile(pidFile)).pid;
+    expect(secondPid).not.toBe(firstPid);
+    expect(isProcessGone(firstPid)).toBe(true);
+    expect(await manager.callTool('mcp_sup_echo', { text: 'back' })).toEqual({ content: [{ type: 'text', text: 'back' }] });
+    expect(manager.getServer('sup')).toMatchObject({ status: 'connected', stale: false, restarts: 1, attempt: 0, nextRetryAt: null, lastExit: { code: 3, signal: null } });
+    console.info(`[measure] crash → tools live again: ${liveAgainMs.toFixed(0)} ms`);
+  });
+
+  it('detects a frozen server (alive, silent) by ping within interval + deadline, and replaces it', async () => {
+    const dir = await tempDir();
+    const pidFile = join(dir, 'pid.json');
+    const manager = newManager({ health: { pingIntervalMs: 200, pingTimeoutMs: 300 } });
+    const events = readManagerEvents(manager);
+    await manager.connectServers({ frozen: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
+    const pid = (await readPidFile(pidFile)).pid;
+    onTestFinished(() => {
+      if (!isProcessGone(pid)) process.kill(pid, 'SIGCONT');
+    });
+
+    process.kill(pid, 'SIGSTOP');
+    const frozenAt = performance.now();
+    const lost = await events.next('server.status', (e) => e.server === 'frozen' && e.status === 'reconnecting');
+    const detectedMs = performance.now() - frozenAt;
+    expect(lost.error).toMatchObject({ code: 'UPSTREAM_PING_TIMEOUT' });
+    // At most one interval, then the deadline (plus scheduling slack on a busy box).
+    expect(detectedMs).toBeLessThan(200 + 300 + 1000);
+    await events.next('server.status', (e) => e.server === 'frozen' && e.status === 'connected');
+    expect((await readPidFile(pidFile)).pid).not.toBe(pid);
+    expect(isProcessGone(pid)).toBe(true);
+    console.info(`[measure] freeze → detected: ${detectedMs.toFixed(0)} ms (ping every 200 ms, 300 ms deadline)`);
+  });
+
+  it('an HTTP upstream killed and restarted on the same port works again without a reload', async () => {
+    const port = String(await freePort());
+    let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+    onTestFinished(() => http.close());
+    const manager = newManager();
+    const events = readManagerEvents(manager);
+    await manager.connectServers({ web: { type: 'http', url: http.url } });
+    expect(text(await manager.callTool('mcp_web_echo', { text: 'one' }))).toBe('one');
+
+    // Down: a call now waits for the server within its own deadline…
+    await http.close();
+    const whileDown = manager.callTool('mcp_web_echo', { text: 'two' }, { timeoutMs: 20_000 });
+    await events.next('server.status', (e) => e.server === 'web' && e.status === 'reconnecting');
+    // …and is answered once the server is back on the same port.
+    const restartedAt = performance.now();
+    http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+    expect(await whileDown).toEqual({ content: [{ type: 'text', text: 'two' }] });
+    const worksAgainMs = performance.now() - restartedAt;
+    await events.next('server.status', (e) => e.server === 'web' && e.status === 'connected');
+
+    // Restarted behind our back (no failed request in between): the old session is unknown to
+    // the new process; the next call re-initializes and is answered, never "Session not found".
+    await http.close();
+    http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+    expect(await manager.callTool('mcp_web_echo', { text: 'three' })).toEqual({ content: [{ type: 'text', text: 'three' }] });
+    expect(manager.getServer('web')?.status).toBe('connected');
+    console.info(`[measure] HTTP restart → calls work again: ${worksAgainMs.toFixed(0)} ms`);
+  });
+
+  it('suspends a crash loop after more than 5 crashes within 30 s (manual clock); a reload revives it', async () => {
+    const clock = new ManualClock();
+    const manager = newManager({ clock, random: () => 0.5 });
+    const events = readManagerEvents(manager);
+    const config = fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '30', EXIT_CODE: '7' } });
+    await manager.connectServers({ loop: config });
+
+    for (let crash = 1; crash <= 5; crash++) {
+      const lost = await events.next('server.status', (e) => e.server === 'loop' && e.status === 'reconnecting');
+      // Jitter pinned to the middle: exactly the 500 ms first step, since each connect succeeds.
+      expect(lost).toMatchObject({ attempt: 1, nextRetryAt: new Date(clock.now() + 500).toISOString() });
+      expect(clock.pendingDelays()).toEqual([500]);
+      clock.advance(500);
+      await events.next('server.status', (e) => e.server === 'loop' && e.status === 'connected');
+    }
+    const suspended = await events.next('server.status', (e) => e.server === 'loop' && e.status === 'failed');
+    expect(suspended.error?.code).toBe('SERVER_SUSPENDED');
+    expect(suspended.error?.message).toMatch(/crashed too many times \(6 times within 30 s\)[\s\S]*exited with code 7[\s\S]*fatal: exits-after-initialize crashed/);
+    expect(clock.pendingDelays()).toEqual([]);
+    expect(manager.getServer('loop')).toMatchObject({ status: 'failed', restarts: 5, lastExit: { code: 7, signal: null }, stale: true });
+
+    // Its last tools stay listed (stale); a call answers at once with the suspension.
+    const call = await manager.callTool('mcp_loop_echo', { text: 'x' });
+    expect(errorCode(call)).toBe('SERVER_SUSPENDED');
+
+    await manager.disconnectServer('loop');
+    await manager.connectServers({ loop: config }, {}, { cause: 'reload' });
+    expect(manager.getServer('loop')).toMatchObject({ restarts: 0 });
+    await events.next('server.status', (e) => e.server === 'loop' && e.status === 'connected' && e.previous === 'connecting');
+  });
+
+  it('backs off 500 ms, 1 s, 2 s, 4 s … while a server cannot be reached (manual clock)', async () => {
+    const clock = new ManualClock();
+    const port = String(await freePort());
+    const http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+    const manager = newManager({ clock, random: () => 0.5 });
+    const events = readManagerEvents(manager);
+    await manager.connectServers({ gone: { type: 'http', url: http.url } });
+    await http.close();
+    // A failed call tells the upstream it is gone; the call itself keeps waiting (retry).
+    const call = manager.callTool('mcp_gone_echo', { text: 'x' }, { timeoutMs: 60_000 });
+    const delays: number[] = [];
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const retry = await events.next('server.status', (e) => e.server === 'gone' && e.status === 'reconnecting');
+      expect(retry.attempt).toBe(attempt);
+      delays.push(clock.pendingDelays()[0] as number);
+      clock.advance(delays.at(-1) as number);
+    }
+    expect(delays).toEqual([500, 1000, 2000, 4000, 8000]);
+    await manager.disconnectServer('gone');
+    expect(errorCode(await call)).toBe('SERVER_CLOSED');
+  });
+
+  it('bounds a call on a deferred tool by its own deadline even when connect has no timeout', async () => {
+    const dir = await tempDir();
+    const { store } = openToolCache(join(dir, 'cache.db'));
+    onTestFinished(() => store.close());
+    const cached: Tool[] = [{ name: 'echo', inputSchema: { type: 'object' } }];
+    const hangForever: ServerConfig = { ...fixtureServerConfig('never-answers-initialize'), timeout: 0 };
+    const hangLonger: ServerConfig = { ...fixtureServerConfig('never-answers-initialize'), timeout: 4000, callTimeout: 300 };
+    store.put('forever', configHash(hangForever), cached);
+    store.put('longer', configHash(hangLonger), cached);
+    const manager = newManager({ store });
+    await manager.connectServers({ forever: hangForever, longer: hangLonger });
+    expect(manager.getCatalogue().get('mcp_forever_echo')?.deferred).toBe(true);
+
+    let started = performance.now();
+    const viaTimeoutMs = await manager.callTool('mcp_forever_echo', { text: 'x' }, { timeoutMs: 500 });
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(errorCode(viaTimeoutMs)).toBe('TOOL_CALL_TIMEOUT');
+    expect(text(viaTimeoutMs)).toMatch(/waiting for MCP server "forever" to connect/);
+
+    started = performance.now();
+    const viaCallTimeout = await manager.callTool('mcp_longer_echo', { text: 'x' });
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(errorCode(viaCallTimeout)).toBe('TOOL_CALL_TIMEOUT');
+  });
+
+  it('retries a call lost mid-flight once when the tool is idempotent, and never replays one that is not', async () => {
+    const dir = await tempDir();
+    const manager = newManager();
+    const events = readManagerEvents(manager);
+    await manager.connectServers({ sup: fixtureServerConfig('supervised') });
+
+    const safeMarker = join(dir, 'safe');
+    const safe = await manager.callTool('mcp_sup_crash_once', { marker: safeMarker });
+    expect(safe).toEqual({ content: [{ type: 'text', text: 'ran 2 times' }] });
+    expect((await readFile(safeMarker, 'utf8')).split('\n').filter(Boolean)).toHaveLength(2);
+
+    const unsafeMarker = join(dir, 'unsafe');
+    const unsafe = await manager.callTool('mcp_sup_crash_once_unsafe', { marker: unsafeMarker });
+    expect(errorCode(unsafe)).toBe('CALL_OUTCOME_UNKNOWN');
+    await events.next('server.status', (e) => e.server === 'sup' && e.status === 'connected' && e.previous === 'reconnecting');
+    await events.next('server.status', (e) => e.server === 'sup' && e.status === 'connected' && e.previous === 'reconnecting');
+    expect((await readFile(unsafeMarker, 'utf8')).split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it('coalesces a list_changed storm into one re-list in flight and at most one queued', async () => {
+    const manager = newManager();
+    await manager.connectServers({ sup: fixtureServerConfig('supervised') });
+    await manager.callTool('mcp_sup_storm', { count: 50 });
+    await manager.relistSettled('sup');
+    const seen = Number(text(await manager.callTool('mcp_sup_lists_seen', {})));
+    // The first list, then one re-list for the storm and at most one more for what came during it.
+    expect(seen).toBeGreaterThanOrEqual(2);
+    expect(seen).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('errors that name the real cause (real processes)', () => {
+  it('reports an answer over the 64 MiB cap as such, not as the kill that followed', async () => {
+    const manager = newManager();
+    await manager.connectServers({ big: fixtureServerConfig('introspect') });
+    const result = await manager.callTool('mcp_big_big', { bytes: 70 * 1024 * 1024 });
+    expect(errorCode(result)).toBe('UPSTREAM_MESSAGE_TOO_LARGE');
+    expect(text(result)).toMatch(/MCP server "big" sent a message over the 64 MiB limit; the connection was closed/);
+    expect(text(result)).not.toMatch(/SIGTERM|killed/);
+  });
+
+  it('names server, exit code and stderr when a server exits right after initialize', async () => {
+    for (let round = 0; round < 3; round++) {
+      const manager = newManager({ health: { enabled: false } });
+      const events = readManagerEvents(manager);
+      const { errors } = await manager.connectServers({
+        brief: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '0' } }),
+      });
+      // It either dies before the first list (a connect failure) or just after (a lost server).
+      const error =
+        errors[0]?.error ?? (await events.next('server.status', (e) => e.status === 'disconnected')).error?.message ?? '';
+      expect(error, `round ${round}`).toMatch(/MCP server "brief"/);
+      expect(error, `round ${round}`).toMatch(/exited with code 2/);
+      expect(error, `round ${round}`).toMatch(/fatal: exits-after-initialize crashed/);
+      expect(error).not.toMatch(/^write EPIPE$/);
+      await manager.disconnectAll();
+    }
+  });
+});
+
+describe('supervision through the daemon (config, REST, events)', () => {
+  it('health settings reach the servers, a per-server ping interval wins, and /servers/:name shows the retry state', async () => {
+    const dir = await tempDir();
+    const pidFile = join(dir, 'pid.json');
+    const daemon = await startDaemon({
+      // Pings every 30 s by default here; the frozen server asks for 200 ms itself.
+      config: { health: { pingIntervalMs: 30_000, pingTimeoutMs: 300 } },
+      servers: { frozen: { ...fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }), pingIntervalMs: 200 } },
+    });
+    const ws = await openEvents(daemon.url);
+    const pid = (await readPidFile(pidFile)).pid;
+    onTestFinished(() => {
+      if (!isProcessGone(pid)) process.kill(pid, 'SIGCONT');
+    });
+    process.kill(pid, 'SIGSTOP');
+    const lost = (await collectUntil(ws, (e) => e.type === 'server.status' && e.status === 'reconnecting')).at(-1);
+    expect(lost).toMatchObject({ server: 'frozen', previous: 'connected', attempt: 1, error: { code: 'UPSTREAM_PING_TIMEOUT' } });
+    await collectUntil(ws, (e) => e.type === 'server.status' && e.status === 'connected');
+    const { body } = await daemon.json<Record<string, unknown>>('/servers/frozen');
+    expect(body).toMatchObject({ status: 'connected', restarts: 1, attempt: 0, nextRetryAt: null, lastError: null });
+    expect(body.lastExit).toMatchObject({ signal: 'SIGKILL' });
+  });
+
+  it('with health off, a crashed server stays disconnected', async () => {
+    const daemon = await startDaemon({
+      config: { health: false },
+      servers: { crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '300' } }) },
+    });
+    const ws = await openEvents(daemon.url);
+    const down = (await collectUntil(ws, (e) => e.type === 'server.status' && e.server === 'crashy')).at(-1);
+    expect(down).toMatchObject({ status: 'disconnected', error: { code: 'SERVER_CLOSED' } });
+    const { body } = await daemon.json<{ status: string; attempt: number }>('/servers/crashy');
+    expect(body).toMatchObject({ status: 'disconnected', attempt: 0 });
+  });
+});
