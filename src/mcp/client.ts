@@ -1,7 +1,7 @@
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ListRootsRequestSchema, ToolListChangedNotificationSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/client';
+import type { Root } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig, TransportKind } from '../config/types.js';
 import { SwitchboardError, errorMessage } from '../errors.js';
@@ -131,8 +131,8 @@ async function openSession(kind: TransportKind, attempt: Attempt) {
   });
   const client = new Client(options.clientInfo ?? DEFAULT_CLIENT_INFO, { capabilities: { roots: {} } });
   const roots = toRoots(options.roots ?? [process.cwd()]);
-  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots }));
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => attempt.toolsListChanged.emit());
+  client.setRequestHandler('roots/list', () => ({ roots }));
+  client.setNotificationHandler('notifications/tools/list_changed', () => attempt.toolsListChanged.emit());
   client.onerror = (err) => {
     options.logger?.debug({ err: errorMessage(err) }, 'transport error');
     attempt.transportErrors.emit(err);

@@ -1,21 +1,12 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CallToolResultSchema,
-  ErrorCode,
-  ListToolsResultSchema,
-  McpError,
-  type CallToolResult,
-  type Progress,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
+import type { Client, Transport, CallToolResult, Progress, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { TransportKind } from '../config/types.js';
 import { SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../errors.js';
 import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../util/abort.js';
 import type { ListenerSet } from '../util/listeners.js';
 import { collectToolPages, type ToolListing } from './list-tools.js';
+import { PassThroughCallToolResult, ToolPageResult } from './result-schemas.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 
@@ -125,7 +116,7 @@ export class McpServerConnection implements ServerConnection {
       return await collectToolPages((cursor) =>
         this.#parts.client.request(
           { method: 'tools/list', params: listParams(cursor, opts.meta) },
-          ListToolsResultSchema,
+          ToolPageResult,
           { signal: deadline.signal, timeout: MAX_TIMER_MS },
         ),
       );
@@ -148,7 +139,7 @@ export class McpServerConnection implements ServerConnection {
       // no client-side outputSchema validation.
       return await this.#parts.client.request(
         { method: 'tools/call', params: args === undefined ? { name } : { name, arguments: args } },
-        CallToolResultSchema,
+        PassThroughCallToolResult,
         {
           signal: link.signal,
           // Past setTimeout's limit Node fires at once; a longer deadline is no deadline.
@@ -158,7 +149,7 @@ export class McpServerConnection implements ServerConnection {
         },
       );
     } catch (err) {
-      const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+      const timedOut = err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout;
       throw await this.#requestError(err, opts.signal, timedOut, 'TOOL_CALL_TIMEOUT', `Tool "${name}" timed out after ${timeoutMs} ms`);
     } finally {
       link.dispose();
@@ -257,7 +248,7 @@ export class McpServerConnection implements ServerConnection {
     }
     if (this.#state !== 'open') return this.#closedError(err);
     if (timedOut) return new SwitchboardError(code, `${message} (MCP server "${this.name}")`, { cause: err });
-    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return this.#closedError(err);
+    if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) return this.#closedError(err);
     return err;
   }
 }

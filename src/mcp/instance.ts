@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import type { StateStore } from '../store/state-store.js';
 

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { SwitchboardError } from '../errors.js';
 
 /** Upper bound on `tools/list` pages, so a server that never stops paginating cannot hang a connect. @default 100 */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { ErrorInfo } from '../errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { errorMessage, toErrorInfo } from '../errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, type ServerConnection } from './client.js';
 import { mayHaveBeenDelivered, meansConnectionLost } from './failure.js';

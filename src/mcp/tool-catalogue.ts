@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { buildCatalogue, type BridgedTool, type ToolNameCollision } from './tool-bridge.js';
 
 export interface NameDiff {

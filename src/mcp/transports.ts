@@ -1,7 +1,6 @@
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from '@modelcontextprotocol/client';
+import type { FetchLike, Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig, TransportKind } from '../config/types.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 
@@ -49,7 +48,7 @@ export function perRequestSignalFetch(base: FetchLike = (url, init) => fetch(url
 
 /** The HTTP status behind a Streamable HTTP failure, whose message leaves it out. */
 export function httpStatusOf(err: unknown): number | undefined {
-  return err instanceof StreamableHTTPError && typeof err.code === 'number' && err.code > 0 ? err.code : undefined;
+  return err instanceof SdkHttpError && typeof err.status === 'number' && err.status > 0 ? err.status : undefined;
 }
 
 /** Whether `err` is an HTTP 4xx answer to a Streamable HTTP request: the cue to try legacy SSE. */

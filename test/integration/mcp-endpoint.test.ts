@@ -1,7 +1,5 @@
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectToServer } from '../../src/mcp/client.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
@@ -107,15 +105,15 @@ describe('/mcp', () => {
     const daemon = await echoDaemon();
     const { client } = await connectClient(daemon);
     const error = await client.callTool({ name: 'mcp_echo_nope', arguments: {} }).catch((err: unknown) => err);
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).code).toBe(ProtocolErrorCode.InvalidParams);
   });
 
   it('sends notifications/tools/list_changed after a server reload', async () => {
     const daemon = await echoDaemon();
     const { client, streamOpen } = await connectClient(daemon);
     const changed = deferred();
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.resolve());
+    client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
     await streamOpen;
 
     const { status } = await daemon.json('/servers/echo/reload', { method: 'POST' });
@@ -128,7 +126,7 @@ describe('/mcp', () => {
     const daemon = await startDaemon({ servers: { lc: fixtureServerConfig('list-changed') } });
     const { client, streamOpen } = await connectClient(daemon);
     const changed = deferred();
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.resolve());
+    client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
     await streamOpen;
 
     await client.callTool({ name: 'mcp_lc_add_tool', arguments: { name: 'fresh' } });
@@ -177,7 +175,6 @@ describe('/mcp', () => {
     const abort = new AbortController();
     const call = client.callTool(
       { name: 'mcp_slow_slow', arguments: { durationMs: 60_000, progressEveryMs: 20 } },
-      undefined,
       { signal: abort.signal },
     );
     const outcome = call.then(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { isSwitchboardError } from '../../src/errors.js';
 import { collectToolPages, type ToolPage } from '../../src/mcp/list-tools.js';
 

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { buildStdioEnv, isHttpClientError, perRequestSignalFetch, transportKindOf } from '../../src/mcp/transports.js';
+import { SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 
 describe('transportKindOf', () => {
   it('defaults to stdio, or http when only a url is set', () => {
@@ -35,11 +35,12 @@ describe('buildStdioEnv', () => {
 });
 
 describe('isHttpClientError', () => {
-  it('is true for a 4xx StreamableHTTPError only', () => {
-    expect(isHttpClientError(new StreamableHTTPError(404, 'not found'))).toBe(true);
-    expect(isHttpClientError(new StreamableHTTPError(405, 'method'))).toBe(true);
-    expect(isHttpClientError(new StreamableHTTPError(500, 'boom'))).toBe(false);
-    expect(isHttpClientError(new StreamableHTTPError(-1, 'content type'))).toBe(false);
+  it('is true for a 4xx SdkHttpError only', () => {
+    const http = (status: number) => new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'x', { status, statusText: 'x' });
+    expect(isHttpClientError(http(404))).toBe(true);
+    expect(isHttpClientError(http(405))).toBe(true);
+    expect(isHttpClientError(http(500))).toBe(false);
+    expect(isHttpClientError(new SdkError(SdkErrorCode.ClientHttpUnexpectedContent, 'content type'))).toBe(false);
     expect(isHttpClientError(new Error('404'))).toBe(false);
   });
 });

@@ -1,13 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type RequestId,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Server, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { CallToolResult, RequestId, Tool } from '@modelcontextprotocol/server';
 import { isSwitchboardError } from '../../errors.js';
 import { INSTANCE_META_KEY, ORIGIN_META_KEY, originOf } from '../../mcp/instance.js';
 import type { MCPManager } from '../../mcp/manager.js';
@@ -83,32 +75,32 @@ export function createToolServer(options: ToolServerOptions): Server {
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+  server.setRequestHandler('tools/list', async (request, ctx) => {
     // Before the startup gate the list would be partial; the gate is short (SPEC §1). Another
     // Switchboard (it says so in `_meta`) gets the partial list at once and the changes as
     // list_changed: if it waited, two daemons aggregating each other would deadlock at start.
     const fromSwitchboard = request.params?._meta?.[INSTANCE_META_KEY] !== undefined;
-    if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, extra.signal);
+    if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
     return { tools: tools.list(), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
-    if (runtime.state === 'starting') await untilReadyOrAborted(runtime, extra.signal);
+    if (runtime.state === 'starting') await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     const controller = calls.begin();
-    const onAbort = (): void => controller.abort(extra.signal.reason);
-    extra.signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = (): void => controller.abort(ctx.mcpReq.signal.reason);
+    ctx.mcpReq.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      if (extra.signal.aborted) onAbort();
+      if (ctx.mcpReq.signal.aborted) onAbort();
       return await manager.callTool(name, args, { signal: controller.signal });
     } catch (err) {
-      if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) throw new McpError(ErrorCode.InvalidParams, err.message);
+      if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
       throw err;
     } finally {
-      extra.signal.removeEventListener('abort', onAbort);
+      ctx.mcpReq.signal.removeEventListener('abort', onAbort);
       calls.end(controller);
-      if (extra.signal.aborted) options.onCancelled?.(extra.requestId);
+      if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);
     }
   });
 

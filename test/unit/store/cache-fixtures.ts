@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 
 // Kept free of vitest imports: read-only-scenario.ts loads this in a plain child process.
 

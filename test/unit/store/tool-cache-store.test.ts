@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
 import { openToolCache } from '../../../src/store/open-tool-cache.js';
