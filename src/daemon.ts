@@ -87,6 +87,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     connect: deps.connect ?? connectToServer,
     env,
     health: healthOptions(config.health),
+    protocol: config.protocol,
     // Asked for at the first connect, after the listener is up: the id is kept per port.
     identity: () => {
       const port = listeningPorts(app)[0];

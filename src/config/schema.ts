@@ -30,6 +30,8 @@ export const ServerConfigSchema = z
     pingIntervalMs: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
     /** Ping deadline in ms. @default health.pingTimeoutMs */
     pingTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
+    /** Protocol era to talk. @default the daemon's `protocol` */
+    protocol: z.enum(['auto', 'legacy', 'modern']).optional(),
   })
   .strict();
 
@@ -87,6 +89,11 @@ export const DaemonConfigSchema = z
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Log one line per HTTP request. @default false */
     requestLogging: z.boolean().default(false),
+    /**
+     * Protocol era of upstreams that do not say (SPEC §4): `auto` probes once per config (the
+     * verdict is cached), `legacy` talks only 2025 revisions, `modern` only 2026-07-28. @default "auto"
+     */
+    protocol: z.enum(['auto', 'legacy', 'modern']).default('auto'),
     /** Health pings and reconnects (SPEC §6). @default true */
     health: HealthConfigSchema.default(true),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),

@@ -20,6 +20,8 @@ export interface ServerConfig {
   pingIntervalMs?: number;
   /** How long a ping may take, in ms, before the server counts as frozen. @default the daemon's `health.pingTimeoutMs` */
   pingTimeoutMs?: number;
+  /** Protocol era: probe once (`auto`), or only the 2025 (`legacy`) or 2026-07-28 (`modern`) one. @default the daemon's `protocol` */
+  protocol?: 'auto' | 'legacy' | 'modern';
 }
 
 export type TransportKind = 'stdio' | 'http' | 'sse';

@@ -1,16 +1,17 @@
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/client';
 import type { Root } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import type { ServerConfig, TransportKind } from '../config/types.js';
+import type { ServerConfig } from '../config/types.js';
 import { SwitchboardError, errorMessage } from '../errors.js';
-import { MAX_TIMER_MS, abortable, createDeadline, type Deadline } from '../util/abort.js';
+import { createDeadline } from '../util/abort.js';
 import { ListenerSet } from '../util/listeners.js';
-import { McpServerConnection, closeClient, describeExit, withStderr, type ServerConnection } from './connection.js';
+import { McpServerConnection, describeExit, withStderr, type ServerConnection } from './connection.js';
+import { negotiateSession } from './negotiate.js';
+import type { EraVerdict, ProtocolMode } from './protocol-era.js';
+import type { Attempt } from './session.js';
 import { StderrRing } from './stderr-ring.js';
-import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
-import { createTransport, httpStatusOf, isHttpClientError, transportKindOf } from './transports.js';
+import { httpStatusOf } from './transports.js';
 
 export type { CallToolOptions, RequestOptions, ServerConnection } from './connection.js';
 export { StderrRing } from './stderr-ring.js';
@@ -28,12 +29,18 @@ export interface ConnectOptions {
   inheritEnv?: string[];
   /** @default { name: 'switchboard', version: '0.1.0' } */
   clientInfo?: { name: string; version: string };
+  /** Which protocol era to talk. @default config.protocol, else "auto" */
+  protocol?: ProtocolMode;
+  /** The era verdict cached for this config: used as is, no probe (SPEC §4, §5). */
+  verdict?: EraVerdict;
 }
 
 export const CONNECT_TIMEOUT_ENV = 'SWITCHBOARD_MCP_TIMEOUT_MS';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 const DEFAULT_CLIENT_INFO = { name: 'switchboard', version: '0.1.0' };
+/** The longest an `auto` probe may take before the server counts as a 2025-era one. */
+const PROBE_TIMEOUT_MS = 5_000;
 
 /** `SWITCHBOARD_MCP_TIMEOUT_MS` > `config.timeout` > 30 000 ms; 0 disables. Invalid values are skipped. */
 export function resolveConnectTimeout(config: ServerConfig, env: NodeJS.ProcessEnv = process.env): number {
@@ -59,23 +66,11 @@ export function toRoots(paths: readonly string[]): Root[] {
   });
 }
 
-interface Attempt {
-  name: string;
-  config: ServerConfig;
-  options: ConnectOptions;
-  deadline: Deadline;
-  stderr: StderrRing;
-  toolsListChanged: ListenerSet<[]>;
-  transportErrors: ListenerSet<[Error]>;
-  /** Set when a stdio child died by itself during the attempt, for the error message. */
-  exit?: ExitStatus;
-}
-
 /**
- * Connects to one MCP server: transport, `initialize`, `notifications/initialized`. On any
- * failure, timeout or abort the transport is closed (a stdio process group is gone) before this
- * rejects: `UPSTREAM_CONNECT_TIMEOUT`, `UPSTREAM_CONNECT_FAILED` (with `cause` and the stderr
- * tail), or the caller's abort reason.
+ * Connects to one MCP server: transport, era negotiation (`initialize` + `notifications/initialized`,
+ * or the modern `server/discover`). On any failure, timeout or abort the transport is closed (a
+ * stdio process group is gone) before this rejects: `UPSTREAM_CONNECT_TIMEOUT`,
+ * `UPSTREAM_CONNECT_FAILED` (with `cause` and the stderr tail), or the caller's abort reason.
  */
 export async function connectToServer(name: string, config: ServerConfig, opts: ConnectOptions = {}): Promise<ServerConnection> {
   const timeoutMs = opts.timeoutMs ?? resolveConnectTimeout(config);
@@ -84,27 +79,21 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
   const attempt: Attempt = {
     name,
     config,
-    options: opts,
     deadline: createDeadline(opts.signal, timeoutMs),
     stderr: new StderrRing(),
     toolsListChanged: new ListenerSet<[]>(onListenerError),
     transportErrors: new ListenerSet<[Error]>(onListenerError),
+    ...(logger ? { logger } : {}),
+    roots: toRoots(opts.roots ?? [process.cwd()]),
+    ...(opts.inheritEnv ? { inheritEnv: opts.inheritEnv } : {}),
+    clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
+    probeTimeoutMs: timeoutMs > 0 ? Math.min(timeoutMs, PROBE_TIMEOUT_MS) : PROBE_TIMEOUT_MS,
   };
   const startedAt = Date.now();
   try {
-    let kind = transportKindOf(config);
-    let session: Awaited<ReturnType<typeof openSession>>;
-    try {
-      session = await openSession(kind, attempt);
-    } catch (err) {
-      if (kind !== 'http' || !isHttpClientError(err) || attempt.deadline.signal.aborted) throw err;
-      logger?.info({ err: errorMessage(err) }, 'Streamable HTTP refused initialize; falling back to legacy SSE');
-      kind = 'sse';
-      session = await openSession(kind, attempt);
-    }
+    const session = await negotiateSession(attempt, opts.protocol ?? config.protocol ?? 'auto', opts.verdict);
     const connection = new McpServerConnection({
       name,
-      kind,
       ...session,
       stderr: attempt.stderr,
       timeoutMs,
@@ -112,48 +101,20 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
       toolsListChanged: attempt.toolsListChanged,
       transportErrors: attempt.transportErrors,
       closed: new ListenerSet<[Error]>(onListenerError),
-      logger,
+      ...(logger ? { logger } : {}),
     });
-    logger?.debug({ transport: kind, pid: connection.pid, ms: Date.now() - startedAt }, 'transport connected');
+    logger?.debug({ transport: session.kind, era: connection.era, pid: connection.pid, ms: Date.now() - startedAt }, 'transport connected');
     return connection;
   } catch (err) {
-    throw connectError(err, attempt, timeoutMs);
+    throw connectError(err, attempt, timeoutMs, opts.signal);
   } finally {
     attempt.deadline.dispose();
   }
 }
 
-async function openSession(kind: TransportKind, attempt: Attempt) {
-  const { options, stderr } = attempt;
-  const transport = createTransport(kind, attempt.config, {
-    inheritEnv: options.inheritEnv,
-    onStderr: (chunk) => stderr.push(chunk),
-  });
-  const client = new Client(options.clientInfo ?? DEFAULT_CLIENT_INFO, { capabilities: { roots: {} } });
-  const roots = toRoots(options.roots ?? [process.cwd()]);
-  client.setRequestHandler('roots/list', () => ({ roots }));
-  client.setNotificationHandler('notifications/tools/list_changed', () => attempt.toolsListChanged.emit());
-  client.onerror = (err) => {
-    options.logger?.debug({ err: errorMessage(err) }, 'transport error');
-    attempt.transportErrors.emit(err);
-  };
-  const { signal } = attempt.deadline;
-  try {
-    // The race is safe: losing it closes the transport below, which ends the work for real.
-    await abortable(client.connect(transport, { signal, timeout: MAX_TIMER_MS }), signal);
-    return { client, transport };
-  } catch (err) {
-    // Closed first, so a child that died (say, right after answering initialize, failing our
-    // next write with EPIPE) has had its exit seen: the error then names its code and stderr.
-    await closeClient(client, transport);
-    if (transport instanceof StdioProcessTransport && transport.exitedByItself) attempt.exit = transport.exitStatus;
-    throw err;
-  }
-}
-
-function connectError(err: unknown, attempt: Attempt, timeoutMs: number): unknown {
-  const callerSignal = attempt.options.signal;
+function connectError(err: unknown, attempt: Attempt, timeoutMs: number, callerSignal: AbortSignal | undefined): unknown {
   if (callerSignal?.aborted) return callerSignal.reason;
+  if (err instanceof SwitchboardError) return new SwitchboardError(err.code, withStderr(err.message, attempt.stderr), { cause: err.cause });
   const server = `MCP server "${attempt.name}"`;
   if (attempt.deadline.timedOut) {
     const message = withStderr(`Connecting to ${server} timed out after ${timeoutMs} ms`, attempt.stderr);

@@ -1,11 +1,12 @@
 import { StreamableHTTPClientTransport, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
-import type { Client, Transport, CallToolResult, Progress, ServerCapabilities } from '@modelcontextprotocol/client';
+import type { Client, McpSubscription, Transport, CallToolResult, Progress, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { TransportKind } from '../config/types.js';
-import { SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../errors.js';
+import { SwitchboardError, errorMessage, type ErrorCode as SwitchboardErrorCode } from '../errors.js';
 import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../util/abort.js';
 import type { ListenerSet } from '../util/listeners.js';
 import { collectToolPages, type ToolListing } from './list-tools.js';
+import type { EraVerdict, ProtocolEra } from './protocol-era.js';
 import { PassThroughCallToolResult, ToolPageResult } from './result-schemas.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
@@ -29,6 +30,14 @@ export interface ServerConnection {
   readonly name: string;
   /** The transport actually used (an `http` server may have fallen back to `sse`). */
   readonly transport: TransportKind;
+  /** The protocol era negotiated: `legacy` (2025 revisions, `initialize`) or `modern` (2026-07-28). */
+  readonly era: ProtocolEra;
+  /** The protocol revision in use, e.g. `2025-11-25` or `2026-07-28`. */
+  readonly protocolVersion: string | undefined;
+  /** The era verdict to cache for this config. */
+  readonly verdict: EraVerdict;
+  /** True when the connection was opened on a cached verdict not yet confirmed by a request. */
+  readonly verdictFromCache: boolean;
   readonly serverInfo?: { name: string; version: string; title?: string };
   readonly capabilities?: ServerCapabilities;
   /** The stdio child's pid. */
@@ -55,6 +64,8 @@ export interface ConnectionParts {
   name: string;
   kind: TransportKind;
   client: Client;
+  verdict: EraVerdict;
+  fromCache: boolean;
   transport: Transport;
   stderr: StderrRing;
   /** Bounds list and ping; 0 disables. */
@@ -85,6 +96,10 @@ type State = 'open' | 'crashed' | 'closed';
 export class McpServerConnection implements ServerConnection {
   readonly name: string;
   readonly transport: TransportKind;
+  readonly era: ProtocolEra;
+  readonly protocolVersion: string | undefined;
+  readonly verdict: EraVerdict;
+  readonly verdictFromCache: boolean;
   readonly serverInfo?: { name: string; version: string; title?: string };
   readonly capabilities?: ServerCapabilities;
   readonly pid?: number;
@@ -94,16 +109,22 @@ export class McpServerConnection implements ServerConnection {
   #state: State = 'open';
   #closeReason?: Error;
   #closing?: Promise<void>;
+  #subscription?: McpSubscription;
 
   constructor(parts: ConnectionParts) {
     this.#parts = parts;
     this.name = parts.name;
     this.transport = parts.kind;
+    this.era = parts.client.getProtocolEra() ?? 'legacy';
+    this.protocolVersion = parts.client.getNegotiatedProtocolVersion();
+    this.verdict = parts.verdict;
+    this.verdictFromCache = parts.fromCache;
     this.stderr = parts.stderr;
     this.serverInfo = parts.client.getServerVersion();
     this.capabilities = parts.client.getServerCapabilities();
     if (parts.transport instanceof StdioProcessTransport) this.pid = parts.transport.pid;
     parts.client.onclose = () => this.#onTransportClosed();
+    if (this.era === 'modern' && this.capabilities?.tools?.listChanged) this.#listen();
   }
 
   async listTools(opts: ListToolsOptions = {}): Promise<ToolListing> {
@@ -161,7 +182,10 @@ export class McpServerConnection implements ServerConnection {
     const timeoutMs = opts.timeoutMs ?? this.#parts.timeoutMs;
     const deadline = createDeadline(opts.signal, timeoutMs);
     try {
-      await this.#parts.client.ping({ signal: deadline.signal, timeout: MAX_TIMER_MS });
+      // The modern era has no ping: a `server/discover` is its cheapest proof of life.
+      const options = { signal: deadline.signal, timeout: MAX_TIMER_MS };
+      if (this.era === 'modern') await this.#parts.client.discover(options);
+      else await this.#parts.client.ping(options);
     } catch (err) {
       throw await this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_PING_TIMEOUT', `ping timed out after ${timeoutMs} ms`);
     } finally {
@@ -190,7 +214,31 @@ export class McpServerConnection implements ServerConnection {
     return (this.#closing ??= this.#shutdown());
   }
 
+  /**
+   * A modern server sends `notifications/tools/list_changed` only on a `subscriptions/listen`
+   * stream. It is opened in the background (a connect does not wait for it); a stream the server
+   * drops is reported as a transport error, so the upstream checks whether the server is gone.
+   */
+  #listen(): void {
+    this.#parts.client.listen({ toolsListChanged: true }).then(
+      (subscription) => {
+        if (this.#state !== 'open') {
+          void subscription.close();
+          return;
+        }
+        this.#subscription = subscription;
+        void subscription.closed.then((how) => {
+          if (how === 'remote' && this.#state === 'open') this.#parts.transportErrors.emit(new Error('the subscriptions/listen stream ended'));
+        });
+      },
+      (err: unknown) => {
+        if (this.#state === 'open') this.#parts.logger?.warn({ err: errorMessage(err) }, 'subscriptions/listen failed; tools/list_changed will not be seen');
+      },
+    );
+  }
+
   async #shutdown(): Promise<void> {
+    void this.#subscription?.close().catch(() => undefined);
     if (this.#state === 'open') this.#state = 'closed';
     this.#parts.closed.clear();
     this.#parts.toolsListChanged.clear();

@@ -1,5 +1,14 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { SwitchboardError } from '../errors.js';
+import type { ListHints } from '../store/tool-cache-store.js';
+
+/** The caching hints of a list result, when it has valid ones. */
+export function hintsOf(result: { ttlMs?: unknown; cacheScope?: unknown }): ListHints | undefined {
+  const hints: ListHints = {};
+  if (typeof result.ttlMs === 'number' && Number.isFinite(result.ttlMs) && result.ttlMs >= 0) hints.ttlMs = result.ttlMs;
+  if (result.cacheScope === 'public' || result.cacheScope === 'private') hints.cacheScope = result.cacheScope;
+  return Object.keys(hints).length > 0 ? hints : undefined;
+}
 
 /** Upper bound on `tools/list` pages, so a server that never stops paginating cannot hang a connect. @default 100 */
 export const MAX_TOOL_PAGES = 100;
@@ -8,12 +17,19 @@ export interface ToolPage {
   tools: Tool[];
   nextCursor?: string;
   _meta?: Record<string, unknown>;
+  /** 2026-07-28 caching hints (SEP-2549). */
+  ttlMs?: unknown;
+  cacheScope?: unknown;
 }
 
-/** A server's whole tool list, and the `_meta` of its first page (e.g. a Switchboard's instance). */
+/**
+ * A server's whole tool list, with the `_meta` of its first page (e.g. a Switchboard's instance)
+ * and the caching hints a modern-era server sent with it.
+ */
 export interface ToolListing {
   tools: Tool[];
   meta?: Record<string, unknown>;
+  hints?: ListHints;
 }
 
 /**
@@ -26,14 +42,18 @@ export async function collectToolPages(
 ): Promise<ToolListing> {
   const tools: Tool[] = [];
   let meta: Record<string, unknown> | undefined;
+  let hints: ListHints | undefined;
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 1; ; page++) {
     const result = await fetchPage(cursor);
     tools.push(...result.tools);
-    if (page === 1) meta = result._meta;
+    if (page === 1) {
+      meta = result._meta;
+      hints = hintsOf(result);
+    }
     const next = result.nextCursor;
-    if (next === undefined || next === '') return meta === undefined ? { tools } : { tools, meta };
+    if (next === undefined || next === '') return { tools, ...(meta !== undefined ? { meta } : {}), ...(hints !== undefined ? { hints } : {}) };
     if (seen.has(next)) {
       throw new SwitchboardError(
         'UPSTREAM_CONNECT_FAILED',

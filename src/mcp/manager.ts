@@ -6,7 +6,7 @@ import { validateServerConfig } from '../config/validate.js';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { configHash } from '../store/config-hash.js';
 import { MemoryStateStore } from '../store/state-store.js';
-import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
+import { NoopToolCacheStore, type StoredVerdict, type ToolCacheStore } from '../store/tool-cache-store.js';
 import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import {
@@ -28,6 +28,7 @@ import {
   type InstanceIdentity,
 } from './instance.js';
 import type { ToolListing } from './list-tools.js';
+import { sameVerdict, type EraVerdict, type ProtocolMode } from './protocol-era.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
 import { passStartupGate } from './startup-gate.js';
 import { callThroughUpstream, type ToolCallOptions } from './tool-call.js';
@@ -58,6 +59,8 @@ export interface ManagerOptions {
   health?: HealthOptions;
   /** Time and timers of the supervision; tests inject a manual clock. @default the system clock */
   clock?: Clock;
+  /** Protocol era of servers whose config does not say (SPEC §4). @default "auto" */
+  protocol?: ProtocolMode;
   /** Jitter source of the backoff. @default Math.random */
   random?: () => number;
   /**
@@ -85,6 +88,9 @@ export const DEFAULT_HEALTH: HealthSettings = {
   crashWindowMs: 30_000,
 };
 
+/** How long a cached "legacy" era verdict is trusted before the server is probed again. */
+const LEGACY_VERDICT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+
 const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
 
 /**
@@ -102,6 +108,7 @@ export class MCPManager {
   private readonly env: NodeJS.ProcessEnv;
   private readonly clock: Clock;
   private readonly health: HealthSettings;
+  private readonly protocol: ProtocolMode;
   private readonly host: UpstreamHost;
   private readonly identityFn: () => InstanceIdentity;
   private identityValue: InstanceIdentity | undefined;
@@ -112,6 +119,7 @@ export class MCPManager {
     this.startupGateMs = options.startupGateMs ?? 250;
     this.env = options.env ?? process.env;
     this.clock = options.clock ?? systemClock;
+    this.protocol = options.protocol ?? 'auto';
     this.health = { ...DEFAULT_HEALTH, ...options.health, backoff: { ...DEFAULT_BACKOFF, ...options.health?.backoff } };
     this.identityFn = options.identity ?? (() => loadInstanceIdentity(new MemoryStateStore(), undefined, 'switchboard'));
     // Subscribers are the WebSocket feed and tests; a listener count warning would be noise.
@@ -194,7 +202,10 @@ export class MCPManager {
 
     await passStartupGate(tasks, this.startupGateMs, (task) => {
       const cached = this.store.get(task.upstream.name, task.upstream.configHash);
-      if (cached) this.setTools(task.upstream, cached.tools, { cause, deferred: true, stale: false });
+      if (cached) {
+        task.upstream.hints = cached.hints;
+        this.setTools(task.upstream, cached.tools, { cause, deferred: true, stale: false });
+      }
       return cached !== undefined;
     });
 
@@ -295,15 +306,25 @@ export class MCPManager {
       log: this.log,
       clock: this.clock,
       random: this.options.random ?? Math.random,
-      connect: async (upstream, signal) => {
+      connect: async (upstream, signal, options = {}) => {
         const resolved = await resolveValues(upstream.name, upstream.config, upstream.source);
-        return connect(upstream.name, resolved, {
+        const protocol = upstream.config.protocol ?? this.protocol;
+        const cached = options.ignoreCachedVerdict || protocol === 'legacy' ? undefined : this.cachedVerdict(upstream);
+        const connection = await connect(upstream.name, resolved, {
           ...this.options.connectOptions,
           signal,
           timeoutMs: resolveConnectTimeout(resolved, this.env),
           logger: this.log.child({ server: upstream.name }),
+          protocol,
+          ...(cached ? { verdict: cached } : {}),
         });
+        // The probe runs once per config: later connects (a warm start) reuse what it found.
+        if (protocol !== 'legacy' && !sameVerdict(cached, connection.verdict)) {
+          this.store.putVerdict(upstream.name, upstream.configHash, connection.verdict as StoredVerdict['verdict']);
+        }
+        return connection;
       },
+      dropVerdict: (upstream) => this.store.deleteVerdict(upstream.name),
       list: async (upstream, connection, signal) => {
         const listing = await connection.listTools({
           ...(signal ? { signal } : {}),
@@ -315,12 +336,41 @@ export class MCPManager {
       },
       listed: (upstream, listing, cause) => {
         upstream.instance = parseInstanceAd(listing.meta);
+        upstream.hints = listing.hints;
         this.setTools(upstream, listing.tools, { cause, deferred: false, stale: false });
-        this.store.put(upstream.name, upstream.configHash, listing.tools);
+        this.store.put(upstream.name, upstream.configHash, listing.tools, listing.hints);
       },
       setTools: (upstream, tools, flags) => this.setTools(upstream, tools, flags),
       statusChanged: (upstream, previous) => this.statusChanged(upstream, previous),
     };
+  }
+
+  /**
+   * The era verdict kept for this config. A legacy verdict is trusted for a week only: a server
+   * upgraded to the modern era still answers `initialize`, so nothing else would ever notice.
+   */
+  private cachedVerdict(upstream: Upstream): EraVerdict | undefined {
+    const stored = this.store.getVerdict(upstream.name, upstream.configHash);
+    if (!stored) return undefined;
+    if (stored.verdict.kind === 'legacy' && this.clock.now() - stored.probedAt > LEGACY_VERDICT_MAX_AGE_MS) return undefined;
+    return stored.verdict as EraVerdict;
+  }
+
+  /**
+   * Caching hints for the aggregated list (2026-07-28): the smallest non-zero `ttlMs` any
+   * contributing server gave (`defaultTtlMs` when none did), and `private` as soon as one server
+   * says so — the aggregate is never more shareable than its most private part.
+   */
+  listHints(defaultTtlMs: number): { ttlMs: number; cacheScope: 'public' | 'private' } {
+    let ttlMs: number | undefined;
+    let cacheScope: 'public' | 'private' = 'public';
+    for (const upstream of this.servers.values()) {
+      if (upstream.tools.length === 0) continue;
+      const hints = upstream.hints;
+      if (hints?.cacheScope === 'private') cacheScope = 'private';
+      if (hints?.ttlMs !== undefined && hints.ttlMs > 0) ttlMs = Math.min(ttlMs ?? hints.ttlMs, hints.ttlMs);
+    }
+    return { ttlMs: ttlMs ?? defaultTtlMs, cacheScope };
   }
 
   /**

@@ -17,6 +17,8 @@ export interface ServerSnapshot {
   lastError: ErrorInfo | null;
   connectedSince: string | null;
   serverInfo: { name: string; version: string; title?: string } | null;
+  /** The protocol era and revision of the live connection. */
+  protocol: { era: 'legacy' | 'modern'; version: string | null } | null;
 }
 
 export interface ServerDetail extends ServerSnapshot {
@@ -53,6 +55,7 @@ export function snapshotOf(upstream: Upstream): ServerSnapshot {
     lastError: upstream.lastError ?? null,
     connectedSince: upstream.connectedSince === undefined ? null : new Date(upstream.connectedSince).toISOString(),
     serverInfo: info ? { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) } : null,
+    protocol: upstream.connection ? { era: upstream.connection.era, version: upstream.connection.protocolVersion ?? null } : null,
   };
 }
 

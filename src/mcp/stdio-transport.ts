@@ -157,7 +157,9 @@ export class StdioProcessTransport implements Transport {
 
   #onExit(status: ExitStatus): void {
     this.#exitStatus = status;
-    this.#exitedByItself = !this.#closing && !this.#terminating;
+    // Before we asked it to stop — or with a failure code of its own even while we did (the
+    // SDK may already be closing a transport whose child it saw fail): not our kill.
+    this.#exitedByItself = (!this.#closing && !this.#terminating) || (status.code !== null && status.code !== 0);
     this.#exited.resolve();
     // A child that died on its own may leave helpers behind that also hold our pipes open.
     if (!this.#closing) void this.#terminateGroup();

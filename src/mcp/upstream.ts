@@ -11,7 +11,16 @@ import type { ServerStatus, ToolsChangedCause } from './events.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
 import type { InstanceAd } from './instance.js';
 import type { ToolListing } from './list-tools.js';
+import { isEraMismatch } from './protocol-era.js';
 import type { ExitStatus } from './stdio-transport.js';
+import type { ListHints } from '../store/tool-cache-store.js';
+
+/** The first request on a cached verdict was refused as the wrong era. */
+class StaleVerdictError extends Error {
+  constructor(cause: unknown) {
+    super('the cached protocol verdict is stale', { cause });
+  }
+}
 
 /** Health pings, reconnects and crash-loop suspension (SPEC §6), resolved for one server. */
 export interface HealthSettings {
@@ -33,8 +42,13 @@ export interface UpstreamHost {
   readonly log: Logger;
   readonly clock: Clock;
   readonly random: () => number;
-  /** Resolves values and opens the connection (spawn or HTTP, then `initialize`). */
-  connect(upstream: Upstream, signal: AbortSignal): Promise<ServerConnection>;
+  /**
+   * Resolves values and opens the connection (spawn or HTTP, then the era's handshake), on the
+   * cached era verdict unless told to ignore it.
+   */
+  connect(upstream: Upstream, signal: AbortSignal, options?: { ignoreCachedVerdict?: boolean }): Promise<ServerConnection>;
+  /** Forgets the cached era verdict: it proved wrong. */
+  dropVerdict(upstream: Upstream): void;
   /** `tools/list`, checked for loops (throws `LOOP_DETECTED`). */
   list(upstream: Upstream, connection: ServerConnection, signal?: AbortSignal): Promise<ToolListing>;
   /** A fresh listing: into the catalogue and the cache. */
@@ -81,6 +95,8 @@ export class Upstream {
   stale = false;
   /** The Switchboard instance tree this server advertised, when it is one. */
   instance: InstanceAd | undefined;
+  /** Caching hints (modern era) of the last list. */
+  hints: ListHints | undefined;
   /** Successful reconnects since this config was loaded. */
   restarts = 0;
   /** The reconnect attempt scheduled or running; 0 when none. */
@@ -280,8 +296,20 @@ export class Upstream {
   }
 
   async #connectAndList(signal: AbortSignal): Promise<Connected> {
+    try {
+      return await this.#connectAndListOnce(signal, false);
+    } catch (err) {
+      if (!(err instanceof StaleVerdictError)) throw err;
+      // A cached modern verdict the server no longer honours: forget it and negotiate afresh, once.
+      this.#host.log.info({ server: this.name, err: errorMessage(err.cause) }, 'cached protocol verdict is stale; negotiating again');
+      this.#host.dropVerdict(this);
+      return this.#connectAndListOnce(signal, true);
+    }
+  }
+
+  async #connectAndListOnce(signal: AbortSignal, ignoreCachedVerdict: boolean): Promise<Connected> {
     const started = this.#host.clock.now();
-    const connection = await this.#host.connect(this, signal);
+    const connection = await this.#host.connect(this, signal, { ignoreCachedVerdict });
     // A list_changed may arrive with (or just after) the first list, before the connection is
     // attached; remember it so the list is fetched again instead of lost.
     let changed = false;
@@ -300,6 +328,7 @@ export class Upstream {
     } catch (err) {
       stopWatching();
       await connection.close();
+      if (connection.verdictFromCache && isEraMismatch(err, connection.era)) throw new StaleVerdictError(err);
       throw err;
     }
   }

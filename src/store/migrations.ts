@@ -39,6 +39,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    id: 3,
+    name: 'add-protocol-verdicts-and-list-hints',
+    sql: `
+      CREATE TABLE protocol_verdict (
+        server       TEXT    NOT NULL PRIMARY KEY,
+        config_hash  TEXT    NOT NULL,
+        verdict_json TEXT    NOT NULL,
+        probed_at    INTEGER NOT NULL
+      ) STRICT;
+      ALTER TABLE tool_cache ADD COLUMN hints_json TEXT;
+    `,
+  },
 ];
 
 /** The file was written by a newer Switchboard: its schema has migrations we don't know. */

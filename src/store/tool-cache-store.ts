@@ -20,6 +20,20 @@ export interface CachedToolList {
   tools: Tool[];
   /** When the list was written, in ms since the epoch. */
   cachedAt: number;
+  /** The caching hints a modern-era server sent with the list. */
+  hints?: ListHints;
+}
+
+/** Caching hints of a 2026-07-28 list result (SEP-2549). */
+export interface ListHints {
+  ttlMs?: number;
+  cacheScope?: 'public' | 'private';
+}
+
+/** A protocol-era verdict (the SDK's `prior`), with when it was reached. */
+export interface StoredVerdict {
+  verdict: { kind: 'legacy' } | { kind: 'modern'; discover: Record<string, unknown> };
+  probedAt: number;
 }
 
 /**
@@ -30,8 +44,13 @@ export interface ToolCacheStore {
   /** The cached list, or `undefined` when absent, empty, expired or written for another config. */
   get(server: string, configHash: string): CachedToolList | undefined;
   /** Replaces the server's list; an empty list removes it. Best effort. */
-  put(server: string, configHash: string, tools: readonly Tool[]): void;
+  put(server: string, configHash: string, tools: readonly Tool[], hints?: ListHints): void;
   delete(server: string): void;
+  /** The era verdict kept for this config, or `undefined` (absent, or for another config). */
+  getVerdict(server: string, configHash: string): StoredVerdict | undefined;
+  /** Best effort, like `put`. */
+  putVerdict(server: string, configHash: string, verdict: StoredVerdict['verdict']): void;
+  deleteVerdict(server: string): void;
   /** Idempotent. */
   close(): void;
 }
@@ -49,13 +68,23 @@ interface Row {
   format_version: number;
   tools_json: string;
   cached_at: number;
+  hints_json: string | null;
+}
+
+interface VerdictRow {
+  config_hash: string;
+  verdict_json: string;
+  probed_at: number;
 }
 
 /** The SQLite store. It owns the connection it is given: `close()` closes it. */
 export class SqliteToolCacheStore implements ToolCacheStore {
   private readonly selectRow: Statement<[string], Row>;
-  private readonly upsertRow: Statement<[string, string, number, string, number, number]>;
+  private readonly upsertRow: Statement<[string, string, number, string, number, number, string | null]>;
   private readonly deleteRow: Statement<[string]>;
+  private readonly selectVerdict: Statement<[string], VerdictRow>;
+  private readonly upsertVerdict: Statement<[string, string, string, number]>;
+  private readonly deleteVerdictRow: Statement<[string]>;
   private readonly readOnly: boolean;
   private readonly log: StoreLogger | undefined;
   private readonly now: () => number;
@@ -69,19 +98,27 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
     this.selectRow = db.prepare(
-      'SELECT config_hash, format_version, tools_json, cached_at FROM tool_cache WHERE server = ?',
+      'SELECT config_hash, format_version, tools_json, cached_at, hints_json FROM tool_cache WHERE server = ?',
     );
     this.upsertRow = db.prepare(`
-      INSERT INTO tool_cache (server, config_hash, format_version, tools_json, tool_count, cached_at)
-      VALUES (?, ?, ?, ?, ?, ?)
+      INSERT INTO tool_cache (server, config_hash, format_version, tools_json, tool_count, cached_at, hints_json)
+      VALUES (?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (server) DO UPDATE SET
         config_hash = excluded.config_hash,
         format_version = excluded.format_version,
         tools_json = excluded.tools_json,
         tool_count = excluded.tool_count,
-        cached_at = excluded.cached_at
+        cached_at = excluded.cached_at,
+        hints_json = excluded.hints_json
     `);
     this.deleteRow = db.prepare('DELETE FROM tool_cache WHERE server = ?');
+    this.selectVerdict = db.prepare('SELECT config_hash, verdict_json, probed_at FROM protocol_verdict WHERE server = ?');
+    this.upsertVerdict = db.prepare(`
+      INSERT INTO protocol_verdict (server, config_hash, verdict_json, probed_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (server) DO UPDATE SET
+        config_hash = excluded.config_hash, verdict_json = excluded.verdict_json, probed_at = excluded.probed_at
+    `);
+    this.deleteVerdictRow = db.prepare('DELETE FROM protocol_verdict WHERE server = ?');
   }
 
   get(server: string, configHash: string): CachedToolList | undefined {
@@ -100,17 +137,19 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     const tools = parseTools(row.tools_json);
     if (!tools) return this.miss(server, 'unreadable');
     if (tools.length === 0) return this.miss(server, 'empty');
-    return { server, configHash, formatVersion: row.format_version, tools, cachedAt: row.cached_at };
+    const hints = parseHints(row.hints_json);
+    return { server, configHash, formatVersion: row.format_version, tools, cachedAt: row.cached_at, ...(hints ? { hints } : {}) };
   }
 
-  put(server: string, configHash: string, tools: readonly Tool[]): void {
+  put(server: string, configHash: string, tools: readonly Tool[], hints?: ListHints): void {
     if (tools.length === 0) {
       this.delete(server);
       return;
     }
     if (this.skipWrite(server)) return;
     try {
-      this.upsertRow.run(server, configHash, CACHE_FORMAT_VERSION, JSON.stringify(tools), tools.length, this.now());
+      const hintsJson = hints && Object.keys(hints).length > 0 ? JSON.stringify(hints) : null;
+      this.upsertRow.run(server, configHash, CACHE_FORMAT_VERSION, JSON.stringify(tools), tools.length, this.now(), hintsJson);
     } catch (err) {
       this.log?.warn({ server, err: errorMessage(err) }, 'tool cache write failed');
     }
@@ -122,6 +161,37 @@ export class SqliteToolCacheStore implements ToolCacheStore {
       this.deleteRow.run(server);
     } catch (err) {
       this.log?.warn({ server, err: errorMessage(err) }, 'tool cache delete failed');
+    }
+  }
+
+  getVerdict(server: string, configHash: string): StoredVerdict | undefined {
+    if (!this.db.open) return undefined;
+    try {
+      const row = this.selectVerdict.get(server);
+      if (!row || row.config_hash !== configHash) return undefined;
+      const verdict = parseVerdict(row.verdict_json);
+      return verdict ? { verdict, probedAt: row.probed_at } : undefined;
+    } catch (err) {
+      this.log?.warn({ server, err: errorMessage(err) }, 'protocol verdict read failed');
+      return undefined;
+    }
+  }
+
+  putVerdict(server: string, configHash: string, verdict: StoredVerdict['verdict']): void {
+    if (this.skipWrite(server)) return;
+    try {
+      this.upsertVerdict.run(server, configHash, JSON.stringify(verdict), this.now());
+    } catch (err) {
+      this.log?.warn({ server, err: errorMessage(err) }, 'protocol verdict write failed');
+    }
+  }
+
+  deleteVerdict(server: string): void {
+    if (this.skipWrite(server)) return;
+    try {
+      this.deleteVerdictRow.run(server);
+    } catch (err) {
+      this.log?.warn({ server, err: errorMessage(err) }, 'protocol verdict delete failed');
     }
   }
 
@@ -151,7 +221,41 @@ export class NoopToolCacheStore implements ToolCacheStore {
 
   delete(): void {}
 
+  getVerdict(): StoredVerdict | undefined {
+    return undefined;
+  }
+
+  putVerdict(): void {}
+
+  deleteVerdict(): void {}
+
   close(): void {}
+}
+
+function parseHints(json: string | null): ListHints | undefined {
+  if (json === null) return undefined;
+  try {
+    const value = JSON.parse(json) as Record<string, unknown>;
+    const hints: ListHints = {};
+    if (typeof value.ttlMs === 'number' && value.ttlMs >= 0) hints.ttlMs = value.ttlMs;
+    if (value.cacheScope === 'public' || value.cacheScope === 'private') hints.cacheScope = value.cacheScope;
+    return hints;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseVerdict(json: string): StoredVerdict['verdict'] | undefined {
+  try {
+    const value = JSON.parse(json) as { kind?: unknown; discover?: unknown };
+    if (value.kind === 'legacy') return { kind: 'legacy' };
+    if (value.kind === 'modern' && typeof value.discover === 'object' && value.discover !== null) {
+      return { kind: 'modern', discover: value.discover as Record<string, unknown> };
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A row is only as trustworthy as the file; anything but an array of named tools is a miss. */

@@ -23,6 +23,8 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
     const discovery = runtime.lastDiscovery;
     const serverCounts = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;
     for (const server of servers) serverCounts[server.status] += 1;
+    const eraCounts = { legacy: 0, modern: 0 };
+    for (const server of servers) if (server.protocol) eraCounts[server.protocol.era] += 1;
     const toolCount = catalogue.list().length;
     return {
       state: runtime.state,
@@ -33,6 +35,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
       catalogue: { version: catalogue.version, toolCount },
       toolCount,
       serverCounts,
+      eraCounts,
       servers,
       errors: runtime.errors.map(({ path, error }) => ({ path, error })),
       collisions: catalogue.collisions(),
