@@ -109,6 +109,8 @@ export class MCPManager {
   private readonly clock: Clock;
   private readonly health: HealthSettings;
   private readonly protocol: ProtocolMode;
+  /** Verdicts reached by this process, so a reconnect never probes even without a database. */
+  private readonly verdicts = new Map<string, StoredVerdict & { configHash: string }>();
   private readonly host: UpstreamHost;
   private readonly identityFn: () => InstanceIdentity;
   private identityValue: InstanceIdentity | undefined;
@@ -318,13 +320,17 @@ export class MCPManager {
           protocol,
           ...(cached ? { verdict: cached } : {}),
         });
-        // The probe runs once per config: later connects (a warm start) reuse what it found.
+        // The probe runs once per config: later connects (a reconnect, a warm start) reuse what it found.
         if (protocol !== 'legacy' && !sameVerdict(cached, connection.verdict)) {
+          this.verdicts.set(upstream.name, { configHash: upstream.configHash, verdict: connection.verdict as StoredVerdict['verdict'], probedAt: this.clock.now() });
           this.store.putVerdict(upstream.name, upstream.configHash, connection.verdict as StoredVerdict['verdict']);
         }
         return connection;
       },
-      dropVerdict: (upstream) => this.store.deleteVerdict(upstream.name),
+      dropVerdict: (upstream) => {
+        this.verdicts.delete(upstream.name);
+        this.store.deleteVerdict(upstream.name);
+      },
       list: async (upstream, connection, signal) => {
         const listing = await connection.listTools({
           ...(signal ? { signal } : {}),
@@ -350,7 +356,8 @@ export class MCPManager {
    * upgraded to the modern era still answers `initialize`, so nothing else would ever notice.
    */
   private cachedVerdict(upstream: Upstream): EraVerdict | undefined {
-    const stored = this.store.getVerdict(upstream.name, upstream.configHash);
+    const kept = this.verdicts.get(upstream.name);
+    const stored = kept?.configHash === upstream.configHash ? kept : this.store.getVerdict(upstream.name, upstream.configHash);
     if (!stored) return undefined;
     if (stored.verdict.kind === 'legacy' && this.clock.now() - stored.probedAt > LEGACY_VERDICT_MAX_AGE_MS) return undefined;
     return stored.verdict as EraVerdict;

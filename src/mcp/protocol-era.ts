@@ -3,6 +3,7 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   SdkError,
+  SdkErrorCode,
   SdkHttpError,
   type PriorDiscovery,
   type VersionNegotiationOptions,
@@ -71,6 +72,8 @@ export function isEraMismatch(err: unknown, talked: ProtocolEra): boolean {
     // A 2025-only stdio server refuses requests before `initialize` as invalid, or knows no such method.
     return err.code === ProtocolErrorCode.InvalidRequest || err.code === ProtocolErrorCode.MethodNotFound;
   }
+  // A lenient 2025-only server answers anyway, without the `resultType` every 2026-07-28 result has.
+  if (talked === 'modern' && err instanceof SdkError) return err.code === SdkErrorCode.InvalidResult;
   return false;
 }
 

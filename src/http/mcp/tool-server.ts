@@ -8,7 +8,13 @@ import { PACKAGE_VERSION } from '../package-info.js';
 import type { InFlightCalls } from '../in-flight-calls.js';
 
 /** What `/mcp` needs of the manager. */
-export type ToolSource = Pick<MCPManager, 'getCatalogue' | 'callTool' | 'identity' | 'instanceAd'>;
+export type ToolSource = Pick<MCPManager, 'getCatalogue' | 'callTool' | 'identity' | 'instanceAd' | 'listHints'>;
+
+/**
+ * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
+ * a client that does not listen for `tools/list_changed` still sees a change within seconds.
+ */
+export const DEFAULT_LIST_TTL_MS = 10_000;
 
 /** What `/mcp` reads of a catalogue entry; the bridge's extra fields stay off the wire. */
 export interface ListedTool {
@@ -82,7 +88,9 @@ export function createToolServer(options: ToolServerOptions): Server {
     const fromSwitchboard = request.params?._meta?.[INSTANCE_META_KEY] !== undefined;
     if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
-    return { tools: tools.list(), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
+    const result = { tools: tools.list(), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
+    // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
+    return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
   });
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {

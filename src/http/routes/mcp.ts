@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { isInitializeRequest } from '@modelcontextprotocol/server';
-import type { Server } from '@modelcontextprotocol/server';
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { createMcpHandler, isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { errorMessage } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
@@ -9,10 +7,11 @@ import type { SwitchboardRuntime } from '../../runtime.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 import { delay } from '../../util/delay.js';
 import { InFlightCalls } from '../in-flight-calls.js';
-import { createToolServer, McpToolList } from '../mcp/tool-server.js';
+import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
+import { createToolServer, McpToolList, type ToolServerOptions } from '../mcp/tool-server.js';
 
 export interface McpRoutesOptions {
-  manager: Pick<MCPManager, 'getCatalogue' | 'callTool' | 'subscribe' | 'identity' | 'instanceAd'>;
+  manager: ToolServerOptions['manager'] & Pick<MCPManager, 'subscribe'>;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   /** Aborted when shutdown's grace runs out: in-flight `/mcp` calls are cancelled then. */
   shutdownSignal: AbortSignal;
@@ -27,15 +26,6 @@ export interface McpRoutesOptions {
   sessionIdleMs?: number;
 }
 
-interface Session {
-  transport: NodeStreamableHTTPServerTransport;
-  server: Server;
-  /** Requests (and GET streams) open right now; a session with none is idle. */
-  active: number;
-  /** When the last request started or ended (performance.now(), ms). */
-  lastSeen: number;
-}
-
 /** JSON-RPC "server error" codes the SDK transport uses for the same situations. */
 const SESSION_NOT_FOUND = -32001;
 const BAD_REQUEST = -32000;
@@ -44,37 +34,50 @@ const INTERNAL_ERROR = -32603;
 const ABORTED_ANSWER_MS = 250;
 
 /**
- * `/mcp`: Switchboard's own MCP endpoint (Streamable HTTP, stateful). A `POST` carrying an
- * `initialize` request and no `Mcp-Session-Id` opens a session (one SDK transport + one
- * `Server`, see `createToolServer`); every later request carries the id; `DELETE` ends the
- * session. Refusals before a session is found are JSON-RPC error bodies, as MCP clients expect:
- * 400 (no session id on a non-initialize request), 404 (unknown or ended session), 503 (more than
- * `maxSessions`). Every session gets `notifications/tools/list_changed` (debounced) when the
- * catalogue changes; it is delivered on the session's GET stream, when the client has one open.
+ * `/mcp`: Switchboard's own MCP endpoint, both protocol eras on one URL (SPEC §9).
+ *
+ * - 2025-era clients (2025-03-26 … 2025-11-25) get sessions: a `POST` carrying `initialize` and no
+ *   `Mcp-Session-Id` opens one (see `LegacySessions`); later requests carry the id; `DELETE` ends
+ *   it; `notifications/tools/list_changed` (debounced) goes out on the session's GET stream.
+ *   Refusals before a session is found are JSON-RPC error bodies: 400 (no session id on a
+ *   non-initialize request), 404 (unknown or ended session), 503 (more than `maxSessions`).
+ * - 2026-07-28 clients are served statelessly by the SDK's handler: `server/discover`, the
+ *   per-request `_meta` envelope, `Mcp-Method`/`Mcp-Name` checks, the revision's error codes
+ *   (-32020/-32021/-32022), and `subscriptions/listen` for `tools/list_changed`.
+ * The SDK's classifier tells them apart; a request carrying a session id is 2025-era by nature.
  *
  * Shutdown (`preClose`, before the HTTP server waits for its connections): the idle GET streams
  * end at once, calls in flight finish or are aborted by `shutdownSignal`, then every session
- * closes, so an MCP client can never hold `app.close()` open.
+ * and listen stream closes, so an MCP client can never hold `app.close()` open.
  */
 export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => {
   const { manager, runtime, shutdownSignal } = options;
   const debounceMs = options.listChangedDebounceMs ?? 50;
-  const maxSessions = options.maxSessions ?? 1000;
-  const sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
-  const sessions = new Map<string, Session>();
   const tools = new McpToolList(manager);
   const calls = new InFlightCalls(shutdownSignal);
   const posts = new PendingCount();
   let closing = false;
 
+  const serverOptions = { manager, runtime, tools, calls };
+  const sessions = new LegacySessions({
+    createServer: (onCancelled) => createToolServer({ ...serverOptions, onCancelled }),
+    maxSessions: options.maxSessions ?? 1000,
+    idleMs: options.sessionIdleMs ?? 30 * 60_000,
+  });
+  const onerror = (err: Error): void => app.log.debug({ err: err.message }, 'mcp (2026-07-28) request failed');
+  // One `Server` per request, as the stateless era wants; the tool list it serves is shared.
+  const modern = createMcpHandler(() => createToolServer(serverOptions), { legacy: 'reject', onerror });
+  const serveModern = toNodeHandler(modern, { onerror });
+
   let listChangedTimer: NodeJS.Timeout | undefined;
   const broadcastListChanged = (): void => {
     listChangedTimer = undefined;
-    for (const [id, session] of sessions) {
+    for (const [id, session] of sessions.entries()) {
       session.server.sendToolListChanged().catch((err: unknown) => {
         app.log.debug({ session: id, err: errorMessage(err) }, 'list_changed not delivered');
       });
     }
+    modern.notify.toolsChanged();
   };
   const unsubscribe = manager.subscribe((event) => {
     if (event.type !== 'tools.changed' || listChangedTimer) return;
@@ -82,84 +85,29 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     listChangedTimer.unref();
   });
 
-  const openSession = async (): Promise<Session> => {
-    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => {
-        sessions.set(id, session);
-      },
-    });
-    const server = createToolServer({
-      manager,
-      runtime,
-      tools,
-      calls,
-      onCancelled: (requestId) => transport.closeSSEStream(requestId),
-    });
-    const session: Session = { transport, server, active: 0, lastSeen: performance.now() };
-    // Fires for DELETE, for close on shutdown and for a transport error alike.
-    server.onclose = () => {
-      const id = transport.sessionId;
-      if (id !== undefined && sessions.get(id) === session) sessions.delete(id);
-    };
-    await server.connect(transport);
-    return session;
+  const stop = async (): Promise<void> => {
+    sessions.stop();
+    await Promise.allSettled([sessions.closeAll(), modern.close()]);
   };
-
-  const closeSessions = async (): Promise<void> => {
-    const open = [...sessions.values()];
-    sessions.clear();
-    await Promise.allSettled(open.map((session) => session.server.close()));
-  };
-
-  // Agents that exit without DELETE leave sessions behind; idle ones are reaped, so abandoned
-  // sessions can never fill the table and lock everyone else out.
-  const idleSessions = (): Session[] =>
-    [...sessions.values()].filter((s) => s.active === 0).sort((a, b) => a.lastSeen - b.lastSeen);
-  const reapIdle = (): void => {
-    const cutoff = performance.now() - sessionIdleMs;
-    for (const session of idleSessions()) if (session.lastSeen <= cutoff) void session.server.close();
-  };
-  const reaper = setInterval(reapIdle, Math.min(sessionIdleMs, 60_000));
-  reaper.unref();
 
   app.addHook('preClose', async () => {
-    clearInterval(reaper);
+    sessions.stop();
     closing = true;
     for (const session of sessions.values()) session.transport.closeStandaloneSSEStream();
     await Promise.race([posts.drained(), whenAborted(shutdownSignal)]);
     // Calls just aborted by the grace still answer with an error; give them a moment to.
     await Promise.race([posts.drained(), delay(ABORTED_ANSWER_MS)]);
-    await closeSessions();
+    await stop();
   });
 
   app.addHook('onClose', async () => {
-    clearInterval(reaper);
     unsubscribe();
     clearTimeout(listChangedTimer);
-    await closeSessions();
+    await stop();
   });
 
-  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const sessionId = request.headers['mcp-session-id'];
-    let session: Session | undefined;
-    let opened = false;
-    if (typeof sessionId === 'string') {
-      session = sessions.get(sessionId);
-      if (!session) return sendRpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
-    } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
-      if (sessions.size >= maxSessions) {
-        const oldest = idleSessions()[0];
-        if (!oldest) return sendRpcError(reply, 503, BAD_REQUEST, 'Too many MCP sessions');
-        await oldest.server.close();
-      }
-      session = await openSession();
-      opened = true;
-    } else {
-      return sendRpcError(reply, 400, BAD_REQUEST, 'Bad Request: Mcp-Session-Id header is required');
-    }
-
-    // From here the SDK writes the response (JSON, or an SSE stream that outlives this handler).
+  /** Hands the response to the SDK, keeping count of POSTs (what shutdown waits for). */
+  const hijack = (request: FastifyRequest, reply: FastifyReply, session?: LegacySession): void => {
     reply.hijack();
     // Node's server.close() reaps only the connections idle at that moment; a response that ends
     // just after it (a stream of a session closed at the end of preClose) would otherwise keep
@@ -168,29 +116,64 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     reply.raw.once('finish', () => {
       if (closing) socket.end();
     });
-    // A POST's response ends once every answer in it is sent: that is what shutdown waits for.
-    // (The GET stream never ends by itself, so it is not counted.)
-    const counted = request.method === 'POST';
-    if (counted) posts.add();
-    const current = session;
-    current.active += 1;
-    current.lastSeen = performance.now();
-    reply.raw.once('close', () => {
-      current.active -= 1;
-      current.lastSeen = performance.now();
-    });
+    // A POST's response ends once every answer in it is sent. (A GET stream, or the response to
+    // a `subscriptions/listen`, never ends by itself: those are not counted.)
+    if (request.method === 'POST' && !isListen(request.body)) {
+      posts.add();
+      reply.raw.once('close', () => posts.done());
+    }
+    if (session) {
+      session.active += 1;
+      session.lastSeen = performance.now();
+      reply.raw.once('close', () => {
+        session.active -= 1;
+        session.lastSeen = performance.now();
+      });
+    }
+  };
+
+  const fail = (request: FastifyRequest, reply: FastifyReply, err: unknown): void => {
+    request.log.error({ err: errorMessage(err) }, 'mcp request failed');
+    if (!reply.raw.headersSent) {
+      reply.raw.writeHead(500, { 'content-type': 'application/json' });
+      reply.raw.end(rpcError(INTERNAL_ERROR, 'Internal error'));
+    } else if (!reply.raw.writableEnded) {
+      reply.raw.end();
+    }
+  };
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const sessionId = request.headers['mcp-session-id'];
+    if (typeof sessionId !== 'string' && !(await isLegacy(request))) {
+      hijack(request, reply);
+      try {
+        await serveModern(request.raw, reply.raw, request.body);
+      } catch (err) {
+        fail(request, reply, err);
+      }
+      return;
+    }
+
+    let session: LegacySession | undefined;
+    let opened = false;
+    if (typeof sessionId === 'string') {
+      session = sessions.get(sessionId);
+      if (!session) return sendRpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
+    } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
+      if (!(await sessions.makeRoom())) return sendRpcError(reply, 503, BAD_REQUEST, 'Too many MCP sessions');
+      session = await sessions.open();
+      opened = true;
+    } else {
+      return sendRpcError(reply, 400, BAD_REQUEST, 'Bad Request: Mcp-Session-Id header is required');
+    }
+
+    // From here the SDK writes the response (JSON, or an SSE stream that outlives this handler).
+    hijack(request, reply, session);
     try {
       await session.transport.handleRequest(request.raw, reply.raw, request.body);
     } catch (err) {
-      request.log.error({ err: errorMessage(err) }, 'mcp request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(rpcError(INTERNAL_ERROR, 'Internal error'));
-      } else if (!reply.raw.writableEnded) {
-        reply.raw.end();
-      }
+      fail(request, reply, err);
     } finally {
-      if (counted) posts.done();
       // An initialize the transport refused never became a session.
       if (opened && session.transport.sessionId === undefined) await session.server.close();
     }
@@ -198,6 +181,19 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 
   app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: handle });
 };
+
+function isListen(body: unknown): boolean {
+  return (body as { method?: unknown } | null)?.method === 'subscriptions/listen';
+}
+
+/**
+ * Whether a request without a session id is 2025-era: an `initialize` is, cheaply; anything else
+ * is left to the SDK's classifier (the modern envelope claim, batches, body-less GET/DELETE).
+ */
+async function isLegacy(request: FastifyRequest): Promise<boolean> {
+  if (request.method === 'POST' && isInitializeRequest(request.body)) return true;
+  return isLegacyRequest(await toWebRequest(request.raw, request.body), request.body);
+}
 
 /** How many things are pending, and a promise for when that reaches zero. */
 class PendingCount {

@@ -1,0 +1,155 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { ServerConfig } from '../../src/config/types.js';
+import { MCPManager } from '../../src/mcp/manager.js';
+import { configHash } from '../../src/store/config-hash.js';
+import { openToolCache } from '../../src/store/open-tool-cache.js';
+import type { ToolCacheStore } from '../../src/store/tool-cache-store.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { readManagerEvents } from '../helpers/manager-events.js';
+import { tempDir } from '../helpers/process.js';
+
+/**
+ * Issue #13 item 3: upstreams of either protocol era, built with the v2 SDK and run as real
+ * processes. Each is aggregated and called; the era shows in the server's status; the probe
+ * runs on the first start only — the second (warm) start sends none and, for stdio, spawns one
+ * process. A cached verdict that turned wrong is dropped and the server probed again.
+ */
+
+async function store(dir: string): Promise<ToolCacheStore> {
+  const opened = openToolCache(join(dir, 'cache.db'));
+  onTestFinished(() => opened.store.close());
+  return opened.store;
+}
+
+async function start(servers: Record<string, ServerConfig>, cache: ToolCacheStore): Promise<MCPManager> {
+  const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
+  onTestFinished(() => manager.disconnectAll());
+  await manager.connectServers(servers);
+  return manager;
+}
+
+/** `start <pid>` / `discover <pid>` / `initialize <pid>` lines the stdio fixture wrote, counted. */
+async function events(log: string): Promise<{ starts: number; discovers: number; initializes: number }> {
+  const lines = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+  const count = (word: string): number => lines.filter((line) => line.startsWith(`${word} `)).length;
+  return { starts: count('start'), discovers: count('discover'), initializes: count('initialize') };
+}
+
+async function httpStats(url: string): Promise<{ discover: number; initialize: number; posts: number }> {
+  return (await (await fetch(new URL('/stats', url))).json()) as { discover: number; initialize: number; posts: number };
+}
+
+async function echo(manager: MCPManager, server: string): Promise<string> {
+  const result = await manager.callTool(`mcp_${server}_echo`, { text: `hi ${server}` });
+  return (result.content as Array<{ text: string }>)[0]?.text ?? JSON.stringify(result);
+}
+
+describe('stdio upstreams of either era', () => {
+  it.each([
+    ['modern', 'modern', '2026-07-28', { starts: 1, discovers: 1, initializes: 0 }],
+    ['legacy', 'legacy', '2025-11-25', { starts: 1, discovers: 1, initializes: 1 }],
+    // Silent on the probe: it times out, and the server is started again in the 2025 era.
+    ['legacy-silent', 'legacy', '2025-11-25', { starts: 2, discovers: 1, initializes: 1 }],
+    ['dual', 'modern', '2026-07-28', { starts: 1, discovers: 1, initializes: 0 }],
+  ] as const)('%s: aggregated, called, era %s, probed on the first start only', async (era, expectedEra, version, firstStart) => {
+    const dir = await tempDir();
+    const log = join(dir, 'events.log');
+    const cache = await store(dir);
+    const config: ServerConfig = { ...fixtureServerConfig('era-stdio', { env: { ERA: era, EVENT_LOG: log } }), timeout: 20_000 };
+    const name = era.replace('-', '_');
+
+    const cold = await start({ [name]: config }, cache);
+    expect(cold.getServer(name)).toMatchObject({ status: 'connected', protocol: { era: expectedEra, version } });
+    expect(await echo(cold, name)).toBe(`hi ${name}`);
+    expect(await events(log)).toEqual(firstStart);
+    await cold.disconnectAll();
+
+    const warm = await start({ [name]: config }, cache);
+    expect(warm.getServer(name)).toMatchObject({ status: 'connected', protocol: { era: expectedEra } });
+    expect(await echo(warm, name)).toBe(`hi ${name}`);
+    // The warm start: one more process, and no probe at all.
+    const after = await events(log);
+    expect(after.starts).toBe(firstStart.starts + 1);
+    expect(after.discovers).toBe(firstStart.discovers);
+  });
+
+  it('a cached modern verdict for a server that is 2025-only now is dropped and the server probed again', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'events.log');
+    const cache = await store(dir);
+    const config = fixtureServerConfig('era-stdio', { env: { ERA: 'legacy', EVENT_LOG: log } });
+    cache.putVerdict('was_modern', configHash(config), { kind: 'modern', discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} } } });
+    const manager = await start({ was_modern: config }, cache);
+    expect(manager.getServer('was_modern')).toMatchObject({ status: 'connected', protocol: { era: 'legacy' } });
+    expect(await echo(manager, 'was_modern')).toBe('hi was_modern');
+    expect(cache.getVerdict('was_modern', configHash(config))?.verdict).toEqual({ kind: 'legacy' });
+  });
+
+  it('a modern upstream announces tools/list_changed on its subscriptions/listen stream', async () => {
+    const dir = await tempDir();
+    const manager = await start({ m: fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }) }, await store(dir));
+    const reader = readManagerEvents(manager);
+    await manager.callTool('mcp_m_add_tool', { name: 'fresh' });
+    expect(await reader.next('tools.changed', (e) => e.cause === 'list_changed')).toMatchObject({ server: 'm', added: ['mcp_m_fresh'] });
+  });
+
+  it('protocol "legacy" against a modern-only server fails saying so, and "modern" against a 2025-only one too', async () => {
+    const dir = await tempDir();
+    const manager = new MCPManager({ store: await store(dir) });
+    onTestFinished(() => manager.disconnectAll());
+    const { errors } = await manager.connectServers({
+      old_talk: { ...fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }), protocol: 'legacy' },
+      new_talk: { ...fixtureServerConfig('era-stdio', { env: { ERA: 'legacy' } }), protocol: 'modern' },
+    });
+    const byServer = Object.fromEntries(errors.map((e) => [e.server, e.error]));
+    expect(byServer.old_talk).toMatch(/does not speak the 2025 protocol era .* set "protocol": "auto" or "modern"/);
+    expect(byServer.new_talk).toMatch(/2026-07-28|modern/);
+  });
+});
+
+describe('Streamable HTTP upstreams of either era', () => {
+  it.each([
+    ['modern', 'modern', 1, 0],
+    ['legacy', 'legacy', 1, 1],
+    ['dual', 'modern', 1, 0],
+  ] as const)('%s: aggregated, called, era %s, probed on the first start only', async (era, expectedEra, discovers, initializes) => {
+    const dir = await tempDir();
+    const cache = await store(dir);
+    const http = await startFixtureHttp('era-http', { env: { ERA: era } });
+    onTestFinished(() => http.close());
+    const config: ServerConfig = { type: 'http', url: http.url };
+
+    const cold = await start({ web: config }, cache);
+    expect(cold.getServer('web')).toMatchObject({ status: 'connected', transport: 'http', protocol: { era: expectedEra } });
+    expect(await echo(cold, 'web')).toBe('hi web');
+    expect(await httpStats(http.url)).toMatchObject({ discover: discovers, initialize: initializes });
+    await cold.disconnectAll();
+
+    const warm = await start({ web: config }, cache);
+    expect(await echo(warm, 'web')).toBe('hi web');
+    // No second probe; a 2025-era server gets its `initialize` again (it has sessions).
+    expect(await httpStats(http.url)).toMatchObject({ discover: discovers, initialize: initializes * 2 });
+  });
+
+  it('a modern-only server is not mistaken for a legacy SSE one', async () => {
+    const http = await startFixtureHttp('era-http', { env: { ERA: 'modern' } });
+    onTestFinished(() => http.close());
+    const manager = new MCPManager();
+    onTestFinished(() => manager.disconnectAll());
+    const { errors } = await manager.connectServers({ strict: { type: 'http', url: http.url, protocol: 'legacy' } });
+    expect(errors[0]?.error).toMatch(/does not speak the 2025 protocol era/);
+    expect(errors[0]?.error).not.toMatch(/SSE/);
+  });
+
+  it('keeps a modern upstream\'s caching hints with its list', async () => {
+    const dir = await tempDir();
+    const cache = await store(dir);
+    const http = await startFixtureHttp('era-http', { env: { ERA: 'modern', LIST_TTL_MS: '45000', LIST_CACHE_SCOPE: 'private' } });
+    onTestFinished(() => http.close());
+    const manager = await start({ hinted: { type: 'http', url: http.url } }, cache);
+    expect(manager.listHints(10_000)).toEqual({ ttlMs: 45_000, cacheScope: 'private' });
+    expect(cache.get('hinted', configHash({ type: 'http', url: http.url }))?.hints).toEqual({ ttlMs: 45_000, cacheScope: 'private' });
+  });
+});
