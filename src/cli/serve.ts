@@ -176,13 +176,7 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
     (err: unknown) => log.error({ err: errorMessage(err) }, 'startup failed'),
   );
 
-  const close = (): Promise<void> => {
-    // Node's server.close() ends only the keep-alive sockets idle at that moment; a socket busy
-    // with a call becomes idle later and would then hold close() open until the client hangs up.
-    // A minimal keep-alive lets it expire right after its last response.
-    daemon.app.server.keepAliveTimeout = 1;
-    return daemon.close();
-  };
+  const close = (): Promise<void> => daemon.close();
   return { daemon, host: config.host, port, url, started, close };
 }
 

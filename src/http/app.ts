@@ -6,6 +6,7 @@ import type { MCPManager } from '../mcp/manager.js';
 import type { SwitchboardRuntime } from '../runtime.js';
 import { createAuthHook } from './auth.js';
 import { CallMetrics } from './call-metrics.js';
+import { ConnectionTracker } from './connections.js';
 import { createHostCheckHook } from './host-check.js';
 import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpError } from './error-handler.js';
 import { InFlightCalls } from './in-flight-calls.js';
@@ -87,6 +88,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // HTTP server no longer tracks: nothing would ever close it, and `app.close()` would wait for it.
   app.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
     if (request.headers.upgrade !== undefined) request.raw.socket.destroy();
+    done();
+  });
+
+  // From the start of close, a connection ends as soon as it has no request in progress.
+  const connections = new ConnectionTracker(app.server);
+  app.addHook('preClose', (done) => {
+    connections.closeIdle();
     done();
   });
 
