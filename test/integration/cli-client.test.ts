@@ -49,8 +49,9 @@ describe('switchboard status', () => {
     const table = await run(runStatus, ['--url', d.url]);
     expect(table).toMatchObject({ code: 0, stderr: '' });
     expect(table.stdout).toMatch(/^Switchboard \S+ · ready · 1 server · 3 tools$/m);
-    expect(table.stdout).toMatch(/^NAME\s+STATUS\s+TRANSPORT\s+TOOLS\s+SOURCE\s+ERROR$/m);
-    expect(table.stdout).toMatch(/^echo\s+connected\s+stdio\s+3\s+Test$/m);
+    expect(table.stdout).toMatch(/^NAME\s+STATUS\s+TRANSPORT\s+PROTOCOL\s+TOOLS\s+SOURCE\s+ERROR$/m);
+    // The echo fixture speaks the 2025 era only (it answers the modern probe with an error).
+    expect(table.stdout).toMatch(/^echo\s+connected\s+stdio\s+2025-11-25 \(legacy\)\s+3\s+Test$/m);
 
     const json = await run(runStatus, ['--url', d.url, '--json']);
     expect(json.code).toBe(0);

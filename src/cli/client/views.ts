@@ -15,6 +15,7 @@ export interface ServerRow {
   deferred?: boolean;
   stale?: boolean;
   lastError?: { code: string; message: string } | null;
+  protocol?: { era?: string; version?: string | null } | null;
   source?: { providerName?: string; path?: string; level?: string };
 }
 
@@ -39,6 +40,7 @@ export function serverTable(servers: readonly ServerRow[]): string {
     { header: 'NAME', value: (s) => s.name },
     { header: 'STATUS', value: (s) => statusLabel(s) },
     { header: 'TRANSPORT', value: (s) => s.transport },
+    { header: 'PROTOCOL', value: (s) => (s.protocol ? `${s.protocol.version ?? '?'} (${s.protocol.era ?? '?'})` : '') },
     { header: 'TOOLS', value: (s) => s.toolCount ?? 0, align: 'right' },
     { header: 'SOURCE', value: (s) => s.source?.providerName },
     { header: 'ERROR', value: (s) => (s.lastError ? `${s.lastError.code}: ${s.lastError.message}` : ''), maxWidth: 80 },
