@@ -6,37 +6,21 @@ import { validateServerConfig } from '../config/validate.js';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { configHash } from '../store/config-hash.js';
 import { MemoryStateStore } from '../store/state-store.js';
-import { NoopToolCacheStore, type StoredVerdict, type ToolCacheStore } from '../store/tool-cache-store.js';
+import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
 import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import {
-  connectToServer,
-  resolveCallTimeout,
-  resolveConnectTimeout,
-  type ConnectOptions,
-  type ServerConnection,
-} from './client.js';
+import { connectToServer, resolveCallTimeout, type ConnectOptions, type ServerConnection } from './client.js';
 import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
-import {
-  INSTANCE_META_KEY,
-  buildInstanceAd,
-  findLoop,
-  loadInstanceIdentity,
-  parseInstanceAd,
-  withoutOwnTools,
-  type InstanceAd,
-  type InstanceIdentity,
-} from './instance.js';
-import type { ToolListing } from './list-tools.js';
-import { sameVerdict, type EraVerdict, type ProtocolMode } from './protocol-era.js';
+import { buildInstanceAd, loadInstanceIdentity, withoutOwnTools, type InstanceAd, type InstanceIdentity } from './instance.js';
+import type { ProtocolMode } from './protocol-era.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
 import { passStartupGate } from './startup-gate.js';
 import { callThroughUpstream, type ToolCallOptions } from './tool-call.js';
 import { ToolCatalogue } from './tool-catalogue.js';
-import { Upstream, type ConnectTask, type HealthSettings, type UpstreamHost } from './upstream.js';
+import { Upstream } from './upstream.js';
+import { createUpstreamHost, type ConnectTask, type HealthSettings, type ResolveValues, type UpstreamHost } from './upstream-host.js';
 
-/** Resolves `!cmd` values and credentials on a copy of a config just before connecting. */
-export type ResolveValues = (name: string, config: ServerConfig, source: ServerSource) => Promise<ServerConfig>;
+export type { ResolveValues } from './upstream-host.js';
 
 /** Health settings of the daemon; each server may override the ping interval and deadline. */
 export type HealthOptions = Partial<Omit<HealthSettings, 'backoff'>> & { backoff?: Partial<HealthSettings['backoff']> };
@@ -88,9 +72,6 @@ export const DEFAULT_HEALTH: HealthSettings = {
   crashWindowMs: 30_000,
 };
 
-/** How long a cached "legacy" era verdict is trusted before the server is probed again. */
-const LEGACY_VERDICT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
-
 const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
 
 /**
@@ -108,9 +89,6 @@ export class MCPManager {
   private readonly env: NodeJS.ProcessEnv;
   private readonly clock: Clock;
   private readonly health: HealthSettings;
-  private readonly protocol: ProtocolMode;
-  /** Verdicts reached by this process, so a reconnect never probes even without a database. */
-  private readonly verdicts = new Map<string, StoredVerdict & { configHash: string }>();
   private readonly host: UpstreamHost;
   private readonly identityFn: () => InstanceIdentity;
   private identityValue: InstanceIdentity | undefined;
@@ -121,12 +99,24 @@ export class MCPManager {
     this.startupGateMs = options.startupGateMs ?? 250;
     this.env = options.env ?? process.env;
     this.clock = options.clock ?? systemClock;
-    this.protocol = options.protocol ?? 'auto';
     this.health = { ...DEFAULT_HEALTH, ...options.health, backoff: { ...DEFAULT_BACKOFF, ...options.health?.backoff } };
     this.identityFn = options.identity ?? (() => loadInstanceIdentity(new MemoryStateStore(), undefined, 'switchboard'));
     // Subscribers are the WebSocket feed and tests; a listener count warning would be noise.
     this.emitter.setMaxListeners(0);
-    this.host = this.createHost(options.connect ?? connectToServer, options.resolveValues ?? ((_n, config) => Promise.resolve(config)));
+    this.host = createUpstreamHost({
+      log: this.log,
+      clock: this.clock,
+      random: options.random ?? Math.random,
+      store: this.store,
+      env: this.env,
+      connect: options.connect ?? connectToServer,
+      resolveValues: options.resolveValues ?? ((_name, config) => Promise.resolve(config)),
+      connectOptions: options.connectOptions,
+      protocol: options.protocol ?? 'auto',
+      identity: () => this.identity,
+      setTools: (upstream, tools, flags) => this.setTools(upstream, tools, flags),
+      statusChanged: (upstream, previous) => this.statusChanged(upstream, previous),
+    });
   }
 
   /** Every event, in emission order. Returns the unsubscribe function. */
@@ -303,66 +293,6 @@ export class MCPManager {
     };
   }
 
-  private createHost(connect: typeof connectToServer, resolveValues: ResolveValues): UpstreamHost {
-    return {
-      log: this.log,
-      clock: this.clock,
-      random: this.options.random ?? Math.random,
-      connect: async (upstream, signal, options = {}) => {
-        const resolved = await resolveValues(upstream.name, upstream.config, upstream.source);
-        const protocol = upstream.config.protocol ?? this.protocol;
-        const cached = options.ignoreCachedVerdict || protocol === 'legacy' ? undefined : this.cachedVerdict(upstream);
-        const connection = await connect(upstream.name, resolved, {
-          ...this.options.connectOptions,
-          signal,
-          timeoutMs: resolveConnectTimeout(resolved, this.env),
-          logger: this.log.child({ server: upstream.name }),
-          protocol,
-          ...(cached ? { verdict: cached } : {}),
-        });
-        // The probe runs once per config: later connects (a reconnect, a warm start) reuse what it found.
-        if (protocol !== 'legacy' && !sameVerdict(cached, connection.verdict)) {
-          this.verdicts.set(upstream.name, { configHash: upstream.configHash, verdict: connection.verdict as StoredVerdict['verdict'], probedAt: this.clock.now() });
-          this.store.putVerdict(upstream.name, upstream.configHash, connection.verdict as StoredVerdict['verdict']);
-        }
-        return connection;
-      },
-      dropVerdict: (upstream) => {
-        this.verdicts.delete(upstream.name);
-        this.store.deleteVerdict(upstream.name);
-      },
-      list: async (upstream, connection, signal) => {
-        const listing = await connection.listTools({
-          ...(signal ? { signal } : {}),
-          timeoutMs: resolveConnectTimeout(upstream.config, this.env),
-          meta: this.callerMeta(),
-        });
-        this.refuseLoop(upstream, listing);
-        return listing;
-      },
-      listed: (upstream, listing, cause) => {
-        upstream.instance = parseInstanceAd(listing.meta);
-        upstream.hints = listing.hints;
-        this.setTools(upstream, listing.tools, { cause, deferred: false, stale: false });
-        this.store.put(upstream.name, upstream.configHash, listing.tools, listing.hints);
-      },
-      setTools: (upstream, tools, flags) => this.setTools(upstream, tools, flags),
-      statusChanged: (upstream, previous) => this.statusChanged(upstream, previous),
-    };
-  }
-
-  /**
-   * The era verdict kept for this config. A legacy verdict is trusted for a week only: a server
-   * upgraded to the modern era still answers `initialize`, so nothing else would ever notice.
-   */
-  private cachedVerdict(upstream: Upstream): EraVerdict | undefined {
-    const kept = this.verdicts.get(upstream.name);
-    const stored = kept?.configHash === upstream.configHash ? kept : this.store.getVerdict(upstream.name, upstream.configHash);
-    if (!stored) return undefined;
-    if (stored.verdict.kind === 'legacy' && this.clock.now() - stored.probedAt > LEGACY_VERDICT_MAX_AGE_MS) return undefined;
-    return stored.verdict as EraVerdict;
-  }
-
   /**
    * Caching hints for the aggregated list (2026-07-28): the smallest non-zero `ttlMs` any
    * contributing server gave (`defaultTtlMs` when none did), and `private` as soon as one server
@@ -378,29 +308,6 @@ export class MCPManager {
       if (hints?.ttlMs !== undefined && hints.ttlMs > 0) ttlMs = Math.min(ttlMs ?? hints.ttlMs, hints.ttlMs);
     }
     return { ttlMs: ttlMs ?? defaultTtlMs, cacheScope };
-  }
-
-  /**
-   * Introduces this daemon on `tools/list`: an upstream Switchboard that is itself still starting
-   * answers a Switchboard at once instead of behind its startup gate (two daemons aggregating
-   * each other would otherwise each wait for the other's gate until their connect timeouts).
-   */
-  private callerMeta(): Record<string, unknown> {
-    const { id, label } = this.identity;
-    return { [INSTANCE_META_KEY]: { id, label } };
-  }
-
-  /**
-   * Throws `LOOP_DETECTED` when the listing comes from a Switchboard that leads back here and this
-   * daemon is the one to break that cycle (see instance.ts). Otherwise the link stays; any tool
-   * of ours it carries is dropped by `setTools`.
-   */
-  private refuseLoop(upstream: Upstream, listing: ToolListing): void {
-    const ad = parseInstanceAd(listing.meta);
-    const loop = ad && findLoop(this.identity, ad);
-    if (!loop) return;
-    if (loop.refuse) throw new SwitchboardError('LOOP_DETECTED', `Refusing MCP server "${upstream.name}": ${loop.message}`);
-    this.log.debug({ server: upstream.name, loop: loop.message }, 'loop through this server; another Switchboard breaks it');
   }
 
   /**

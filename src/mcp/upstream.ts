@@ -1,70 +1,28 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import type { Logger } from 'pino';
 import type { ServerConfig, ServerSource } from '../config/types.js';
 import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo, type ErrorInfo } from '../errors.js';
-import { abortable, createDeadline } from '../util/abort.js';
-import { backoffDelay, FailureWindow, type BackoffPolicy } from '../util/backoff.js';
-import type { Clock, ClockTimer } from '../util/clock.js';
-import { deferred, type Deferred } from '../util/deferred.js';
+import { backoffDelay, FailureWindow } from '../util/backoff.js';
+import type { ClockTimer } from '../util/clock.js';
+import { Coalescer } from '../util/coalescer.js';
 import type { ServerConnection } from './client.js';
 import type { ServerStatus, ToolsChangedCause } from './events.js';
+import type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
 import type { InstanceAd } from './instance.js';
 import type { ToolListing } from './list-tools.js';
 import { isEraMismatch } from './protocol-era.js';
+import { Pinger } from './pinger.js';
+import { ReadyGate } from './ready-gate.js';
 import type { ExitStatus } from './stdio-transport.js';
 import type { ListHints } from '../store/tool-cache-store.js';
+
+export type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.js';
 
 /** The first request on a cached verdict was refused as the wrong era. */
 class StaleVerdictError extends Error {
   constructor(cause: unknown) {
     super('the cached protocol verdict is stale', { cause });
   }
-}
-
-/** Health pings, reconnects and crash-loop suspension (SPEC §6), resolved for one server. */
-export interface HealthSettings {
-  /** Pings and reconnects at all; off, a lost server stays `disconnected`. @default true */
-  enabled: boolean;
-  /** Time between pings while connected; 0 disables pings. @default 30000 */
-  pingIntervalMs: number;
-  /** How long a ping may take before the server counts as frozen. @default 10000 */
-  pingTimeoutMs: number;
-  backoff: BackoffPolicy;
-  /** More crashes than this within `crashWindowMs` suspend the server. @default 5 */
-  crashLimit: number;
-  /** @default 30000 */
-  crashWindowMs: number;
-}
-
-/** What an upstream needs from the manager that owns it. */
-export interface UpstreamHost {
-  readonly log: Logger;
-  readonly clock: Clock;
-  readonly random: () => number;
-  /**
-   * Resolves values and opens the connection (spawn or HTTP, then the era's handshake), on the
-   * cached era verdict unless told to ignore it.
-   */
-  connect(upstream: Upstream, signal: AbortSignal, options?: { ignoreCachedVerdict?: boolean }): Promise<ServerConnection>;
-  /** Forgets the cached era verdict: it proved wrong. */
-  dropVerdict(upstream: Upstream): void;
-  /** `tools/list`, checked for loops (throws `LOOP_DETECTED`). */
-  list(upstream: Upstream, connection: ServerConnection, signal?: AbortSignal): Promise<ToolListing>;
-  /** A fresh listing: into the catalogue and the cache. */
-  listed(upstream: Upstream, listing: ToolListing, cause: ToolsChangedCause): void;
-  /** The server's tools (`[]` drops them) with their flags, emitting the change. */
-  setTools(upstream: Upstream, tools: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void;
-  /** A status transition, to be logged and emitted. */
-  statusChanged(upstream: Upstream, previous: ServerStatus): void;
-}
-
-/** One connect + first list, as the startup gate sees it. */
-export interface ConnectTask {
-  upstream: Upstream;
-  /** Settles when the attempt finished and its outcome was applied. */
-  done: Promise<void>;
-  outcome?: { ok: true } | { ok: false; error: string };
 }
 
 interface Connected {
@@ -110,12 +68,17 @@ export class Upstream {
   #generation = 0;
   #abort: AbortController | undefined;
   #attempt: Promise<unknown> | undefined;
-  #ready: Deferred<ServerConnection> | undefined;
+  readonly #ready = new ReadyGate<ServerConnection>();
   #retryTimer: ClockTimer | undefined;
-  #pingTimer: ClockTimer | undefined;
-  #pinging = false;
-  #relisting: Promise<void> | undefined;
-  #relistQueued = false;
+  #pinger: Pinger | undefined;
+  /** The connection the re-lists are for; a re-list queued for an older one is dropped. */
+  #relistFor: ServerConnection | undefined;
+  readonly #relists = new Coalescer(
+    async () => {
+      if (this.#relistFor) await this.#relistOnce(this.#relistFor);
+    },
+    () => this.connection === this.#relistFor,
+  );
   #detach: Array<() => void> = [];
   /** A lost connection not closed yet, and its close once started (see `#retire`). */
   #retired: ServerConnection | undefined;
@@ -161,7 +124,7 @@ export class Upstream {
   start(cause: ToolsChangedCause, phase: { returned: boolean }): ConnectTask {
     const generation = ++this.#generation;
     this.lastError = undefined;
-    this.#openReady();
+    this.#ready.open();
     this.#setStatus('connecting');
     const task: ConnectTask = { upstream: this, done: Promise.resolve() };
     task.done = this.#connectOnce(generation).then(
@@ -176,7 +139,7 @@ export class Upstream {
         task.outcome = { ok: false, error: error.message };
         if (phase.returned) this.#host.log.warn({ server: this.name, code: error.code, err: error.message }, 'background connect failed');
         this.#host.setTools(this, [], { cause: phase.returned ? 'background' : cause, deferred: false, stale: false });
-        this.#settleReady(error);
+        this.#ready.reject(error);
         this.#setStatus('failed', error);
       },
     );
@@ -189,19 +152,12 @@ export class Upstream {
    */
   async waitForConnection(signal: AbortSignal | undefined, budgetMs: number): Promise<ServerConnection> {
     if (this.status === 'connected' && this.connection) return this.connection;
-    const ready = this.#ready;
-    if (!this.pending || !ready) throw this.#notConnectedError();
-    const deadline = createDeadline(signal, budgetMs);
-    try {
-      return await abortable(ready.promise, deadline.signal);
-    } catch (err) {
-      if (!deadline.timedOut) throw err;
+    if (!this.pending || !this.#ready.isOpen) throw this.#notConnectedError();
+    return this.#ready.wait(signal, budgetMs, () => {
       const doing = this.status === 'connecting' ? 'connect' : 'reconnect';
       const last = this.lastError ? ` (last error: ${this.lastError.message})` : '';
-      throw new SwitchboardError('TOOL_CALL_TIMEOUT', `Timed out after ${budgetMs} ms waiting for MCP server "${this.name}" to ${doing}${last}`);
-    } finally {
-      deadline.dispose();
-    }
+      return new SwitchboardError('TOOL_CALL_TIMEOUT', `Timed out after ${budgetMs} ms waiting for MCP server "${this.name}" to ${doing}${last}`);
+    });
   }
 
   /**
@@ -224,23 +180,13 @@ export class Upstream {
   /** `notifications/tools/list_changed`: at most one re-list in flight and one queued. */
   requestRelist(connection: ServerConnection): void {
     if (this.connection !== connection) return;
-    if (this.#relisting) {
-      this.#relistQueued = true;
-      return;
-    }
-    this.#relisting = (async () => {
-      do {
-        this.#relistQueued = false;
-        await this.#relistOnce(connection);
-      } while (this.#relistQueued && this.connection === connection);
-    })().finally(() => {
-      this.#relisting = undefined;
-    });
+    this.#relistFor = connection;
+    this.#relists.request();
   }
 
   /** Resolves once no re-list is running or queued (the one in flight included). */
   relistSettled(): Promise<void> {
-    return this.#relisting ?? Promise.resolve();
+    return this.#relists.settled();
   }
 
   /** Aborts a connect attempt in flight (disconnect, shutdown) without waiting for it. */
@@ -262,7 +208,7 @@ export class Upstream {
     this.nextRetryAt = undefined;
     const connection = this.connection;
     this.#detachConnection();
-    this.#settleReady({ code: 'SERVER_CLOSED', message: `Server "${this.name}" was disconnected` });
+    this.#ready.reject({ code: 'SERVER_CLOSED', message: `Server "${this.name}" was disconnected` });
     await Promise.allSettled([connection?.close(), this.#closeRetired(), this.#attempt]);
   }
 
@@ -343,7 +289,7 @@ export class Upstream {
       connection.onToolsListChanged(() => this.requestRelist(connection)),
       // A transport error (say, the HTTP event stream broke) may mean the server is gone: ask now
       // rather than at the next scheduled ping.
-      connection.onTransportError(() => this.#pingNow(connection)),
+      connection.onTransportError(() => this.#pinger?.now()),
     );
     if (cause === 'reconnect') this.restarts += 1;
     this.attempt = 0;
@@ -351,8 +297,8 @@ export class Upstream {
     this.lastError = undefined;
     this.#setStatus('connected');
     this.#host.listed(this, listing, cause);
-    this.#settleReady(connection);
-    this.#schedulePing(connection);
+    this.#ready.resolve(connection);
+    this.#startPings(connection);
     if (relistNow) this.requestRelist(connection);
   }
 
@@ -389,7 +335,7 @@ export class Upstream {
       const message =
         `MCP server "${this.name}" crashed too many times (${this.#crashes.count} times within ` +
         `${Math.round(this.#health.crashWindowMs / 1000)} s) and is suspended until it is reloaded. Last failure: ${error.message}`;
-      this.#settleReady({ code: 'SERVER_SUSPENDED', message });
+      this.#ready.reject({ code: 'SERVER_SUSPENDED', message });
       this.#setStatus('failed', { code: 'SERVER_SUSPENDED', message });
       return;
     }
@@ -400,7 +346,7 @@ export class Upstream {
     this.attempt += 1;
     const delay = delayMs ?? backoffDelay(this.attempt, this.#health.backoff, this.#host.random);
     this.nextRetryAt = this.#host.clock.now() + delay;
-    this.#openReady();
+    this.#ready.open();
     this.#setStatus('reconnecting', error);
     this.#retryTimer = this.#host.clock.setTimeout(() => void this.#reconnect(), delay);
   }
@@ -420,7 +366,7 @@ export class Upstream {
       const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
       if (error.code === 'LOOP_DETECTED') {
         this.#host.setTools(this, [], { cause: 'reconnect', deferred: false, stale: false });
-        this.#settleReady(error);
+        this.#ready.reject(error);
         this.#setStatus('failed', error);
         return;
       }
@@ -433,7 +379,7 @@ export class Upstream {
     this.#detachConnection();
     await connection.close();
     this.#host.setTools(this, [], { cause: 'list_changed', deferred: false, stale: false });
-    this.#settleReady(error);
+    this.#ready.reject(error);
     this.#setStatus('failed', error);
   }
 
@@ -461,69 +407,37 @@ export class Upstream {
 
   // --- pings --------------------------------------------------------------------------------
 
-  #schedulePing(connection: ServerConnection): void {
-    if (!this.#health.enabled || this.#health.pingIntervalMs <= 0) return;
-    this.#host.clock.clearTimeout(this.#pingTimer);
-    this.#pingTimer = this.#host.clock.setTimeout(() => void this.#ping(connection), this.#health.pingIntervalMs);
+  #startPings(connection: ServerConnection): void {
+    if (!this.#health.enabled) return;
+    const settings = { intervalMs: this.#health.pingIntervalMs, timeoutMs: this.#health.pingTimeoutMs };
+    this.#pinger = new Pinger(connection, settings, this.#host.clock, (err) => this.#pingFailed(connection, err));
+    this.#pinger.start();
   }
 
-  #pingNow(connection: ServerConnection): void {
-    if (!this.#health.enabled || this.connection !== connection || this.#pinging) return;
-    this.#host.clock.clearTimeout(this.#pingTimer);
-    void this.#ping(connection);
-  }
-
-  async #ping(connection: ServerConnection): Promise<void> {
-    this.#pingTimer = undefined;
-    if (this.connection !== connection || this.#pinging) return;
-    this.#pinging = true;
-    try {
-      await connection.ping({ timeoutMs: this.#health.pingTimeoutMs });
-    } catch (err) {
-      if (this.connection !== connection) return;
-      if (isSwitchboardError(err, 'UPSTREAM_PING_TIMEOUT')) {
-        this.#lost(connection, toErrorInfo(err), { crash: true, immediate: false });
-        return;
-      }
-      // Anything but a lost connection (e.g. an error answer) still proves the server is alive.
-      if (meansConnectionLost(this.reportFailure(connection, err))) return;
-    } finally {
-      this.#pinging = false;
+  #pingFailed(connection: ServerConnection, err: unknown): void {
+    if (this.connection !== connection) return;
+    if (isSwitchboardError(err, 'UPSTREAM_PING_TIMEOUT')) {
+      this.#lost(connection, toErrorInfo(err), { crash: true, immediate: false });
+      return;
     }
-    if (this.connection === connection) this.#schedulePing(connection);
+    // Anything but a lost connection (an error answer, say) still proves the server is alive.
+    if (!meansConnectionLost(this.reportFailure(connection, err))) this.#startPings(connection);
   }
 
   // --- bookkeeping --------------------------------------------------------------------------
 
   #detachConnection(): void {
     for (const off of this.#detach.splice(0)) off();
-    this.#host.clock.clearTimeout(this.#pingTimer);
-    this.#pingTimer = undefined;
+    this.#pinger?.stop();
+    this.#pinger = undefined;
     this.connection = undefined;
     this.connectedSince = undefined;
   }
 
   #cancelTimers(): void {
     this.#host.clock.clearTimeout(this.#retryTimer);
-    this.#host.clock.clearTimeout(this.#pingTimer);
     this.#retryTimer = undefined;
-    this.#pingTimer = undefined;
-  }
-
-  #openReady(): void {
-    if (this.#ready) return;
-    const ready = deferred<ServerConnection>();
-    // Nobody may be waiting when it settles.
-    ready.promise.catch(() => undefined);
-    this.#ready = ready;
-  }
-
-  #settleReady(outcome: ServerConnection | ErrorInfo): void {
-    const ready = this.#ready;
-    this.#ready = undefined;
-    if (!ready) return;
-    if ('callTool' in outcome) ready.resolve(outcome);
-    else ready.reject(new SwitchboardError(outcome.code, outcome.message));
+    this.#pinger?.stop();
   }
 
   #notConnectedError(): SwitchboardError {
