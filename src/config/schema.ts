@@ -26,6 +26,10 @@ export const ServerConfigSchema = z
     timeout: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
     /** Tool-call deadline in ms, reset by progress; 0 disables. @default 60000 */
     callTimeout: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
+    /** Only these tools (original names) are exposed. @default every tool */
+    includeTools: z.array(z.string()).optional(),
+    /** These tools are hidden; wins over includeTools. @default none */
+    excludeTools: z.array(z.string()).optional(),
   })
   .strict();
 

@@ -16,6 +16,10 @@ export interface ServerConfig {
   timeout?: number;
   /** Tool-call deadline in ms, reset by progress; 0 disables. @default 60000 */
   callTimeout?: number;
+  /** Only these tools (original names) are exposed. @default every tool */
+  includeTools?: string[];
+  /** These tools (original names) are hidden; wins over `includeTools`. @default none */
+  excludeTools?: string[];
 }
 
 export type TransportKind = 'stdio' | 'http' | 'sse';
@@ -59,6 +63,12 @@ export interface DiscoveryResult {
   shadowed: ShadowedEntry[];
   warnings: DiscoveryWarning[];
   exaApiKeys: string[];
+  /** Every config file discovery looked for, present or not (absolute): what live config watches. */
+  files?: string[];
+  /** Files that exist but could not be used; their servers keep their last good config. */
+  failedFiles?: string[];
+  /** Entries reported invalid, by name and file; a running server of that name keeps its last good config. */
+  invalid?: Array<{ name: string; path: string }>;
 }
 
 /** Why a server found by discovery is not active. */

@@ -19,6 +19,7 @@ import {
 import { passStartupGate, type ConnectTask } from './startup-gate.js';
 import { callUpstreamTool, type ToolCallOptions } from './tool-call.js';
 import { ToolCatalogue } from './tool-catalogue.js';
+import { filterTools } from './tool-filter.js';
 
 /** Resolves `!cmd` values and credentials on a copy of a config just before connecting. */
 export type ResolveValues = (name: string, config: ServerConfig, source: ServerSource) => Promise<ServerConfig>;
@@ -365,7 +366,8 @@ export class MCPManager {
    * Replaces one server's tools and emits the change, including a deferred → live switch, plus a
    * change for any other server whose tool a name collision renamed.
    */
-  private setTools(record: ServerRecord, tools: Tool[], options: { cause: ToolsChangedCause; deferred: boolean }): void {
+  private setTools(record: ServerRecord, listed: Tool[], options: { cause: ToolsChangedCause; deferred: boolean }): void {
+    const tools = filterTools(listed, record.config);
     const flagsChanged = record.deferred !== options.deferred || record.stale;
     record.tools = tools;
     record.deferred = options.deferred;
