@@ -88,7 +88,13 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
         ...(deps.configPath ? { configPath: deps.configPath } : {}),
         enableProjectConfig: config.enableProjectConfig,
       }));
-  const runtime = new SwitchboardRuntime({ manager, discover, logger, storeWarnings: cache.warnings });
+  const runtime = new SwitchboardRuntime({
+    manager,
+    discover,
+    logger,
+    storeWarnings: cache.warnings,
+    watchConfig: config.watch,
+  });
   const events = new EventHub({ manager, runtime });
   const shutdown = new AbortController();
   const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal });

@@ -64,6 +64,8 @@ export const DaemonConfigSchema = z
     requestLogging: z.boolean().default(false),
     /** Health pings and reconnects (SPEC §6). @default true */
     health: z.boolean().default(true),
+    /** Watch the config files and apply edits live (SPEC §8). @default true */
+    watch: z.boolean().default(true),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
   })
   .strict();

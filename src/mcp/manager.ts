@@ -8,7 +8,7 @@ import { configHash } from '../store/config-hash.js';
 import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
 import { abortable } from '../util/abort.js';
 import { connectToServer, resolveConnectTimeout, type ConnectOptions, type ServerConnection } from './client.js';
-import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
+import type { ManagerEvent, OperationEvent, ServerStatus, ToolsChangedCause } from './events.js';
 import {
   newServerRecord,
   snapshotOf,
@@ -414,8 +414,8 @@ export class MCPManager {
     this.emitter.emit('event', event);
   }
 
-  /** Emits an operation event (reload.started / reload.finished) on the same ordered stream. */
-  emitOperation(event: Extract<ManagerEvent, { type: 'reload.started' | 'reload.finished' }>): void {
+  /** Emits an operation event (reload.*, config.changed, server.log) on the same ordered stream. */
+  emitOperation(event: OperationEvent): void {
     this.emit(event);
   }
 }
