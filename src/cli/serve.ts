@@ -7,10 +7,12 @@ import type { Logger } from 'pino';
 import { loadDaemonConfig } from '../config/load.js';
 import { createDaemon, type Daemon, type DaemonDeps } from '../daemon.js';
 import { errorMessage, isSwitchboardError } from '../errors.js';
+import { createLogger, resolveLogFormat, type LogFormat } from '../logger.js';
 import type { CliContext, Output } from './context.js';
+import { trackStartup } from './startup-summary.js';
 
 export const SERVE_USAGE =
-  'usage: switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure]';
+  'usage: switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure] [--log-format auto|pretty|json]';
 
 const SERVE_OPTIONS = {
   config: { type: 'string' },
@@ -19,6 +21,7 @@ const SERVE_OPTIONS = {
   cwd: { type: 'string' },
   'no-project-config': { type: 'boolean' },
   insecure: { type: 'boolean' },
+  'log-format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -40,6 +43,8 @@ export interface ServeFlags {
   cwd?: string;
   noProjectConfig: boolean;
   insecure: boolean;
+  /** @default "auto": pretty on a terminal, JSON when piped */
+  logFormat?: LogFormat | 'auto';
   help: boolean;
 }
 
@@ -50,8 +55,10 @@ export interface ServeIo {
   home?: string;
   /** Base for a relative `--cwd` or `--config`, and the default `--cwd`. @default process.cwd() */
   cwd?: string;
-  /** @default a pino logger at the config's `logLevel` on stdout */
+  /** @default a pino logger at the config's `logLevel` on stdout, in `--log-format` */
   logger?: Logger;
+  /** Whether stdout is a terminal, for `--log-format auto`. @default process.stdout.isTTY */
+  isTTY?: boolean;
   /** Further daemon edges for embedders and tests (a fixed `discover`, a `store`, …). */
   deps?: Omit<DaemonDeps, 'cwd' | 'home' | 'env' | 'configPath' | 'logger'>;
 }
@@ -79,6 +86,10 @@ export function parseServeFlags(argv: string[]): ServeFlags {
     }
   }
   if (values.host === '') throw new ServeExit(2, 'invalid --host: must not be empty');
+  const logFormat = values['log-format'];
+  if (logFormat !== undefined && logFormat !== 'auto' && logFormat !== 'pretty' && logFormat !== 'json') {
+    throw new ServeExit(2, `invalid --log-format "${logFormat}": expected auto, pretty or json`);
+  }
   return {
     ...(values.config !== undefined ? { config: values.config } : {}),
     ...(values.host !== undefined ? { host: values.host } : {}),
@@ -86,6 +97,7 @@ export function parseServeFlags(argv: string[]): ServeFlags {
     ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
     noProjectConfig: values['no-project-config'] === true,
     insecure: values.insecure === true,
+    ...(logFormat !== undefined ? { logFormat } : {}),
     help: values.help === true,
   };
 }
@@ -151,13 +163,17 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const refusal = bindRefusal({ host: config.host, token: config.token, insecure: flags.insecure });
   if (refusal) throw new ServeExit(2, refusal);
 
+  const isTTY = io.isTTY ?? process.stdout.isTTY === true;
+  const format = resolveLogFormat(flags.logFormat, { isTTY });
+  const logger =
+    io.logger ?? createLogger({ level: config.logLevel, format, colors: format === 'pretty' && isTTY && !env.NO_COLOR });
   const daemon = createDaemon(config, {
     ...io.deps,
     cwd,
     home,
     env,
     ...(configPath ? { configPath } : {}),
-    ...(io.logger ? { logger: io.logger } : {}),
+    logger,
   });
   const log = daemon.logger;
   if (!isLoopbackHost(config.host) && !config.token) {
@@ -175,10 +191,11 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const url = `http://${formatHost(config.host)}:${port}`;
   log.info({ url, host: config.host, port }, `listening on ${url}`);
 
+  const startup = trackStartup(daemon.manager);
   const started = daemon.start().then(
     () => {
-      const servers = daemon.manager.listServers();
-      log.info({ servers: servers.length, tools: daemon.manager.getTools().length }, 'ready');
+      const { servers, ...totals } = startup.summary();
+      log.info({ ...totals, servers: servers.length, summary: servers }, 'ready');
     },
     // start() reports per-server failures itself; this only keeps a bug from becoming an
     // unhandled rejection that takes every other server down with it.

@@ -272,7 +272,6 @@ export class MCPManager {
         record.pending = undefined;
         record.abort = undefined;
         task.outcome = { ok: false, error };
-        if (phase.returned) this.log.warn({ server: record.name, err: error }, 'background connect failed');
         this.setTools(record, [], { cause: phase.returned ? 'background' : cause, deferred: false });
         this.setStatus(record, 'failed', error);
       },
