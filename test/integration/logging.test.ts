@@ -56,8 +56,8 @@ describe('switchboard serve log format', () => {
     const { home, path } = await configFile();
     const serve = spawnServe(['--config', path, '--port', '0', '--log-format', 'pretty'], { home, cwd: home });
     const listening = await serve.waitForLine((line) => line.includes('listening on'));
-    expect(listening).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  listening on http:\/\/127\.0\.0\.1:\d+/);
-    const ready = await serve.waitForLine((line) => / INFO  ready /.test(line));
+    expect(listening).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}listening on http:\/\/127\.0\.0\.1:\d+/);
+    const ready = await serve.waitForLine((line) => / INFO {2}ready /.test(line));
     expect(ready).toMatch(/ready\s+ms=\d+ tools=3 cacheHits=0 failed=0 servers=1$/);
     const summary = await serve.waitForLine((line) => line.startsWith('    echo '));
     expect(summary).toMatch(/^ {4}echo status=connected tools=3 ms=\d+ cached=false$/);
@@ -93,7 +93,7 @@ describe('formatLine', () => {
       err: 'Could not connect\nstderr:\nboom',
     });
     const text = formatLine(line);
-    expect(text).toMatch(/^\d\d:\d\d:\d\d\.678 WARN  \[gh\] server failed {2}from=connecting\n {4}err: Could not connect\n {6}stderr:\n {6}boom$/);
+    expect(text).toMatch(/^\d\d:\d\d:\d\d\.678 WARN {2}\[gh\] server failed {2}from=connecting\n {4}err: Could not connect\n {6}stderr:\n {6}boom$/);
     expect(formatLine('not json')).toBe('not json');
   });
 });
