@@ -180,9 +180,15 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
     log.warn({ host: config.host }, 'listening on a non-loopback host without a token (--insecure)');
   }
 
+  // Discovery and the connects start while fastify boots and binds, not after: the startup gate
+  // then runs alongside, which is what a warm start waits for. A failed bind closes it all again.
+  const listening = daemon.app.listen({ host: config.host, port: config.port });
+  const startup = trackStartup(daemon.manager);
+  const starting = daemon.start();
   try {
-    await daemon.app.listen({ host: config.host, port: config.port });
+    await listening;
   } catch (err) {
+    starting.catch(() => undefined);
     await daemon.close().catch(() => undefined);
     throw new ServeExit(1, `cannot listen on ${config.host}:${config.port}: ${errorMessage(err)}`, { cause: err });
   }
@@ -191,8 +197,7 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const url = `http://${formatHost(config.host)}:${port}`;
   log.info({ url, host: config.host, port }, `listening on ${url}`);
 
-  const startup = trackStartup(daemon.manager);
-  const started = daemon.start().then(
+  const started = starting.then(
     () => {
       const { servers, ...totals } = startup.summary();
       log.info({ ...totals, servers: servers.length, summary: servers }, 'ready');

@@ -122,7 +122,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
 
 async function openSession(kind: TransportKind, attempt: Attempt) {
   const { options, stderr } = attempt;
-  const transport = createTransport(kind, attempt.config, {
+  const transport = await createTransport(kind, attempt.config, {
     inheritEnv: options.inheritEnv,
     onStderr: (chunk) => stderr.push(chunk),
   });

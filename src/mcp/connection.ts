@@ -1,5 +1,4 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
@@ -178,10 +177,11 @@ export class McpServerConnection implements ServerConnection {
     this.#parts.closed.clear();
     this.#parts.toolsListChanged.clear();
     const { client, transport } = this.#parts;
-    if (transport instanceof StreamableHTTPClientTransport) {
+    // Streamable HTTP (by shape: its module is loaded on demand, see transports.ts).
+    if ('terminateSession' in transport && typeof transport.terminateSession === 'function') {
       // Let the server free the session; closing the transport below aborts the DELETE if it hangs.
       const deadline = createDeadline(undefined, TERMINATE_SESSION_MS);
-      await abortable(transport.terminateSession(), deadline.signal).catch(() => {});
+      await abortable((transport.terminateSession as () => Promise<void>).call(transport), deadline.signal).catch(() => {});
       deadline.dispose();
     }
     await closeClient(client, transport);

@@ -1,6 +1,4 @@
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig, TransportKind } from '../config/types.js';
 import { StdioProcessTransport } from './stdio-transport.js';
@@ -47,9 +45,15 @@ export function perRequestSignalFetch(base: FetchLike = (url, init) => fetch(url
   return (url, init) => base(url, init?.signal ? { ...init, signal: AbortSignal.any([init.signal]) } : init);
 }
 
-/** The HTTP status behind a Streamable HTTP failure, whose message leaves it out. */
+/**
+ * The HTTP status behind a Streamable HTTP failure, whose message leaves it out. Recognised by
+ * shape (the SDK's `StreamableHTTPError`: a numeric `code`, its message prefix) so that this
+ * module does not load the HTTP transports, which are imported on demand.
+ */
 export function httpStatusOf(err: unknown): number | undefined {
-  return err instanceof StreamableHTTPError && typeof err.code === 'number' && err.code > 0 ? err.code : undefined;
+  if (!(err instanceof Error) || !err.message.startsWith('Streamable HTTP error: ')) return undefined;
+  const code = (err as Error & { code?: unknown }).code;
+  return typeof code === 'number' && code > 0 ? code : undefined;
 }
 
 /** Whether `err` is an HTTP 4xx answer to a Streamable HTTP request: the cue to try legacy SSE. */
@@ -91,7 +95,7 @@ export function assertTransportValues(config: ServerConfig): void {
   }
 }
 
-export function createTransport(kind: TransportKind, config: ServerConfig, options: CreateTransportOptions = {}): Transport {
+export async function createTransport(kind: TransportKind, config: ServerConfig, options: CreateTransportOptions = {}): Promise<Transport> {
   assertTransportValues(config);
   if (kind === 'stdio') {
     if (!config.command) throw new Error('A stdio server needs a "command"');
@@ -109,7 +113,6 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   // Both SDK transports merge requestInit.headers into every request they make, the SSE one
   // including the EventSource GET.
   const requestInit: RequestInit = { headers: { ...config.headers } };
-  return kind === 'http'
-    ? new StreamableHTTPClientTransport(url, { requestInit, fetch })
-    : new SSEClientTransport(url, { requestInit, fetch });
+  const { createHttpTransport } = await import('./http-transports.js');
+  return createHttpTransport(kind, url, { requestInit, fetch });
 }
