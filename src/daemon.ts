@@ -9,6 +9,7 @@ import type { DiscoveryResult } from './config/types.js';
 import { buildApp } from './http/app.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { connectToServer } from './mcp/client.js';
+import { forwardServerLogs } from './mcp/log-forwarding.js';
 import { MCPManager } from './mcp/manager.js';
 import { createLogger } from './logger.js';
 import { SwitchboardRuntime } from './runtime.js';
@@ -69,7 +70,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     logger,
     store,
     startupGateMs: config.startupGateMs,
-    connect: deps.connect ?? connectToServer,
+    // stderr lines and MCP log messages become `server.log` events (`switchboard logs --follow`).
+    connect: forwardServerLogs(deps.connect ?? connectToServer, (event) => manager.emitOperation(event)),
     env,
     resolveValues: async (name, serverConfig, source) => {
       const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);

@@ -9,10 +9,10 @@ import { createDaemon, type Daemon, type DaemonDeps } from '../daemon.js';
 import { errorMessage, isSwitchboardError } from '../errors.js';
 import { createLogger, resolveLogFormat, type LogFormat } from '../logger.js';
 import type { CliContext, Output } from './context.js';
+import { renderHelp, usageOf } from './help.js';
 import { trackStartup } from './startup-summary.js';
 
-export const SERVE_USAGE =
-  'usage: switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure] [--log-format auto|pretty|json]';
+export const SERVE_USAGE = usageOf('serve');
 
 const SERVE_OPTIONS = {
   config: { type: 'string' },
@@ -138,7 +138,7 @@ export function bindRefusal(opts: { host: string; token?: string | undefined; in
  */
 export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeHandle> {
   const flags = parseServeFlags(argv);
-  if (flags.help) throw new ServeExit(0, SERVE_USAGE);
+  if (flags.help) throw new ServeExit(0, renderHelp('serve').trimEnd());
   const env = io.env ?? process.env;
   const home = io.home ?? homedir();
   const base = io.cwd ?? process.cwd();

@@ -1,13 +1,19 @@
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ListRootsRequestSchema, ToolListChangedNotificationSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type Root,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { ServerConfig, TransportKind } from '../config/types.js';
 import { SwitchboardError, errorMessage } from '../errors.js';
 import { MAX_TIMER_MS, abortable, createDeadline, type Deadline } from '../util/abort.js';
 import { ListenerSet } from '../util/listeners.js';
 import { McpServerConnection, closeClient, describeExit, withStderr, type ServerConnection } from './connection.js';
+import { formatLogMessage } from './log-message.js';
 import { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 import { createTransport, httpStatusOf, isHttpClientError, transportKindOf } from './transports.js';
@@ -130,6 +136,7 @@ async function openSession(kind: TransportKind, attempt: Attempt) {
   const roots = toRoots(options.roots ?? [process.cwd()]);
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots }));
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => attempt.toolsListChanged.emit());
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => stderr.pushLog(formatLogMessage(n.params)));
   client.onerror = (err) => options.logger?.debug({ err: errorMessage(err) }, 'transport error');
   const { signal } = attempt.deadline;
   try {
