@@ -16,7 +16,7 @@ const LEVEL_WARN = 40;
 describe('log levels', () => {
   it('logs /ready 503s during startup at debug, never as errors', async () => {
     const d = await startDaemon({
-      servers: { slow: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '1000' } }) },
+      servers: { slow: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '600' } }) },
       captureLogs: 'debug',
       until: 'listening',
     });
