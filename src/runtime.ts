@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino';
-import { planReconcile, type AppliedServers, type ReconcilePlan } from './config/reconcile-plan.js';
-import type { DiscoveryResult, DiscoveryWarning, ServerConfig, ServerSource } from './config/types.js';
+import { appliedOf, applyPlan, discoveryAsApplied, hasChanges } from './apply-plan.js';
+import { planReconcile, type AppliedServers } from './config/reconcile-plan.js';
+import type { DiscoveryResult } from './config/types.js';
 import { ConfigWatcher } from './config/watch.js';
 import { errorMessage, SwitchboardError } from './errors.js';
 import type { MCPManager, ServerError } from './mcp/manager.js';
@@ -153,7 +154,7 @@ export class SwitchboardRuntime {
       return this.announced(name, async () => {
         const { [name]: _previous, ...others } = this.applied;
         this.applied = entry ? { ...others, [name]: entry } : others;
-        this.setDiscovery(discovery, []);
+        this.discovery = discoveryAsApplied(discovery, this.applied, []);
         if (!entry) {
           // Gone from config since the last start: disconnect it, report it once, forget it.
           await this.manager.disconnectServer(name);
@@ -292,28 +293,12 @@ export class SwitchboardRuntime {
     const plan = planReconcile(this.applied, discovery);
     const warningsBefore = JSON.stringify(this.discovery.warnings);
     this.applied = plan.next;
-    this.setDiscovery(discovery, plan.kept);
+    this.discovery = discoveryAsApplied(discovery, this.applied, plan.kept);
     for (const name of plan.kept) {
       this.log.warn({ server: name, path: this.applied[name]?.source.path }, 'config now invalid; keeping the last good config');
     }
-
-    const leaving = [...plan.removed, ...plan.changed].filter((name) => this.manager.hasServer(name));
-    const results = await Promise.allSettled(leaving.map((name) => this.manager.disconnectServer(name)));
-    for (const result of results) {
-      if (result.status === 'rejected') this.log.warn({ err: errorMessage(result.reason) }, 'disconnect failed');
-    }
-    for (const name of plan.removed) this.manager.forgetServer(name);
-
     const connect = cause === 'reload' ? Object.keys(plan.next) : [...plan.added, ...plan.changed];
-    const configs: Record<string, ServerConfig> = {};
-    const sources: Record<string, ServerSource> = {};
-    for (const name of connect) {
-      const entry = plan.next[name];
-      if (!entry) continue;
-      configs[name] = entry.config;
-      sources[name] = entry.source;
-    }
-    const { errors } = await this.manager.connectServers(configs, sources, { cause: 'reload' });
+    const errors = await applyPlan(this.manager, plan, connect, this.log);
     this.lastErrors = this.failures();
     if (hasChanges(plan) || JSON.stringify(this.discovery.warnings) !== warningsBefore) {
       const { added, removed, changed, kept } = plan;
@@ -323,42 +308,12 @@ export class SwitchboardRuntime {
     return errors.map(toLoadError);
   }
 
-  /** The new discovery as `/status` shows it: configs as applied, plus a warning per kept server. */
-  private setDiscovery(discovery: DiscoveryResult, kept: readonly string[]): void {
-    const keptWarnings: DiscoveryWarning[] = kept.map((name) => {
-      const path = this.applied[name]?.source.path;
-      return {
-        message: `${path}: server "${name}" keeps its last good config until the file is valid again`,
-        ...(path ? { path } : {}),
-        server: name,
-      };
-    });
-    this.discovery = {
-      ...discovery,
-      configs: Object.fromEntries(Object.entries(this.applied).map(([name, e]) => [name, e.config])),
-      sources: Object.fromEntries(Object.entries(this.applied).map(([name, e]) => [name, e.source])),
-      warnings: [...discovery.warnings, ...keptWarnings],
-    };
-  }
-
   private failures(): LoadError[] {
     return this.manager
       .listServers()
       .filter((server) => server.status === 'failed')
       .map((server) => ({ path: server.name, error: server.lastError ?? 'failed' }));
   }
-}
-
-function hasChanges(plan: ReconcilePlan): boolean {
-  return plan.added.length + plan.removed.length + plan.changed.length + plan.kept.length > 0;
-}
-
-function appliedOf(
-  configs: Readonly<Record<string, ServerConfig>>,
-  sources: Readonly<Record<string, ServerSource>>,
-): AppliedServers {
-  const UNKNOWN: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
-  return Object.fromEntries(Object.entries(configs).map(([name, config]) => [name, { config, source: sources[name] ?? UNKNOWN }]));
 }
 
 function toLoadError({ server, error }: ServerError): LoadError {
