@@ -103,12 +103,14 @@ export class McpServerConnection implements ServerConnection {
     const deadline = createDeadline(opts.signal, timeoutMs);
     try {
       // client.request rather than client.listTools: the latter resets its output-schema cache on
-      // every page, and we pass results through unvalidated anyway (see callTool).
+      // every page, and we pass results through unvalidated anyway (see callTool). Each page gets
+      // its own linked signal: SDK v1 leaves an abort listener on the signal of every request, and
+      // eleven pages on one deadline signal made Node print MaxListenersExceededWarning.
       return await collectToolPages((cursor) =>
         this.#parts.client.request(
           { method: 'tools/list', params: cursor === undefined ? undefined : { cursor } },
           ListToolsResultSchema,
-          { signal: deadline.signal, timeout: MAX_TIMER_MS },
+          { signal: AbortSignal.any([deadline.signal]), timeout: MAX_TIMER_MS },
         ),
       );
     } catch (err) {
