@@ -8,10 +8,12 @@
 # could list and call every tool, so `serve` refuses a non-loopback host without a token: set
 # SWITCHBOARD_TOKEN (or `token` in the config file), or knowingly add `--insecure` to CMD.
 # Mount Switchboard's own config at /home/node/.config/switchboard/config.json, or point
-# SWITCHBOARD_CONFIG at a mounted file.
+# SWITCHBOARD_CONFIG at a mounted file; mount other clients' config directories under
+# /home/node (README.md, "Docker", lists them). Node 24 is an LTS line (to April 2028) that
+# better-sqlite3 12 ships prebuilt binaries for.
 
-# ---- build: compile TypeScript and the better-sqlite3 native addon -------------------------
-FROM node:20-slim AS build
+# ---- build: type-check and bundle, and the better-sqlite3 native addon ---------------------
+FROM node:24-slim AS build
 WORKDIR /app
 # better-sqlite3 falls back to a node-gyp build when no prebuilt binary matches.
 RUN apt-get update \
@@ -20,12 +22,13 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
 RUN npm run build \
  && npm prune --omit=dev
 
 # ---- runtime: only what `node dist/cli.js` needs, no compilers --------------------------
-FROM node:20-slim AS runtime
+FROM node:24-slim AS runtime
 # tini as PID 1 reaps the orphans that stdio MCP servers (npx/uvx wrappers) leave behind and
 # forwards SIGTERM to node, which drains in-flight calls before exiting.
 RUN apt-get update \

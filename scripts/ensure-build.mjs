@@ -1,8 +1,10 @@
-// Builds dist/ when it is missing or older than any file under src/, so `npm start` works on a
-// fresh clone without a separate build step and stays fast on the second run.
-import { execFileSync } from 'node:child_process';
+// `npm start` on a fresh clone: bundles dist/cli.js when it is missing or older than any file
+// under src/ (about a second, with a line saying so), so the first start needs no separate
+// build step and later starts skip it. Type checking is `npm run typecheck` / `npm test`, and
+// `npm run build` also emits the library and its declarations with tsc.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 function newestMtime(dir) {
   let newest = 0;
@@ -15,8 +17,21 @@ function newestMtime(dir) {
 }
 
 const marker = 'dist/cli.js';
-if (!existsSync(marker) || statSync(marker).mtimeMs < newestMtime('src')) {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-    stdio: 'inherit',
-  });
+const sources = ['src', 'package.json'];
+const newest = Math.max(...sources.map((path) => (statSync(path).isDirectory() ? newestMtime(path) : statSync(path).mtimeMs)));
+if (!existsSync(marker) || statSync(marker).mtimeMs < newest) {
+  process.stderr.write(`switchboard: ${existsSync(marker) ? 'sources changed, rebuilding' : 'first start, building'} dist/cli.js with esbuild… `);
+  const started = performance.now();
+  let bundleCli;
+  try {
+    ({ bundleCli } = await import('./bundle.mjs'));
+  } catch (err) {
+    process.stderr.write(
+      `\nswitchboard: cannot build: ${err instanceof Error ? err.message : String(err)}\n` +
+        'esbuild is a dev dependency: run `npm ci` (not `npm ci --omit=dev`), or ship a built dist/ (see the Dockerfile).\n',
+    );
+    process.exit(1);
+  }
+  await bundleCli();
+  process.stderr.write(`done in ${(Math.round(performance.now() - started) / 1000).toFixed(1)} s\n`);
 }

@@ -11,6 +11,7 @@ import { buildApp } from './http/app.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { connectToServer } from './mcp/client.js';
 import { loadInstanceIdentity } from './mcp/instance.js';
+import { forwardServerLogs } from './mcp/log-forwarding.js';
 import { MCPManager, type HealthOptions } from './mcp/manager.js';
 import { MemoryStateStore } from './store/state-store.js';
 import { createLogger } from './logger.js';
@@ -59,9 +60,15 @@ function healthOptions(health: DaemonConfig['health']): HealthOptions {
 }
 
 /** The port the app listens on once `listen` resolved; none before (embedded, not listening). */
-function listeningPorts(app: FastifyInstance): number[] {
+/**
+ * The port the daemon listens on: the bound one once `listen` resolved, else the configured one
+ * (discovery starts while the listener binds). With port 0 and no bind yet there is none — and no
+ * config file can name a port chosen at random anyway.
+ */
+function listeningPorts(app: FastifyInstance, configured: number): number[] {
   const address = app.server.address();
-  return typeof address === 'object' && address !== null ? [address.port] : [];
+  if (typeof address === 'object' && address !== null) return [address.port];
+  return configured > 0 ? [configured] : [];
 }
 
 /** Builds the whole daemon without listening or connecting anything. */
@@ -84,13 +91,14 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     logger,
     store,
     startupGateMs: config.startupGateMs,
-    connect: deps.connect ?? connectToServer,
+    // stderr lines and MCP log messages become `server.log` events (`switchboard logs --follow`).
+    connect: forwardServerLogs(deps.connect ?? connectToServer, (event) => manager.emitOperation(event)),
     env,
     health: healthOptions(config.health),
     protocol: config.protocol,
     // Asked for at the first connect, after the listener is up: the id is kept per port.
     identity: () => {
-      const port = listeningPorts(app)[0];
+      const port = listeningPorts(app, config.port)[0];
       const label = port === undefined ? 'switchboard' : `${isIP(config.host) === 6 ? `[${config.host}]` : config.host}:${port}`;
       return loadInstanceIdentity(cache.state, port, label);
     },
@@ -110,9 +118,15 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
         env,
         ...(deps.configPath ? { configPath: deps.configPath } : {}),
         enableProjectConfig: config.enableProjectConfig,
-        selfPorts: listeningPorts(app),
+        selfPorts: listeningPorts(app, config.port),
       }));
-  const runtime = new SwitchboardRuntime({ manager, discover, logger, storeWarnings: cache.warnings });
+  const runtime = new SwitchboardRuntime({
+    manager,
+    discover,
+    logger,
+    storeWarnings: cache.warnings,
+    watchConfig: config.watch,
+  });
   const events = new EventHub({ manager, runtime });
   const shutdown = new AbortController();
   const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal });

@@ -21,6 +21,8 @@ export interface LoadMCPToolsOptions extends Partial<Omit<DiscoveryOptions, 'cwd
   /** Run `!cmd` values from project-level files. @default false */
   trustProjectCommands?: boolean;
   connectOptions?: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'clientInfo'>;
+  /** Watch the config files and apply edits live, as the daemon does. @default false */
+  watchConfig?: boolean;
 }
 
 export interface LoadedMCPTools {
@@ -69,6 +71,7 @@ export async function discoverAndLoadMCPTools(cwd: string, options: LoadMCPTools
       }),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(ownsStore ? { onClosed: () => store.close() } : {}),
+    watchConfig: options.watchConfig ?? false,
   });
   const errors = await runtime.start();
   return { tools: manager.getTools(), errors, manager, runtime };

@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { prettyDestination } from './log-pretty.js';
 
 /**
  * Paths pino censors wherever they appear. Secrets reach log objects only by mistake — configs
@@ -19,11 +20,17 @@ export const REDACT_PATHS = [
   '*.exaApiKeys',
 ];
 
+export type LogFormat = 'json' | 'pretty';
+
 export interface LoggerSettings {
   /** @default "info" */
   level?: LoggerOptions['level'];
   /** @default stdout */
   destination?: pino.DestinationStream;
+  /** `pretty`: one human-readable line per entry (see log-pretty.ts). @default "json" */
+  format?: LogFormat;
+  /** ANSI colours in `pretty` lines. @default false */
+  colors?: boolean;
 }
 
 export function createLogger(settings: LoggerSettings = {}): Logger {
@@ -31,6 +38,18 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     level: settings.level ?? 'info',
     base: { name: 'switchboard' },
     redact: { paths: REDACT_PATHS, censor: '****' },
+    // ISO times: a person reading the JSON (or a log shipper) should not have to convert epochs.
+    timestamp: pino.stdTimeFunctions.isoTime,
   };
+  if (settings.format === 'pretty') {
+    const out = settings.destination ?? process.stdout;
+    return pino(options, prettyDestination(out, { colors: settings.colors ?? false }));
+  }
   return settings.destination ? pino(options, settings.destination) : pino(options);
+}
+
+/** `--log-format`, else pretty on a terminal and JSON when piped. */
+export function resolveLogFormat(flag: LogFormat | 'auto' | undefined, stdout: { isTTY?: boolean }): LogFormat {
+  if (flag === 'json' || flag === 'pretty') return flag;
+  return stdout.isTTY === true ? 'pretty' : 'json';
 }

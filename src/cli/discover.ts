@@ -6,21 +6,9 @@ import { loadDaemonConfig } from '../config/load.js';
 import { errorMessage, isSwitchboardError } from '../errors.js';
 import { EXIT_OK, EXIT_USAGE, oneLine, type CliContext } from './context.js';
 import { discoverJson, discoverTable } from './discover-view.js';
+import { renderHelp, usageOf } from './help.js';
 
-export const DISCOVER_USAGE = 'usage: switchboard discover [--cwd DIR] [--config FILE] [--no-project-config] [--json]';
-
-const DISCOVER_HELP = `${DISCOVER_USAGE}
-
-Print every MCP server configured on this machine for a project, where it came from and
-what Switchboard would do with it (active, shadowed, skipped, disabled, filtered or invalid), without
-connecting to any of them. Env and header values are masked.
-
-  --cwd DIR             project directory (default: the current directory)
-  --config FILE         Switchboard's own config file (default: $SWITCHBOARD_CONFIG,
-                        else ~/.config/switchboard/config.json)
-  --no-project-config   ignore project-level files, as enableProjectConfig: false
-  --json                machine-readable output
-`;
+export const DISCOVER_USAGE = usageOf('discover');
 
 const OPTIONS = {
   cwd: { type: 'string' },
@@ -48,7 +36,7 @@ export async function runDiscover(ctx: CliContext): Promise<number> {
     return usageError(errorMessage(err));
   }
   if (values.help) {
-    ctx.stdout.write(DISCOVER_HELP);
+    ctx.stdout.write(renderHelp('discover'));
     return EXIT_OK;
   }
 

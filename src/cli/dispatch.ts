@@ -1,4 +1,6 @@
+import { PACKAGE_VERSION } from '../http/package-info.js';
 import { EXIT_OK, EXIT_USAGE, type CliContext } from './context.js';
+import { HELP, renderHelp } from './help.js';
 
 export interface CliCommand {
   /** One line for the top-level usage. */
@@ -37,6 +39,10 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
     summary: 'disconnect one server and drop its tools',
     load: async () => (await import('./client/disconnect.js')).runDisconnect,
   },
+  logs: {
+    summary: "print a server's stderr and log messages, or follow them",
+    load: async () => (await import('./client/logs.js')).runLogs,
+  },
 };
 
 export function usage(commands: Readonly<Record<string, CliCommand>> = COMMANDS): string {
@@ -48,17 +54,27 @@ export function usage(commands: Readonly<Record<string, CliCommand>> = COMMANDS)
     'Commands:',
     ...lines,
     '',
-    'Run "switchboard <command> --help" for its options.',
+    'Run "switchboard <command> --help" for its options and an example,',
+    '"switchboard --version" for the version.',
     '',
   ].join('\n');
 }
 
 /**
  * Picks the subcommand from `ctx.argv` (the arguments after the program name) and runs it with
- * the rest. Returns the exit code: 0 for `--help`, 2 for a missing or unknown command.
+ * the rest. Returns the exit code: 0 for `--help` / `--version`, 2 for a missing or unknown
+ * command (one line: a typo should not scroll the screen).
  */
 export async function runCli(ctx: CliContext, commands: Readonly<Record<string, CliCommand>> = COMMANDS): Promise<number> {
   const [name, ...rest] = ctx.argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    ctx.stdout.write(`switchboard ${PACKAGE_VERSION}\n`);
+    return EXIT_OK;
+  }
+  if (name === 'help' && rest[0] !== undefined && Object.hasOwn(HELP, rest[0])) {
+    ctx.stdout.write(renderHelp(rest[0]));
+    return EXIT_OK;
+  }
   if (name === '--help' || name === '-h' || name === 'help') {
     ctx.stdout.write(usage(commands));
     return EXIT_OK;
@@ -69,7 +85,7 @@ export async function runCli(ctx: CliContext, commands: Readonly<Record<string, 
   }
   const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) {
-    ctx.stderr.write(`switchboard: unknown command "${name}"\n${usage(commands)}`);
+    ctx.stderr.write(`switchboard: unknown command "${name}" (commands: ${Object.keys(commands).join(', ')})\n`);
     return EXIT_USAGE;
   }
   const run = await command.load();

@@ -8,10 +8,12 @@ import { loadDaemonConfig } from '../config/load.js';
 import { createDaemon, type Daemon, type DaemonDeps } from '../daemon.js';
 import { errorMessage, isSwitchboardError } from '../errors.js';
 import { isLoopbackHost } from '../util/loopback.js';
+import { createLogger, resolveLogFormat, type LogFormat } from '../logger.js';
 import type { CliContext, Output } from './context.js';
+import { renderHelp, usageOf } from './help.js';
+import { trackStartup } from './startup-summary.js';
 
-export const SERVE_USAGE =
-  'usage: switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure]';
+export const SERVE_USAGE = usageOf('serve');
 
 const SERVE_OPTIONS = {
   config: { type: 'string' },
@@ -20,6 +22,7 @@ const SERVE_OPTIONS = {
   cwd: { type: 'string' },
   'no-project-config': { type: 'boolean' },
   insecure: { type: 'boolean' },
+  'log-format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -41,6 +44,8 @@ export interface ServeFlags {
   cwd?: string;
   noProjectConfig: boolean;
   insecure: boolean;
+  /** @default "auto": pretty on a terminal, JSON when piped */
+  logFormat?: LogFormat | 'auto';
   help: boolean;
 }
 
@@ -51,8 +56,10 @@ export interface ServeIo {
   home?: string;
   /** Base for a relative `--cwd` or `--config`, and the default `--cwd`. @default process.cwd() */
   cwd?: string;
-  /** @default a pino logger at the config's `logLevel` on stdout */
+  /** @default a pino logger at the config's `logLevel` on stdout, in `--log-format` */
   logger?: Logger;
+  /** Whether stdout is a terminal, for `--log-format auto`. @default process.stdout.isTTY */
+  isTTY?: boolean;
   /** Further daemon edges for embedders and tests (a fixed `discover`, a `store`, …). */
   deps?: Omit<DaemonDeps, 'cwd' | 'home' | 'env' | 'configPath' | 'logger'>;
 }
@@ -80,6 +87,10 @@ export function parseServeFlags(argv: string[]): ServeFlags {
     }
   }
   if (values.host === '') throw new ServeExit(2, 'invalid --host: must not be empty');
+  const logFormat = values['log-format'];
+  if (logFormat !== undefined && logFormat !== 'auto' && logFormat !== 'pretty' && logFormat !== 'json') {
+    throw new ServeExit(2, `invalid --log-format "${logFormat}": expected auto, pretty or json`);
+  }
   return {
     ...(values.config !== undefined ? { config: values.config } : {}),
     ...(values.host !== undefined ? { host: values.host } : {}),
@@ -87,6 +98,7 @@ export function parseServeFlags(argv: string[]): ServeFlags {
     ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
     noProjectConfig: values['no-project-config'] === true,
     insecure: values.insecure === true,
+    ...(logFormat !== undefined ? { logFormat } : {}),
     help: values.help === true,
   };
 }
@@ -117,7 +129,7 @@ export function bindRefusal(opts: { host: string; token?: string | undefined; in
  */
 export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeHandle> {
   const flags = parseServeFlags(argv);
-  if (flags.help) throw new ServeExit(0, SERVE_USAGE);
+  if (flags.help) throw new ServeExit(0, renderHelp('serve').trimEnd());
   const env = io.env ?? process.env;
   const home = io.home ?? homedir();
   const base = io.cwd ?? process.cwd();
@@ -142,22 +154,32 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const refusal = bindRefusal({ host: config.host, token: config.token, insecure: flags.insecure });
   if (refusal) throw new ServeExit(2, refusal);
 
+  const isTTY = io.isTTY ?? process.stdout.isTTY === true;
+  const format = resolveLogFormat(flags.logFormat, { isTTY });
+  const logger =
+    io.logger ?? createLogger({ level: config.logLevel, format, colors: format === 'pretty' && isTTY && !env.NO_COLOR });
   const daemon = createDaemon(config, {
     ...io.deps,
     cwd,
     home,
     env,
     ...(configPath ? { configPath } : {}),
-    ...(io.logger ? { logger: io.logger } : {}),
+    logger,
   });
   const log = daemon.logger;
   if (!isLoopbackHost(config.host) && !config.token) {
     log.warn({ host: config.host }, 'listening on a non-loopback host without a token (--insecure)');
   }
 
+  // Discovery and the connects start while fastify boots and binds, not after: the startup gate
+  // then runs alongside, which is what a warm start waits for. A failed bind closes it all again.
+  const listening = daemon.app.listen({ host: config.host, port: config.port });
+  const startup = trackStartup(daemon.manager);
+  const starting = daemon.start();
   try {
-    await daemon.app.listen({ host: config.host, port: config.port });
+    await listening;
   } catch (err) {
+    starting.catch(() => undefined);
     await daemon.close().catch(() => undefined);
     throw new ServeExit(1, `cannot listen on ${config.host}:${config.port}: ${errorMessage(err)}`, { cause: err });
   }
@@ -166,10 +188,10 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const url = `http://${formatHost(config.host)}:${port}`;
   log.info({ url, host: config.host, port }, `listening on ${url}`);
 
-  const started = daemon.start().then(
+  const started = starting.then(
     () => {
-      const servers = daemon.manager.listServers();
-      log.info({ servers: servers.length, tools: daemon.manager.getTools().length }, 'ready');
+      const { servers, ...totals } = startup.summary();
+      log.info({ ...totals, servers: servers.length, summary: servers }, 'ready');
     },
     // start() reports per-server failures itself; this only keeps a bug from becoming an
     // unhandled rejection that takes every other server down with it.

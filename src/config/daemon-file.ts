@@ -1,4 +1,4 @@
-import { expandEntryStrings, isPlainObject, type VarSource } from './expand-vars.js';
+import { expandEntryStrings, isPlainObject, type ExpandOptions, type VarSource } from './expand-vars.js';
 import { fromZodIssues, mergeIssues, retiredKeyIssues, type ConfigIssue } from './issues.js';
 import {
   DaemonSettingsSchema,
@@ -30,7 +30,11 @@ export interface CheckedDaemonFile {
  * Server strings are `${VAR}`-expanded before validation, so a `url` built from a variable
  * is checked as it will be used.
  */
-export function checkDaemonFile(raw: Readonly<Record<string, unknown>>, vars: VarSource): CheckedDaemonFile {
+export function checkDaemonFile(
+  raw: Readonly<Record<string, unknown>>,
+  vars: VarSource,
+  expand: ExpandOptions = {},
+): CheckedDaemonFile {
   const parsed = DaemonSettingsSchema.safeParse(raw);
   const settingsIssues = mergeIssues(retiredKeyIssues(raw), parsed.success ? [] : fromZodIssues(parsed.error.issues));
 
@@ -39,7 +43,7 @@ export function checkDaemonFile(raw: Readonly<Record<string, unknown>>, vars: Va
     if (!isPlainObject(entry)) {
       return { name, expanded: entry, issues: [{ path: '', message: 'expected an object' }] };
     }
-    const expanded = expandEntryStrings(entry, vars);
+    const expanded = expandEntryStrings(entry, vars, expand);
     const result = ServerConfigSchema.safeParse(expanded);
     const issues = mergeIssues(retiredKeyIssues(entry), result.success ? [] : fromZodIssues(result.error.issues));
     const checked: CheckedServerEntry = { name, expanded, issues };

@@ -48,11 +48,10 @@ export const standardDialect: Dialect = (r) => {
   });
 };
 
-/** Windsurf names the remote endpoint `serverUrl`, and lists `disabledTools`. */
+/** Windsurf names the remote endpoint `serverUrl`, and hides tools with `disabledTools`. */
 export const windsurfDialect: Dialect = (r, vars) => {
-  const cfg = standardDialect(r, vars);
+  const cfg = dropUndefined({ ...standardDialect(r, vars), excludeTools: r.stringArray('disabledTools') });
   const serverUrl = r.string('serverUrl');
-  r.ignore('disabledTools');
   return serverUrl !== undefined && cfg.url === undefined ? { ...cfg, url: serverUrl } : cfg;
 };
 
@@ -64,25 +63,33 @@ export const vscodeDialect: Dialect = (r) => {
 
 /**
  * Gemini CLI: `url` is legacy SSE, `httpUrl` is Streamable HTTP (and wins when both are set,
- * as in Gemini itself); `timeout` is in ms. Tool filters and trust are Gemini's own policy.
+ * as in Gemini itself). Gemini's `timeout` is its per-request timeout in ms, so it bounds tool
+ * calls (our `callTimeout`), not the connect. `includeTools` / `excludeTools` hide tools, as in
+ * Gemini; trust is Gemini's own confirmation policy and means nothing here.
  */
 export const geminiDialect: Dialect = (r) => {
-  const cfg = common(r);
-  r.ignore('trust', 'includeTools', 'excludeTools', 'description', 'oauth', 'authProviderType');
+  const cfg = dropUndefined({
+    ...common(r),
+    callTimeout: r.duration('timeout'),
+    includeTools: r.stringArray('includeTools'),
+    excludeTools: r.stringArray('excludeTools'),
+  });
+  r.ignore('trust', 'description', 'oauth', 'authProviderType');
   r.ignore('targetAudience', 'targetServiceAccount', 'extensionName');
   const httpUrl = r.string('httpUrl');
-  const timeout = r.duration('timeout');
-  if (httpUrl !== undefined) return dropUndefined({ ...cfg, url: httpUrl, type: cfg.type ?? 'http', timeout });
-  if (cfg.url !== undefined) return dropUndefined({ ...cfg, type: cfg.type ?? 'sse', timeout });
-  return dropUndefined({ ...cfg, timeout });
+  if (httpUrl !== undefined) return { ...cfg, url: httpUrl, type: cfg.type ?? 'http' };
+  if (cfg.url !== undefined) return { ...cfg, type: cfg.type ?? 'sse' };
+  return cfg;
 };
 
 /**
  * Codex `[mcp_servers.<name>]` (TOML, snake_case). `url` means Streamable HTTP. Secrets are
  * referenced by variable name, so they become `${VAR}` placeholders that discovery expands.
+ * `startup_timeout_sec` bounds the connect (our `timeout`), `tool_timeout_sec` a call
+ * (`callTimeout`); `enabled_tools` / `disabled_tools` are the tool filters.
  */
 export const codexDialect: Dialect = (r, vars) => {
-  r.ignore('enabled_tools', 'disabled_tools', 'oauth', 'scopes', 'required');
+  r.ignore('oauth', 'scopes', 'required');
   const headers: Record<string, string> = { ...r.stringRecord('http_headers') };
   for (const [header, variable] of Object.entries(r.stringRecord('env_http_headers') ?? {})) {
     headers[header] = `\${${variable}}`;
@@ -107,6 +114,8 @@ export const codexDialect: Dialect = (r, vars) => {
     enabled: r.boolean('enabled'),
     timeout: startupMs ?? startupSec,
     callTimeout: r.duration('tool_timeout_sec', 1000),
+    includeTools: r.stringArray('enabled_tools'),
+    excludeTools: r.stringArray('disabled_tools'),
   });
 };
 

@@ -31,6 +31,8 @@ export async function discoverMCPServers(
   const results = await Promise.allSettled(providers.map(async (p) => p.read(ctx)));
 
   const warnings: DiscoveryWarning[] = [];
+  const files = new Set<string>();
+  const failedFiles = new Set<string>();
   const ranked: { item: DiscoveredItem; priority: number; index: number }[] = [];
   let settings: NativeSettings | undefined;
   results.forEach((result, i) => {
@@ -43,6 +45,8 @@ export async function discoverMCPServers(
       return;
     }
     warnings.push(...result.value.warnings);
+    for (const file of result.value.files ?? []) files.add(file);
+    for (const file of result.value.failedFiles ?? []) failedFiles.add(file);
     settings ??= result.value.settings;
     for (const item of result.value.items) ranked.push({ item, priority: provider.priority, index: ranked.length });
   });
@@ -63,5 +67,15 @@ export async function discoverMCPServers(
     home: options.home,
     cwd,
   }).path;
-  return { ...selection, warnings: [...warnings, ...selection.warnings], configPath };
+  const invalid = selection.outcomes
+    .filter((o) => o.status === 'invalid')
+    .map((o) => ({ name: o.name, path: o.source.path }));
+  return {
+    ...selection,
+    warnings: [...warnings, ...selection.warnings],
+    configPath,
+    files: [...files],
+    failedFiles: [...failedFiles],
+    invalid,
+  };
 }

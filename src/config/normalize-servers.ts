@@ -1,6 +1,7 @@
 import type { Dialect } from './dialects.js';
 import { EntryReader } from './entry-reader.js';
-import { expandEntryStrings, isPlainObject, type VarSource } from './expand-vars.js';
+import { expandEntryStrings, isPlainObject, type ExpandOptions, type VarSource } from './expand-vars.js';
+import { unresolvedPlaceholders } from './placeholders.js';
 import type { DiscoveredItem } from './providers/provider.js';
 import type { DiscoveryWarning, ServerSource } from './types.js';
 
@@ -8,6 +9,8 @@ export interface NormalizeOptions {
   source: ServerSource;
   dialect: Dialect;
   vars: VarSource;
+  /** Editor variables and the client's own expansion rules. */
+  expand?: ExpandOptions;
   /** How the table is named in the file, for warnings ("mcpServers", "servers", …). */
   tableName: string;
 }
@@ -39,8 +42,8 @@ export function normalizeServers(
     for (const key of reader.unknownKeys()) {
       warnings.push(warn(source, `server "${name}": unknown key "${key}" ignored`, name));
     }
-    const config = expandEntryStrings(mapped, opts.vars);
-    items.push({ name, config, source, errors: reader.errors });
+    const config = expandEntryStrings(mapped, opts.vars, opts.expand);
+    items.push({ name, config, source, errors: [...reader.errors, ...unresolvedPlaceholders(config)] });
   }
   return { items, warnings };
 }

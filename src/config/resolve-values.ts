@@ -1,3 +1,4 @@
+import { CMD_PLACEHOLDER } from './placeholders.js';
 import { runShellCommand, type CommandResult } from './run-command.js';
 import type { ServerConfig, ServerSource } from './types.js';
 import { resolveTransportKind } from './validate.js';
@@ -59,6 +60,10 @@ export function createValueResolver(options: ValueResolverOptions = {}): ValueRe
     return pending;
   };
 
+  /**
+   * `!cmd` (the whole value is a command) or `${cmd: …}` (mcp-hub's form, anywhere in the
+   * value, as often as needed): same runner, same trust rule, same "drop the entry" on failure.
+   */
   const resolveValue = async (
     field: 'env' | 'headers',
     key: string,
@@ -66,14 +71,21 @@ export function createValueResolver(options: ValueResolverOptions = {}): ValueRe
     source: ServerSource,
   ): Promise<Outcome> => {
     const label = `${field}.${key}`;
-    if (!value.startsWith('!')) return { key, value };
+    const whole = value.startsWith('!');
+    const embedded = whole ? [] : [...value.matchAll(CMD_PLACEHOLDER)];
+    if (!whole && embedded.length === 0) return { key, value };
     if (source.level === 'project' && !options.trustProjectCommands) {
       return { key, dropped: `"${label}" not resolved: commands from project-level files need trustProjectCommands` };
     }
-    const command = value.slice(1).trim();
-    if (command === '') return { key, dropped: `"${label}" dropped: empty command` };
-    const result = await run(command);
-    return result.ok ? { key, value: result.stdout } : { key, dropped: `"${label}" dropped: command ${result.reason}` };
+    const commands = whole ? [value.slice(1).trim()] : embedded.map((m) => (m[1] ?? '').trim());
+    if (commands.some((command) => command === '')) return { key, dropped: `"${label}" dropped: empty command` };
+    const results = await Promise.all(commands.map(run));
+    const failed = results.find((result) => !result.ok);
+    if (failed && !failed.ok) return { key, dropped: `"${label}" dropped: command ${failed.reason}` };
+    const outputs = results.map((result) => (result.ok ? result.stdout : ''));
+    if (whole) return { key, value: outputs[0] ?? '' };
+    let i = 0;
+    return { key, value: value.replace(CMD_PLACEHOLDER, () => outputs[i++] ?? '') };
   };
 
   return {

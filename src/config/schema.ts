@@ -32,6 +32,10 @@ export const ServerConfigSchema = z
     pingTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** Protocol era to talk. @default the daemon's `protocol` */
     protocol: z.enum(['auto', 'legacy', 'modern']).optional(),
+    /** Only these tools (original names) are exposed. @default every tool */
+    includeTools: z.array(z.string()).optional(),
+    /** These tools are hidden; wins over includeTools. @default none */
+    excludeTools: z.array(z.string()).optional(),
   })
   .strict();
 
@@ -96,6 +100,8 @@ export const DaemonConfigSchema = z
     protocol: z.enum(['auto', 'legacy', 'modern']).default('auto'),
     /** Health pings and reconnects (SPEC §6). @default true */
     health: HealthConfigSchema.default(true),
+    /** Watch the config files and apply edits live (SPEC §8). @default true */
+    watch: z.boolean().default(true),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
   })
   .strict();

@@ -22,6 +22,10 @@ export interface ServerConfig {
   pingTimeoutMs?: number;
   /** Protocol era: probe once (`auto`), or only the 2025 (`legacy`) or 2026-07-28 (`modern`) one. @default the daemon's `protocol` */
   protocol?: 'auto' | 'legacy' | 'modern';
+  /** Only these tools (original names) are exposed. @default every tool */
+  includeTools?: string[];
+  /** These tools (original names) are hidden; wins over `includeTools`. @default none */
+  excludeTools?: string[];
 }
 
 export type TransportKind = 'stdio' | 'http' | 'sse';
@@ -76,6 +80,12 @@ export interface DiscoveryResult {
   skipped: SkippedEntry[];
   warnings: DiscoveryWarning[];
   exaApiKeys: string[];
+  /** Every config file discovery looked for, present or not (absolute): what live config watches. */
+  files?: string[];
+  /** Files that exist but could not be used; their servers keep their last good config. */
+  failedFiles?: string[];
+  /** Entries reported invalid, by name and file; a running server of that name keeps its last good config. */
+  invalid?: Array<{ name: string; path: string }>;
 }
 
 /** Why a server found by discovery is not active. */

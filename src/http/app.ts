@@ -10,8 +10,9 @@ import { ConnectionTracker } from './connections.js';
 import { createHostCheckHook } from './host-check.js';
 import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpError } from './error-handler.js';
 import { InFlightCalls } from './in-flight-calls.js';
+import { deferredPlugin } from './deferred-plugin.js';
 import { healthRoutes } from './routes/health.js';
-import { mcpRoutes } from './routes/mcp.js';
+import type { McpRoutesOptions } from './routes/mcp.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { serverRoutes } from './routes/servers.js';
@@ -114,6 +115,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     subscriberCount: () => events.subscriberCount,
   });
   void app.register(eventsRoutes, { events });
+  // The MCP server side is loaded by the first /mcp request: a REST-only daemon never compiles it.
+  const mcpRoutes = deferredPlugin<McpRoutesOptions>(
+    { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },
+    async () => (await import('./routes/mcp.js')).mcpRoutes,
+  );
   void app.register(mcpRoutes, { manager, runtime, shutdownSignal });
 
   return app;

@@ -65,12 +65,29 @@ export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
 }
 
 /**
+ * 5xx answers that report a state, not a fault: `/ready` polled during startup, a drain, an
+ * upstream that is down. The state change itself is logged once where it happens (the
+ * manager's status transitions, the runtime's shutdown); logging it again per request would
+ * bury the one line that matters, so these go to `debug`.
+ */
+const EXPECTED_UNAVAILABLE: ReadonlySet<ErrorCode> = new Set([
+  'NOT_READY',
+  'SHUTTING_DOWN',
+  'SERVER_NOT_CONNECTED',
+  'SERVER_CLOSED',
+  'UPSTREAM_CONNECT_FAILED',
+  'UPSTREAM_CONNECT_TIMEOUT',
+  'TOOL_CALL_TIMEOUT',
+]);
+
+/**
  * The app's error handler: 5xx are logged at `error`, 4xx at `info` without a stack (they are
- * the caller's mistake, not ours).
+ * the caller's mistake, not ours), and the expected unavailable states above at `debug`.
  */
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const error = toHttpError(err);
-  if (error.status < 500) request.log.info({ code: error.code, status: error.status }, error.message);
+  if (EXPECTED_UNAVAILABLE.has(error.code)) request.log.debug({ code: error.code, status: error.status }, error.message);
+  else if (error.status < 500) request.log.info({ code: error.code, status: error.status }, error.message);
   // Our own codes are expected conditions (shutdown, upstream down): the code says it all. Only
   // an unexpected error earns its stack.
   else if (err instanceof SwitchboardError) request.log.error({ code: error.code, status: error.status }, error.message);

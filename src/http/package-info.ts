@@ -1,10 +1,16 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The daemon's own version, read once from package.json. `src/http/` and `dist/http/` are both
- * two levels below the package root, so one relative URL works from source and from the build.
+ * Compiled in by the CLI bundle (scripts/bundle.mjs `define`): the bundle's chunks do not sit
+ * where package.json can be found relative to them.
  */
-export const PACKAGE_VERSION: string = readVersion();
+declare const __SWITCHBOARD_VERSION__: string | undefined;
+
+/**
+ * The daemon's own version. From source and from the `tsc` build, `src/http/` and `dist/http/`
+ * are both two levels below the package root, so one relative URL finds package.json.
+ */
+export const PACKAGE_VERSION: string = typeof __SWITCHBOARD_VERSION__ === 'string' ? __SWITCHBOARD_VERSION__ : readVersion();
 
 function readVersion(): string {
   try {

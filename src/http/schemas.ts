@@ -26,6 +26,11 @@ export type ToolListQuery = z.infer<typeof ToolListQuerySchema>;
 
 export const ToolGetQuerySchema = z.object({ wait: WaitFlag });
 
+/** `POST /reload?force=true` restarts every server instead of reconciling. */
+export const ReloadQuerySchema = z.object({
+  force: z.enum(['true', 'false'], { error: 'Expected "true" or "false"' }).optional(),
+});
+
 export const CallToolBodySchema = z
   .object({
     arguments: z.record(z.string(), z.unknown(), { error: 'Expected object' }).optional(),

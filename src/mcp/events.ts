@@ -59,5 +59,41 @@ export interface ReloadFinishedEvent {
   error?: string;
 }
 
-export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | ReloadStartedEvent | ReloadFinishedEvent;
+/**
+ * Live config (SPEC §8): a config edit, or `POST /reload`, was applied. Sent once the servers
+ * it names are connected (or failed), so a subscriber that then lists tools sees the change.
+ */
+export interface ConfigChangedEvent {
+  type: 'config.changed';
+  /** `watch`: a config file changed on disk; `reload`: `POST /reload`. */
+  cause: 'watch' | 'reload';
+  /** The config files whose change was seen (absolute paths; empty for `reload`). */
+  files: string[];
+  /** Servers connected because they appeared in the config. */
+  added: string[];
+  /** Servers disconnected because they went from the config. */
+  removed: string[];
+  /** Servers reconnected because their config changed. */
+  changed: string[];
+  /** Servers whose file or entry became invalid: they keep running with their last good config. */
+  kept: string[];
+}
+
+/**
+ * Lines a server wrote to stderr (stdio servers), or log messages it sent
+ * (`notifications/message`), batched: at most one event per server per 100 ms.
+ */
+export interface ServerLogEvent {
+  type: 'server.log';
+  server: string;
+  stream: 'stderr' | 'log';
+  lines: string[];
+  /** Lines left out of this batch because the server wrote faster than the feed carries. */
+  dropped?: number;
+}
+
+/** Events emitted on the manager's stream by the parts around it (runtime, log forwarding). */
+export type OperationEvent = ReloadStartedEvent | ReloadFinishedEvent | ConfigChangedEvent | ServerLogEvent;
+
+export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | OperationEvent;
 export type ManagerEventType = ManagerEvent['type'];

@@ -10,13 +10,14 @@ import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-sto
 import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { connectToServer, resolveCallTimeout, type ConnectOptions, type ServerConnection } from './client.js';
-import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
+import type { ManagerEvent, OperationEvent, ServerStatus, ToolsChangedCause } from './events.js';
 import { buildInstanceAd, loadInstanceIdentity, withoutOwnTools, type InstanceAd, type InstanceIdentity } from './instance.js';
 import type { ProtocolMode } from './protocol-era.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
 import { passStartupGate } from './startup-gate.js';
 import { callThroughUpstream, type ToolCallOptions } from './tool-call.js';
 import { ToolCatalogue } from './tool-catalogue.js';
+import { filterTools } from './tool-filter.js';
 import { Upstream } from './upstream.js';
 import { createUpstreamHost, type ConnectTask, type HealthSettings, type ResolveValues, type UpstreamHost } from './upstream-host.js';
 
@@ -271,8 +272,8 @@ export class MCPManager {
     if (upstream && !upstream.connection && !upstream.pending) this.servers.delete(name);
   }
 
-  /** Emits an operation event (reload.started / reload.finished) on the same ordered stream. */
-  emitOperation(event: Extract<ManagerEvent, { type: 'reload.started' | 'reload.finished' }>): void {
+  /** Emits an operation event (reload.*, config.changed, server.log) on the same ordered stream. */
+  emitOperation(event: OperationEvent): void {
     this.emit(event);
   }
 
@@ -317,8 +318,9 @@ export class MCPManager {
    * that brought the same tools, changes no tool and emits nothing (SPEC §6).
    */
   private setTools(upstream: Upstream, listed: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void {
-    // A tool that passed through this daemon before (a loop not yet broken) never comes back.
-    const tools = withoutOwnTools(listed, this.identity.id);
+    // A tool that passed through this daemon before (a loop not yet broken) never comes back, and
+    // a tool the config filters out (includeTools / excludeTools) is never exposed.
+    const tools = filterTools(withoutOwnTools(listed, this.identity.id), upstream.config);
     const deferredChanged = upstream.deferred !== flags.deferred;
     const redefined = tools !== upstream.tools && flags.cause !== 'disconnect' && !sameDefinitions(upstream.tools, tools);
     upstream.tools = tools;

@@ -7,6 +7,7 @@ import { MAX_TIMER_MS, abortable, type Deadline } from '../util/abort.js';
 import type { ListenerSet } from '../util/listeners.js';
 import { closeClient } from './connection.js';
 import { versionNegotiation, type EraVerdict, type ProtocolMode } from './protocol-era.js';
+import { formatLogMessage } from './log-message.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 import { createTransport } from './transports.js';
@@ -51,6 +52,8 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
   const { roots } = attempt;
   client.setRequestHandler('roots/list', () => ({ roots }));
   client.setNotificationHandler('notifications/tools/list_changed', () => attempt.toolsListChanged.emit());
+  // MCP log messages join the server's stderr ring: one place to read what a server said.
+  client.setNotificationHandler('notifications/message', (notification) => attempt.stderr.pushLog(formatLogMessage(notification.params)));
   client.onerror = (err) => {
     attempt.logger?.debug({ err: errorMessage(err) }, 'transport error');
     attempt.transportErrors.emit(err);

@@ -5,14 +5,20 @@ export const DEFAULT_STDERR_LINES = 200;
 /** Longer lines are cut, so one runaway write cannot hold megabytes per server. */
 const MAX_LINE_CHARS = 4_096;
 
+/** `stderr`: what a stdio server wrote; `log`: MCP log messages (`notifications/message`). */
+export type ServerLogStream = 'stderr' | 'log';
+export type ServerLogListener = (lines: string[], stream: ServerLogStream) => void;
+
 /**
- * The last N lines a stdio server wrote to stderr. Shown in server detail and appended to
- * connect and crash errors, where the server's own words are usually the best diagnosis.
+ * The last N lines a stdio server wrote to stderr, and the log messages any server sent (as
+ * `[log <level>] …` lines). Shown in server detail and appended to connect and crash errors,
+ * where the server's own words are usually the best diagnosis; `onLines` feeds `logs --follow`.
  */
 export class StderrRing {
   readonly capacity: number;
   readonly #lines: string[] = [];
   readonly #decoder = new StringDecoder('utf8');
+  readonly #listeners = new Set<ServerLogListener>();
   #partial = '';
 
   constructor(capacity = DEFAULT_STDERR_LINES) {
@@ -24,7 +30,22 @@ export class StderrRing {
     const text = this.#partial + (typeof chunk === 'string' ? chunk : this.#decoder.write(chunk));
     const parts = text.split('\n');
     this.#partial = clip(parts.pop() ?? '');
-    for (const part of parts) this.#append(part);
+    const lines = parts.map((part) => clip(part.replace(/\r$/, '')));
+    for (const line of lines) this.#append(line);
+    if (lines.length > 0) this.#notify(lines, 'stderr');
+  }
+
+  /** Adds one log message the server sent, already formatted as a line. */
+  pushLog(line: string): void {
+    const lines = line.split('\n').map(clip);
+    for (const item of lines) this.#append(item);
+    this.#notify(lines, 'log');
+  }
+
+  /** Called with every complete line from now on. Returns the unsubscribe function. */
+  onLines(listener: ServerLogListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** Buffered lines, oldest first; an unterminated last line is included. */
@@ -38,8 +59,18 @@ export class StderrRing {
   }
 
   #append(line: string): void {
-    this.#lines.push(clip(line.replace(/\r$/, '')));
+    this.#lines.push(line);
     if (this.#lines.length > this.capacity) this.#lines.splice(0, this.#lines.length - this.capacity);
+  }
+
+  #notify(lines: string[], stream: ServerLogStream): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(lines, stream);
+      } catch {
+        // A listener's bug must not lose the server's output for everyone else.
+      }
+    }
   }
 }
 

@@ -46,7 +46,11 @@ export function perRequestSignalFetch(base: FetchLike = (url, init) => fetch(url
   return (url, init) => base(url, init?.signal ? { ...init, signal: AbortSignal.any([init.signal]) } : init);
 }
 
-/** The HTTP status behind a Streamable HTTP failure, whose message leaves it out. */
+/**
+ * The HTTP status behind a Streamable HTTP failure, whose message leaves it out. Recognised by
+ * shape (the SDK's `StreamableHTTPError`: a numeric `code`, its message prefix) so that this
+ * module does not load the HTTP transports, which are imported on demand.
+ */
 export function httpStatusOf(err: unknown): number | undefined {
   return err instanceof SdkHttpError && typeof err.status === 'number' && err.status > 0 ? err.status : undefined;
 }

@@ -137,7 +137,6 @@ export class Upstream {
         if (generation !== this.#generation) return;
         const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
         task.outcome = { ok: false, error: error.message };
-        if (phase.returned) this.#host.log.warn({ server: this.name, code: error.code, err: error.message }, 'background connect failed');
         this.#host.setTools(this, [], { cause: phase.returned ? 'background' : cause, deferred: false, stale: false });
         this.#ready.reject(error);
         this.#setStatus('failed', error);

@@ -1,13 +1,15 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundleCli } from '../../scripts/bundle.mjs';
 
 export const FIXTURE_SOURCE_DIR = fileURLToPath(new URL('../fixtures/servers/', import.meta.url));
 export const FIXTURE_BUILD_DIR = fileURLToPath(new URL('../fixtures/.build/', import.meta.url));
-/** The CLI bundled for tests that spawn `switchboard serve` as a real process. */
-export const CLI_BUNDLE = join(FIXTURE_BUILD_DIR, 'switchboard-cli.mjs');
-const CLI_SOURCE = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+/** The CLI bundled as `npm start` bundles it, for tests that spawn `switchboard` as a real process. */
+export const CLI_BUNDLE = join(FIXTURE_BUILD_DIR, 'cli', 'cli.js');
+/** esbuild's metafile of that bundle: which modules landed in which chunk. */
+export const CLI_METAFILE = join(FIXTURE_BUILD_DIR, 'cli', 'meta.json');
 const REQUIRE_BANNER =
   "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
@@ -32,15 +34,6 @@ export async function buildFixtures(): Promise<void> {
     // Bundled CommonJS dependencies call require(); give the ESM bundle one.
     banner: { js: REQUIRE_BANNER },
   });
-  // The daemon keeps its dependencies external: better-sqlite3 is a native addon.
-  await build({
-    entryPoints: [CLI_SOURCE],
-    outfile: CLI_BUNDLE,
-    bundle: true,
-    packages: 'external',
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    logLevel: 'warning',
-  });
+  const meta = await bundleCli({ outdir: join(FIXTURE_BUILD_DIR, 'cli') });
+  writeFileSync(CLI_METAFILE, JSON.stringify(meta));
 }

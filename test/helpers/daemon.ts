@@ -21,6 +21,11 @@ export interface StartDaemonOptions {
   servers?: Record<string, ServerConfig>;
   /** Replaces the whole discovery (wins over `servers`), e.g. to return warnings or throw. */
   discover?: () => Promise<DiscoveryResult>;
+  /**
+   * Run the real discovery over `deps.home` and `deps.cwd` (real files in temp directories)
+   * instead of a fixed server set; `servers` and `discover` are then ignored.
+   */
+  realDiscovery?: boolean;
   /** Config fields over the test defaults (port 0, silent logs, temp dbPath, …). */
   config?: Partial<DaemonConfigInput>;
   /** Any other createDaemon dependency (store, connect, env, …). */
@@ -111,7 +116,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Tes
     env: {},
     ...options.deps,
     logger,
-    discover,
+    ...(options.realDiscovery ? {} : { discover }),
   });
 
   let closing: Promise<void> | undefined;

@@ -11,6 +11,10 @@ export interface ServeProcess {
   child: ChildProcess;
   /** Resolves with the first log entry (past or future) that matches; rejects if the process exits first. */
   waitForLog(match: (entry: LogEntry) => boolean): Promise<LogEntry>;
+  /** Resolves with the first raw stdout line (past or future) that matches (for `--log-format pretty`). */
+  waitForLine(match: (line: string) => boolean): Promise<string>;
+  /** Every stdout line so far, raw. */
+  lines(): readonly string[];
   /** Resolves with the base URL from the "listening on …" line. */
   listening(): Promise<string>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -45,8 +49,11 @@ export function spawnServe(args: string[], dirs: { home: string; cwd: string }, 
   );
 
   const entries: LogEntry[] = [];
+  const raw: string[] = [];
   const lines = new EventEmitter();
   createInterface({ input: child.stdout! }).on('line', (line) => {
+    raw.push(line);
+    lines.emit('line', line);
     try {
       const entry = JSON.parse(line) as LogEntry;
       entries.push(entry);
@@ -72,9 +79,25 @@ export function spawnServe(args: string[], dirs: { home: string; cwd: string }, 
       });
     });
   };
+  const waitForLine = (match: (line: string) => boolean): Promise<string> => {
+    const seen = raw.find(match);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const onLine = (line: string): void => {
+        if (!match(line)) return;
+        lines.off('line', onLine);
+        resolve(line);
+      };
+      lines.on('line', onLine);
+      void exited.then(({ code, signal }) => {
+        lines.off('line', onLine);
+        reject(new Error(`serve exited (${code ?? signal}) before the line:\n${stderr}`));
+      });
+    });
+  };
   const listening = async (): Promise<string> => {
     const entry = await waitForLog((e) => typeof e.url === 'string' && e.msg?.startsWith('listening') === true);
     return entry.url as string;
   };
-  return { child, waitForLog, listening, exited, stderr: () => stderr, entries: () => entries };
+  return { child, waitForLog, waitForLine, lines: () => raw, listening, exited, stderr: () => stderr, entries: () => entries };
 }

@@ -41,7 +41,8 @@ describe('parseServeFlags', () => {
     expect(
       parseServeFlags(['--config', 'c.json', '--host', '::1', '--port', '0', '--cwd', 'd', '--no-project-config', '--insecure']),
     ).toEqual({ config: 'c.json', host: '::1', port: 0, cwd: 'd', noProjectConfig: true, insecure: true, help: false });
-    for (const argv of [['--port', 'abc'], ['--port', '70000'], ['--port', '-1'], ['--bogus'], ['extra'], ['--host', '']]) {
+    expect(parseServeFlags(['--log-format', 'pretty']).logFormat).toBe('pretty');
+    for (const argv of [['--port', 'abc'], ['--port', '70000'], ['--port', '-1'], ['--bogus'], ['extra'], ['--host', ''], ['--log-format', 'xml']]) {
       expect(() => parseServeFlags(argv), argv.join(' ')).toThrow(ServeExit);
       try {
         parseServeFlags(argv);
@@ -138,7 +139,10 @@ describe('switchboard serve (child process)', () => {
     expect(listening.msg).toBe(`listening on ${url}`);
     expect((await fetch(`${url}/health`)).status).toBe(200);
 
-    await serve.waitForLog((entry) => entry.msg === 'ready');
+    // Piped, the log is JSON with ISO times, and the startup summary names each server.
+    const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
+    expect(ready).toMatchObject({ tools: 3, cacheHits: 0, servers: 1, summary: [expect.objectContaining({ name: 'echo', status: 'connected', tools: 3 })] });
+    expect(ready.time).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect((await fetch(`${url}/ready`)).status).toBe(200);
     const { tools } = (await (await fetch(`${url}/tools`)).json()) as { tools: Array<{ name: string; server: string }> };
     expect(tools).toEqual([

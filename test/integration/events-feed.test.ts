@@ -19,8 +19,9 @@ async function echoDaemon(): Promise<TestDaemon> {
   return startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { startupGateMs: 60_000 } });
 }
 
+/** A full restart (`force`): a plain reload leaves an unchanged server alone and emits little. */
 async function reloadAll(daemon: TestDaemon): Promise<void> {
-  const { status } = await daemon.json('/reload', { method: 'POST' });
+  const { status } = await daemon.json('/reload?force=true', { method: 'POST' });
   expect(status).toBe(200);
 }
 

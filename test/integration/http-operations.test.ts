@@ -59,11 +59,16 @@ describe('POST /servers/:name/reload', () => {
     expect(bBefore.tools!.map((name) => sb.daemon.manager.getCatalogue().get(name))).toEqual(bToolObjects);
   });
 
-  it('answers 404 SERVER_NOT_FOUND for a server that is nowhere in the config', async () => {
+  it('answers 404 SERVER_NOT_FOUND for a server that is nowhere in the config, with no reload events', async () => {
     const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: echo() } });
+    const events = recordManagerEvents(sb.daemon);
     const res = await sb.json<ErrorBody>('/servers/ghost/reload', { method: 'POST' });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('SERVER_NOT_FOUND');
+    // A reload that did happen afterwards is the first event: the 404 left nothing on the feed.
+    await sb.json('/servers/a/reload', { method: 'POST' });
+    expect(events[0]).toEqual({ type: 'reload.started', server: 'a' });
+    expect(events.filter((e) => 'server' in e && e.server === 'ghost')).toEqual([]);
   });
 
   it('connects a server added to the config since the start', async () => {

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { validate } from '@readme/openapi-parser';
 import type { RouteOptions } from 'fastify';
@@ -70,6 +72,19 @@ describe('openapi.yaml', () => {
     const result = await validate(fileURLToPath(SPEC_URL));
     expect(result.valid ? [] : result.errors).toEqual([]);
     expect((spec as unknown as { openapi: string }).openapi).toMatch(/^3\.1\./);
+  });
+
+  it('passes a third-party linter, Redocly CLI, with no error and no warning', async () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const cli = fileURLToPath(new URL('../../node_modules/@redocly/cli/bin/cli.js', import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'lint', 'openapi.yaml', '--format=json'], {
+      cwd: root,
+      // redocly.yaml turns telemetry off; this turns the update check off (no network in tests).
+      env: { ...process.env, REDOCLY_SUPPRESS_NOTIFICATIONS: 'true' },
+    });
+    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: unknown[] };
+    expect(report.problems).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   });
 
   it('documents 401 on every operation but /health, which needs no token, and 403 on every one', () => {

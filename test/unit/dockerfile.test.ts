@@ -50,10 +50,16 @@ const find = (stage: Instruction[], keyword: string) => stage.filter((i) => i.ke
 const runs = (stage: Instruction[]) => find(stage, 'RUN').map((i) => i.args).join('\n');
 
 describe('Dockerfile', () => {
-  it('has a build stage and a runtime stage, both on node:20-slim', () => {
+  it('has a build stage and a runtime stage, both on the same supported Node LTS (22 or 24) slim image', () => {
     expect(extra).toEqual([]);
-    expect(build[0]?.args).toMatch(/^node:20-slim\s+AS\s+build$/i);
-    expect(runtime[0]?.args).toMatch(/^node:20-slim(\s+AS\s+\w+)?$/i);
+    const base = /^node:(22|24)-slim/i.exec(build[0]?.args ?? '')?.[0];
+    expect(base).toBeDefined();
+    expect(build[0]?.args).toMatch(/^node:(22|24)-slim\s+AS\s+build$/i);
+    expect(runtime[0]?.args).toMatch(new RegExp(`^${base}(\\s+AS\\s+\\w+)?$`, 'i'));
+    // better-sqlite3 must support that Node line (its engines field names the majors it builds for).
+    const engines = (JSON.parse(readFileSync(new URL('node_modules/better-sqlite3/package.json', root), 'utf8')) as { engines: { node: string } })
+      .engines.node;
+    expect(engines).toContain(`${base!.split(':')[1]!.split('-')[0]}.x`);
   });
 
   it('builds with the native toolchain, npm ci, the build script and a production prune', () => {

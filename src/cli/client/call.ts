@@ -1,8 +1,8 @@
 import { isRecord } from './daemon-client.js';
 import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { usageOf } from '../help.js';
 
-export const CALL_USAGE =
-  'usage: switchboard call <tool> [json-args] [--timeout MS] [--url URL] [--token TOKEN] [--json]';
+export const CALL_USAGE = usageOf('call');
 
 const CALL_OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -28,7 +28,7 @@ interface ContentItem {
 export function runCall(io: CommandIo): Promise<number> {
   return runCommand(io, CALL_USAGE, async () => {
     const { values, positionals } = parseCommandArgs(io.argv, CALL_OPTIONS);
-    if (helpRequested(values, io, CALL_USAGE)) return 0;
+    if (helpRequested(values, io, 'call')) return 0;
     const [tool, rawArgs, extra] = positionals;
     if (!tool) throw new UsageError('missing <tool>');
     if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}" (quote the JSON arguments)`);

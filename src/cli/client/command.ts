@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT_OK, EXIT_USAGE, oneLine, type Output } from '../context.js';
+import { renderHelp } from '../help.js';
 import { createDaemonClient, DaemonError, DaemonUnreachableError, type DaemonClient, type FetchLike } from './daemon-client.js';
 
 export { EXIT_OK, EXIT_USAGE, oneLine, type Output };
@@ -93,9 +94,9 @@ export async function runCommand(io: CommandIo, usage: string, body: () => Promi
   }
 }
 
-/** Writes `--help` text and returns 0 when asked for it. */
-export function helpRequested(values: { help?: boolean | undefined }, io: CommandIo, usage: string): boolean {
-  if (values.help) io.stdout.write(`${usage}\n`);
+/** Writes the command's `--help` text and returns true when asked for it. */
+export function helpRequested(values: { help?: boolean | undefined }, io: CommandIo, command: string): boolean {
+  if (values.help) io.stdout.write(renderHelp(command));
   return values.help === true;
 }
 

@@ -1,14 +1,15 @@
 import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { usageOf } from '../help.js';
 import { OPERATION_TIMEOUT_MS, serverOf } from './reload.js';
 import { serverLine } from './views.js';
 
-export const DISCONNECT_USAGE = 'usage: switchboard disconnect <server> [--url URL] [--token TOKEN] [--json]';
+export const DISCONNECT_USAGE = usageOf('disconnect');
 
 /** `switchboard disconnect <server>`: closes one server's connection and drops its tools. */
 export function runDisconnect(io: CommandIo): Promise<number> {
   return runCommand(io, DISCONNECT_USAGE, async () => {
     const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
-    if (helpRequested(values, io, DISCONNECT_USAGE)) return 0;
+    if (helpRequested(values, io, 'disconnect')) return 0;
     const [server, extra] = positionals;
     if (server === undefined) throw new UsageError('missing <server>');
     if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);

@@ -1,8 +1,9 @@
 import { isRecord } from './daemon-client.js';
 import { clientFor, CONNECTION_OPTIONS, helpRequested, oneLine, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { usageOf } from '../help.js';
 import { listOf, serverLine, serverTable, type ServerRow } from './views.js';
 
-export const RELOAD_USAGE = 'usage: switchboard reload [server] [--url URL] [--token TOKEN] [--json]';
+export const RELOAD_USAGE = usageOf('reload');
 
 /** Reloads wait for discovery and every connect (30 s connect timeout per server by default). */
 export const OPERATION_TIMEOUT_MS = 120_000;
@@ -12,14 +13,18 @@ interface LoadError {
   error?: string;
 }
 
-/** `switchboard reload [server]`: a full reload, or one server's. */
+const RELOAD_OPTIONS = { ...CONNECTION_OPTIONS, force: { type: 'boolean' } } as const;
+
+/** `switchboard reload [server] [--force]`: apply the config again (or restart all), or reconnect one server. */
 export function runReload(io: CommandIo): Promise<number> {
   return runCommand(io, RELOAD_USAGE, async () => {
-    const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
-    if (helpRequested(values, io, RELOAD_USAGE)) return 0;
+    const { values, positionals } = parseCommandArgs(io.argv, RELOAD_OPTIONS);
+    if (helpRequested(values, io, 'reload')) return 0;
     const [server, extra] = positionals;
     if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
-    const path = server === undefined ? '/reload' : `/servers/${encodeURIComponent(server)}/reload`;
+    if (server !== undefined && values.force) throw new UsageError('--force applies to a full reload, not to one server');
+    const path =
+      server === undefined ? `/reload${values.force ? '?force=true' : ''}` : `/servers/${encodeURIComponent(server)}/reload`;
     const res = await clientFor(values, io).request('POST', path, { timeoutMs: OPERATION_TIMEOUT_MS });
     if (values.json) {
       writeRaw(io, res.text);

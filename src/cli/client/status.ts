@@ -1,8 +1,9 @@
 import { isRecord } from './daemon-client.js';
 import { clientFor, CONNECTION_OPTIONS, helpRequested, oneLine, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { usageOf } from '../help.js';
 import { listOf, plural, serverTable, type ServerRow } from './views.js';
 
-export const STATUS_USAGE = 'usage: switchboard status [--url URL] [--token TOKEN] [--json]';
+export const STATUS_USAGE = usageOf('status');
 
 interface LoadError {
   path?: string;
@@ -20,7 +21,7 @@ interface Warning {
 export function runStatus(io: CommandIo): Promise<number> {
   return runCommand(io, STATUS_USAGE, async () => {
     const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
-    if (helpRequested(values, io, STATUS_USAGE)) return 0;
+    if (helpRequested(values, io, 'status')) return 0;
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const res = await clientFor(values, io).request('GET', '/status');
     if (values.json) writeRaw(io, res.text);

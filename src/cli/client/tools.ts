@@ -1,8 +1,8 @@
 import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { usageOf } from '../help.js';
 import { listOf, plural, toolTable, type ToolRow } from './views.js';
 
-export const TOOLS_USAGE =
-  'usage: switchboard tools [--server SERVER] [-q QUERY] [--url URL] [--token TOKEN] [--json]';
+export const TOOLS_USAGE = usageOf('tools');
 
 const TOOLS_OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -14,7 +14,7 @@ const TOOLS_OPTIONS = {
 export function runTools(io: CommandIo): Promise<number> {
   return runCommand(io, TOOLS_USAGE, async () => {
     const { values, positionals } = parseCommandArgs(io.argv, TOOLS_OPTIONS);
-    if (helpRequested(values, io, TOOLS_USAGE)) return 0;
+    if (helpRequested(values, io, 'tools')) return 0;
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const res = await clientFor(values, io).request('GET', '/tools', {
       query: { server: values.server, q: values.query },

@@ -1,5 +1,5 @@
 import type { Dialect } from '../dialects.js';
-import { isPlainObject, type VarSource } from '../expand-vars.js';
+import { isPlainObject, predefinedVars, type VarSource } from '../expand-vars.js';
 import { normalizeServers } from '../normalize-servers.js';
 import { readConfigFile, type ConfigFormat } from '../read-config-file.js';
 import type { DiscoveryWarning, SourceLevel } from '../types.js';
@@ -21,6 +21,8 @@ export interface ServersFile {
   tables(doc: Record<string, unknown>): ServerTable[];
   /** Variables for `${…}` expansion. @default ctx.env */
   vars?: VarSource;
+  /** The client expands `$VAR` without braces too (Gemini CLI). @default false */
+  bareDollar?: boolean;
 }
 
 export interface FileProviderSpec {
@@ -42,10 +44,13 @@ export function createFileProvider(spec: FileProviderSpec): ConfigProvider {
     displayName,
     priority,
     async read(ctx) {
-      const results = await Promise.all(spec.files(ctx).map((file) => readServersFile(spec, file, ctx)));
+      const files = spec.files(ctx);
+      const results = await Promise.all(files.map((file) => readServersFile(spec, file, ctx)));
       return {
         items: results.flatMap((r) => r.items),
         warnings: results.flatMap((r) => r.warnings),
+        files: files.map((file) => file.path),
+        failedFiles: results.flatMap((r) => r.failedFiles ?? []),
       };
     },
   };
@@ -54,7 +59,7 @@ export function createFileProvider(spec: FileProviderSpec): ConfigProvider {
 async function readServersFile(spec: FileProviderSpec, file: ServersFile, ctx: ProviderContext): Promise<ProviderResult> {
   const read = await readConfigFile(file.path, file.format);
   if (read.kind === 'missing') return { items: [], warnings: [] };
-  if (read.kind === 'error') return { items: [], warnings: [{ ...read.warning, provider: spec.id }] };
+  if (read.kind === 'error') return { items: [], warnings: [{ ...read.warning, provider: spec.id }], failedFiles: [file.path] };
   if (read.value === undefined) return { items: [], warnings: [] };
   if (!isPlainObject(read.value)) {
     const warning: DiscoveryWarning = {
@@ -62,7 +67,7 @@ async function readServersFile(spec: FileProviderSpec, file: ServersFile, ctx: P
       path: file.path,
       provider: spec.id,
     };
-    return { items: [], warnings: [warning] };
+    return { items: [], warnings: [warning], failedFiles: [file.path] };
   }
   const result: ProviderResult = { items: [], warnings: [] };
   for (const { level, name, table } of file.tables(read.value)) {
@@ -71,6 +76,7 @@ async function readServersFile(spec: FileProviderSpec, file: ServersFile, ctx: P
       source,
       dialect: file.dialect,
       vars: file.vars ?? ctx.env,
+      expand: { predefined: predefinedVars(ctx.cwd, ctx.home), bareDollar: file.bareDollar ?? false },
       tableName: name,
     });
     result.items.push(...items);

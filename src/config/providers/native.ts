@@ -1,9 +1,10 @@
 import { checkDaemonFile } from '../daemon-file.js';
 import { standardDialect } from '../dialects.js';
 import { EntryReader } from '../entry-reader.js';
-import { isPlainObject } from '../expand-vars.js';
+import { isPlainObject, predefinedVars } from '../expand-vars.js';
 import { issueText } from '../issues.js';
 import { resolveConfigPath } from '../load.js';
+import { unresolvedPlaceholders } from '../placeholders.js';
 import { readConfigFile } from '../read-config-file.js';
 import type { ServerConfig, ServerSource } from '../types.js';
 import type { ConfigProvider, DiscoveredItem, ProviderResult } from './provider.js';
@@ -23,19 +24,24 @@ export const nativeProvider: ConfigProvider = {
   priority: 100,
   async read(ctx): Promise<ProviderResult> {
     const { path, explicit } = resolveConfigPath({ path: ctx.configPath, env: ctx.env, home: ctx.home, cwd: ctx.cwd });
+    const files = [path];
     const warn = (message: string): ProviderResult => ({
       items: [],
       warnings: [{ message: `${path}: ${message}`, path, provider: ID }],
+      files,
+      failedFiles: files,
     });
     const read = await readConfigFile(path, 'jsonc');
-    if (read.kind === 'missing') return explicit ? warn('config file not found') : { items: [], warnings: [] };
-    if (read.kind === 'error') return { items: [], warnings: [{ ...read.warning, provider: ID }] };
+    if (read.kind === 'missing') return explicit ? { ...warn('config file not found'), failedFiles: [] } : { items: [], warnings: [], files };
+    if (read.kind === 'error') return { items: [], warnings: [{ ...read.warning, provider: ID }], files, failedFiles: files };
     const doc = read.value ?? {};
     if (!isPlainObject(doc)) return warn('expected an object at the top level; ignored');
 
-    const checked = checkDaemonFile(doc, ctx.env);
+    const checked = checkDaemonFile(doc, ctx.env, { predefined: predefinedVars(ctx.cwd, ctx.home) });
     if (!checked.settings) {
       return {
+        files,
+        failedFiles: files,
         items: [],
         warnings: checked.settingsIssues.map((issue) => ({
           message: `${path}: ${issueText(issue)} (file ignored)`,
@@ -45,16 +51,13 @@ export const nativeProvider: ConfigProvider = {
       };
     }
     const source: ServerSource = { provider: ID, providerName: NAME, path, level: 'native' };
-    const items = checked.servers.map(
-      (entry): DiscoveredItem => ({
-        name: entry.name,
-        config: entry.config ?? looseConfig(entry.expanded),
-        source,
-        errors: entry.issues.map((issue) => (issue.path ? issueText(issue) : issue.message)),
-      }),
-    );
+    const items = checked.servers.map((entry): DiscoveredItem => {
+      const config = entry.config ?? looseConfig(entry.expanded);
+      const errors = entry.issues.map((issue) => (issue.path ? issueText(issue) : issue.message));
+      return { name: entry.name, config, source, errors: [...errors, ...unresolvedPlaceholders(config)] };
+    });
     const { enableProjectConfig, disabledServers, enabledServers } = checked.settings;
-    return { items, warnings: [], settings: { enableProjectConfig, disabledServers, enabledServers } };
+    return { items, warnings: [], files, settings: { enableProjectConfig, disabledServers, enabledServers } };
   },
 };
 

@@ -32,6 +32,10 @@ export interface ProviderResult {
   warnings: DiscoveryWarning[];
   /** Only the native provider sets this. */
   settings?: NativeSettings;
+  /** Every file the provider looked for (present or not), absolute: what live config watches. */
+  files?: string[];
+  /** Files that exist but could not be used (unreadable, bad syntax, ignored as a whole). */
+  failedFiles?: string[];
 }
 
 export interface ConfigProvider {

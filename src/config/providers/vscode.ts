@@ -6,8 +6,9 @@ import { topLevelTable } from './tables.js';
 
 /**
  * VS Code: `.vscode/mcp.json` in the workspace and `Code/User/mcp.json` in the OS settings
- * directory; JSONC with a top-level `servers` table. `${workspaceFolder}` is the project
- * directory; `${input:…}` prompts cannot be answered by a daemon and stay as written.
+ * directory; JSONC with a top-level `servers` table. `${workspaceFolder}` and the other editor
+ * variables are expanded for every file (see expand-vars.ts); `${input:…}` prompts cannot be
+ * answered by a daemon, so an entry that uses one is reported invalid.
  */
 export const vscodeProvider = createFileProvider({
   id: 'vscode',
@@ -19,7 +20,6 @@ export const vscodeProvider = createFileProvider({
       format: 'jsonc',
       dialect: vscodeDialect,
       tables: topLevelTable('servers', 'project'),
-      vars: { ...env, workspaceFolder: cwd },
     },
     {
       path: join(appConfigDir(platform, home, env), 'Code', 'User', 'mcp.json'),

@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import type { SwitchboardRuntime } from '../../runtime.js';
-import { EmptyBodySchema, NameParamsSchema, parseInput } from '../schemas.js';
+import { EmptyBodySchema, NameParamsSchema, parseInput, ReloadQuerySchema } from '../schemas.js';
 
 export interface OperationRoutesOptions {
   runtime: SwitchboardRuntime;
@@ -13,8 +13,9 @@ export interface OperationRoutesOptions {
  */
 export const operationRoutes: FastifyPluginCallback<OperationRoutesOptions> = (app, { runtime }, done) => {
   app.post('/reload', async (request) => {
+    const { force } = parseInput(ReloadQuerySchema, request.query, 'query');
     parseInput(EmptyBodySchema, request.body, 'body');
-    return runtime.reloadAll();
+    return runtime.reloadAll({ force: force === 'true' });
   });
 
   app.post('/servers/:name/reload', async (request) => {

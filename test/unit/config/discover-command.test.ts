@@ -188,7 +188,7 @@ describe('switchboard dispatch', () => {
     const t = await makeTree();
     const unknown = await run(t, ['frobnicate'], runCli);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^switchboard: unknown command "frobnicate"\nusage: switchboard <command>/);
+    expect(unknown.stderr).toMatch(/^switchboard: unknown command "frobnicate" \(commands: discover, serve, .*\)\n$/);
     const none = await run(t, [], runCli);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('usage: switchboard <command>');

@@ -214,7 +214,7 @@ describe('discoverMCPServers filters', () => {
     expect(JSON.stringify(report.warnings)).not.toContain('key-');
   });
 
-  it('expands ${VAR} and ${VAR:-default} and keeps an unresolved placeholder', async () => {
+  it('expands ${VAR} and ${VAR:-default}, and reports an entry with an unset variable as invalid', async () => {
     const t = await makeTree({
       'home/.claude.json': {
         mcpServers: {
@@ -230,9 +230,11 @@ describe('discoverMCPServers filters', () => {
     const env = { TOOLS: '/opt/tools', API_HOST: 'api.example', TOKEN: 't0k' };
     const report = await discoverMCPServers(optionsOf(t, { env }));
     expect(report.configs).toEqual({
-      s: { command: '/opt/tools/srv', args: ['--port', '8080'], env: { TOKEN: '${MISSING_TOKEN}' } },
       h: { type: 'http', url: 'https://api.example/mcp', headers: { Authorization: 'Bearer t0k' } },
     });
+    const s = report.outcomes.find((o) => o.name === 's');
+    expect(s).toMatchObject({ status: 'invalid', errors: ['unresolved placeholder ${MISSING_TOKEN} (variable not set) in env.TOKEN'] });
+    expect(report.invalid).toEqual([{ name: 's', path: join(t.home, '.claude.json') }]);
   });
 });
 

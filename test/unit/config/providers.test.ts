@@ -115,7 +115,7 @@ describe('VS Code provider', () => {
 });
 
 describe('Windsurf provider', () => {
-  it('reads ~/.codeium/windsurf/mcp_config.json with serverUrl', async () => {
+  it('reads ~/.codeium/windsurf/mcp_config.json with serverUrl, and disabledTools as excludeTools', async () => {
     const t = await makeTree();
     const path = await t.write('home/.codeium/windsurf/mcp_config.json', {
       mcpServers: {
@@ -126,14 +126,14 @@ describe('Windsurf provider', () => {
     const r = await readItems(windsurfProvider, ctxOf(t));
     expect(r.items).toEqual([
       ['remote', 'user', path, { url: 'https://w.example/mcp', headers: { A: 'b' } }],
-      ['local', 'user', path, { command: 'w' }],
+      ['local', 'user', path, { command: 'w', excludeTools: ['x'] }],
     ]);
     expect(r.warnings).toEqual([]);
   });
 });
 
 describe('Gemini CLI provider', () => {
-  it('maps url to sse and httpUrl to http, in project and user settings.json', async () => {
+  it('maps url to sse, httpUrl to http, timeout to callTimeout and keeps the tool filters', async () => {
     const t = await makeTree();
     const project = await t.write(
       'proj/.gemini/settings.json',
@@ -142,14 +142,30 @@ describe('Gemini CLI provider', () => {
     const user = await t.write('home/.gemini/settings.json', {
       theme: 'Dracula',
       mcpServers: {
-        modern: { httpUrl: 'https://g.example/mcp', headers: { Authorization: 'Bearer x' }, includeTools: ['a'] },
+        modern: {
+          httpUrl: 'https://g.example/mcp',
+          headers: { Authorization: 'Bearer x' },
+          includeTools: ['a', 'b'],
+          excludeTools: ['b'],
+        },
         local: { command: 'python', args: ['-m', 'srv'], cwd: './srv', env: { K: 'v' } },
       },
     });
     const r = await readItems(geminiProvider, ctxOf(t));
     expect(r.items).toEqual([
-      ['legacy', 'project', project, { type: 'sse', url: 'https://g.example/sse', timeout: 5000 }],
-      ['modern', 'user', user, { type: 'http', url: 'https://g.example/mcp', headers: { Authorization: 'Bearer x' } }],
+      ['legacy', 'project', project, { type: 'sse', url: 'https://g.example/sse', callTimeout: 5000 }],
+      [
+        'modern',
+        'user',
+        user,
+        {
+          type: 'http',
+          url: 'https://g.example/mcp',
+          headers: { Authorization: 'Bearer x' },
+          includeTools: ['a', 'b'],
+          excludeTools: ['b'],
+        },
+      ],
       ['local', 'user', user, { command: 'python', args: ['-m', 'srv'], cwd: './srv', env: { K: 'v' } }],
     ]);
     expect(r.warnings).toEqual([]);
@@ -169,6 +185,8 @@ args = ["-y", "docs-mcp"]
 startup_timeout_sec = 20
 tool_timeout_sec = 90
 env_vars = ["PROXY", "UNSET_ONE"]
+enabled_tools = ["search", "fetch"]
+disabled_tools = ["fetch"]
 
 [mcp_servers.docs.env]
 LEVEL = "debug"
@@ -194,6 +212,8 @@ env_http_headers = { "X-Key" = "C_KEY" }
           env: { LEVEL: 'debug', PROXY: 'http://proxy' },
           timeout: 20_000,
           callTimeout: 90_000,
+          includeTools: ['search', 'fetch'],
+          excludeTools: ['fetch'],
         },
       ],
       [

@@ -117,6 +117,31 @@ describe('createValueResolver', () => {
     expect(await linesOf(marker)).toEqual(['yes']);
   });
 
+  it('resolves ${cmd: …} anywhere in an env or header value, with the !cmd trust rule and drop on failure', async () => {
+    const t = await makeTree();
+    const marker = join(t.root, 'ran');
+    const { lines, logger } = captureLogger();
+    const resolver = createValueResolver({ logger });
+    const result = await resolver.resolve(
+      'hub',
+      {
+        url: 'https://hub/mcp',
+        headers: { Authorization: 'Bearer ${cmd: printf tok}', 'X-Pair': '${cmd:echo a}-${cmd: echo b}' },
+        env: { BAD: 'x${cmd: echo LEAKED; exit 4}' },
+      },
+      user,
+    );
+    expect(result.config.headers).toEqual({ Authorization: 'Bearer tok', 'X-Pair': 'a-b' });
+    expect(result.config.env).toEqual({});
+    expect(result.warnings).toEqual(['server "hub": "env.BAD" dropped: command exited with code 4']);
+    expect(lines.join('\n')).not.toMatch(/LEAKED|tok/);
+
+    const config = { command: 'x', env: { K: `\${cmd: echo yes > '${marker}'; echo v}` } };
+    const refused = await createValueResolver({}).resolve('x', config, project);
+    expect(refused.dropped).toEqual(['env.K']);
+    expect(await linesOf(marker)).toEqual([]);
+  });
+
   it('injects stored credentials as a bearer header or OAUTH_ACCESS_TOKEN, never over an explicit one', async () => {
     const resolver = createValueResolver({ credentials: { injectCredentials: (name) => (name === 'none' ? undefined : `tok-${name}`) } });
     expect((await resolver.resolve('h', { url: 'https://h/mcp' }, user)).config.headers).toEqual({ Authorization: 'Bearer tok-h' });

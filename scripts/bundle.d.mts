@@ -1,0 +1,4 @@
+import type { Metafile } from 'esbuild';
+
+/** Builds the CLI bundle into `outdir` (default dist/); see bundle.mjs. */
+export function bundleCli(options?: { outdir?: string; logLevel?: 'silent' | 'error' | 'warning' | 'info' }): Promise<Metafile>;

@@ -1,0 +1,53 @@
+// Bundles the CLI (src/cli.ts and everything it imports, dependencies included) into
+// dist/cli.js plus lazily loaded chunks in dist/chunks/. One file to compile instead of ~700
+// modules to resolve is what makes `switchboard serve` start fast; code a request may never
+// need (the /mcp server side, the HTTP/SSE client transports, the client commands) sits in
+// chunks behind dynamic imports and is compiled only when used. `tsc` still type-checks and
+// emits the library (dist/index.js and the .d.ts files): see `npm run build`.
+import { readFileSync, rmSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+
+// Bundled CommonJS dependencies call require(); an ESM bundle has to provide one.
+const REQUIRE_BANNER =
+  "import { createRequire as __sbCreateRequire } from 'node:module'; const require = __sbCreateRequire(import.meta.url);";
+
+/**
+ * Builds the CLI bundle into `outdir` (default dist/). better-sqlite3 stays external because it
+ * is a native addon; bufferutil and utf-8-validate are optional speed-ups of ws that are not
+ * installed. Returns esbuild's metafile.
+ */
+export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' } = {}) {
+  const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
+  rmSync(`${outdir}/chunks`, { recursive: true, force: true });
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: { cli: 'src/cli.ts' },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    chunkNames: 'chunks/[name]-[hash]',
+    // The ESM builds of dependencies (jsonc-parser's UMD build requires files by relative path).
+    mainFields: ['module', 'main'],
+    external: ['better-sqlite3', 'bufferutil', 'utf-8-validate'],
+    banner: { js: REQUIRE_BANNER },
+    // package.json is not next to the bundle's modules; the version is compiled in.
+    define: { __SWITCHBOARD_VERSION__: JSON.stringify(pkg.version) },
+    sourcemap: 'linked',
+    metafile: true,
+    logLevel,
+  });
+  return result.metafile;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const started = performance.now();
+  await bundleCli();
+  console.log(`bundled dist/cli.js in ${Math.round(performance.now() - started)} ms`);
+}

@@ -1,0 +1,139 @@
+/**
+ * `switchboard <command> --help`: for every command its usage, what it does, every flag and an
+ * example. The usage line is also what a usage error points to.
+ */
+export interface CommandHelp {
+  usage: string;
+  description: string;
+  options: ReadonlyArray<readonly [flag: string, text: string]>;
+  examples: readonly string[];
+}
+
+const CONNECTION: ReadonlyArray<readonly [string, string]> = [
+  ['--url URL', 'the daemon (default: $SWITCHBOARD_URL, else http://127.0.0.1:7337)'],
+  ['--token TOKEN', 'bearer token (default: $SWITCHBOARD_TOKEN)'],
+];
+const JSON_FLAG = ['--json', 'print the daemon\'s JSON answer as it is'] as const;
+const HELP_FLAG = ['-h, --help', 'show this help'] as const;
+
+export const HELP: Readonly<Record<string, CommandHelp>> = {
+  serve: {
+    usage:
+      'switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure] [--log-format auto|pretty|json]',
+    description:
+      'Run the daemon: discover the MCP servers configured on this machine, connect to all of them, and serve their tools over HTTP (REST, /events, /mcp). Config file edits are applied live. Stops cleanly on Ctrl-C / SIGTERM.',
+    options: [
+      ['--config FILE', "Switchboard's own config file (default: $SWITCHBOARD_CONFIG, else ~/.config/switchboard/config.json)"],
+      ['--host HOST', 'address to bind (default 127.0.0.1; anything else needs a token or --insecure)'],
+      ['--port PORT', 'port to bind (default 7337; 0 picks a free one)'],
+      ['--cwd DIR', 'project directory whose project-level files are read (default: the current directory)'],
+      ['--no-project-config', 'ignore project-level files (.mcp.json, .cursor/, .vscode/, …)'],
+      ['--insecure', 'allow a non-loopback host without a token'],
+      ['--log-format FORMAT', 'auto (default: pretty on a terminal, JSON when piped), pretty or json'],
+      HELP_FLAG,
+    ],
+    examples: ['switchboard serve', 'switchboard serve --port 8080 --log-format json > switchboard.log'],
+  },
+  discover: {
+    usage: 'switchboard discover [--cwd DIR] [--config FILE] [--no-project-config] [--json]',
+    description:
+      'Print every MCP server configured on this machine for a project, where it came from and what Switchboard would do with it (active, shadowed, skipped, disabled, filtered or invalid), without connecting to any of them. Env and header values are masked.',
+    options: [
+      ['--cwd DIR', 'project directory (default: the current directory)'],
+      ['--config FILE', "Switchboard's own config file (default: $SWITCHBOARD_CONFIG, else ~/.config/switchboard/config.json)"],
+      ['--no-project-config', 'ignore project-level files, as enableProjectConfig: false'],
+      ['--json', 'machine-readable output'],
+      HELP_FLAG,
+    ],
+    examples: ['switchboard discover', 'switchboard discover --cwd ~/src/app --json'],
+  },
+  status: {
+    usage: 'switchboard status [--url URL] [--token TOKEN] [--json]',
+    description: "Show the running daemon's state, one row per server, then errors and discovery warnings.",
+    options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard status', 'switchboard status --json | jq .servers'],
+  },
+  tools: {
+    usage: 'switchboard tools [--server SERVER] [-q QUERY] [--url URL] [--token TOKEN] [--json]',
+    description: 'List the tools of the running daemon, optionally of one server or matching a search text.',
+    options: [
+      ['-s, --server SERVER', "only this server's tools"],
+      ['-q, --query QUERY', 'only tools whose name or description contains QUERY'],
+      ...CONNECTION,
+      JSON_FLAG,
+      HELP_FLAG,
+    ],
+    examples: ['switchboard tools', 'switchboard tools --server github -q issue'],
+  },
+  call: {
+    usage: 'switchboard call <tool> [json-args] [--timeout MS] [--url URL] [--token TOKEN] [--json]',
+    description:
+      "Call a tool through the running daemon and print its text content (then its structuredContent as JSON). Exits 1 when the tool's result is an error.",
+    options: [['--timeout MS', "deadline of the call (default: the server's callTimeout)"], ...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard call mcp_echo_echo \'{"text":"hi"}\'', 'switchboard call mcp_github_search_issues \'{"q":"bug"}\' --timeout 10000 --json'],
+  },
+  reload: {
+    usage: 'switchboard reload [server] [--force] [--url URL] [--token TOKEN] [--json]',
+    description:
+      'Without a server: read the config again and apply it (added servers connect, removed ones stop, changed ones reconnect, unchanged ones keep running; --force restarts every server). With a server: reconnect just that one.',
+    options: [['--force', 'disconnect every server and connect everything again'], ...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard reload', 'switchboard reload github'],
+  },
+  disconnect: {
+    usage: 'switchboard disconnect <server> [--url URL] [--token TOKEN] [--json]',
+    description: "Disconnect one server and drop its tools until it is reloaded (or the daemon restarts).",
+    options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard disconnect github'],
+  },
+  logs: {
+    usage: 'switchboard logs <server> [-n LINES] [--follow] [--url URL] [--token TOKEN]',
+    description:
+      "Print what a server wrote to stderr and the log messages it sent (the last 200 lines the daemon keeps); with --follow, keep printing new lines as they arrive until Ctrl-C.",
+    options: [
+      ['-n, --lines LINES', 'print only the last LINES lines of the history'],
+      ['-f, --follow', 'keep printing new lines (over the /events feed)'],
+      ...CONNECTION,
+      HELP_FLAG,
+    ],
+    examples: ['switchboard logs github', 'switchboard logs github -n 20 --follow'],
+  },
+};
+
+/** The full help of `command`, ready to print. */
+export function renderHelp(command: string): string {
+  const help = HELP[command];
+  if (!help) return '';
+  const width = Math.max(...help.options.map(([flag]) => flag.length));
+  return [
+    `usage: ${help.usage}`,
+    '',
+    wrap(help.description, 96),
+    '',
+    'Options:',
+    ...help.options.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`),
+    '',
+    help.examples.length === 1 ? 'Example:' : 'Examples:',
+    ...help.examples.map((example) => `  ${example}`),
+    '',
+  ].join('\n');
+}
+
+/** The one-line usage of `command`, for usage errors. */
+export function usageOf(command: string): string {
+  return `usage: ${HELP[command]?.usage ?? `switchboard ${command}`}`;
+}
+
+function wrap(text: string, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines.join('\n');
+}

@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { basename } from 'node:path';
+import type { Metafile } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { CLI_METAFILE } from '../helpers/build-fixtures.js';
+
+/**
+ * The CLI bundle (scripts/bundle.mjs, built by the test setup exactly as `npm start` builds it):
+ * what `switchboard serve` compiles before it listens, and what waits for first use.
+ */
+
+const meta = JSON.parse(readFileSync(CLI_METAFILE, 'utf8')) as Metafile;
+const outputs = Object.entries(meta.outputs).filter(([path]) => path.endsWith('.js'));
+const byName = new Map(outputs.map(([path, output]) => [basename(path), output]));
+
+/** Every module in `chunk` and in what it imports statically, transitively. */
+function staticModules(chunk: string): string[] {
+  const seen = new Set<string>();
+  const modules: string[] = [];
+  const visit = (name: string): void => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const output = byName.get(name);
+    if (!output) return;
+    modules.push(...Object.keys(output.inputs));
+    for (const imported of output.imports) if (imported.kind === 'import-statement') visit(basename(imported.path));
+  };
+  visit(chunk);
+  return modules;
+}
+
+const serveChunk = outputs.map(([path]) => basename(path)).find((name) => /^serve-/.test(name));
+// The SDK v2 client package is one module (its HTTP transports come with `Client`, which stdio
+// needs too), so only the server side is left to load lazily.
+const LAZY = [/@modelcontextprotocol\/server\//, /@modelcontextprotocol\/node\//, /@hono\/node-server/, /src\/http\/routes\/mcp\.ts/];
+
+describe('the CLI bundle', () => {
+  it('does not load the /mcp server side before serving', () => {
+    expect(serveChunk).toBeDefined();
+    const eager = [...staticModules('cli.js'), ...staticModules(serveChunk!)];
+    expect(eager).toContain('src/http/app.ts');
+    for (const pattern of LAZY) expect(eager.filter((m) => pattern.test(m)), String(pattern)).toEqual([]);
+    // …but they are in the bundle, behind a dynamic import.
+    const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
+    for (const pattern of LAZY) expect(all.some((m) => pattern.test(m)), String(pattern)).toBe(true);
+  });
+
+  it('keeps only the native addon (and ws\'s optional ones) outside the bundle', () => {
+    const builtin = (path: string): boolean => path.startsWith('node:') || builtinModules.includes(path.split('/')[0]!);
+    const external = new Set(
+      outputs.flatMap(([, output]) => output.imports.filter((i) => i.external && !builtin(i.path)).map((i) => i.path)),
+    );
+    expect(external).toContain('better-sqlite3');
+    for (const path of external) expect(['better-sqlite3', 'bufferutil', 'utf-8-validate']).toContain(path);
+  });
+});
