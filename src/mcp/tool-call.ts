@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
-import { errorMessage, toErrorInfo } from '../errors.js';
+import { errorMessage, isSwitchboardError, toErrorInfo } from '../errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, type ServerConnection } from './client.js';
 import { mayHaveBeenDelivered, meansConnectionLost } from './failure.js';
 import { toolErrorResult } from './tool-bridge.js';
@@ -51,6 +51,10 @@ export async function callThroughUpstream(
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err;
       if (!connection) return toolErrorResult(toErrorInfo(err, 'SERVER_NOT_CONNECTED'));
+      // The request got what was left of the deadline; the caller knows the deadline itself.
+      if (isSwitchboardError(err, 'TOOL_CALL_TIMEOUT')) {
+        return toolErrorResult({ code: err.code, message: `Tool "${tool.originalName}" timed out after ${totalMs} ms (MCP server "${upstream.name}")` });
+      }
       const kind = upstream.reportFailure(connection, err);
       if (!meansConnectionLost(kind)) return toolErrorResult(toErrorInfo(err, 'UPSTREAM_ERROR'));
       if (!retried && (!mayHaveBeenDelivered(kind) || isReplaySafe(tool))) {
