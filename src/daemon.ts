@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
+import { dirname } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { discoverMCPServers } from './config/discover.js';
@@ -9,7 +10,9 @@ import type { DaemonConfig } from './config/schema.js';
 import type { DiscoveryResult } from './config/types.js';
 import { buildApp } from './http/app.js';
 import { EventHub } from './http/ws/event-hub.js';
+import { keepChildRecords } from './mcp/child-registry.js';
 import { connectToServer } from './mcp/client.js';
+import { reapLeftovers } from './mcp/leftover-reaper.js';
 import { loadInstanceIdentity } from './mcp/instance.js';
 import { MCPManager, type HealthOptions } from './mcp/manager.js';
 import { MemoryStateStore } from './store/state-store.js';
@@ -70,9 +73,10 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const home = deps.home ?? homedir();
   const cwd = deps.cwd ?? process.cwd();
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
+  const dbPath = config.dbPath ?? defaultDbPath(home, env);
   const cache = deps.store
     ? { store: deps.store, state: new MemoryStateStore(), warnings: [] as string[] }
-    : openToolCache(config.dbPath ?? defaultDbPath(home, env), { logger: logger.child({ component: 'store' }) });
+    : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const store = cache.store;
 
@@ -117,6 +121,19 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const shutdown = new AbortController();
   const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal });
 
+  // Stdio children are recorded beside the database, and what a killed daemon left there is
+  // reaped at start (SPEC §6 "No orphans, ever"). Reaped before recording our own, and reaping
+  // runs on while the servers connect: it only ever kills what it verified is a leftover.
+  const stateDir = dbPath === ':memory:' ? undefined : dirname(dbPath);
+  let children: { reaped: Promise<unknown>; release: () => void } | undefined;
+  const start = (): Promise<unknown> => {
+    if (stateDir !== undefined && !children) {
+      const log = logger.child({ component: 'children' });
+      children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
+    }
+    return runtime.start();
+  };
+
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -132,10 +149,12 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
         await runtime.close();
         events.stop();
         store.close();
+        await children?.reaped;
+        children?.release();
       }
     })();
     return closing;
   };
 
-  return { app, manager, runtime, store, events, logger, start: () => runtime.start(), close };
+  return { app, manager, runtime, store, events, logger, start, close };
 }

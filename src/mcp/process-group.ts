@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { delay } from '../util/delay.js';
+import { scanProcesses, signalProcesses, strayDescendants } from '../util/process-tree.js';
+import { forgetChild, recordChild } from './child-registry.js';
 
 /**
  * Process-group signalling for stdio servers. Each server is spawned `detached` (its own process
@@ -14,20 +16,29 @@ export const PROCESS_GROUPS_SUPPORTED = process.platform !== 'win32';
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 
+/** A group leader just spawned: tracked for the exit hook, and recorded in the state directory. */
 export function trackGroup(pgid: number): void {
   if (!PROCESS_GROUPS_SUPPORTED) return;
   liveGroups.add(pgid);
+  recordChild(pgid);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // Detached children do not get the terminal's SIGINT; this is the last chance not to orphan them.
     process.once('exit', () => {
+      if (liveGroups.size === 0) return;
+      // One scan for every group, before any kill (see strayDescendants).
+      const processes = scanProcesses();
+      const strays = [...liveGroups].flatMap((group) => strayDescendants(group, processes));
       for (const group of liveGroups) signalGroup(group, 'SIGKILL');
+      signalProcesses(strays, 'SIGKILL');
     });
   }
 }
 
+/** The group's teardown is over: nothing of it is left to kill. */
 export function untrackGroup(pgid: number): void {
   liveGroups.delete(pgid);
+  forgetChild(pgid);
 }
 
 /** Sends `signal` to every process of the group; false when nothing received it. */

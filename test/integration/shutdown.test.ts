@@ -26,12 +26,15 @@ interface SlowServe extends ServeProcess {
   fixture: PidFile;
 }
 
-/** Starts `serve` with the slow-tool fixture (and its grandchild) and waits for the startup gate. */
+/**
+ * Starts `serve` with the slow-tool fixture (and its grandchild, and a helper that left its process
+ * group with setsid) and waits for the startup gate.
+ */
 async function serveSlowTool(config: Record<string, unknown> = {}): Promise<SlowServe> {
   const dir = await tempDir();
   const pidFile = join(dir, 'slow.pid');
   const configPath = join(dir, 'switchboard.json');
-  const slow = fixtureServerConfig('slow-tool', { env: { PID_FILE: pidFile, SPAWN_GRANDCHILD: '1' } });
+  const slow = fixtureServerConfig('slow-tool', { env: { PID_FILE: pidFile, SPAWN_GRANDCHILD: '1', SPAWN_SETSID_GRANDCHILD: '1' } });
   await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: { slow }, ...config }));
 
   const spawned = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
@@ -41,7 +44,7 @@ async function serveSlowTool(config: Record<string, unknown> = {}): Promise<Slow
   const fixture = await readPidFile(pidFile);
   // Whatever the test does to the daemon, leave no fixture behind.
   onTestFinished(() => {
-    for (const pid of [fixture.pid, fixture.grandchildPid]) {
+    for (const pid of [fixture.pid, fixture.grandchildPid, fixture.setsidPid]) {
       if (pid !== undefined && !isProcessGone(pid)) process.kill(pid, 'SIGKILL');
     }
   });
@@ -87,6 +90,7 @@ describe('serve shutdown', () => {
     await serve.waitForLog((entry) => entry.msg === 'stopped');
     expect(isProcessGone(serve.fixture.pid)).toBe(true);
     expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
+    expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
   it('cancels a call that outlives shutdownGraceMs with SHUTTING_DOWN, still exiting 0 and cleanly', async () => {
@@ -102,6 +106,7 @@ describe('serve shutdown', () => {
     expect(await serve.exited).toEqual({ code: 0, signal: null });
     expect(isProcessGone(serve.fixture.pid)).toBe(true);
     expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
+    expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
   it('a second signal during the drain forces exit 1', async () => {
