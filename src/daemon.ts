@@ -9,6 +9,7 @@ import { createValueResolver } from './config/resolve-values.js';
 import type { DaemonConfig } from './config/schema.js';
 import type { DiscoveryResult } from './config/types.js';
 import { buildApp } from './http/app.js';
+import { RequestDrain } from './http/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { keepChildRecords } from './mcp/child-registry.js';
 import { connectToServer } from './mcp/client.js';
@@ -49,8 +50,10 @@ export interface Daemon {
   /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
   start(): Promise<unknown>;
   /**
-   * Stops accepting requests, lets in-flight calls finish within `shutdownGraceMs`, aborts the
-   * rest, disconnects every server and closes the database. Idempotent and joinable.
+   * Drains like a server that is still alive: keeps listening while in-flight calls finish
+   * within `shutdownGraceMs` (`/health` answers 200, every other route 503 `SHUTTING_DOWN` with
+   * `Connection: close`), cancels the rest, then closes the listener, disconnects every server
+   * and closes the database. Idempotent and joinable.
    */
   close(): Promise<void>;
 }
@@ -66,6 +69,9 @@ function listeningPorts(app: FastifyInstance): number[] {
   const address = app.server.address();
   return typeof address === 'object' && address !== null ? [address.port] : [];
 }
+
+/** How long calls cancelled at the end of the shutdown grace get to send their 503. */
+const ABORTED_ANSWER_MS = 250;
 
 /** Builds the whole daemon without listening or connecting anything. */
 export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemon {
@@ -119,7 +125,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const runtime = new SwitchboardRuntime({ manager, discover, logger, storeWarnings: cache.warnings });
   const events = new EventHub({ manager, runtime });
   const shutdown = new AbortController();
-  const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal });
+  const drain = new RequestDrain();
+  const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal, drain });
 
   // Stdio children are recorded beside the database, and what a killed daemon left there is
   // reaped at start (SPEC §6 "No orphans, ever"). Reaped before recording our own, and reaping
@@ -137,14 +144,21 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      const grace = setTimeout(() => shutdown.abort(new Error('shutdown grace period elapsed')), config.shutdownGraceMs);
-      grace.unref();
+      // From here every route but /health answers 503 SHUTTING_DOWN with Connection: close.
       runtime.stopAccepting();
       try {
         events.close();
-        await app.close();
+        // Still listening: in-flight calls finish within the grace, then the rest are cancelled
+        // (503) and get a moment to say so. Only then does the listener close.
+        if (!(await drain.settle(config.shutdownGraceMs))) {
+          shutdown.abort(new Error('shutdown grace period elapsed'));
+          await drain.settle(ABORTED_ANSWER_MS);
+        }
+        const closed = app.close();
+        // A request that did not end even when aborted must not hold the shutdown open.
+        if (drain.active > 0) app.server.closeAllConnections();
+        await closed;
       } finally {
-        clearTimeout(grace);
         shutdown.abort(new Error('shutting down'));
         await runtime.close();
         events.stop();

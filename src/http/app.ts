@@ -9,6 +9,7 @@ import { CallMetrics } from './call-metrics.js';
 import { ConnectionTracker } from './connections.js';
 import { createHostCheckHook } from './host-check.js';
 import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpError } from './error-handler.js';
+import { RequestDrain } from './drain.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { healthRoutes } from './routes/health.js';
 import { mcpRoutes } from './routes/mcp.js';
@@ -28,6 +29,8 @@ export interface AppDeps {
   logger: Logger;
   /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
   shutdownSignal: AbortSignal;
+  /** Counts the requests in flight, for shutdown's drain. @default a fresh RequestDrain */
+  drain?: RequestDrain;
 }
 
 /**
@@ -62,6 +65,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   useJsonBodiesOnly(app);
+
+  // First of all hooks, so that every request is counted, answered early or not.
+  app.addHook('onRequest', (deps.drain ?? new RequestDrain()).hook);
 
   // The Host/Origin check comes before everything, the token included: a rebound web page must
   // learn nothing, and a token it somehow holds must not make it acceptable either.
