@@ -62,14 +62,15 @@ export function forgetChild(pid: number): void {
 }
 
 /**
- * Keeps `<stateDir>/children/<our pid>.json` up to date until the returned function is called;
- * the last user of a directory removes the file. A no-op without /proc (no way to verify a
- * process later, so nothing worth recording).
+ * Keeps `<stateDir>/children/<our pid>-<start time>.json` up to date until the returned function
+ * is called; the last user of a directory removes the file. A no-op without /proc (no way to
+ * verify a process later, so nothing worth recording).
  */
 export function keepChildRecords(stateDir: string, logger: Pick<Logger, 'warn'>): () => void {
   const self = identity();
   if (!self) return () => {};
-  const path = join(childRecordsDir(stateDir), `${self.pid}.json`);
+  // Pid and start time: a dead daemon whose pid we were given has a file of its own.
+  const path = join(childRecordsDir(stateDir), `${self.pid}-${self.startTime}.json`);
   let sink = sinks.get(path);
   if (!sink) {
     sink = { path, users: 0, logger, failing: false };

@@ -10,9 +10,9 @@ import { ensureDirectory } from './db-files.js';
  * The stdio children a daemon process has running, kept in the state directory so that the next
  * start can kill what a daemon killed with SIGKILL left behind (SPEC §6 "No orphans, ever").
  *
- * One small JSON file per daemon process, `<state dir>/children/<pid>.json`, rewritten (write
- * to a temporary file, then rename: a reader never sees half a file, even if we are killed
- * mid-write) whenever a child starts or is gone. A file, not rows in the SQLite store: it must
+ * One small JSON file per daemon process, `<state dir>/children/<pid>-<start time>.json`,
+ * rewritten (write to a temporary file, then rename: a reader never sees half a file, even if we
+ * are killed mid-write) whenever a child starts or is gone. A file, not rows in the SQLite store: it must
  * work when the database is read-only, disabled or in use by another daemon, and it must not
  * depend on a transaction committing before a SIGKILL.
  *
