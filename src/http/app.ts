@@ -67,7 +67,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   useJsonBodiesOnly(app);
 
   // First of all hooks, so that every request is counted, answered early or not.
-  app.addHook('onRequest', (deps.drain ?? new RequestDrain()).hook);
+  (deps.drain ?? new RequestDrain()).install(app);
 
   // The Host/Origin check comes before everything, the token included: a rebound web page must
   // learn nothing, and a token it somehow holds must not make it acceptable either.
