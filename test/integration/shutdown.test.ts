@@ -62,9 +62,10 @@ function callSlow(url: string, args: { durationMs: number; untilFile?: string; s
   }).then(async (res) => ({ status: res.status, body: (await res.json()) as unknown }));
 }
 
-/** An MCP client on the daemon's /mcp, closed when the test ends. */
-async function mcpClient(url: string): Promise<Client> {
-  const client = new Client({ name: 'shutdown-test', version: '1.0.0' });
+/** An MCP client on the daemon's /mcp (a 2025-era session, or pinned to 2026-07-28), closed when the test ends. */
+async function mcpClient(url: string, era: 'legacy' | 'modern' = 'legacy'): Promise<Client> {
+  const mode = era === 'legacy' ? 'legacy' : { pin: '2026-07-28' };
+  const client = new Client({ name: 'shutdown-test', version: '1.0.0' }, { versionNegotiation: { mode } });
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
   onTestFinished(() => client.close().catch(() => undefined));
   return client;
@@ -104,16 +105,21 @@ describe('serve shutdown', () => {
     expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
-  it('drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls in flight finish', async () => {
+  it('drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls (both eras) in flight finish', async () => {
     const serve = await serveSlowTool();
     const dir = await tempDir();
     const release = join(dir, 'release');
     // Both calls run until the test writes `release`: the drain is observed, not raced.
     const rest = callSlow(serve.url, { durationMs: 0, untilFile: release, startedFile: join(dir, 'rest-started') });
-    const client = await mcpClient(serve.url);
-    const mcpArgs = { durationMs: 0, untilFile: release, startedFile: join(dir, 'mcp-started') };
-    const mcp = client.callTool({ name: 'mcp_slow_slow', arguments: mcpArgs }, { timeout: 30_000 });
-    await Promise.all([waitForFile(join(dir, 'rest-started')), waitForFile(join(dir, 'mcp-started'))]);
+    // One /mcp call per protocol era: a 2025 session's POST and a stateless 2026-07-28 one.
+    const mcp = await Promise.all(
+      (['legacy', 'modern'] as const).map(async (era) => {
+        const client = await mcpClient(serve.url, era);
+        const args = { durationMs: 0, untilFile: release, startedFile: join(dir, `${era}-started`) };
+        return { call: client.callTool({ name: 'mcp_slow_slow', arguments: args }, { timeout: 30_000 }) };
+      }),
+    );
+    await Promise.all(['rest', 'legacy', 'modern'].map((name) => waitForFile(join(dir, `${name}-started`))));
 
     serve.child.kill('SIGTERM');
     await serve.waitForLog((entry) => entry.msg === 'shutting down');
@@ -130,7 +136,7 @@ describe('serve shutdown', () => {
     await writeFile(release, 'go');
     const done = expect.stringMatching(/^done after \d+ ms/);
     expect(await rest).toMatchObject({ status: 200, body: { content: [{ type: 'text', text: done }] } });
-    expect(await mcp).toMatchObject({ content: [{ type: 'text', text: done }] });
+    for (const { call } of mcp) expect(await call).toMatchObject({ content: [{ type: 'text', text: done }] });
     expect(await serve.exited).toEqual({ code: 0, signal: null });
     for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
