@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
+import { dirname } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { discoverMCPServers } from './config/discover.js';
@@ -8,8 +9,11 @@ import { createValueResolver } from './config/resolve-values.js';
 import type { DaemonConfig } from './config/schema.js';
 import type { DiscoveryResult } from './config/types.js';
 import { buildApp } from './http/app.js';
+import { RequestDrain } from './http/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
+import { keepChildRecords } from './mcp/child-registry.js';
 import { connectToServer } from './mcp/client.js';
+import { reapLeftovers } from './mcp/leftover-reaper.js';
 import { loadInstanceIdentity } from './mcp/instance.js';
 import { forwardServerLogs } from './mcp/log-forwarding.js';
 import { MCPManager, type HealthOptions } from './mcp/manager.js';
@@ -47,8 +51,10 @@ export interface Daemon {
   /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
   start(): Promise<unknown>;
   /**
-   * Stops accepting requests, lets in-flight calls finish within `shutdownGraceMs`, aborts the
-   * rest, disconnects every server and closes the database. Idempotent and joinable.
+   * Drains like a server that is still alive: keeps listening while in-flight calls finish
+   * within `shutdownGraceMs` (`/health` answers 200, every other route 503 `SHUTTING_DOWN` with
+   * `Connection: close`), cancels the rest, then closes the listener, disconnects every server
+   * and closes the database. Idempotent and joinable.
    */
   close(): Promise<void>;
 }
@@ -71,15 +77,19 @@ function listeningPorts(app: FastifyInstance, configured: number): number[] {
   return configured > 0 ? [configured] : [];
 }
 
+/** How long calls cancelled at the end of the shutdown grace get to send their 503. */
+const ABORTED_ANSWER_MS = 250;
+
 /** Builds the whole daemon without listening or connecting anything. */
 export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemon {
   const env = deps.env ?? process.env;
   const home = deps.home ?? homedir();
   const cwd = deps.cwd ?? process.cwd();
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
+  const dbPath = config.dbPath ?? defaultDbPath(home, env);
   const cache = deps.store
     ? { store: deps.store, state: new MemoryStateStore(), warnings: [] as string[] }
-    : openToolCache(config.dbPath ?? defaultDbPath(home, env), { logger: logger.child({ component: 'store' }) });
+    : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const store = cache.store;
 
@@ -129,27 +139,50 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   });
   const events = new EventHub({ manager, runtime });
   const shutdown = new AbortController();
-  const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal });
+  const drain = new RequestDrain();
+  const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal, drain });
+
+  // Stdio children are recorded beside the database, and what a killed daemon left there is
+  // reaped at start (SPEC §6 "No orphans, ever"). Reaped before recording our own, and reaping
+  // runs on while the servers connect: it only ever kills what it verified is a leftover.
+  const stateDir = dbPath === ':memory:' ? undefined : dirname(dbPath);
+  let children: { reaped: Promise<unknown>; release: () => void } | undefined;
+  const start = (): Promise<unknown> => {
+    if (stateDir !== undefined && !children) {
+      const log = logger.child({ component: 'children' });
+      children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
+    }
+    return runtime.start();
+  };
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      const grace = setTimeout(() => shutdown.abort(new Error('shutdown grace period elapsed')), config.shutdownGraceMs);
-      grace.unref();
+      // From here every route but /health answers 503 SHUTTING_DOWN with Connection: close.
       runtime.stopAccepting();
       try {
         events.close();
-        await app.close();
+        // Still listening: in-flight calls finish within the grace, then the rest are cancelled
+        // (503) and get a moment to say so. Only then does the listener close.
+        if (!(await drain.settle(config.shutdownGraceMs))) {
+          shutdown.abort(new Error('shutdown grace period elapsed'));
+          await drain.settle(ABORTED_ANSWER_MS);
+        }
+        const closed = app.close();
+        // A request that did not end even when aborted must not hold the shutdown open.
+        if (drain.active > 0) app.server.closeAllConnections();
+        await closed;
       } finally {
-        clearTimeout(grace);
         shutdown.abort(new Error('shutting down'));
         await runtime.close();
         events.stop();
         store.close();
+        await children?.reaped;
+        children?.release();
       }
     })();
     return closing;
   };
 
-  return { app, manager, runtime, store, events, logger, start: () => runtime.start(), close };
+  return { app, manager, runtime, store, events, logger, start, close };
 }

@@ -9,6 +9,7 @@ import { CallMetrics } from './call-metrics.js';
 import { ConnectionTracker } from './connections.js';
 import { createHostCheckHook } from './host-check.js';
 import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpError } from './error-handler.js';
+import { RequestDrain } from './drain.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { healthRoutes } from './routes/health.js';
@@ -29,6 +30,8 @@ export interface AppDeps {
   logger: Logger;
   /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
   shutdownSignal: AbortSignal;
+  /** Counts the requests in flight, for shutdown's drain. @default a fresh RequestDrain */
+  drain?: RequestDrain;
 }
 
 /**
@@ -63,6 +66,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   useJsonBodiesOnly(app);
+
+  // First of all hooks, so that every request is counted, answered early or not.
+  (deps.drain ?? new RequestDrain()).install(app);
 
   // The Host/Origin check comes before everything, the token included: a rebound web page must
   // learn nothing, and a token it somehow holds must not make it acceptable either.

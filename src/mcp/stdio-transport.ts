@@ -5,6 +5,7 @@ import { SwitchboardError } from '../errors.js';
 import { delay } from '../util/delay.js';
 import { deferred } from '../util/deferred.js';
 import { PROCESS_GROUPS_SUPPORTED, signalGroup, trackGroup, untrackGroup, waitForGroupExit } from './process-group.js';
+import { signalProcesses, strayDescendants, waitForProcessesExit } from '../util/process-tree.js';
 
 export interface StdioProcessOptions {
   command: string;
@@ -172,11 +173,16 @@ export class StdioProcessTransport implements Transport {
   async #killGroup(): Promise<void> {
     const child = this.#child as ChildProcess;
     const pgid = child.pid as number;
+    // Taken before the first signal: a helper that left the group (setsid) is found through its
+    // parent, and that link is gone once the parent dies.
+    const strays = strayDescendants(pgid);
     const startedAt = Date.now();
     signalGroup(pgid, 'SIGTERM');
+    signalProcesses(strays, 'SIGTERM');
     await settlesWithin(this.#exited.promise, this.#killGraceMs);
-    const left = this.#killGraceMs - (Date.now() - startedAt);
-    if (!(await waitForGroupExit(pgid, Math.max(0, left)))) signalGroup(pgid, 'SIGKILL');
+    const left = (): number => Math.max(0, this.#killGraceMs - (Date.now() - startedAt));
+    if (!(await waitForGroupExit(pgid, left()))) signalGroup(pgid, 'SIGKILL');
+    if (!(await waitForProcessesExit(strays, left()))) signalProcesses(strays, 'SIGKILL');
     if (!this.#exitStatus) child.kill('SIGKILL');
     // A process outside the group (it called setsid) may still hold a pipe; don't wait on it forever.
     if (!(await settlesWithin(this.#finished.promise, this.#killGraceMs))) {
@@ -234,7 +240,11 @@ export class StdioProcessTransport implements Transport {
   #finish(): void {
     if (this.#isFinished) return;
     this.#isFinished = true;
-    if (this.#child?.pid) untrackGroup(this.#child.pid);
+    const pid = this.#child?.pid;
+    // Untracked (and its record removed) once the teardown is over, not when the pipes close:
+    // the group's other members and strays get up to the grace to go.
+    const untrack = (): void => untrackGroup(pid as number);
+    if (pid) void Promise.resolve(this.#terminating).then(untrack, untrack);
     this.#readBuffer.clear();
     this.#finished.resolve();
     this.onclose?.();

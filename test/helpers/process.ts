@@ -58,6 +58,8 @@ export async function waitForFile(path: string, signal?: AbortSignal): Promise<s
 export interface PidFile {
   pid: number;
   grandchildPid?: number;
+  /** SPAWN_SETSID_GRANDCHILD's helper, in a session and process group of its own. */
+  setsidPid?: number;
 }
 
 export async function readPidFile(path: string): Promise<PidFile> {

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { onTestFinished } from 'vitest';
 import { CLI_BUNDLE } from './build-fixtures.js';
 import type { Cleanup } from './process.js';
+import { warningLines } from './warnings.js';
 
 export type LogEntry = Record<string, unknown> & { msg?: string };
 
@@ -38,15 +39,19 @@ export function spawnServe(args: string[], dirs: { home: string; cwd: string }, 
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  cleanup(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     // 'close', not 'exit': by then every log line the process wrote has been read.
     child.once('close', (code, signal) => resolve({ code, signal })),
   );
+  cleanup(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+    // The daemon's own process warnings fail the test, as the setup file does for the worker's.
+    const warnings = warningLines(stderr);
+    if (warnings.length > 0) throw new Error(`switchboard serve printed process warnings:\n${warnings.join('\n')}`);
+  });
 
   const entries: LogEntry[] = [];
   const raw: string[] = [];

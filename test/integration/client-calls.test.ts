@@ -15,6 +15,16 @@ describe('tools/list pagination', () => {
     expect(tools.map((t) => t.name)).toEqual(['tool_0_0', 'tool_0_1', 'tool_1_0', 'tool_1_1', 'tool_2_0', 'tool_2_1']);
   });
 
+  it('lists 15 pages under one deadline without a MaxListenersExceededWarning', async () => {
+    // SDK v1 left an abort listener on the signal of every request, so the one deadline shared by
+    // every page crossed Node's limit of 10 at the 11th page (v2 removes it when the request
+    // settles). The setup file fails this test should any warning come back.
+    const connection = await connectFixture('paginated', { env: { PAGES: '15', PAGE_SIZE: '1' } });
+    const { tools } = await connection.listTools({ timeoutMs: 20_000 });
+    expect(tools).toHaveLength(15);
+    expect(tools.at(-1)?.name).toBe('tool_14_0');
+  });
+
   it('fails clearly on a repeated cursor instead of looping', async () => {
     const connection = await connectFixture('paginated', { env: { REPEAT_CURSOR: '1' } });
     const error = await connection.listTools().catch((err: unknown) => err);

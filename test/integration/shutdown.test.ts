@@ -1,15 +1,18 @@
 import type { ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { isProcessGone, readPidFile, tempDir, waitForFile, type PidFile } from '../helpers/process.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { spawnServe, type LogEntry } from '../helpers/serve-process.js';
 
 /**
- * SIGTERM/SIGINT on a real `switchboard serve` process (SPEC §1.7): in-flight calls drain within
- * `shutdownGraceMs`, every server is disconnected (no child process left), the process exits 0;
- * a second signal forces exit 1.
+ * SIGTERM/SIGINT on a real `switchboard serve` process (SPEC §1.7): the daemon keeps listening
+ * while in-flight calls drain within `shutdownGraceMs` (`/health` 200, everything else 503), every
+ * server is disconnected (no child process left), the process exits 0; a second signal forces
+ * exit 1.
  */
 
 /** A real daemon process plus its fixture servers: a loaded two-core box needs the time. */
@@ -26,12 +29,15 @@ interface SlowServe extends ServeProcess {
   fixture: PidFile;
 }
 
-/** Starts `serve` with the slow-tool fixture (and its grandchild) and waits for the startup gate. */
+/**
+ * Starts `serve` with the slow-tool fixture (and its grandchild, and a helper that left its process
+ * group with setsid) and waits for the startup gate.
+ */
 async function serveSlowTool(config: Record<string, unknown> = {}): Promise<SlowServe> {
   const dir = await tempDir();
   const pidFile = join(dir, 'slow.pid');
   const configPath = join(dir, 'switchboard.json');
-  const slow = fixtureServerConfig('slow-tool', { env: { PID_FILE: pidFile, SPAWN_GRANDCHILD: '1' } });
+  const slow = fixtureServerConfig('slow-tool', { env: { PID_FILE: pidFile, SPAWN_GRANDCHILD: '1', SPAWN_SETSID_GRANDCHILD: '1' } });
   await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: { slow }, ...config }));
 
   const spawned = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
@@ -41,19 +47,28 @@ async function serveSlowTool(config: Record<string, unknown> = {}): Promise<Slow
   const fixture = await readPidFile(pidFile);
   // Whatever the test does to the daemon, leave no fixture behind.
   onTestFinished(() => {
-    for (const pid of [fixture.pid, fixture.grandchildPid]) {
+    for (const pid of [fixture.pid, fixture.grandchildPid, fixture.setsidPid]) {
       if (pid !== undefined && !isProcessGone(pid)) process.kill(pid, 'SIGKILL');
     }
   });
   return { ...serve, fixture };
 }
 
-function callSlow(url: string, durationMs: number): Promise<{ status: number; body: unknown }> {
+function callSlow(url: string, args: { durationMs: number; untilFile?: string; startedFile?: string }): Promise<{ status: number; body: unknown }> {
   return fetch(`${url}/tools/mcp_slow_slow/call`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ arguments: { durationMs } }),
+    body: JSON.stringify({ arguments: args }),
   }).then(async (res) => ({ status: res.status, body: (await res.json()) as unknown }));
+}
+
+/** An MCP client on the daemon's /mcp (a 2025-era session, or pinned to 2026-07-28), closed when the test ends. */
+async function mcpClient(url: string, era: 'legacy' | 'modern' = 'legacy'): Promise<Client> {
+  const mode = era === 'legacy' ? 'legacy' : { pin: '2026-07-28' };
+  const client = new Client({ name: 'shutdown-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
+  onTestFinished(() => client.close().catch(() => undefined));
+  return client;
 }
 
 /**
@@ -74,7 +89,7 @@ describe('serve shutdown', () => {
     const serve = await serveSlowTool();
     expect(isProcessGone(serve.fixture.pid)).toBe(false);
 
-    const call = callSlow(serve.url, 1500);
+    const call = callSlow(serve.url, { durationMs: 1500 });
     await inFlight(serve.url, 1);
     serve.child.kill('SIGTERM');
 
@@ -87,12 +102,49 @@ describe('serve shutdown', () => {
     await serve.waitForLog((entry) => entry.msg === 'stopped');
     expect(isProcessGone(serve.fixture.pid)).toBe(true);
     expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
+    expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
+  }, SPAWN_TIMEOUT_MS);
+
+  it('drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls (both eras) in flight finish', async () => {
+    const serve = await serveSlowTool();
+    const dir = await tempDir();
+    const release = join(dir, 'release');
+    // Both calls run until the test writes `release`: the drain is observed, not raced.
+    const rest = callSlow(serve.url, { durationMs: 0, untilFile: release, startedFile: join(dir, 'rest-started') });
+    // One /mcp call per protocol era: a 2025 session's POST and a stateless 2026-07-28 one.
+    const mcp = await Promise.all(
+      (['legacy', 'modern'] as const).map(async (era) => {
+        const client = await mcpClient(serve.url, era);
+        const args = { durationMs: 0, untilFile: release, startedFile: join(dir, `${era}-started`) };
+        return { call: client.callTool({ name: 'mcp_slow_slow', arguments: args }, { timeout: 30_000 }) };
+      }),
+    );
+    await Promise.all(['rest', 'legacy', 'modern'].map((name) => waitForFile(join(dir, `${name}-started`))));
+
+    serve.child.kill('SIGTERM');
+    await serve.waitForLog((entry) => entry.msg === 'shutting down');
+
+    const health = await rawRequest(`${serve.url}/health`);
+    expect(health.status).toBe(200);
+    const status = await rawRequest(`${serve.url}/status`);
+    expect(status.status).toBe(503);
+    expect(status.headers.connection).toBe('close');
+    expect(JSON.parse(status.body)).toMatchObject({ error: { code: 'SHUTTING_DOWN' } });
+    const another = await callSlow(serve.url, { durationMs: 10 });
+    expect(another).toMatchObject({ status: 503, body: { error: { code: 'SHUTTING_DOWN' } } });
+
+    await writeFile(release, 'go');
+    const done = expect.stringMatching(/^done after \d+ ms/);
+    expect(await rest).toMatchObject({ status: 200, body: { content: [{ type: 'text', text: done }] } });
+    for (const { call } of mcp) expect(await call).toMatchObject({ content: [{ type: 'text', text: done }] });
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+    for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
   it('cancels a call that outlives shutdownGraceMs with SHUTTING_DOWN, still exiting 0 and cleanly', async () => {
     const serve = await serveSlowTool({ shutdownGraceMs: 200 });
 
-    const call = callSlow(serve.url, 60_000);
+    const call = callSlow(serve.url, { durationMs: 60_000 });
     await inFlight(serve.url, 1);
     serve.child.kill('SIGINT');
 
@@ -102,12 +154,13 @@ describe('serve shutdown', () => {
     expect(await serve.exited).toEqual({ code: 0, signal: null });
     expect(isProcessGone(serve.fixture.pid)).toBe(true);
     expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
+    expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
   it('a second signal during the drain forces exit 1', async () => {
     const serve = await serveSlowTool({ shutdownGraceMs: 60_000 });
 
-    const call = callSlow(serve.url, 60_000).catch((err: unknown) => err);
+    const call = callSlow(serve.url, { durationMs: 60_000 }).catch((err: unknown) => err);
     await inFlight(serve.url, 1);
     serve.child.kill('SIGTERM');
     await serve.waitForLog((entry) => entry.msg === 'shutting down');

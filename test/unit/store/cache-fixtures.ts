@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/server';
 
-// Kept free of vitest imports: read-only-scenario.ts loads this in a plain child process.
+// Kept free of vitest imports: read-only-child.ts bundles this into a plain child process.
 
 export const TOOLS: Tool[] = [
   {

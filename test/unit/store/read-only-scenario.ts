@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { openToolCache } from '../../../src/store/open-tool-cache.js';
 import { NoopToolCacheStore } from '../../../src/store/tool-cache-store.js';
 import { HASH, TOOLS } from './cache-fixtures.js';
@@ -7,7 +6,8 @@ import { HASH, TOOLS } from './cache-fixtures.js';
 /**
  * What a daemon does with a cache file it may not write: open, read the seeded list, try to
  * save a new one, read again. Run in-process, or — when the tests run as root, for whom mode
- * bits don't apply — in a child process started as an unprivileged user, where they do.
+ * bits don't apply — in a child process started as an unprivileged user, where they do (bundled
+ * by read-only-child.ts).
  */
 export interface ReadOnlyOutcome {
   /** Who ran it: the mode-bit tests are meaningless as root. */
@@ -46,11 +46,4 @@ export function runReadOnlyScenario(path: string): ReadOnlyOutcome {
     putThrew,
     fileUnchanged: readFileSync(path).equals(bytes),
   };
-}
-
-// Child-process entry: `node --import tsx read-only-scenario.ts <db path>` prints the outcome.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const path = process.argv[2];
-  if (!path) throw new Error('usage: read-only-scenario.ts <db path>');
-  process.stdout.write(JSON.stringify(runReadOnlyScenario(path)));
 }

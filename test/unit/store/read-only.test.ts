@@ -1,11 +1,11 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { openToolCache } from '../../../src/store/open-tool-cache.js';
 import { HASH, TOOLS } from './cache-fixtures.js';
+import { bundleReadOnlyScenario } from './read-only-child.js';
 import { runReadOnlyScenario, type ReadOnlyOutcome } from './read-only-scenario.js';
 import { tempDir } from './store-helpers.js';
 
@@ -15,14 +15,14 @@ import { tempDir } from './store-helpers.js';
  * refusals are used instead:
  *   1. chmod as usual, but run the scenario in a child process started as `nobody` (uid 65534),
  *      where the kernel enforces the mode bits exactly as it does for a non-root daemon. When the
- *      suite itself runs unprivileged, the same scenario runs in-process.
+ *      suite itself runs unprivileged, the same scenario runs in-process. The child is a bundle
+ *      in the test's own temp directory (see read-only-child.ts): `nobody` may not be able to
+ *      read the checkout at all.
  *   2. `chattr +i` (immutable), which the kernel refuses to every writer, root included (EPERM).
  * (`/proc/self/...` — a directory that can't be created even by root — is covered in db.test.ts.)
  */
 
 const execFileAsync = promisify(execFile);
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const SCENARIO = fileURLToPath(new URL('./read-only-scenario.ts', import.meta.url));
 const NOBODY = 65534;
 
 /** A seeded cache file at `<tmp>/state/cache.db`, in a tree an unprivileged user may enter. */
@@ -58,9 +58,13 @@ function modeBitsStopUs(dir: string): boolean {
 async function runWithModeBits(t: TestContext, dir: string, path: string): Promise<ReadOnlyOutcome> {
   if (modeBitsStopUs(dir)) return runReadOnlyScenario(path);
   if (process.getuid?.() !== 0) t.skip('mode bits do not stop this user and it cannot switch users');
+  // The temp root (0755) above the cache's directory; the bundle goes there, outside `dir`,
+  // whose mode is what the test is about.
+  const root = dirname(dir);
+  const scenario = await bundleReadOnlyScenario(root);
   try {
-    const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', SCENARIO, path], {
-      cwd: REPO_ROOT,
+    const { stdout } = await execFileAsync(process.execPath, [scenario, path], {
+      cwd: root,
       uid: NOBODY,
       gid: NOBODY,
       env: { PATH: process.env.PATH ?? '', HOME: dir },
