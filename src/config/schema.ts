@@ -30,6 +30,8 @@ export const ServerConfigSchema = z
     pingIntervalMs: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
     /** Ping deadline in ms. @default health.pingTimeoutMs */
     pingTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
+    /** Prefix of the server's exposed tool and prompt names; "" = the original names. @default "mcp_<server>_" */
+    toolPrefix: z.string().max(40).optional(),
     /** Protocol era to talk. @default the daemon's `protocol` */
     protocol: z.enum(['auto', 'legacy', 'modern']).optional(),
     /** Only these tools (original names) are exposed. @default every tool */

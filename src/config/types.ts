@@ -20,6 +20,11 @@ export interface ServerConfig {
   pingIntervalMs?: number;
   /** How long a ping may take, in ms, before the server counts as frozen. @default the daemon's `health.pingTimeoutMs` */
   pingTimeoutMs?: number;
+  /**
+   * What the server's tool and prompt names are prefixed with; `""` exposes the original names
+   * (collisions are still resolved and reported). @default `mcp_<server>_`
+   */
+  toolPrefix?: string;
   /** Protocol era: probe once (`auto`), or only the 2025 (`legacy`) or 2026-07-28 (`modern`) one. @default the daemon's `protocol` */
   protocol?: 'auto' | 'legacy' | 'modern';
   /** Only these tools (original names) are exposed. @default every tool */

@@ -10,6 +10,7 @@ import { McpServerConnection, describeExit, withStderr, type ServerConnection } 
 import { negotiateSession } from './negotiate.js';
 import type { EraVerdict, ProtocolMode } from './protocol-era.js';
 import type { Attempt } from './session.js';
+import { ServerTraffic } from './server-traffic.js';
 import { StderrRing } from './stderr-ring.js';
 import { httpStatusOf } from './transports.js';
 
@@ -76,6 +77,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
   const timeoutMs = opts.timeoutMs ?? resolveConnectTimeout(config);
   const logger = opts.logger;
   const onListenerError = (err: unknown) => logger?.error({ err }, 'listener threw');
+  const roots = toRoots(opts.roots ?? [process.cwd()]);
   const attempt: Attempt = {
     name,
     config,
@@ -83,8 +85,9 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     stderr: new StderrRing(),
     toolsListChanged: new ListenerSet<[]>(onListenerError),
     transportErrors: new ListenerSet<[Error]>(onListenerError),
+    traffic: new ServerTraffic(roots, onListenerError),
     ...(logger ? { logger } : {}),
-    roots: toRoots(opts.roots ?? [process.cwd()]),
+    roots,
     ...(opts.inheritEnv ? { inheritEnv: opts.inheritEnv } : {}),
     clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
     probeTimeoutMs: timeoutMs > 0 ? Math.min(timeoutMs, PROBE_TIMEOUT_MS) : PROBE_TIMEOUT_MS,
@@ -100,6 +103,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
       callTimeoutMs: resolveCallTimeout(config),
       toolsListChanged: attempt.toolsListChanged,
       transportErrors: attempt.transportErrors,
+      traffic: attempt.traffic,
       closed: new ListenerSet<[Error]>(onListenerError),
       ...(logger ? { logger } : {}),
     });

@@ -1,13 +1,25 @@
 import { StreamableHTTPClientTransport, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
-import type { Client, McpSubscription, Transport, CallToolResult, Progress, ServerCapabilities } from '@modelcontextprotocol/client';
+import type {
+  CallToolResult,
+  Client,
+  Progress,
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  ServerCapabilities,
+  StandardSchemaV1,
+  Transport,
+} from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { TransportKind } from '../config/types.js';
 import { SwitchboardError, errorMessage, type ErrorCode as SwitchboardErrorCode } from '../errors.js';
 import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../util/abort.js';
 import type { ListenerSet } from '../util/listeners.js';
-import { collectToolPages, type ToolListing } from './list-tools.js';
+import { collectPages, collectToolPages, type Listing, type Page, type ToolListing } from './list-tools.js';
 import type { EraVerdict, ProtocolEra } from './protocol-era.js';
-import { PassThroughCallToolResult, ToolPageResult } from './result-schemas.js';
+import { PassThroughCallToolResult, PassThroughResult, ToolPageResult } from './result-schemas.js';
+import type { AgentRequestHandler, RelayedNotification, ServerTraffic } from './server-traffic.js';
+import { ModernListen } from './modern-listen.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 
@@ -56,6 +68,20 @@ export interface ServerConnection {
   onToolsListChanged(listener: () => void): () => void;
   /** Fires on a transport error that did not close the connection (e.g. a broken event stream). */
   onTransportError(listener: (err: Error) => void): () => void;
+  /** Fires on a notification the server sends on its own (log messages, list and resource changes). */
+  onNotification(method: RelayedNotification, listener: (params: Record<string, unknown>) => void): () => void;
+  /** Installs who answers the server's sampling, elicitation and roots requests. */
+  routeAgentRequests(handler: AgentRequestHandler): () => void;
+  /** Every prompt, resource or resource template the server lists, following `nextCursor`. */
+  list<K extends ListKind>(kind: K, opts?: RequestOptions): Promise<Listing<ListItem<K>>>;
+  /**
+   * `notifications/resources/updated` for `uri` from now on: `resources/subscribe` in the legacy
+   * era, the listen stream's `resourceSubscriptions` in the modern one.
+   */
+  subscribeResource(uri: string, opts?: CallToolOptions): Promise<void>;
+  unsubscribeResource(uri: string, opts?: CallToolOptions): Promise<void>;
+  /** Any other request, forwarded as is and answered as is (prompts/get, resources/read, …). */
+  forward(method: string, params: Record<string, unknown> | undefined, opts?: CallToolOptions): Promise<Record<string, unknown>>;
   /** Idempotent and joinable: a second call returns the first call's promise. */
   close(): Promise<void>;
 }
@@ -74,9 +100,19 @@ export interface ConnectionParts {
   callTimeoutMs: number;
   toolsListChanged: ListenerSet<[]>;
   transportErrors: ListenerSet<[Error]>;
+  traffic: ServerTraffic;
   closed: ListenerSet<[Error]>;
   logger?: Logger;
 }
+
+/** The lists a server keeps besides its tools. */
+export type ListKind = 'prompts' | 'resources' | 'resourceTemplates';
+export type ListItem<K extends ListKind> = K extends 'prompts' ? Prompt : K extends 'resources' ? Resource : ResourceTemplate;
+const LIST_METHODS = {
+  prompts: { method: 'prompts/list', key: 'prompts' },
+  resources: { method: 'resources/list', key: 'resources' },
+  resourceTemplates: { method: 'resources/templates/list', key: 'resourceTemplates' },
+} as const;
 
 /** How long a failed write waits for the child's exit to be seen, to report it. */
 const BROKEN_PIPE_WAIT_MS = 1_000;
@@ -109,7 +145,8 @@ export class McpServerConnection implements ServerConnection {
   #state: State = 'open';
   #closeReason?: Error;
   #closing?: Promise<void>;
-  #subscription?: McpSubscription;
+  /** The modern era's notification stream (list changes, resource updates); none on legacy. */
+  readonly #listen?: ModernListen;
 
   constructor(parts: ConnectionParts) {
     this.#parts = parts;
@@ -124,7 +161,22 @@ export class McpServerConnection implements ServerConnection {
     this.capabilities = parts.client.getServerCapabilities();
     if (parts.transport instanceof StdioProcessTransport) this.pid = parts.transport.pid;
     parts.client.onclose = () => this.#onTransportClosed();
-    if (this.era === 'modern' && this.capabilities?.tools?.listChanged) this.#listen();
+    if (this.era === 'modern') {
+      const caps = this.capabilities;
+      this.#listen = new ModernListen(
+        parts.client,
+        {
+          toolsListChanged: caps?.tools?.listChanged === true,
+          promptsListChanged: caps?.prompts?.listChanged === true,
+          resourcesListChanged: caps?.resources?.listChanged === true,
+        },
+        (err) => {
+          if (this.#state === 'open') parts.transportErrors.emit(err);
+        },
+        parts.logger,
+      );
+      this.#listen.start();
+    }
   }
 
   async listTools(opts: ListToolsOptions = {}): Promise<ToolListing> {
@@ -205,6 +257,63 @@ export class McpServerConnection implements ServerConnection {
     return this.#parts.transportErrors.add(listener);
   }
 
+  onNotification(method: RelayedNotification, listener: (params: Record<string, unknown>) => void): () => void {
+    return this.#parts.traffic.on(method, listener);
+  }
+
+  routeAgentRequests(handler: AgentRequestHandler): () => void {
+    return this.#parts.traffic.route(handler);
+  }
+
+  async list<K extends ListKind>(kind: K, opts: RequestOptions = {}): Promise<Listing<ListItem<K>>> {
+    this.#assertOpen();
+    const { method, key } = LIST_METHODS[kind];
+    const timeoutMs = opts.timeoutMs ?? this.#parts.timeoutMs;
+    const deadline = createDeadline(opts.signal, timeoutMs);
+    try {
+      return await collectPages<typeof key, ListItem<K>>(method, key, (cursor) =>
+        this.#parts.client.request(
+          { method, params: cursor === undefined ? undefined : { cursor } },
+          PassThroughResult as StandardSchemaV1<unknown, Page<typeof key, ListItem<K>>>,
+          { signal: deadline.signal, timeout: MAX_TIMER_MS },
+        ),
+      );
+    } catch (err) {
+      throw await this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_CONNECT_TIMEOUT', `${method} timed out after ${timeoutMs} ms`);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  async forward(method: string, params: Record<string, unknown> | undefined, opts: CallToolOptions = {}): Promise<Record<string, unknown>> {
+    this.#assertOpen();
+    const timeoutMs = opts.timeoutMs ?? this.#parts.callTimeoutMs;
+    const link = linkSignal(opts.signal);
+    try {
+      return await this.#parts.client.request({ method, ...(params !== undefined ? { params } : {}) }, PassThroughResult, {
+        signal: link.signal,
+        timeout: timeoutMs > 0 ? Math.min(timeoutMs, MAX_TIMER_MS) : MAX_TIMER_MS,
+        resetTimeoutOnProgress: true,
+        onprogress: opts.onProgress ?? ignoreProgress,
+      });
+    } catch (err) {
+      const timedOut = err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout;
+      throw await this.#requestError(err, opts.signal, timedOut, 'UPSTREAM_TIMEOUT', `${method} timed out after ${timeoutMs} ms`);
+    } finally {
+      link.dispose();
+    }
+  }
+
+  async subscribeResource(uri: string, opts: CallToolOptions = {}): Promise<void> {
+    if (this.#listen) await this.#listen.subscribe(uri);
+    else await this.forward('resources/subscribe', { uri }, opts);
+  }
+
+  async unsubscribeResource(uri: string, opts: CallToolOptions = {}): Promise<void> {
+    if (this.#listen) await this.#listen.unsubscribe(uri);
+    else await this.forward('resources/unsubscribe', { uri }, opts);
+  }
+
   get exitStatus(): ExitStatus | undefined {
     const { transport } = this.#parts;
     return transport instanceof StdioProcessTransport ? transport.exitStatus : undefined;
@@ -214,35 +323,13 @@ export class McpServerConnection implements ServerConnection {
     return (this.#closing ??= this.#shutdown());
   }
 
-  /**
-   * A modern server sends `notifications/tools/list_changed` only on a `subscriptions/listen`
-   * stream. It is opened in the background (a connect does not wait for it); a stream the server
-   * drops is reported as a transport error, so the upstream checks whether the server is gone.
-   */
-  #listen(): void {
-    this.#parts.client.listen({ toolsListChanged: true }).then(
-      (subscription) => {
-        if (this.#state !== 'open') {
-          void subscription.close();
-          return;
-        }
-        this.#subscription = subscription;
-        void subscription.closed.then((how) => {
-          if (how === 'remote' && this.#state === 'open') this.#parts.transportErrors.emit(new Error('the subscriptions/listen stream ended'));
-        });
-      },
-      (err: unknown) => {
-        if (this.#state === 'open') this.#parts.logger?.warn({ err: errorMessage(err) }, 'subscriptions/listen failed; tools/list_changed will not be seen');
-      },
-    );
-  }
-
   async #shutdown(): Promise<void> {
-    void this.#subscription?.close().catch(() => undefined);
+    this.#listen?.close();
     if (this.#state === 'open') this.#state = 'closed';
     this.#parts.closed.clear();
     this.#parts.toolsListChanged.clear();
     this.#parts.transportErrors.clear();
+    this.#parts.traffic.clear();
     const { client, transport } = this.#parts;
     if (transport instanceof StreamableHTTPClientTransport) {
       // Let the server free the session; closing the transport below aborts the DELETE if it hangs.

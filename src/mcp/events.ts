@@ -46,6 +46,28 @@ export interface ToolsChangedEvent {
   deferred: boolean;
 }
 
+/** A server's prompts changed (exposed names, like tools). */
+export interface PromptsChangedEvent {
+  type: 'prompts.changed';
+  server: string;
+  added: string[];
+  removed: string[];
+  /** This server's prompt count after the change. */
+  count: number;
+  cause: ToolsChangedCause;
+}
+
+/** A server's resources or resource templates changed (URIs and URI templates). */
+export interface ResourcesChangedEvent {
+  type: 'resources.changed';
+  server: string;
+  added: string[];
+  removed: string[];
+  /** This server's resources plus templates after the change. */
+  count: number;
+  cause: ToolsChangedCause;
+}
+
 export interface ReloadStartedEvent {
   type: 'reload.started';
   /** `null` for a full reload, else the server name. */
@@ -95,5 +117,5 @@ export interface ServerLogEvent {
 /** Events emitted on the manager's stream by the parts around it (runtime, log forwarding). */
 export type OperationEvent = ReloadStartedEvent | ReloadFinishedEvent | ConfigChangedEvent | ServerLogEvent;
 
-export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | OperationEvent;
+export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;
 export type ManagerEventType = ManagerEvent['type'];

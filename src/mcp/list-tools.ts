@@ -32,38 +32,60 @@ export interface ToolListing {
   hints?: ListHints;
 }
 
+/** One page of any list result (`tools`, `prompts`, `resources`, `resourceTemplates`). */
+export type Page<K extends string, T> = { [key in K]: T[] } & {
+  nextCursor?: string;
+  _meta?: Record<string, unknown>;
+  ttlMs?: unknown;
+  cacheScope?: unknown;
+};
+
+/** A whole list, with the first page's `_meta` and caching hints. */
+export interface Listing<T> {
+  items: T[];
+  meta?: Record<string, unknown>;
+  hints?: ListHints;
+}
+
 /**
- * Follows `nextCursor` until a page has none (or an empty one) and returns every tool in order.
- * A cursor seen twice would loop forever, so it fails instead, as does passing `maxPages`.
+ * Follows `nextCursor` until a page has none (or an empty one) and returns every item of `key`
+ * in order. A cursor seen twice would loop forever, so it fails instead, as does passing
+ * `maxPages`.
  */
-export async function collectToolPages(
-  fetchPage: (cursor: string | undefined) => Promise<ToolPage>,
+export async function collectPages<K extends string, T>(
+  method: string,
+  key: K,
+  fetchPage: (cursor: string | undefined) => Promise<Page<K, T>>,
   maxPages = MAX_TOOL_PAGES,
-): Promise<ToolListing> {
-  const tools: Tool[] = [];
+): Promise<Listing<T>> {
+  const items: T[] = [];
   let meta: Record<string, unknown> | undefined;
   let hints: ListHints | undefined;
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 1; ; page++) {
     const result = await fetchPage(cursor);
-    tools.push(...result.tools);
+    items.push(...(result[key] as T[]));
     if (page === 1) {
       meta = result._meta;
       hints = hintsOf(result);
     }
     const next = result.nextCursor;
-    if (next === undefined || next === '') return { tools, ...(meta !== undefined ? { meta } : {}), ...(hints !== undefined ? { hints } : {}) };
+    if (next === undefined || next === '') return { items, ...(meta !== undefined ? { meta } : {}), ...(hints !== undefined ? { hints } : {}) };
     if (seen.has(next)) {
-      throw new SwitchboardError(
-        'UPSTREAM_CONNECT_FAILED',
-        `tools/list returned the cursor ${JSON.stringify(next)} twice (page ${page}); refusing to loop`,
-      );
+      throw new SwitchboardError('UPSTREAM_CONNECT_FAILED', `${method} returned the cursor ${JSON.stringify(next)} twice (page ${page}); refusing to loop`);
     }
-    if (page >= maxPages) {
-      throw new SwitchboardError('UPSTREAM_CONNECT_FAILED', `tools/list returned more than ${maxPages} pages`);
-    }
+    if (page >= maxPages) throw new SwitchboardError('UPSTREAM_CONNECT_FAILED', `${method} returned more than ${maxPages} pages`);
     seen.add(next);
     cursor = next;
   }
+}
+
+/** `collectPages` for `tools/list`. */
+export async function collectToolPages(
+  fetchPage: (cursor: string | undefined) => Promise<ToolPage>,
+  maxPages = MAX_TOOL_PAGES,
+): Promise<ToolListing> {
+  const { items, ...rest } = await collectPages<'tools', Tool>('tools/list', 'tools', fetchPage, maxPages);
+  return { tools: items, ...rest };
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { pino, type Logger } from 'pino';
 import type { ServerConfig, ServerSource } from '../config/types.js';
 import { validateServerConfig } from '../config/validate.js';
@@ -9,15 +9,18 @@ import { MemoryStateStore } from '../store/state-store.js';
 import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
 import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { ListenerSet } from '../util/listeners.js';
 import { connectToServer, resolveCallTimeout, type ConnectOptions, type ServerConnection } from './client.js';
 import type { ManagerEvent, OperationEvent, ServerStatus, ToolsChangedCause } from './events.js';
-import { buildInstanceAd, loadInstanceIdentity, withoutOwnTools, type InstanceAd, type InstanceIdentity } from './instance.js';
+import { buildInstanceAd, loadInstanceIdentity, type InstanceAd, type InstanceIdentity } from './instance.js';
 import type { ProtocolMode } from './protocol-era.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
 import { passStartupGate } from './startup-gate.js';
 import { callThroughUpstream, type ToolCallOptions } from './tool-call.js';
-import { ToolCatalogue } from './tool-catalogue.js';
-import { filterTools } from './tool-filter.js';
+import type { CallerChannel } from './caller.js';
+import { Catalogues } from './catalogues.js';
+import { Forwarding } from './forwarding.js';
+import type { ToolCatalogue } from './tool-catalogue.js';
 import { Upstream } from './upstream.js';
 import { createUpstreamHost, type ConnectTask, type HealthSettings, type ResolveValues, type UpstreamHost } from './upstream-host.js';
 
@@ -83,7 +86,10 @@ const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', pat
 export class MCPManager {
   private readonly servers = new Map<string, Upstream>();
   private readonly emitter = new EventEmitter();
-  private readonly catalogue = new ToolCatalogue();
+  private readonly catalogues: Catalogues;
+  /** Prompts, resources, completions, subscriptions and log levels, routed to their servers. */
+  readonly forwarding: Forwarding;
+  private readonly traffic = new ListenerSet<[ServerTrafficEvent]>((err) => this.log.error({ err: errorMessage(err) }, 'traffic listener threw'));
   private readonly log: Logger;
   private readonly store: ToolCacheStore;
   private readonly startupGateMs: number;
@@ -104,6 +110,12 @@ export class MCPManager {
     this.identityFn = options.identity ?? (() => loadInstanceIdentity(new MemoryStateStore(), undefined, 'switchboard'));
     // Subscribers are the WebSocket feed and tests; a listener count warning would be noise.
     this.emitter.setMaxListeners(0);
+    this.catalogues = new Catalogues(
+      (event) => this.emit(event),
+      () => this.identity.id,
+      (name) => this.servers.get(name),
+    );
+    this.forwarding = new Forwarding(this.catalogues, (name) => this.servers.get(name), () => this.servers.values(), this.log);
     this.host = createUpstreamHost({
       log: this.log,
       clock: this.clock,
@@ -115,8 +127,16 @@ export class MCPManager {
       connectOptions: options.connectOptions,
       protocol: options.protocol ?? 'auto',
       identity: () => this.identity,
-      setTools: (upstream, tools, flags) => this.setTools(upstream, tools, flags),
+      setTools: (upstream, tools, flags) => this.catalogues.setTools(upstream, tools, flags),
+      setOthers: (upstream, lists, cause) => this.catalogues.setOthers(upstream, lists, cause),
       statusChanged: (upstream, previous) => this.statusChanged(upstream, previous),
+      resourceUpdated: (upstream, uri) => this.traffic.emit({ type: 'resource.updated', server: upstream.name, uri }),
+      logMessage: (upstream, params, callers) => {
+        upstream.logMessages.push(params);
+        // A message sent while agents' calls run goes to those agents; any other is everyone's.
+        if (callers.length > 0) for (const caller of callers) caller.log(params);
+        else this.traffic.emit({ type: 'log', server: upstream.name, params });
+      },
     });
   }
 
@@ -140,16 +160,48 @@ export class MCPManager {
 
   getServer(name: string): ServerDetail | undefined {
     const upstream = this.servers.get(name);
-    return upstream && detailOf(upstream, this.catalogue.namesOf(name));
+    return upstream && detailOf(upstream, this.catalogues.tools.namesOf(name), this.catalogues.prompts.namesOf(name));
   }
 
   /** The aggregated catalogue; `version` changes on every change of any server's tools. */
   getCatalogue(): ToolCatalogue {
-    return this.catalogue;
+    return this.catalogues.tools;
   }
 
   getTools(): ReturnType<ToolCatalogue['list']> {
-    return this.catalogue.list();
+    return this.catalogues.tools.list();
+  }
+
+  /** The aggregated prompts and resources (SPEC §7). */
+  getPrompts(): Catalogues['prompts'] {
+    return this.catalogues.prompts;
+  }
+
+  getResources(): Catalogues['resources'] {
+    return this.catalogues.resources;
+  }
+
+  /**
+   * What the connected servers can do, together: the capabilities `/mcp` advertises. A server
+   * keeps what it declared while it reconnects, so a blip does not change the advertisement.
+   */
+  capabilities(): AggregateCapabilities {
+    const all: AggregateCapabilities = { prompts: false, resources: false, subscribe: false, completions: false, logging: false };
+    for (const upstream of this.servers.values()) {
+      const declared = upstream.capabilities;
+      if (!declared) continue;
+      all.prompts ||= declared.prompts !== undefined;
+      all.resources ||= declared.resources !== undefined;
+      all.subscribe ||= declared.resources?.subscribe === true;
+      all.completions ||= declared.completions !== undefined;
+      all.logging ||= declared.logging !== undefined;
+    }
+    return all;
+  }
+
+  /** Resource updates and log messages no call in progress claimed, for `/mcp` sessions to relay. */
+  onServerTraffic(listener: (event: ServerTrafficEvent) => void): () => void {
+    return this.traffic.add(listener);
   }
 
   /** Who this daemon is, for loop detection; fixed once first asked. */
@@ -197,7 +249,7 @@ export class MCPManager {
       const cached = this.store.get(task.upstream.name, task.upstream.configHash);
       if (cached) {
         task.upstream.hints = cached.hints;
-        this.setTools(task.upstream, cached.tools, { cause, deferred: true, stale: false });
+        this.catalogues.setTools(task.upstream, cached.tools, { cause, deferred: true, stale: false });
       }
       return cached !== undefined;
     });
@@ -220,16 +272,37 @@ export class MCPManager {
    * Calls a tool by its exposed name. A tool of a server that is connecting or reconnecting
    * waits for it within the call's own deadline; see `callThroughUpstream` for retries.
    */
-  async callTool(exposedName: string, args: Record<string, unknown> | undefined, options: ToolCallOptions = {}): Promise<CallToolResult> {
-    const tool = this.catalogue.get(exposedName);
-    if (!tool) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${exposedName}"`);
-    const upstream = this.servers.get(tool.server);
-    if (!upstream) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${exposedName}"`);
-    return callThroughUpstream(upstream, tool, args, {
-      ...options,
-      defaultTimeoutMs: resolveCallTimeout(upstream.config),
-      now: () => this.clock.now(),
-    });
+  async callTool(
+    exposedName: string,
+    args: Record<string, unknown> | undefined,
+    options: ToolCallOptions & { caller?: CallerChannel } = {},
+  ): Promise<CallToolResult> {
+    const tool = this.catalogues.tools.get(exposedName);
+    const upstream = tool && this.servers.get(tool.server);
+    if (!tool || !upstream) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${exposedName}"`);
+    const { caller, ...callOptions } = options;
+    // While the call runs, the server's sampling / elicitation / roots requests and its log
+    // messages go to the agent that made it.
+    if (caller) upstream.callers.add(caller);
+    try {
+      const result = await callThroughUpstream(upstream, tool, args, {
+        ...callOptions,
+        defaultTimeoutMs: resolveCallTimeout(upstream.config),
+        now: () => this.clock.now(),
+      });
+      this.rememberLinks(result, upstream.name);
+      return result;
+    } finally {
+      if (caller) upstream.callers.delete(caller);
+    }
+  }
+
+  /** `resource_link` blocks of a result stay readable through Switchboard (SPEC §7). */
+  private rememberLinks(result: CallToolResult, server: string): void {
+    if (!Array.isArray(result.content)) return;
+    for (const block of result.content) {
+      if (block.type === 'resource_link' && typeof block.uri === 'string') this.catalogues.resources.rememberLink(block.uri, server);
+    }
   }
 
   /** Resolves once the server has no `tools/list` re-list running or queued. */
@@ -242,7 +315,7 @@ export class MCPManager {
     const upstream = this.servers.get(name);
     if (!upstream) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
     await upstream.stop();
-    this.setTools(upstream, [], { cause: 'disconnect', deferred: false, stale: false });
+    this.catalogues.clearServer(upstream, 'disconnect');
     upstream.markDisconnected();
   }
 
@@ -254,7 +327,7 @@ export class MCPManager {
       if (result.status === 'rejected') this.log.warn({ err: errorMessage(result.reason) }, 'disconnect failed');
     }
     this.servers.clear();
-    this.catalogue.clear();
+    this.catalogues.clear();
   }
 
   /**
@@ -311,41 +384,6 @@ export class MCPManager {
     return { ttlMs: ttlMs ?? defaultTtlMs, cacheScope };
   }
 
-  /**
-   * Replaces one server's tools and emits the change: names that came or went (for this server
-   * and for any other whose tool a new collision renamed), a deferred → live switch, or new
-   * definitions under the same names. Marking the list stale, or live again after a reconnect
-   * that brought the same tools, changes no tool and emits nothing (SPEC §6).
-   */
-  private setTools(upstream: Upstream, listed: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void {
-    // A tool that passed through this daemon before (a loop not yet broken) never comes back, and
-    // a tool the config filters out (includeTools / excludeTools) is never exposed.
-    const tools = filterTools(withoutOwnTools(listed, this.identity.id), upstream.config);
-    const deferredChanged = upstream.deferred !== flags.deferred;
-    const redefined = tools !== upstream.tools && flags.cause !== 'disconnect' && !sameDefinitions(upstream.tools, tools);
-    upstream.tools = tools;
-    upstream.deferred = flags.deferred;
-    upstream.stale = flags.stale;
-    const diffs = this.catalogue.setServer(upstream.name, upstream.source.providerName, tools, {
-      deferred: flags.deferred,
-      stale: flags.stale,
-    });
-    for (const [server, { added, removed }] of diffs) {
-      const other = server !== upstream.name ? this.servers.get(server) : undefined;
-      const namesChanged = added.length > 0 || removed.length > 0;
-      if (!namesChanged && (other || !(deferredChanged || redefined))) continue;
-      this.emit({
-        type: 'tools.changed',
-        server,
-        added,
-        removed,
-        toolCount: (other ?? upstream).tools.length,
-        cause: flags.cause,
-        deferred: (other ?? upstream).deferred,
-      });
-    }
-  }
-
   /** Logs and emits a status transition, once each (the upstream changed it). */
   private statusChanged(upstream: Upstream, previous: ServerStatus): void {
     const { status: next, lastError: error } = upstream;
@@ -372,7 +410,17 @@ export class MCPManager {
   }
 }
 
-/** Same tools, same definitions (a reconnect or a re-list that changed nothing). */
-function sameDefinitions(a: readonly Tool[], b: readonly Tool[]): boolean {
-  return a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
+/** Which optional MCP capabilities at least one connected server has. */
+export interface AggregateCapabilities {
+  prompts: boolean;
+  resources: boolean;
+  /** Some server accepts `resources/subscribe`. */
+  subscribe: boolean;
+  completions: boolean;
+  logging: boolean;
 }
+
+/** What a server sent that no call in progress claimed: for every `/mcp` session that wants it. */
+export type ServerTrafficEvent =
+  | { type: 'resource.updated'; server: string; uri: string }
+  | { type: 'log'; server: string; params: Record<string, unknown> };

@@ -23,6 +23,9 @@ function schema<T>(check: (value: unknown) => string | undefined): StandardSchem
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Any result as the server sent it: any JSON object. */
+export const PassThroughResult = schema<Record<string, unknown>>((value) => (isObject(value) ? undefined : 'the result is not an object'));
+
 /** A `tools/call` result as the server sent it: any JSON object. */
 export const PassThroughCallToolResult = schema<CallToolResult>((value) => (isObject(value) ? undefined : 'the result is not an object'));
 

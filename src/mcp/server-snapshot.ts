@@ -1,6 +1,7 @@
 import type { ServerSource, TransportKind } from '../config/types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { ServerStatus } from './events.js';
+import type { LoggedMessage } from './log-message.js';
 import { transportKindOf } from './transports.js';
 import type { Upstream } from './upstream.js';
 
@@ -24,6 +25,12 @@ export interface ServerSnapshot {
 export interface ServerDetail extends ServerSnapshot {
   tools: string[];
   stderrTail: string[];
+  /** The last MCP log messages (`notifications/message`) the server sent, oldest first. */
+  logMessages: LoggedMessage[];
+  /** Prompts (exposed names), resources and resource templates (URIs) the server contributes. */
+  prompts: string[];
+  resources: string[];
+  resourceTemplates: string[];
   /** Successful reconnects since this config was loaded. */
   restarts: number;
   /** The reconnect attempt scheduled or running (0: none). */
@@ -59,12 +66,16 @@ export function snapshotOf(upstream: Upstream): ServerSnapshot {
   };
 }
 
-export function detailOf(upstream: Upstream, tools: string[]): ServerDetail {
+export function detailOf(upstream: Upstream, tools: string[], prompts: string[]): ServerDetail {
   const exit = upstream.lastExit;
   return {
     ...snapshotOf(upstream),
     tools,
     stderrTail: upstream.stderrLines(),
+    logMessages: upstream.logMessages.list(),
+    prompts,
+    resources: upstream.resources.map((r) => r.uri),
+    resourceTemplates: upstream.resourceTemplates.map((t) => t.uriTemplate),
     restarts: upstream.restarts,
     attempt: upstream.attempt,
     nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),

@@ -8,6 +8,7 @@ import type { ListenerSet } from '../util/listeners.js';
 import { closeClient } from './connection.js';
 import { versionNegotiation, type EraVerdict, type ProtocolMode } from './protocol-era.js';
 import { formatLogMessage } from './log-message.js';
+import { AGENT_REQUESTS, RELAYED_NOTIFICATIONS, type ServerTraffic } from './server-traffic.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 import { createTransport } from './transports.js';
@@ -20,6 +21,8 @@ export interface Attempt {
   stderr: StderrRing;
   toolsListChanged: ListenerSet<[]>;
   transportErrors: ListenerSet<[Error]>;
+  /** Notifications to relay, and the agent requests of the server. */
+  traffic: ServerTraffic;
   logger?: Logger;
   roots: Root[];
   inheritEnv?: string[];
@@ -46,14 +49,23 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
     onStderr: (chunk) => attempt.stderr.push(chunk),
   });
   const client = new Client(attempt.clientInfo, {
-    capabilities: { roots: {} },
+    // Sampling and elicitation are an agent's to answer: they are relayed to the agent whose call
+    // is in progress (SPEC §7), in either era (a modern server's input_required rounds land here too).
+    capabilities: { roots: {}, sampling: {}, elicitation: { form: {}, url: {} } },
     versionNegotiation: versionNegotiation(era.mode, attempt.probeTimeoutMs),
   });
-  const { roots } = attempt;
-  client.setRequestHandler('roots/list', () => ({ roots }));
+  const { traffic } = attempt;
+  for (const method of AGENT_REQUESTS) {
+    client.setRequestHandler(method, (request, ctx) => traffic.answer(method, request.params, ctx.mcpReq.signal) as never);
+  }
   client.setNotificationHandler('notifications/tools/list_changed', () => attempt.toolsListChanged.emit());
-  // MCP log messages join the server's stderr ring: one place to read what a server said.
-  client.setNotificationHandler('notifications/message', (notification) => attempt.stderr.pushLog(formatLogMessage(notification.params)));
+  for (const method of RELAYED_NOTIFICATIONS) {
+    client.setNotificationHandler(method, (notification) => {
+      // MCP log messages also join the server's stderr ring: one place to read what a server said.
+      if (method === 'notifications/message') attempt.stderr.pushLog(formatLogMessage(notification.params as never));
+      traffic.emit(method, notification.params as Record<string, unknown> | undefined);
+    });
+  }
   client.onerror = (err) => {
     attempt.logger?.debug({ err: errorMessage(err) }, 'transport error');
     attempt.transportErrors.emit(err);

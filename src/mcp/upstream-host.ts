@@ -7,7 +7,10 @@ import type { Clock } from '../util/clock.js';
 import { resolveConnectTimeout, type ConnectOptions, type connectToServer, type ServerConnection } from './client.js';
 import type { ServerStatus, ToolsChangedCause } from './events.js';
 import { INSTANCE_META_KEY, findLoop, parseInstanceAd, type InstanceIdentity } from './instance.js';
+import type { CallerChannel } from './caller.js';
+import type { ListKind } from './connection.js';
 import type { ToolListing } from './list-tools.js';
+import { listOthers, type OtherLists } from './other-lists.js';
 import { sameVerdict, type EraVerdict, type ProtocolMode } from './protocol-era.js';
 import type { Upstream } from './upstream.js';
 
@@ -42,6 +45,14 @@ export interface UpstreamHost {
   list(upstream: Upstream, connection: ServerConnection, signal?: AbortSignal): Promise<ToolListing>;
   /** A fresh listing: into the catalogue and the cache. */
   listed(upstream: Upstream, listing: ToolListing, cause: ToolsChangedCause): void;
+  /** Prompts, resources and templates (every kind the server has, or `kinds`). */
+  listOthers(upstream: Upstream, connection: ServerConnection, signal?: AbortSignal, kinds?: readonly ListKind[]): Promise<Partial<OtherLists>>;
+  /** Fresh prompts / resources / templates: into their catalogues. */
+  setOthers(upstream: Upstream, lists: Partial<OtherLists>, cause: ToolsChangedCause): void;
+  /** `notifications/resources/updated` of a resource someone subscribed to. */
+  resourceUpdated(upstream: Upstream, uri: string): void;
+  /** `notifications/message`: to the agents whose calls are in progress on the server, else to everyone listening. */
+  logMessage(upstream: Upstream, params: Record<string, unknown>, callers: readonly CallerChannel[]): void;
   /** The server's tools (`[]` drops them) with their flags, emitting the change. */
   setTools(upstream: Upstream, tools: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void;
   /** A status transition, to be logged and emitted. */
@@ -76,6 +87,9 @@ export interface HostDeps {
   identity: () => InstanceIdentity;
   setTools: UpstreamHost['setTools'];
   statusChanged: UpstreamHost['statusChanged'];
+  setOthers: UpstreamHost['setOthers'];
+  resourceUpdated: UpstreamHost['resourceUpdated'];
+  logMessage: UpstreamHost['logMessage'];
 }
 
 /**
@@ -119,6 +133,16 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
       refuseLoop(deps, upstream, listing);
       return listing;
     },
+    listOthers: (upstream, connection, signal, kinds) =>
+      listOthers(connection, {
+        timeoutMs: resolveConnectTimeout(upstream.config, deps.env),
+        log: deps.log,
+        ...(signal ? { signal } : {}),
+        ...(kinds ? { kinds } : {}),
+      }),
+    setOthers: deps.setOthers,
+    resourceUpdated: deps.resourceUpdated,
+    logMessage: deps.logMessage,
     listed(upstream, listing, cause) {
       upstream.instance = parseInstanceAd(listing.meta);
       upstream.hints = listing.hints;

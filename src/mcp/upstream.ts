@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/client';
+import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate, ServerCapabilities, Tool } from '@modelcontextprotocol/client';
 import type { ServerConfig, ServerSource } from '../config/types.js';
 import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo, type ErrorInfo } from '../errors.js';
 import { backoffDelay, FailureWindow } from '../util/backoff.js';
@@ -13,6 +13,11 @@ import type { ToolListing } from './list-tools.js';
 import { isEraMismatch } from './protocol-era.js';
 import { Pinger } from './pinger.js';
 import { ReadyGate } from './ready-gate.js';
+import type { CallerChannel } from './caller.js';
+import { LogMessageRing } from './log-message.js';
+import type { ListKind } from './connection.js';
+import type { OtherLists } from './other-lists.js';
+import { noAgent, type AgentRequest } from './server-traffic.js';
 import type { ExitStatus } from './stdio-transport.js';
 import type { ListHints } from '../store/tool-cache-store.js';
 
@@ -28,6 +33,7 @@ class StaleVerdictError extends Error {
 interface Connected {
   connection: ServerConnection;
   listing: ToolListing;
+  others: Partial<OtherLists>;
   changedSinceList: () => boolean;
 }
 
@@ -55,6 +61,16 @@ export class Upstream {
   instance: InstanceAd | undefined;
   /** Caching hints (modern era) of the last list. */
   hints: ListHints | undefined;
+  /** Last known prompts, resources and templates; written by the manager's `setOthers` only. */
+  prompts: Prompt[] = [];
+  resources: Resource[] = [];
+  resourceTemplates: ResourceTemplate[] = [];
+  /** What the server declared when it last connected. */
+  capabilities: ServerCapabilities | undefined;
+  /** Agent calls in progress on this server: where its requests and log messages go. */
+  readonly callers = new Set<CallerChannel>();
+  /** The last log messages the server sent (`GET /servers/:name`). */
+  readonly logMessages = new LogMessageRing();
   /** Successful reconnects since this config was loaded. */
   restarts = 0;
   /** The reconnect attempt scheduled or running; 0 when none. */
@@ -260,11 +276,12 @@ export class Upstream {
     let changed = false;
     const stopWatching = connection.onToolsListChanged(() => (changed = true));
     try {
-      const listing = await this.#host.list(this, connection, signal);
+      const [listing, others] = await Promise.all([this.#host.list(this, connection, signal), this.#host.listOthers(this, connection, signal)]);
       this.#host.log.info({ server: this.name, tools: listing.tools.length, ms: this.#host.clock.now() - started }, 'connected');
       return {
         connection,
         listing,
+        others,
         changedSinceList: () => {
           stopWatching();
           return changed;
@@ -278,9 +295,12 @@ export class Upstream {
     }
   }
 
-  #onConnected({ connection, listing, changedSinceList }: Connected, cause: ToolsChangedCause): void {
+  #onConnected({ connection, listing, others, changedSinceList }: Connected, cause: ToolsChangedCause): void {
     const relistNow = changedSinceList();
     this.connection = connection;
+    this.capabilities = connection.capabilities;
+    const relistPrompts = new Coalescer(() => this.#relistOthers(connection, ['prompts']), () => this.connection === connection);
+    const relistResources = new Coalescer(() => this.#relistOthers(connection, ['resources', 'resourceTemplates']), () => this.connection === connection);
     this.connectedSince = this.#host.clock.now();
     this.#stderrTail = () => connection.stderr.lines();
     this.#detach.push(
@@ -289,6 +309,13 @@ export class Upstream {
       // A transport error (say, the HTTP event stream broke) may mean the server is gone: ask now
       // rather than at the next scheduled ping.
       connection.onTransportError(() => this.#pinger?.now()),
+      connection.onNotification('notifications/prompts/list_changed', () => relistPrompts.request()),
+      connection.onNotification('notifications/resources/list_changed', () => relistResources.request()),
+      connection.onNotification('notifications/resources/updated', (params) => {
+        if (typeof params.uri === 'string') this.#host.resourceUpdated(this, params.uri);
+      }),
+      connection.onNotification('notifications/message', (params) => this.#host.logMessage(this, params, [...this.callers])),
+      connection.routeAgentRequests((method, params, signal) => this.#askAgent(method, params, signal)),
     );
     if (cause === 'reconnect') this.restarts += 1;
     this.attempt = 0;
@@ -296,9 +323,32 @@ export class Upstream {
     this.lastError = undefined;
     this.#setStatus('connected');
     this.#host.listed(this, listing, cause);
+    this.#host.setOthers(this, others, cause);
     this.#ready.resolve(connection);
     this.#startPings(connection);
     if (relistNow) this.requestRelist(connection);
+  }
+
+  async #relistOthers(connection: ServerConnection, kinds: readonly ListKind[]): Promise<void> {
+    const lists = await this.#host.listOthers(this, connection, undefined, kinds);
+    if (this.connection === connection) this.#host.setOthers(this, lists, 'list_changed');
+  }
+
+  /**
+   * A request of the server that only an agent can answer goes to the agent whose call is in
+   * progress here. With no such call roots fall back to the configured ones (undefined) and the
+   * rest is refused; with calls of several agents nobody can tell who was asked, so it is
+   * refused too — a clear answer, never a wait.
+   */
+  async #askAgent(method: AgentRequest, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    const able = [...this.callers].filter((caller) => caller.can(method));
+    const agents = new Set(able.map((caller) => caller.agent));
+    if (agents.size === 0) {
+      if (method === 'roots/list') return undefined;
+      throw noAgent(method, this.callers.size > 0 ? 'the agent of the call in progress did not declare that capability' : undefined);
+    }
+    if (agents.size > 1) throw noAgent(method, 'calls of several agents are in progress on this server, and it cannot be told which one asked');
+    return (able.at(-1) as CallerChannel).request(method, params, signal);
   }
 
   async #relistOnce(connection: ServerConnection): Promise<void> {

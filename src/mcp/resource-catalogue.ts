@@ -1,0 +1,131 @@
+import { UriTemplate, type Resource, type ResourceTemplateType as ResourceTemplate } from '@modelcontextprotocol/client';
+import { compare } from './naming.js';
+
+/**
+ * Resources and resource templates of every server (SPEC §7). URIs pass through unchanged, so a
+ * read routes by URI: the server that lists it (the first by server name when two do — the
+ * collision is reported), else the first whose template matches it, else the server a tool
+ * result pointed at it from (`resource_link`).
+ */
+export interface UriCollision {
+  uri: string;
+  /** Sorted by name; the first serves the URI. */
+  servers: string[];
+}
+
+interface ServerResources {
+  resources: readonly Resource[];
+  templates: readonly ResourceTemplate[];
+}
+
+/** How many URIs seen in tool results (`resource_link`) are remembered for routing. */
+const MAX_LINKED = 1_000;
+
+export class ResourceCatalogue {
+  private readonly servers = new Map<string, ServerResources>();
+  private resources: Resource[] = [];
+  private templates: ResourceTemplate[] = [];
+  private byUri = new Map<string, string>();
+  private matchers: Array<{ server: string; template: UriTemplate }> = [];
+  private collisionList: UriCollision[] = [];
+  private readonly linked = new Map<string, string>();
+  private currentVersion = 0;
+
+  get version(): number {
+    return this.currentVersion;
+  }
+
+  list(): readonly Resource[] {
+    return this.resources;
+  }
+
+  listTemplates(): readonly ResourceTemplate[] {
+    return this.templates;
+  }
+
+  collisions(): readonly UriCollision[] {
+    return this.collisionList;
+  }
+
+  countOf(server: string): number {
+    const entry = this.servers.get(server);
+    return entry ? entry.resources.length + entry.templates.length : 0;
+  }
+
+  /** The server a URI goes to, or undefined when none serves it. */
+  route(uri: string): string | undefined {
+    const listed = this.byUri.get(uri);
+    if (listed !== undefined) return listed;
+    for (const { server, template } of this.matchers) if (template.match(uri)) return server;
+    return this.linked.get(uri);
+  }
+
+  /** The server a template (by its `uriTemplate` text) belongs to. */
+  templateServer(uriTemplate: string): string | undefined {
+    for (const { server, template } of this.matchers) if (template.toString() === uriTemplate) return server;
+    return undefined;
+  }
+
+  /** A `resource_link` in a tool result of `server`: its URI stays readable through Switchboard. */
+  rememberLink(uri: string, server: string): void {
+    if (this.byUri.has(uri)) return;
+    this.linked.delete(uri);
+    this.linked.set(uri, server);
+    if (this.linked.size > MAX_LINKED) this.linked.delete(this.linked.keys().next().value as string);
+  }
+
+  /** Replaces one server's resources and templates; returns the URIs that came and went. */
+  setServer(server: string, resources: readonly Resource[], templates: readonly ResourceTemplate[]): { added: string[]; removed: string[] } {
+    const before = new Set([...this.byUri.keys(), ...this.matchers.map((m) => m.template.toString())]);
+    if (resources.length === 0 && templates.length === 0) this.servers.delete(server);
+    else this.servers.set(server, { resources, templates });
+    this.rebuild();
+    const after = new Set([...this.byUri.keys(), ...this.matchers.map((m) => m.template.toString())]);
+    return {
+      added: [...after].filter((uri) => !before.has(uri)).sort(),
+      removed: [...before].filter((uri) => !after.has(uri)).sort(),
+    };
+  }
+
+  clear(): void {
+    this.servers.clear();
+    this.linked.clear();
+    this.rebuild();
+  }
+
+  private rebuild(): void {
+    const names = [...this.servers.keys()].sort(compare);
+    const byUri = new Map<string, string>();
+    const owners = new Map<string, string[]>();
+    const resources: Resource[] = [];
+    const templates: ResourceTemplate[] = [];
+    const matchers: Array<{ server: string; template: UriTemplate }> = [];
+    for (const server of names) {
+      const entry = this.servers.get(server) as ServerResources;
+      for (const resource of entry.resources) {
+        const servers = owners.get(resource.uri);
+        if (servers) {
+          servers.push(server);
+          continue;
+        }
+        owners.set(resource.uri, [server]);
+        byUri.set(resource.uri, server);
+        resources.push(resource);
+      }
+      for (const template of entry.templates) {
+        templates.push(template);
+        try {
+          matchers.push({ server, template: new UriTemplate(template.uriTemplate) });
+        } catch {
+          // A template the RFC 6570 parser refuses is still listed; it just routes nothing.
+        }
+      }
+    }
+    this.byUri = byUri;
+    this.resources = resources;
+    this.templates = templates;
+    this.matchers = matchers;
+    this.collisionList = [...owners].filter(([, servers]) => servers.length > 1).map(([uri, servers]) => ({ uri, servers }));
+    this.currentVersion += 1;
+  }
+}
