@@ -6,6 +6,7 @@ import type { MCPManager } from '../mcp/manager.js';
 import type { SwitchboardRuntime } from '../runtime.js';
 import { createAuthHook } from './auth.js';
 import { CallMetrics } from './call-metrics.js';
+import { CallRunner } from './call-runner.js';
 import { ConnectionTracker } from './connections.js';
 import { createHostCheckHook } from './host-check.js';
 import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpError } from './error-handler.js';
@@ -105,13 +106,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
 
+  // One call path for REST and /mcp: every call in one in-flight set, counted in one place.
   const calls = new InFlightCalls(shutdownSignal);
   const metrics = new CallMetrics();
+  const runner = new CallRunner({ manager, calls, metrics });
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt });
   void app.register(serverRoutes, { manager });
-  void app.register(toolRoutes, { manager, runtime, calls, metrics });
+  void app.register(toolRoutes, { manager, runtime, runner });
   void app.register(operationRoutes, { runtime });
   void app.register(metricsRoutes, {
     manager,
@@ -126,7 +129,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },
     async () => (await import('./routes/mcp.js')).mcpRoutes,
   );
-  void app.register(mcpRoutes, { manager, runtime, shutdownSignal });
+  void app.register(mcpRoutes, { manager, runtime, shutdownSignal, runner });
 
   return app;
 }

@@ -12,8 +12,8 @@ export interface CallerChannel {
   can(method: AgentRequest): boolean;
   /** Relays the request to the agent and resolves with its answer. */
   request(method: AgentRequest, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>;
-  /** A log message the server sent while the call ran, to show the agent. */
-  log(params: Record<string, unknown>): void;
+  /** A log message `server` sent while the call ran, to show the agent. */
+  log(server: string, params: Record<string, unknown>): void;
 }
 
 /** Which capability a request of the server needs on the agent. */

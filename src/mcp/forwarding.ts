@@ -1,8 +1,14 @@
 import type { Logger } from 'pino';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, resolveCallTimeout, type CallToolOptions, type ServerConnection } from './client.js';
+import type { CallerChannel } from './caller.js';
 import type { Catalogues } from './catalogues.js';
 import type { Upstream } from './upstream.js';
+
+export interface ForwardOptions extends CallToolOptions {
+  /** The agent behind the request, for the server's sampling / elicitation / roots requests. */
+  caller?: CallerChannel;
+}
 
 /**
  * Requests that are not tool calls, routed to the server that owns what they name (SPEC §7):
@@ -21,14 +27,14 @@ export class Forwarding {
     private readonly log: Logger,
   ) {}
 
-  async getPrompt(name: string, args: Record<string, string> | undefined, options: CallToolOptions = {}): Promise<Record<string, unknown>> {
+  async getPrompt(name: string, args: Record<string, string> | undefined, options: ForwardOptions = {}): Promise<Record<string, unknown>> {
     const prompt = this.catalogues.prompts.get(name);
     const upstream = prompt && this.upstreamOf(prompt.server);
     if (!prompt || !upstream) throw new SwitchboardError('PROMPT_NOT_FOUND', `No prompt named "${name}"`);
     return this.forward(upstream, 'prompts/get', { name: prompt.originalName, ...(args ? { arguments: args } : {}) }, options);
   }
 
-  async readResource(uri: string, options: CallToolOptions = {}): Promise<Record<string, unknown>> {
+  async readResource(uri: string, options: ForwardOptions = {}): Promise<Record<string, unknown>> {
     return this.forward(this.ownerOf(uri), 'resources/read', { uri }, options);
   }
 
@@ -94,8 +100,15 @@ export class Forwarding {
     return upstream;
   }
 
-  private forward(upstream: Upstream, method: string, params: Record<string, unknown>, options: CallToolOptions): Promise<Record<string, unknown>> {
-    return this.withConnection(upstream, options, (connection, left) => connection.forward(method, params, { ...options, timeoutMs: left }));
+  private async forward(upstream: Upstream, method: string, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> {
+    const { caller, ...callOptions } = options;
+    // While the request runs, a question of the server goes to the agent that made it.
+    if (caller) upstream.callers.add(caller);
+    try {
+      return await this.withConnection(upstream, callOptions, (connection, left) => connection.forward(method, params, { ...callOptions, timeoutMs: left }));
+    } finally {
+      if (caller) upstream.callers.delete(caller);
+    }
   }
 
   /**

@@ -134,7 +134,7 @@ export class MCPManager {
       logMessage: (upstream, params, callers) => {
         upstream.logMessages.push(params);
         // A message sent while agents' calls run goes to those agents; any other is everyone's.
-        if (callers.length > 0) for (const caller of callers) caller.log(params);
+        if (callers.length > 0) for (const caller of callers) caller.log(upstream.name, params);
         else this.traffic.emit({ type: 'log', server: upstream.name, params });
       },
     });

@@ -79,7 +79,22 @@ export function bridgeTool({ entry, item: tool, name }: Named<Tool>): BridgedToo
   if (tool.execution !== undefined) bridged.execution = tool.execution;
   if (tool._meta !== undefined) bridged._meta = tool._meta;
   if (entry.stale) bridged.stale = true;
+  UPSTREAM_TOOLS.set(bridged, tool);
   return bridged;
+}
+
+/** The tool each bridged tool was made from, for `/mcp`, which serves it as the server wrote it. */
+const UPSTREAM_TOOLS = new WeakMap<BridgedTool, Tool>();
+
+/**
+ * The tool as MCP serves it: exactly what the server listed, under the exposed name (SPEC §7 —
+ * `title`, `description`, schemas, `annotations`, `icons`, `execution`, `_meta` untouched).
+ */
+export function toMcpTool(tool: BridgedTool): Tool {
+  const upstream = UPSTREAM_TOOLS.get(tool);
+  if (upstream) return { ...upstream, name: tool.name };
+  const { server: _server, originalName: _original, path: _path, deferred: _deferred, stale: _stale, ...fields } = tool;
+  return fields as Tool;
 }
 
 /** `_meta` key of an error result: the stable code of the failure (SPEC §7). */

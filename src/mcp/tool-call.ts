@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
+import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/client';
 import { errorMessage, isSwitchboardError, toErrorInfo } from '../errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, type ServerConnection } from './client.js';
 import { mayHaveBeenDelivered, meansConnectionLost } from './failure.js';
@@ -9,6 +9,8 @@ export interface ToolCallOptions {
   signal?: AbortSignal;
   /** Overrides the server's `callTimeout`; bounds the whole call, waiting for the server included. */
   timeoutMs?: number;
+  /** Every progress notification of the server for this call (each also resets its deadline). */
+  onProgress?: (progress: Progress) => void;
 }
 
 /** What the call path needs of the catalogue's tool. */
@@ -37,7 +39,7 @@ export async function callThroughUpstream(
   args: Record<string, unknown> | undefined,
   options: ToolCallOptions & { defaultTimeoutMs: number; now: () => number },
 ): Promise<CallToolResult> {
-  const { signal, now } = options;
+  const { signal, now, onProgress } = options;
   const started = now();
   const totalMs = options.timeoutMs ?? options.defaultTimeoutMs;
   // At least 1 ms: a spent deadline must still fail as a timeout, not turn into "no deadline".
@@ -47,7 +49,11 @@ export async function callThroughUpstream(
     let connection: ServerConnection | undefined;
     try {
       connection = await upstream.waitForConnection(signal, totalMs > 0 ? remaining() : DEFAULT_CALL_TIMEOUT_MS);
-      return await connection.callTool(tool.originalName, args, { ...(signal ? { signal } : {}), timeoutMs: remaining() });
+      return await connection.callTool(tool.originalName, args, {
+        ...(signal ? { signal } : {}),
+        ...(onProgress ? { onProgress } : {}),
+        timeoutMs: remaining(),
+      });
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err;
       if (!connection) return toolErrorResult(toErrorInfo(err, 'SERVER_NOT_CONNECTED'));

@@ -264,7 +264,7 @@ describe('error responses', () => {
 });
 
 describe('GET /metrics', () => {
-  it('serves Prometheus text with servers by status, tools and calls by outcome', async () => {
+  it('serves Prometheus text with servers by status, tools and calls by transport, server, tool and outcome', async () => {
     const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio'), broken: { type: 'stdio' } } });
     await sb.json('/tools/mcp_echo_echo/call', { method: 'POST', body: { arguments: { text: 'hi' } } });
     await sb.json('/tools/mcp_echo_echo/call', { method: 'POST', body: { arguments: { text: 42 } } });
@@ -278,9 +278,10 @@ describe('GET /metrics', () => {
     expect(sample('switchboard_servers{status="connected"}')).toBe('1');
     expect(sample('switchboard_servers{status="failed"}')).toBe('1');
     expect(sample('switchboard_tools')).toBe('3');
-    expect(sample('switchboard_tool_calls_total{outcome="ok"}')).toBe('1');
-    expect(sample('switchboard_tool_calls_total{outcome="tool_error"}')).toBe('1');
-    expect(sample('switchboard_tool_calls_total{outcome="not_found"}')).toBe('1');
+    expect(sample('switchboard_tool_calls_total{transport="rest",server="echo",tool="mcp_echo_echo",outcome="ok"}')).toBe('1');
+    expect(sample('switchboard_tool_calls_total{transport="rest",server="echo",tool="mcp_echo_echo",outcome="tool_error"}')).toBe('1');
+    // A name no server has never becomes a series of its own (bounded cardinality).
+    expect(sample('switchboard_tool_calls_total{transport="rest",server="",tool="_unknown",outcome="not_found"}')).toBe('1');
     expect(sample('switchboard_tool_call_duration_seconds_count')).toBe('3');
     expect(sample('switchboard_tool_call_duration_seconds_bucket{le="+Inf"}')).toBe('3');
     expect(sample('switchboard_tool_calls_in_flight')).toBe('0');

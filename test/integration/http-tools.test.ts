@@ -227,7 +227,7 @@ describe('POST /tools/:name/call', () => {
     // The fixture writes the marker when it receives notifications/cancelled.
     expect(await waitForFile(marker)).not.toBe('');
     const metrics = await (await sb.fetch('/metrics')).text();
-    expect(metrics).toContain('switchboard_tool_calls_total{outcome="cancelled"} 1');
+    expect(metrics).toContain('switchboard_tool_calls_total{transport="rest",server="slow",tool="mcp_slow_slow",outcome="cancelled"} 1');
     expect(metrics).toContain('switchboard_tool_calls_in_flight 0');
   });
 

@@ -1,6 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { CallMetrics } from '../../src/http/call-metrics.js';
+import { CallRunner } from '../../src/http/call-runner.js';
+import { InFlightCalls } from '../../src/http/in-flight-calls.js';
 import { mcpRoutes } from '../../src/http/routes/mcp.js';
 import { MCPManager } from '../../src/mcp/manager.js';
 
@@ -8,10 +11,13 @@ const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/j
 
 async function mcpApp(maxSessions: number): Promise<string> {
   const app = Fastify();
+  const manager = new MCPManager();
+  const shutdownSignal = new AbortController().signal;
   await app.register(mcpRoutes, {
-    manager: new MCPManager(),
+    manager,
     runtime: { state: 'ready', whenReady: () => Promise.resolve() },
-    shutdownSignal: new AbortController().signal,
+    shutdownSignal,
+    runner: new CallRunner({ manager, calls: new InFlightCalls(shutdownSignal), metrics: new CallMetrics() }),
     maxSessions,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

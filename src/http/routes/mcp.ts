@@ -6,6 +6,7 @@ import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 import { delay } from '../../util/delay.js';
+import type { CallRunner } from '../call-runner.js';
 import { InFlightCalls } from '../in-flight-calls.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
 import { createToolServer, McpToolList, type ToolServerOptions } from '../mcp/tool-server.js';
@@ -15,6 +16,8 @@ export interface McpRoutesOptions {
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   /** Aborted when shutdown's grace runs out: in-flight `/mcp` calls are cancelled then. */
   shutdownSignal: AbortSignal;
+  /** The one call path shared with REST (deadline, cancel, progress, metrics). */
+  runner: CallRunner;
   /** Tool changes closer together than this produce one `list_changed` per session. @default 50 */
   listChangedDebounceMs?: number;
   /**

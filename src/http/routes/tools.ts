@@ -1,10 +1,9 @@
-import { performance } from 'node:perf_hooks';
 import type { FastifyPluginCallback } from 'fastify';
-import { isSwitchboardError, SwitchboardError } from '../../errors.js';
+import { SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime.js';
-import type { CallMetrics, CallOutcome } from '../call-metrics.js';
-import { CLIENT_GONE, type InFlightCalls } from '../in-flight-calls.js';
+import type { CallRunner } from '../call-runner.js';
+import { CLIENT_GONE } from '../in-flight-calls.js';
 import {
   CallToolBodySchema,
   NameParamsSchema,
@@ -18,9 +17,8 @@ import { ifNoneMatchHits, ToolListCache } from '../tool-list-cache.js';
 export interface ToolRoutesOptions {
   manager: MCPManager;
   runtime: SwitchboardRuntime;
-  /** In-flight REST calls; aborted together on shutdown. */
-  calls: InFlightCalls;
-  metrics: CallMetrics;
+  /** The one call path (deadline, cancel, progress, metrics). */
+  runner: CallRunner;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -32,7 +30,7 @@ const NO_ARGUMENTS: CallToolBody = {};
  * and allocates little beyond its AbortController.
  */
 export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, options, done) => {
-  const { manager, runtime, calls, metrics } = options;
+  const { manager, runtime, runner } = options;
   const cache = new ToolListCache();
 
   /** Before the startup gate the list would be partial; wait for it unless told not to. */
@@ -65,41 +63,27 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
   app.post('/tools/:name/call', async (request, reply) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(CallToolBodySchema, request.body, 'body');
-    const started = performance.now();
-    const controller = calls.begin();
+    const gone = new AbortController();
     const response = reply.raw;
     // `request.raw` emits 'close' as soon as the body is read; the response's 'close' before it
     // has ended is what tells us the client went away.
     const onClose = (): void => {
-      if (!response.writableEnded) controller.abort(CLIENT_GONE);
+      if (!response.writableEnded) gone.abort(CLIENT_GONE);
     };
     response.once('close', onClose);
-    let outcome: CallOutcome = 'error';
+    if (response.destroyed) gone.abort(CLIENT_GONE);
     try {
-      if (response.destroyed) controller.abort(CLIENT_GONE);
-      const result = await manager.callTool(name, body.arguments, {
-        signal: controller.signal,
-        timeoutMs: body.timeoutMs,
+      return await runner.run(name, body.arguments, {
+        transport: 'rest',
+        signal: gone.signal,
+        ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
       });
-      outcome = result.isError === true ? 'tool_error' : 'ok';
-      return result;
     } catch (err) {
-      const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
-      if (reason === CLIENT_GONE) {
-        outcome = 'cancelled';
-        // Nobody is left to read an answer; tell fastify not to try.
-        return reply.hijack();
-      }
-      if (isSwitchboardError(reason, 'SHUTTING_DOWN')) {
-        outcome = 'shutdown';
-        throw reason;
-      }
-      if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) outcome = 'not_found';
+      // Nobody is left to read an answer; tell fastify not to try.
+      if (gone.signal.aborted) return reply.hijack();
       throw err;
     } finally {
       response.off('close', onClose);
-      calls.end(controller);
-      metrics.record(outcome, (performance.now() - started) / 1000);
     }
   });
 
