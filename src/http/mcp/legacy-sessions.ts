@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
+import type { SessionState } from './agent-channel.js';
 
 /** One 2025-era `/mcp` session: its transport and `Server`. */
 export interface LegacySession {
   transport: NodeStreamableHTTPServerTransport;
   server: Server;
+  /** What the session asked for: its log level and resource subscriptions. */
+  state: SessionState;
   /** Requests (and GET streams) open right now; a session with none is idle. */
   active: number;
   /** When the last request started or ended (performance.now(), ms). */
@@ -14,7 +17,9 @@ export interface LegacySession {
 
 export interface LegacySessionsOptions {
   /** A fresh `Server` for a new session; `onCancelled` closes a cancelled call's stream. */
-  createServer: (onCancelled: (requestId: string | number) => void) => Server;
+  createServer: (onCancelled: (requestId: string | number) => void, state: SessionState) => Server;
+  /** Called once a session has ended, with what it had asked for (to undo its subscriptions). */
+  onClosed?: (state: SessionState) => void;
   /** Open sessions beyond this evict the longest-idle one, or are refused when all are busy. */
   maxSessions: number;
   /** A session with no request (and no open stream) for this long is closed. */
@@ -64,12 +69,19 @@ export class LegacySessions {
         this.sessions.set(id, session);
       },
     });
-    const server = this.options.createServer((requestId) => transport.closeSSEStream(requestId));
-    const session: LegacySession = { transport, server, active: 0, lastSeen: performance.now() };
+    const state: SessionState = {
+      id: () => transport.sessionId,
+      // Asked only while requests are served, by when `session` exists.
+      clientCapabilities: () => session.server.getClientCapabilities(),
+      subscriptions: new Set(),
+    };
+    const server = this.options.createServer((requestId) => transport.closeSSEStream(requestId), state);
+    const session: LegacySession = { transport, server, state, active: 0, lastSeen: performance.now() };
     // Fires for DELETE, for close on shutdown and for a transport error alike.
     server.onclose = () => {
       const id = transport.sessionId;
       if (id !== undefined && this.sessions.get(id) === session) this.sessions.delete(id);
+      this.options.onClosed?.(state);
     };
     await server.connect(transport);
     return session;

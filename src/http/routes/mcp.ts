@@ -1,24 +1,26 @@
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { createMcpHandler, isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { errorMessage } from '../../errors.js';
+import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 import { delay } from '../../util/delay.js';
 import type { CallRunner } from '../call-runner.js';
-import { InFlightCalls } from '../in-flight-calls.js';
+import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
+import { Continuations } from '../mcp/continuations.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
-import { createToolServer, McpToolList, type ToolServerOptions } from '../mcp/tool-server.js';
+import { McpLists } from '../mcp/mcp-lists.js';
+import { SessionRelay } from '../mcp/session-relay.js';
 
 export interface McpRoutesOptions {
-  manager: ToolServerOptions['manager'] & Pick<MCPManager, 'subscribe'>;
+  manager: AgentSource & Pick<MCPManager, 'subscribe' | 'onServerTraffic'>;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   /** Aborted when shutdown's grace runs out: in-flight `/mcp` calls are cancelled then. */
   shutdownSignal: AbortSignal;
   /** The one call path shared with REST (deadline, cancel, progress, metrics). */
   runner: CallRunner;
-  /** Tool changes closer together than this produce one `list_changed` per session. @default 50 */
+  /** Changes closer together than this produce one `list_changed` per kind and session. @default 50 */
   listChangedDebounceMs?: number;
   /**
    * Open sessions beyond this evict the longest-idle one, or are refused (503) when every
@@ -54,38 +56,33 @@ const ABORTED_ANSWER_MS = 250;
  * and listen stream closes, so an MCP client can never hold `app.close()` open.
  */
 export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => {
-  const { manager, runtime, shutdownSignal } = options;
-  const debounceMs = options.listChangedDebounceMs ?? 50;
-  const tools = new McpToolList(manager);
-  const calls = new InFlightCalls(shutdownSignal);
+  const { manager, runtime, shutdownSignal, runner } = options;
+  const lists = new McpLists(manager);
+  const continuations = new Continuations();
   const posts = new PendingCount();
   let closing = false;
 
-  const serverOptions = { manager, runtime, tools, calls };
+  const serverOptions = { manager, runtime, lists, runner, continuations };
   const sessions = new LegacySessions({
-    createServer: (onCancelled) => createToolServer({ ...serverOptions, onCancelled }),
+    createServer: (onCancelled, session) => createAgentServer({ ...serverOptions, session, onCancelled }),
+    // A session that ends takes its resource subscriptions with it.
+    onClosed: (session) => {
+      for (const uri of session.subscriptions) void manager.forwarding.unsubscribe(uri).catch(() => undefined);
+      session.subscriptions.clear();
+    },
     maxSessions: options.maxSessions ?? 1000,
     idleMs: options.sessionIdleMs ?? 30 * 60_000,
   });
   const onerror = (err: Error): void => app.log.debug({ err: err.message }, 'mcp (2026-07-28) request failed');
-  // One `Server` per request, as the stateless era wants; the tool list it serves is shared.
-  const modern = createMcpHandler(() => createToolServer(serverOptions), { legacy: 'reject', onerror });
+  // One `Server` per request, as the stateless era wants; the lists it serves are shared.
+  const modern = createMcpHandler(() => createAgentServer(serverOptions), { legacy: 'reject', onerror });
   const serveModern = toNodeHandler(modern, { onerror });
-
-  let listChangedTimer: NodeJS.Timeout | undefined;
-  const broadcastListChanged = (): void => {
-    listChangedTimer = undefined;
-    for (const [id, session] of sessions.entries()) {
-      session.server.sendToolListChanged().catch((err: unknown) => {
-        app.log.debug({ session: id, err: errorMessage(err) }, 'list_changed not delivered');
-      });
-    }
-    modern.notify.toolsChanged();
-  };
-  const unsubscribe = manager.subscribe((event) => {
-    if (event.type !== 'tools.changed' || listChangedTimer) return;
-    listChangedTimer = setTimeout(broadcastListChanged, debounceMs);
-    listChangedTimer.unref();
+  const relay = new SessionRelay({
+    manager,
+    sessions: () => sessions.entries(),
+    modern: modern.notify,
+    debounceMs: options.listChangedDebounceMs ?? 50,
+    log: app.log as never,
   });
 
   const stop = async (): Promise<void> => {
@@ -104,8 +101,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   });
 
   app.addHook('onClose', async () => {
-    unsubscribe();
-    clearTimeout(listChangedTimer);
+    relay.close();
+    continuations.abortAll(new SwitchboardError('SHUTTING_DOWN', 'Switchboard is shutting down; the call was cancelled'));
     await stop();
   });
 
@@ -149,6 +146,9 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId !== 'string' && !(await isLegacy(request))) {
       hijack(request, reply);
+      // A 2026-07-28 client subscribes to resource updates on its listen stream: the servers
+      // owning those URIs are subscribed for as long as the stream is open.
+      if (isListen(request.body)) holdSubscriptions(listenedUris(request.body), reply);
       try {
         await serveModern(request.raw, reply.raw, request.body);
       } catch (err) {
@@ -182,8 +182,34 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     }
   };
 
+  const holdSubscriptions = (uris: string[], reply: FastifyReply): void => {
+    if (uris.length === 0) return;
+    const held = Promise.all(
+      uris.map((uri) =>
+        manager.forwarding.subscribe(uri).then(
+          () => uri,
+          (err: unknown) => {
+            app.log.debug({ uri, err: errorMessage(err) }, 'resource subscription not forwarded');
+            return undefined;
+          },
+        ),
+      ),
+    );
+    reply.raw.once('close', () => {
+      void held.then((subscribed) => {
+        for (const uri of subscribed) if (uri !== undefined) void manager.forwarding.unsubscribe(uri).catch(() => undefined);
+      });
+    });
+  };
+
   app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: handle });
 };
+
+/** The URIs a `subscriptions/listen` request subscribes to. */
+function listenedUris(body: unknown): string[] {
+  const uris = (body as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params?.notifications?.resourceSubscriptions;
+  return Array.isArray(uris) ? uris.filter((uri): uri is string => typeof uri === 'string') : [];
+}
 
 function isListen(body: unknown): boolean {
   return (body as { method?: unknown } | null)?.method === 'subscriptions/listen';

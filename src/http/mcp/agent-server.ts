@@ -1,0 +1,116 @@
+import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import type { CallToolResult, RequestId, ServerCapabilities } from '@modelcontextprotocol/server';
+import { isSwitchboardError } from '../../errors.js';
+import { INSTANCE_META_KEY } from '../../mcp/instance.js';
+import type { AggregateCapabilities, MCPManager } from '../../mcp/manager.js';
+import type { SwitchboardRuntime } from '../../runtime.js';
+import type { CallRunner } from '../call-runner.js';
+import { PACKAGE_VERSION } from '../package-info.js';
+import { runForAgent, type SessionState } from './agent-channel.js';
+import { registerCatalogueHandlers } from './catalogue-handlers.js';
+import type { Continuations } from './continuations.js';
+import type { McpLists } from './mcp-lists.js';
+
+/** What `/mcp` needs of the manager. */
+export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'instanceAd' | 'listHints' | 'capabilities' | 'forwarding'>;
+
+/**
+ * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
+ * a client that does not listen for `tools/list_changed` still sees a change within seconds.
+ */
+export const DEFAULT_LIST_TTL_MS = 10_000;
+
+export interface AgentServerOptions {
+  manager: AgentSource;
+  runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
+  lists: McpLists;
+  runner: CallRunner;
+  continuations: Continuations;
+  /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */
+  session?: SessionState;
+  /**
+   * Called after a call the client cancelled has ended. The SDK sends no response for it, so
+   * its response stream would stay open until the session ends unless it is closed here.
+   */
+  onCancelled?: (requestId: RequestId) => void;
+}
+
+/**
+ * One low-level SDK `Server` per 2025-era session, or per 2026-07-28 request (SPEC §7, §9): the
+ * aggregate of every connected server — tools, and as far as some server has them, prompts,
+ * resources, completions and logging. It advertises exactly those capabilities.
+ *
+ * - `tools/list` serves the aggregated catalogue as is (no pagination, no re-validation).
+ * - `tools/call` goes through the call runner (REST's path too) and returns the server's
+ *   `CallToolResult` unchanged; upstream failures are already `isError` results. An unknown tool
+ *   is a protocol error, `InvalidParams` (-32602), as the MCP spec asks. Progress is relayed
+ *   under the client's own token; the server's questions go to this client (agent-channel.ts).
+ *   The call is cancelled upstream when the client cancels (`notifications/cancelled`), when the
+ *   session closes, and when the daemon's shutdown grace runs out.
+ */
+export function createAgentServer(options: AgentServerOptions): Server {
+  const { manager, runtime, lists, runner, continuations, session } = options;
+  const available = manager.capabilities();
+  const server = new Server(
+    { name: 'switchboard', version: PACKAGE_VERSION },
+    {
+      capabilities: advertised(available),
+      instructions: 'Tools, prompts and resources of every MCP server Switchboard is connected to; tools and prompts are named mcp_<server>_<name> unless a server says otherwise.',
+    },
+  );
+
+  server.setRequestHandler('tools/list', async (request, ctx) => {
+    // Before the startup gate the list would be partial; the gate is short (SPEC §1). Another
+    // Switchboard (it says so in `_meta`) gets the partial list at once and the changes as
+    // list_changed: if it waited, two daemons aggregating each other would deadlock at start.
+    const fromSwitchboard = request.params?._meta?.[INSTANCE_META_KEY] !== undefined;
+    if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
+    // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
+    const result = { tools: lists.tools(), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
+    // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
+    return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
+  });
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const { name, arguments: args } = request.params;
+    if (runtime.state === 'starting') await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
+    try {
+      return (await runForAgent<CallToolResult>(ctx, { continuations, ...(session ? { session } : {}) }, (caller, signal, onProgress) =>
+        runner.run(name, args, { transport: 'mcp', signal, onProgress, caller }),
+      )) as CallToolResult;
+    } catch (err) {
+      if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
+      throw err;
+    } finally {
+      if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);
+    }
+  });
+
+  registerCatalogueHandlers(server, { ...options, available });
+  return server;
+}
+
+/** The capabilities `/mcp` advertises: tools always, the rest as far as some server has them. */
+function advertised(available: AggregateCapabilities): ServerCapabilities {
+  return {
+    tools: { listChanged: true },
+    ...(available.prompts ? { prompts: { listChanged: true } } : {}),
+    ...(available.resources ? { resources: { listChanged: true, ...(available.subscribe ? { subscribe: true } : {}) } } : {}),
+    ...(available.completions ? { completions: {} } : {}),
+    ...(available.logging ? { logging: {} } : {}),
+  };
+}
+
+async function untilReadyOrAborted(runtime: Pick<SwitchboardRuntime, 'whenReady'>, signal: AbortSignal): Promise<void> {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    // A failed start still leaves a (possibly empty) catalogue worth serving.
+    await Promise.race([runtime.whenReady().catch(() => undefined), aborted]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,85 @@
+import type { GetPromptResult, LoggingLevel, ReadResourceResult, Server } from '@modelcontextprotocol/server';
+import type { AggregateCapabilities } from '../../mcp/manager.js';
+import { runForAgent } from './agent-channel.js';
+import type { AgentServerOptions } from './agent-server.js';
+import { toProtocolError } from './protocol-errors.js';
+
+/**
+ * The handlers of `/mcp` beyond tools (SPEC §7), registered only for what some server has — the
+ * SDK refuses a handler for a capability the server does not advertise, and a client asking for
+ * one gets `Method not found`, as from any server without it.
+ */
+export function registerCatalogueHandlers(server: Server, options: AgentServerOptions & { available: AggregateCapabilities }): void {
+  const { manager, lists, continuations, session, available } = options;
+  const forwarding = manager.forwarding;
+  const agent = { continuations, ...(session ? { session } : {}) };
+
+  if (available.prompts) {
+    server.setRequestHandler('prompts/list', () => ({ prompts: lists.prompts() }));
+    server.setRequestHandler('prompts/get', async (request, ctx) => {
+      const { name, arguments: args } = request.params;
+      try {
+        return (await runForAgent(ctx, agent, (caller, signal) => forwarding.getPrompt(name, args, { signal, caller }))) as GetPromptResult;
+      } catch (err) {
+        throw toProtocolError(err);
+      }
+    });
+  }
+
+  if (available.resources) {
+    const resources = manager.getResources();
+    server.setRequestHandler('resources/list', () => ({ resources: [...resources.list()] }));
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [...resources.listTemplates()] }));
+    server.setRequestHandler('resources/read', async (request, ctx) => {
+      const { uri } = request.params;
+      try {
+        return (await runForAgent(ctx, agent, (caller, signal) => forwarding.readResource(uri, { signal, caller }))) as ReadResourceResult;
+      } catch (err) {
+        throw toProtocolError(err, uri);
+      }
+    });
+  }
+
+  // 2025-era sessions subscribe by request; 2026-07-28 clients name their URIs on the listen
+  // stream instead (see routes/mcp.ts).
+  if (available.subscribe && session) {
+    server.setRequestHandler('resources/subscribe', async (request, ctx) => {
+      const { uri } = request.params;
+      if (session.subscriptions.has(uri)) return {};
+      try {
+        await forwarding.subscribe(uri, { signal: ctx.mcpReq.signal });
+      } catch (err) {
+        throw toProtocolError(err, uri);
+      }
+      session.subscriptions.add(uri);
+      return {};
+    });
+    server.setRequestHandler('resources/unsubscribe', async (request) => {
+      const { uri } = request.params;
+      if (!session.subscriptions.delete(uri)) return {};
+      await forwarding.unsubscribe(uri).catch(() => undefined);
+      return {};
+    });
+  }
+
+  if (available.completions) {
+    server.setRequestHandler('completion/complete', async (request, ctx) => {
+      try {
+        return (await forwarding.complete(request.params as Record<string, unknown>, { signal: ctx.mcpReq.signal })) as never;
+      } catch (err) {
+        throw toProtocolError(err);
+      }
+    });
+  }
+
+  if (available.logging) {
+    // The level filters what this session is shown, and goes to every server that logs, so
+    // they stop sending what nobody wants (SPEC §7).
+    server.setRequestHandler('logging/setLevel', async (request) => {
+      const level: LoggingLevel = request.params.level;
+      if (session) session.logLevel = level;
+      await forwarding.setLogLevel(level);
+      return {};
+    });
+  }
+}

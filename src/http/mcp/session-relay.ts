@@ -1,0 +1,89 @@
+import type { ServerNotifier } from '@modelcontextprotocol/server';
+import type { Logger } from 'pino';
+import { errorMessage } from '../../errors.js';
+import type { ManagerEvent } from '../../mcp/events.js';
+import type { MCPManager, ServerTrafficEvent } from '../../mcp/manager.js';
+import { asAgentLog, passesLevel } from './agent-channel.js';
+import type { LegacySession } from './legacy-sessions.js';
+
+type ListKind = 'tools' | 'prompts' | 'resources';
+const KIND_OF: Partial<Record<ManagerEvent['type'], ListKind>> = {
+  'tools.changed': 'tools',
+  'prompts.changed': 'prompts',
+  'resources.changed': 'resources',
+};
+
+export interface SessionRelayOptions {
+  manager: Pick<MCPManager, 'subscribe' | 'onServerTraffic'>;
+  /** The open 2025-era sessions. */
+  sessions: () => Iterable<[string, LegacySession]>;
+  /** The 2026-07-28 side: its `subscriptions/listen` streams. */
+  modern: ServerNotifier;
+  /** Changes closer together than this produce one `list_changed` per kind and session. */
+  debounceMs: number;
+  log: Logger;
+}
+
+/**
+ * What `/mcp` clients hear without asking (SPEC §7): `list_changed` of each kind (debounced),
+ * `resources/updated` for the URIs they subscribed to, and the log messages no call in progress
+ * claimed. 2025-era sessions get them on their GET stream; 2026-07-28 clients on their listen
+ * streams (which the revision has for list changes and updates, not for log messages).
+ */
+export class SessionRelay {
+  private readonly timers = new Map<ListKind, NodeJS.Timeout>();
+  private readonly stops: Array<() => void>;
+
+  constructor(private readonly options: SessionRelayOptions) {
+    this.stops = [
+      options.manager.subscribe((event) => {
+        const kind = KIND_OF[event.type];
+        if (kind) this.listChanged(kind);
+      }),
+      options.manager.onServerTraffic((event) => this.traffic(event)),
+    ];
+  }
+
+  close(): void {
+    for (const stop of this.stops) stop();
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private listChanged(kind: ListKind): void {
+    if (this.timers.has(kind)) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(kind);
+      this.broadcast(kind);
+    }, this.options.debounceMs);
+    timer.unref();
+    this.timers.set(kind, timer);
+  }
+
+  private broadcast(kind: ListKind): void {
+    const { modern } = this.options;
+    for (const [id, session] of this.options.sessions()) {
+      const server = session.server;
+      // A session opened before any server had prompts (or resources) did not declare them, and
+      // the SDK refuses to announce a change of what it never declared: that is expected here.
+      const sent = kind === 'tools' ? server.sendToolListChanged() : kind === 'prompts' ? server.sendPromptListChanged() : server.sendResourceListChanged();
+      void Promise.resolve(sent).catch((err: unknown) => this.options.log.debug({ session: id, kind, err: errorMessage(err) }, 'list_changed not delivered'));
+    }
+    if (kind === 'tools') modern.toolsChanged();
+    else if (kind === 'prompts') modern.promptsChanged();
+    else modern.resourcesChanged();
+  }
+
+  private traffic(event: ServerTrafficEvent): void {
+    for (const [id, session] of this.options.sessions()) {
+      let sent: Promise<void> | undefined;
+      if (event.type === 'resource.updated') {
+        if (session.state.subscriptions.has(event.uri)) sent = session.server.sendResourceUpdated({ uri: event.uri });
+      } else if (passesLevel(event.params.level, session.state.logLevel)) {
+        sent = session.server.notification({ method: 'notifications/message', params: asAgentLog(event.server, event.params) as never });
+      }
+      void sent?.catch((err: unknown) => this.options.log.debug({ session: id, type: event.type, err: errorMessage(err) }, 'notification not delivered'));
+    }
+    if (event.type === 'resource.updated') this.options.modern.resourceUpdated(event.uri);
+  }
+}
