@@ -39,6 +39,9 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
       servers,
       errors: runtime.errors.map(({ path, error }) => ({ path, error })),
       collisions: catalogue.collisions(),
+      // Prompts are named like tools; a resource URI two servers list goes to the first by name.
+      promptCollisions: manager.getPrompts().collisions(),
+      resourceCollisions: manager.getResources().collisions(),
       discovery: {
         error: runtime.lastDiscoveryError ?? null,
         warnings: discovery.warnings,
