@@ -1,0 +1,229 @@
+import { Client, StreamableHTTPClientTransport, type Progress } from '@modelcontextprotocol/client';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { deferred } from '../../src/util/deferred.js';
+import { textOf } from '../helpers/connect.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import type { ServerConfig } from '../../src/config/types.js';
+
+/**
+ * Issue #14 items 1, 3, 4 and 6: what travels with a call through `/mcp` — progress, log
+ * messages, the server's questions to the agent (sampling, elicitation, roots) — for either
+ * client era and either server era, and one call path whose calls `/metrics` counts.
+ */
+
+type Mode = 'legacy' | { pin: string };
+const CLIENTS: Array<[string, Mode]> = [
+  ['2025-11-25', 'legacy'],
+  ['2026-07-28', { pin: '2026-07-28' }],
+];
+
+interface AgentOptions {
+  /** Answers the agent gives; a missing one leaves the capability undeclared. */
+  sampling?: string;
+  elicitation?: string;
+  roots?: string[];
+}
+
+async function agent(daemon: TestDaemon, mode: Mode, options: AgentOptions = {}): Promise<Client> {
+  const client = new Client(
+    { name: 'agent', version: '1.0.0' },
+    {
+      versionNegotiation: { mode },
+      capabilities: {
+        ...(options.sampling !== undefined ? { sampling: {} } : {}),
+        ...(options.elicitation !== undefined ? { elicitation: { form: {} } } : {}),
+        ...(options.roots !== undefined ? { roots: {} } : {}),
+      },
+    },
+  );
+  if (options.sampling !== undefined) {
+    const text = options.sampling;
+    client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', content: { type: 'text', text }, model: 'test-model' }));
+  }
+  if (options.elicitation !== undefined) {
+    const answer = options.elicitation;
+    client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { answer } }));
+  }
+  if (options.roots !== undefined) {
+    const roots = options.roots.map((uri) => ({ uri }));
+    client.setRequestHandler('roots/list', () => ({ roots }));
+  }
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', daemon.url)));
+  onTestFinished(() => client.close());
+  return client;
+}
+
+/** The upstream kinds: a 2025-era stdio server that asks mid-call, and a 2026-07-28 HTTP server that answers input_required. */
+const UPSTREAMS: Array<[string, () => Promise<ServerConfig>]> = [
+  ['2025-era stdio server', async () => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } })],
+  [
+    '2026-07-28 HTTP server',
+    async () => {
+      const http = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
+      onTestFinished(() => http.close());
+      return { type: 'http', url: http.url };
+    },
+  ],
+];
+
+describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
+  describe.each(UPSTREAMS)('calling a %s', (_upstream, upstreamConfig) => {
+    it('gets every progress notification under its own token, and the result', async () => {
+      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const client = await agent(daemon, mode);
+      const seen: Progress[] = [];
+      const result = await client.callTool({ name: 'mcp_rich_progress', arguments: { steps: 4 } }, { onprogress: (progress) => seen.push(progress) });
+      expect(textOf(result)).toBe('done after 4 steps');
+      expect(seen.map((p) => [p.progress, p.total, p.message])).toEqual([
+        [1, 4, 'step 1'],
+        [2, 4, 'step 2'],
+        [3, 4, 'step 3'],
+        [4, 4, 'step 4'],
+      ]);
+    });
+
+    it("relays the server's sampling, elicitation and roots questions to the agent and its answers back", async () => {
+      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const client = await agent(daemon, mode, { sampling: 'Paris', elicitation: 'Ada', roots: ['file:///agent/project'] });
+      expect(textOf(await client.callTool({ name: 'mcp_rich_ask_sampling', arguments: { prompt: 'Capital of France?' } }))).toBe('sampled: Paris');
+      expect(textOf(await client.callTool({ name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } }))).toBe('elicited: accept Ada');
+      expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///agent/project');
+    });
+
+    it('refuses a question the agent cannot answer at once, and answers roots with the configured ones', async () => {
+      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() }, config: { roots: ['/configured/root'] } });
+      const client = await agent(daemon, mode);
+      const refused = await client.callTool({ name: 'mcp_rich_ask_sampling', arguments: {} });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/cannot relay sampling\/createMessage.*did not declare/);
+      expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///configured/root');
+    });
+  });
+
+  it('logs: setLevel reaches the servers and filters what the agent gets; messages name their server', async () => {
+    const daemon = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }) } });
+    const client = await agent(daemon, mode);
+    const messages: Array<Record<string, unknown>> = [];
+    client.setNotificationHandler('notifications/message', (n) => void messages.push(n.params as Record<string, unknown>));
+    if (mode === 'legacy') {
+      await client.setLoggingLevel('warning');
+      expect(textOf(await client.callTool({ name: 'mcp_rich_get_log_level', arguments: {} }))).toBe('warning');
+      await client.callTool({ name: 'mcp_rich_log', arguments: { level: 'info', text: 'too quiet' } });
+      await client.callTool({ name: 'mcp_rich_log', arguments: { level: 'error', text: 'loud' } });
+      const later = deferred();
+      client.setNotificationHandler('notifications/message', (n) => {
+        messages.push(n.params as Record<string, unknown>);
+        if ((n.params as { data?: unknown }).data === 'after the call') later.resolve();
+      });
+      // A message outside any call goes to every session whose level lets it through.
+      await client.callTool({ name: 'mcp_rich_log_later', arguments: { text: 'after the call' } });
+      await later.promise;
+      expect(messages).toEqual([
+        { level: 'error', logger: 'rich/fixture', data: 'loud' },
+        { level: 'warning', logger: 'rich/fixture', data: 'after the call' },
+      ]);
+    } else {
+      // The 2026-07-28 revision asks for log messages per request, with a level in `_meta`.
+      await client.callTool({ name: 'mcp_rich_log', arguments: { level: 'error', text: 'unasked' } });
+      await client.request(
+        { method: 'tools/call', params: { name: 'mcp_rich_log', arguments: { level: 'error', text: 'asked' }, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } } },
+        { '~standard': { version: 1, vendor: 't', validate: (value) => ({ value }) } },
+      );
+      expect(messages).toEqual([{ level: 'error', logger: 'rich/fixture', data: 'asked' }]);
+    }
+    const { body } = await daemon.json<{ logMessages: Array<{ level: string; logger?: string; data: unknown }> }>('/servers/rich');
+    expect(body.logMessages.map((m) => m.data)).toContain(mode === 'legacy' ? 'loud' : 'asked');
+  });
+});
+
+describe('one call path for REST and /mcp', () => {
+  it('refuses a question during a REST call with a clear error, never a hang', async () => {
+    const daemon = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }) } });
+    const { body } = await daemon.json<{ isError: boolean; content: Array<{ text: string }> }>('/tools/mcp_rich_ask_elicitation/call', { method: 'POST', body: {} });
+    expect(body.isError).toBe(true);
+    expect(body.content[0]?.text).toMatch(/cannot relay elicitation\/create.*REST/);
+  });
+
+  it('counts /mcp calls and REST calls in /metrics by transport, server, tool and outcome', async () => {
+    const daemon = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const client = await agent(daemon, 'legacy');
+    await client.callTool({ name: 'mcp_echo_echo', arguments: { text: 'a' } });
+    await client.callTool({ name: 'mcp_echo_echo', arguments: { text: 'b' } });
+    await client.callTool({ name: 'mcp_echo_nope', arguments: {} }).catch(() => undefined);
+    await daemon.json('/tools/mcp_echo_echo/call', { method: 'POST', body: { arguments: { text: 'c' } } });
+    const text = await (await daemon.fetch('/metrics')).text();
+    expect(text).toContain('switchboard_tool_calls_total{transport="mcp",server="echo",tool="mcp_echo_echo",outcome="ok"} 2');
+    expect(text).toContain('switchboard_tool_calls_total{transport="mcp",server="",tool="_unknown",outcome="not_found"} 1');
+    expect(text).toContain('switchboard_tool_calls_total{transport="rest",server="echo",tool="mcp_echo_echo",outcome="ok"} 1');
+    expect(text).toContain('switchboard_tool_call_duration_seconds_count 4');
+  });
+});
+
+describe('2026-07-28 input_required through Switchboard', () => {
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+  };
+  async function call(daemon: TestDaemon, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+    const res = await fetch(new URL('/mcp', daemon.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': String(params.name) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: envelope } }),
+    });
+    return (await res.json()) as never;
+  }
+
+  it('asks with input_required and a requestState; the retry with the answer gets the result; a tampered state is refused', async () => {
+    const daemon = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }) } });
+    const first = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } });
+    expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+    const requests = first.result?.inputRequests as Record<string, { method: string; params: { message: string } }>;
+    const [key, request] = Object.entries(requests)[0]!;
+    expect(request).toMatchObject({ method: 'elicitation/create', params: { message: 'Name?' } });
+
+    const tampered = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: { [key]: { action: 'accept', content: { answer: 'x' } } }, requestState: `${String(first.result?.requestState)}-TAMPERED` });
+    expect(tampered.error).toMatchObject({ code: -32602, message: expect.stringContaining('requestState') });
+
+    const retry = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: { [key]: { action: 'accept', content: { answer: 'Grace' } } }, requestState: first.result?.requestState });
+    expect(retry.result).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Grace' }] });
+    // A token continues its call once.
+    const again = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: {}, requestState: first.result?.requestState });
+    expect(again.error?.code).toBe(-32602);
+  });
+});
+
+describe('resource subscriptions through /mcp', () => {
+  it('routes notifications/resources/updated to the session that subscribed, and only to it', async () => {
+    const daemon = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }) } });
+    const subscriber = await agent(daemon, 'legacy');
+    const bystander = await agent(daemon, 'legacy');
+    const updated = deferred<string>();
+    const strays: string[] = [];
+    subscriber.setNotificationHandler('notifications/resources/updated', (n) => updated.resolve(n.params.uri));
+    bystander.setNotificationHandler('notifications/resources/updated', (n) => void strays.push(n.params.uri));
+    await subscriber.subscribeResource({ uri: 'fixture://static/hello' });
+    await bystander.callTool({ name: 'mcp_rich_touch', arguments: { uri: 'fixture://static/hello' } });
+    expect(await updated.promise).toBe('fixture://static/hello');
+    // The bystander's own call went out and came back after the update was relayed.
+    await bystander.listTools();
+    expect(strays).toEqual([]);
+    await subscriber.unsubscribeResource({ uri: 'fixture://static/hello' });
+  });
+
+  it("subscribes a 2026-07-28 client's listen stream to a 2026-07-28 server's resource", async () => {
+    const upstream = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
+    onTestFinished(() => upstream.close());
+    const daemon = await startDaemon({ servers: { rich: { type: 'http', url: upstream.url } } });
+    const client = await agent(daemon, { pin: '2026-07-28' });
+    const updated = deferred<string>();
+    client.setNotificationHandler('notifications/resources/updated', (n) => updated.resolve(n.params.uri));
+    const subscription = await client.listen({ resourceSubscriptions: ['fixture://static/hello'] });
+    onTestFinished(() => subscription.close());
+    // The upstream listen stream carrying the URI opens in the background; touch until it lands.
+    const touching = setInterval(() => void client.callTool({ name: 'mcp_rich_touch', arguments: { uri: 'fixture://static/hello' } }).catch(() => undefined), 100);
+    onTestFinished(() => clearInterval(touching));
+    expect(await updated.promise).toBe('fixture://static/hello');
+  });
+});
