@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { descendantPids, killGroup } from './proc.js';
 
 /**
@@ -6,12 +7,20 @@ import { descendantPids, killGroup } from './proc.js';
  * daemon, a peer, a reference server) and has not yet seen exit is SIGKILLed together with its
  * descendants and their process groups, so no stdio server outlives the run. Peers run in their
  * own process group (spawned `detached`), where a Ctrl-C at the terminal would not reach them.
+ * Temp directories still registered then are removed after the processes are gone.
  */
 const live = new Set<ChildProcess>();
+const dirs = new Set<string>();
 
 export function track(child: ChildProcess): void {
   live.add(child);
   child.once('close', () => live.delete(child));
+}
+
+/** Registers a temp directory for removal at exit; call the returned function once it is removed. */
+export function trackDir(dir: string): () => void {
+  dirs.add(dir);
+  return () => void dirs.delete(dir);
 }
 
 function killLive(): void {
@@ -21,6 +30,7 @@ function killLive(): void {
     for (const pid of descendantPids(child.pid)) killGroup(pid);
     killGroup(child.pid);
   }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
 process.once('exit', killLive);

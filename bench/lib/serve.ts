@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ServerConfig } from '../../src/config/types.js';
 import { descendantPids, isAlive, killGroup } from './proc.js';
-import { track } from './reaper.js';
+import { track, trackDir } from './reaper.js';
 
 /**
  * `switchboard serve` as a real process — `node dist/cli.js serve --port 0 --config <file>
@@ -32,10 +32,12 @@ export interface Workspace {
 
 export async function createWorkspace(): Promise<Workspace> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-'));
+  const untrack = trackDir(dir);
   const home = join(dir, 'home');
   const cwd = join(dir, 'cwd');
   await Promise.all([mkdir(home), mkdir(cwd)]);
-  return { dir, home, cwd, dbPath: join(dir, 'switchboard.db'), remove: () => rm(dir, { recursive: true, force: true }) };
+  const remove = (): Promise<void> => rm(dir, { recursive: true, force: true }).then(untrack);
+  return { dir, home, cwd, dbPath: join(dir, 'switchboard.db'), remove };
 }
 
 export interface ServeOptions {
