@@ -1,12 +1,12 @@
-import { performance } from 'node:perf_hooks';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { connectDirect, type DirectClient } from './lib/direct.js';
 import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, ECHO_TEXT, echoServers } from './lib/echo.js';
 import { createHttpClient, expectStatus, type HttpClient } from './lib/http.js';
 import { startHttpFloor } from './lib/http-floor.js';
+import { sequentialBlock, type BlockStats } from './lib/load.js';
 import { cpuTimeMs } from './lib/proc.js';
 import { startServe } from './lib/serve.js';
-import { medianOf, summarize } from './lib/stats.js';
+import { medianOf } from './lib/stats.js';
 import { ms, perSecond, ratio, verdict, type Row } from './lib/table.js';
 
 /**
@@ -23,16 +23,10 @@ const CALLS_PER_ROUND = 500;
 /** Issue #6: p50 through the daemon ≤ direct p50 + 0.3 ms. */
 const TARGET_EXTRA_MS = 0.3;
 
-interface RoundStats extends Record<string, number> {
-  p50: number;
-  p99: number;
-  callsPerSecond: number;
-}
-
 interface Path {
   name: 'daemon' | 'direct' | 'floor';
   call: () => Promise<unknown>;
-  rounds: RoundStats[];
+  rounds: BlockStats[];
   /** CPU ms spent by the bench process (the client side) over all timed rounds. */
   clientCpuMs: number;
   /** CPU ms spent by the server process over all timed rounds (daemon, HTTP floor server). */
@@ -62,7 +56,7 @@ export const b1: Benchmark = {
       ];
       const [daemonPath, directPath, floorPath] = paths as [Path, Path, Path];
       await check(http, sdk);
-      for (const path of paths) await timedBlock(path.call, WARMUP_CALLS);
+      for (const path of paths) await sequentialBlock(path.call, WARMUP_CALLS);
 
       for (let round = 0; round < ROUNDS; round++) {
         // Rotate the order: the path that runs right after another may find caches cold.
@@ -70,7 +64,7 @@ export const b1: Benchmark = {
           const path = paths[(round + k) % paths.length] as Path;
           const cpu0 = process.cpuUsage();
           const server0 = path === daemonPath ? cpuTimeMs(serve.pid) : path === floorPath ? cpuTimeMs(floorServer.pid) : 0;
-          path.rounds.push(await timedBlock(path.call, CALLS_PER_ROUND));
+          path.rounds.push(await sequentialBlock(path.call, CALLS_PER_ROUND));
           const cpu = process.cpuUsage(cpu0);
           path.clientCpuMs += (cpu.user + cpu.system) / 1000;
           if (path === daemonPath) path.serverCpuMs += cpuTimeMs(serve.pid) - server0;
@@ -188,17 +182,4 @@ async function check(http: HttpClient, direct: DirectClient): Promise<void> {
   if (fromDaemon.content[0]?.text !== ECHO_TEXT || fromSdk.content[0]?.text !== ECHO_TEXT) {
     throw new Error(`echo answered unexpectedly: ${JSON.stringify({ fromDaemon, fromSdk })}`);
   }
-}
-
-async function timedBlock(call: () => Promise<unknown>, calls: number): Promise<RoundStats> {
-  const samples = new Array<number>(calls);
-  const started = performance.now();
-  for (let i = 0; i < calls; i++) {
-    const t0 = performance.now();
-    await call();
-    samples[i] = performance.now() - t0;
-  }
-  const elapsed = performance.now() - started;
-  const summary = summarize(samples);
-  return { p50: summary.p50, p99: summary.p99, callsPerSecond: (calls / elapsed) * 1000 };
 }

@@ -1,11 +1,11 @@
-import { performance } from 'node:perf_hooks';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { connectDirect, type DirectClient } from './lib/direct.js';
 import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, echoServers } from './lib/echo.js';
 import { createHttpClient, expectStatus, type HttpClient } from './lib/http.js';
+import { concurrentBlock, type BlockStats } from './lib/load.js';
 import { childPids, cpuTimeMs } from './lib/proc.js';
 import { startServe } from './lib/serve.js';
-import { medianOf, summarize } from './lib/stats.js';
+import { medianOf } from './lib/stats.js';
 import { ms, perSecond, ratio, verdict, type Row } from './lib/table.js';
 
 /**
@@ -21,12 +21,6 @@ const ROUNDS = 7;
 const CALLS_PER_ROUND = 1600;
 /** Issue #6: ≥ 0.5× the direct calls/s. */
 const TARGET_RATIO = 0.5;
-
-interface RoundStats extends Record<string, number> {
-  callsPerSecond: number;
-  p50: number;
-  p99: number;
-}
 
 /** CPU ms used during timed rounds, per process on the path. */
 interface CpuTotals {
@@ -56,10 +50,10 @@ export const b2: Benchmark = {
         await sdk.client.callTool({ name: 'echo', arguments: ECHO_ARGS });
       };
 
-      await concurrentBlock(viaDaemon, WARMUP_CALLS);
-      await concurrentBlock(viaSdk, WARMUP_CALLS);
-      const daemonRounds: RoundStats[] = [];
-      const directRounds: RoundStats[] = [];
+      await concurrentBlock(viaDaemon, WARMUP_CALLS, IN_FLIGHT);
+      await concurrentBlock(viaSdk, WARMUP_CALLS, IN_FLIGHT);
+      const daemonRounds: BlockStats[] = [];
+      const directRounds: BlockStats[] = [];
       const upstreamPid = childPids(serve.pid)[0] ?? Number.NaN;
       const daemonCpu: CpuTotals = { bench: 0, daemon: 0, upstream: 0 };
       const directCpu: CpuTotals = { bench: 0, daemon: 0, upstream: 0 };
@@ -71,7 +65,7 @@ export const b2: Benchmark = {
           const bench0 = process.cpuUsage();
           const daemon0 = viaTheDaemon ? cpuTimeMs(pids.daemon) : 0;
           const upstream0 = cpuTimeMs(pids.upstream);
-          (viaTheDaemon ? daemonRounds : directRounds).push(await concurrentBlock(call, CALLS_PER_ROUND));
+          (viaTheDaemon ? daemonRounds : directRounds).push(await concurrentBlock(call, CALLS_PER_ROUND, IN_FLIGHT));
           const bench = process.cpuUsage(bench0);
           const totals = viaTheDaemon ? daemonCpu : directCpu;
           totals.bench += (bench.user + bench.system) / 1000;
@@ -154,22 +148,3 @@ export const b2: Benchmark = {
     }
   },
 };
-
-/** `calls` calls, at most IN_FLIGHT at once; per-call latency and overall calls/s. */
-async function concurrentBlock(call: () => Promise<void>, calls: number): Promise<RoundStats> {
-  const samples: number[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < calls) {
-      next += 1;
-      const t0 = performance.now();
-      await call();
-      samples.push(performance.now() - t0);
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-  const elapsed = performance.now() - started;
-  const summary = summarize(samples);
-  return { callsPerSecond: (calls / elapsed) * 1000, p50: summary.p50, p99: summary.p99 };
-}

@@ -1,12 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { ServerConfig } from '../src/config/types.js';
-import { fixtureServerConfig } from '../test/helpers/fixtures.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { connectDirect } from './lib/direct.js';
-import { createHttpClient, type HttpClient } from './lib/http.js';
-import { statusBytes } from './lib/proc.js';
-import { createWorkspace, startServe, type Workspace } from './lib/serve.js';
+import { createWorkspace } from './lib/serve.js';
+import { echoStdioServers, measureServeStart, type StartSample } from './lib/startup.js';
 import { median } from './lib/stats.js';
 import { mib, ms, ratio, verdict, type Row } from './lib/table.js';
 
@@ -21,19 +17,8 @@ import { mib, ms, ratio, verdict, type Row } from './lib/table.js';
 const SIZES = [1, 10, 50] as const;
 const REPS: Record<(typeof SIZES)[number], number> = { 1: 3, 10: 5, 50: 3 };
 const BASELINE_REPS = 3;
-const READY_POLL_MS = 5;
 /** Issue #6: warm cache, 10 servers, ready within 600 ms of process start. */
 const TARGET_WARM_10_MS = 600;
-
-interface StartSample {
-  listeningMs: number;
-  readyMs: number;
-  toolsMs: number;
-  allConnectedMs: number;
-  peakRssBytes: number;
-  tools: number;
-  deferredTools: number;
-}
 
 export const b3: Benchmark = {
   id: 'B3',
@@ -48,14 +33,14 @@ export const b3: Benchmark = {
 
     const samples: Record<string, { cold: StartSample[]; warm: StartSample[] }> = {};
     for (const size of SIZES) {
-      const servers = echoServers(size);
+      const servers = echoStdioServers(size);
       const group = { cold: [] as StartSample[], warm: [] as StartSample[] };
       samples[size] = group;
       for (let rep = 0; rep < REPS[size]; rep++) {
         const workspace = await createWorkspace();
         try {
-          group.cold.push(await measureStart(servers, workspace, ctx));
-          group.warm.push(await measureStart(servers, workspace, ctx));
+          group.cold.push(await measureServeStart(servers, workspace, ctx));
+          group.warm.push(await measureServeStart(servers, workspace, ctx));
         } finally {
           await workspace.remove();
         }
@@ -111,16 +96,6 @@ export const b3: Benchmark = {
   },
 };
 
-function echoServers(count: number): Record<string, ServerConfig> {
-  const servers: Record<string, ServerConfig> = {};
-  for (let i = 1; i <= count; i++) {
-    const name = `echo${String(i).padStart(2, '0')}`;
-    // Distinct env: discovery reports identical connections under two names as shadowed.
-    servers[name] = fixtureServerConfig('echo-stdio', { env: { BENCH_INSTANCE: name } });
-  }
-  return servers;
-}
-
 /** The baseline: spawn one echo-stdio with the SDK's own client, initialize, list tools. */
 async function directColdStart(): Promise<number> {
   const t0 = performance.now();
@@ -132,62 +107,6 @@ async function directColdStart(): Promise<number> {
   } finally {
     await direct.close();
   }
-}
-
-async function measureStart(servers: Record<string, ServerConfig>, workspace: Workspace, ctx: BenchContext): Promise<StartSample> {
-  const expectedTools = Object.keys(servers).length * 3;
-  const serve = await startServe({ servers, workspace, ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}) });
-  // Two connections: /ready polls on one while GET /tools waits for the gate on the other.
-  let http: HttpClient | undefined;
-  try {
-    const url = await serve.listening;
-    const listeningMs = (serve.listeningAt() as number) - serve.spawnedAt;
-    http = createHttpClient(url, { connections: 2 });
-    const client = http;
-    const ready = (async () => {
-      for (;;) {
-        const res = await client.get('/ready');
-        if (res.status === 200) return performance.now() - serve.spawnedAt;
-        if (res.status !== 503) throw new Error(`GET /ready: HTTP ${res.status}`);
-        await sleep(READY_POLL_MS);
-      }
-    })();
-    const tools = (async () => {
-      const res = await client.get('/tools');
-      const at = performance.now() - serve.spawnedAt;
-      if (res.status !== 200) throw new Error(`GET /tools: HTTP ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
-      const body = JSON.parse(res.body.toString('utf8')) as { tools: Array<{ deferred: boolean }> };
-      return { at, count: body.tools.length, deferred: body.tools.filter((t) => t.deferred).length };
-    })();
-    const [readyMs, listed] = await Promise.all([ready, tools]);
-    if (listed.count !== expectedTools) throw new Error(`first /tools listed ${listed.count} tools, expected ${expectedTools}`);
-    const allConnectedMs = await allConnected(client, Object.keys(servers).length, serve.spawnedAt);
-    return {
-      listeningMs,
-      readyMs,
-      toolsMs: listed.at,
-      allConnectedMs,
-      peakRssBytes: statusBytes(serve.pid, 'VmHWM'),
-      tools: listed.count,
-      deferredTools: listed.deferred,
-    };
-  } finally {
-    http?.close();
-    const stopped = await serve.stop();
-    if (stopped.orphans > 0) ctx.log(`  warning: ${stopped.orphans} child process(es) outlived the daemon`);
-  }
-}
-
-/** Polls /servers until all `count` are connected (warm starts finish connecting after /ready). */
-async function allConnected(http: HttpClient, count: number, spawnedAt: number): Promise<number> {
-  const deadline = performance.now() + 60_000;
-  while (performance.now() < deadline) {
-    const res = await http.get('/servers');
-    const { servers } = JSON.parse(res.body.toString('utf8')) as { servers: Array<{ status: string }> };
-    if (servers.length === count && servers.every((s) => s.status === 'connected')) return performance.now() - spawnedAt;
-    await sleep(25);
-  }
-  throw new Error(`not all ${count} servers connected within 60 s`);
 }
 
 function medianSample(list: StartSample[]): Record<string, number> {

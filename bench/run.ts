@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- B1 B4 …]`: runs the benchmarks of issue #6 (all, or the ids given), prints
+ * `npm run bench [-- B1 B4 …]`: runs the benchmarks of issues #6 and #17 (all, or the ids given), prints
  * one markdown table on stdout (progress goes to stderr) and writes every figure to
  * bench/results/bench-<time>.json and bench/results/latest.json. BENCH_CPU_PROF=1 makes each
  * daemon write a V8 CPU profile (read them with bench/lib/cpuprofile.ts). See BENCHMARKS.md.
@@ -16,11 +16,12 @@ import { b3 } from './b3-startup.js';
 import { b4 } from './b4-tool-list.js';
 import { b5 } from './b5-events-fanout.js';
 import { b6 } from './b6-idle-memory.js';
+import { b7 } from './b7-peers.js';
 import type { Benchmark, BenchContext } from './lib/bench.js';
 import { REPO_ROOT } from './lib/serve.js';
 import { renderTable, type Row } from './lib/table.js';
 
-const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6];
+const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7];
 
 const log = (message: string): void => void process.stderr.write(`${message}\n`);
 

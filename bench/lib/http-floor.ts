@@ -2,12 +2,14 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { track } from './reaper.js';
 
 const SERVER = fileURLToPath(new URL('./http-floor-server.mjs', import.meta.url));
 
 /** Starts the bare node:http reference server (see http-floor-server.mjs) in its own process. */
 export async function startHttpFloor(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  track(child);
   const exited = once(child, 'exit');
   const lines = createInterface({ input: child.stdout });
   const port = await new Promise<string>((resolve, reject) => {

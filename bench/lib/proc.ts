@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
-/** Linux /proc readers: memory of one process (never its children) and its descendants. */
+/** Linux /proc readers: memory and CPU of one process (never its children), its descendants, its listeners. */
 
 /** A `VmRSS`-style field of /proc/<pid>/status in bytes, or NaN when the process is gone. */
 export function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -75,4 +75,67 @@ export function cpuTimeMs(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+export interface ListeningSocket {
+  /** Dotted IPv4, or the eight groups of an IPv6 address written out in full. */
+  address: string;
+  port: number;
+}
+
+/**
+ * The TCP sockets `pid` is listening on: the LISTEN entries of /proc/<pid>/net/tcp and tcp6 whose
+ * inode is one of the process's own file descriptors. How the bench proves a peer bound
+ * 127.0.0.1 and nothing else.
+ */
+export function listeningSockets(pid: number): ListeningSocket[] {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        if (inode) inodes.add(inode);
+      } catch {
+        // closed while we looked
+      }
+    }
+  } catch {
+    return [];
+  }
+  const out: ListeningSocket[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode …
+      const fields = line.trim().split(/\s+/);
+      const [local, state, inode] = [fields[1], fields[3], fields[9]];
+      const LISTEN = '0A';
+      if (local === undefined || state !== LISTEN || inode === undefined || !inodes.has(inode)) continue;
+      const [hex = '', port = '0'] = local.split(':');
+      out.push({ address: decodeProcAddress(hex), port: Number.parseInt(port, 16) });
+    }
+  }
+  return out;
+}
+
+export function isLoopbackAddress(address: string): boolean {
+  return address.startsWith('127.') || address === '0000:0000:0000:0000:0000:0000:0000:0001' || address.startsWith('0000:0000:0000:0000:0000:ffff:7f');
+}
+
+/** /proc/net/tcp{,6} write addresses as 32-bit words in host (little-endian) byte order. */
+function decodeProcAddress(hex: string): string {
+  const bytes: number[] = [];
+  for (let word = 0; word < hex.length; word += 8) {
+    const chunk = hex.slice(word, word + 8);
+    for (let i = 6; i >= 0; i -= 2) bytes.push(Number.parseInt(chunk.slice(i, i + 2), 16));
+  }
+  if (bytes.length === 4) return bytes.join('.');
+  const groups: string[] = [];
+  for (let i = 0; i < bytes.length; i += 2) groups.push((((bytes[i] as number) << 8) | (bytes[i + 1] as number)).toString(16).padStart(4, '0'));
+  return groups.join(':');
 }

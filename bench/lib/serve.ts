@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ServerConfig } from '../../src/config/types.js';
 import { descendantPids, isAlive, killGroup } from './proc.js';
+import { track, trackDir } from './reaper.js';
 
 /**
  * `switchboard serve` as a real process — `node dist/cli.js serve --port 0 --config <file>
@@ -31,10 +32,12 @@ export interface Workspace {
 
 export async function createWorkspace(): Promise<Workspace> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-'));
+  const untrack = trackDir(dir);
   const home = join(dir, 'home');
   const cwd = join(dir, 'cwd');
   await Promise.all([mkdir(home), mkdir(cwd)]);
-  return { dir, home, cwd, dbPath: join(dir, 'switchboard.db'), remove: () => rm(dir, { recursive: true, force: true }) };
+  const remove = (): Promise<void> => rm(dir, { recursive: true, force: true }).then(untrack);
+  return { dir, home, cwd, dbPath: join(dir, 'switchboard.db'), remove };
 }
 
 export interface ServeOptions {
@@ -79,23 +82,6 @@ export interface StopOutcome {
   orphans: number;
 }
 
-const live = new Set<ChildProcess>();
-/** Last resort when the bench dies or is interrupted: no daemon and no stdio server outlives it. */
-function killLive(): void {
-  for (const child of live) {
-    if (child.pid === undefined) continue;
-    for (const pid of descendantPids(child.pid)) killGroup(pid);
-    killGroup(child.pid);
-  }
-}
-process.once('exit', killLive);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    killLive();
-    process.exit(130);
-  });
-}
-
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const ownWorkspace = options.workspace === undefined;
   const workspace = options.workspace ?? (await createWorkspace());
@@ -123,13 +109,10 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  live.add(child);
+  track(child);
   const pid = child.pid as number;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => {
-      live.delete(child);
-      resolve({ code, signal });
-    }),
+    child.once('close', (code, signal) => resolve({ code, signal })),
   );
 
   let stderr = '';
