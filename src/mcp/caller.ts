@@ -1,3 +1,5 @@
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
+import type { AgentOptions } from './input-required.js';
 import type { AgentRequest } from './server-traffic.js';
 
 /**
@@ -8,6 +10,14 @@ import type { AgentRequest } from './server-traffic.js';
 export interface CallerChannel {
   /** The agent: its session, or a key of its own for a stateless (2026-07-28) caller. */
   readonly agent: string;
+  /** What the agent declared it can be asked. */
+  readonly capabilities: ClientCapabilities | undefined;
+  /**
+   * A 2026-07-28 agent takes a modern server's `input_required` itself, and its retry carries
+   * the answers (`resume`); for any other agent Switchboard asks and retries (SPEC §7).
+   */
+  readonly takesInputRequired: boolean;
+  readonly resume?: AgentOptions['resume'];
   /** Whether the agent declared the capability the request needs. */
   can(method: AgentRequest): boolean;
   /** Relays the request to the agent and resolves with its answer. */
@@ -19,4 +29,13 @@ export interface CallerChannel {
 /** Which capability a request of the server needs on the agent. */
 export function capabilityOf(method: AgentRequest): 'sampling' | 'elicitation' | 'roots' {
   return method === 'sampling/createMessage' ? 'sampling' : method === 'elicitation/create' ? 'elicitation' : 'roots';
+}
+
+/** The caller as a modern-era server is told about it. */
+export function agentOptionsOf(caller: CallerChannel): AgentOptions {
+  return {
+    ...(caller.capabilities ? { capabilities: caller.capabilities } : {}),
+    relayInputRequired: caller.takesInputRequired,
+    ...(caller.resume ? { resume: caller.resume } : {}),
+  };
 }

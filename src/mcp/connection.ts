@@ -17,7 +17,8 @@ import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../util/abo
 import type { ListenerSet } from '../util/listeners.js';
 import { collectPages, collectToolPages, type Listing, type Page, type ToolListing } from './list-tools.js';
 import type { EraVerdict, ProtocolEra } from './protocol-era.js';
-import { PassThroughCallToolResult, PassThroughResult, ToolPageResult } from './result-schemas.js';
+import { withAnswers, type AgentOptions } from './input-required.js';
+import { PassThroughResult, ToolPageResult } from './result-schemas.js';
 import type { AgentRequestHandler, RelayedNotification, ServerTraffic } from './server-traffic.js';
 import { ModernListen } from './modern-listen.js';
 import type { StderrRing } from './stderr-ring.js';
@@ -35,6 +36,8 @@ export interface ListToolsOptions extends RequestOptions {
 
 export interface CallToolOptions extends RequestOptions {
   onProgress?: (progress: Progress) => void;
+  /** The agent behind the request (its capabilities, `input_required` handling, answers). */
+  agent?: AgentOptions;
 }
 
 /** One live upstream MCP server. */
@@ -201,31 +204,15 @@ export class McpServerConnection implements ServerConnection {
   }
 
   async callTool(name: string, args: Record<string, unknown> | undefined, opts: CallToolOptions = {}): Promise<CallToolResult> {
-    this.#assertOpen();
     const timeoutMs = opts.timeoutMs ?? this.#parts.callTimeoutMs;
-    const link = linkSignal(opts.signal);
+    const params = args === undefined ? { name } : { name, arguments: args };
     try {
-      // The deadline is the SDK's own request timeout because only that one can be reset by
-      // progress; asking for progress (a token) is what lets a long tool keep itself alive. When
-      // it fires, or the per-call signal aborts, the SDK sends notifications/cancelled upstream.
-      // client.request rather than client.callTool: results pass through unchanged (SPEC §7), so
-      // no client-side outputSchema validation.
-      return await this.#parts.client.request(
-        { method: 'tools/call', params: args === undefined ? { name } : { name, arguments: args } },
-        PassThroughCallToolResult,
-        {
-          signal: link.signal,
-          // Past setTimeout's limit Node fires at once; a longer deadline is no deadline.
-          timeout: timeoutMs > 0 ? Math.min(timeoutMs, MAX_TIMER_MS) : MAX_TIMER_MS,
-          resetTimeoutOnProgress: true,
-          onprogress: opts.onProgress ?? ignoreProgress,
-        },
-      );
+      // client.request rather than client.callTool: results pass through unchanged (SPEC §7),
+      // so no client-side outputSchema validation.
+      return (await this.#request('tools/call', params, opts, timeoutMs)) as CallToolResult;
     } catch (err) {
       const timedOut = err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout;
       throw await this.#requestError(err, opts.signal, timedOut, 'TOOL_CALL_TIMEOUT', `Tool "${name}" timed out after ${timeoutMs} ms`);
-    } finally {
-      link.dispose();
     }
   }
 
@@ -286,19 +273,37 @@ export class McpServerConnection implements ServerConnection {
   }
 
   async forward(method: string, params: Record<string, unknown> | undefined, opts: CallToolOptions = {}): Promise<Record<string, unknown>> {
-    this.#assertOpen();
     const timeoutMs = opts.timeoutMs ?? this.#parts.callTimeoutMs;
-    const link = linkSignal(opts.signal);
     try {
-      return await this.#parts.client.request({ method, ...(params !== undefined ? { params } : {}) }, PassThroughResult, {
-        signal: link.signal,
-        timeout: timeoutMs > 0 ? Math.min(timeoutMs, MAX_TIMER_MS) : MAX_TIMER_MS,
-        resetTimeoutOnProgress: true,
-        onprogress: opts.onProgress ?? ignoreProgress,
-      });
+      return await this.#request(method, params ?? {}, opts, timeoutMs);
     } catch (err) {
       const timedOut = err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout;
       throw await this.#requestError(err, opts.signal, timedOut, 'UPSTREAM_TIMEOUT', `${method} timed out after ${timeoutMs} ms`);
+    }
+  }
+
+  /**
+   * One forwarded request, answered as the server answered. The deadline is the SDK's own request
+   * timeout because only that one can be reset by progress; asking for progress (a token) is what
+   * lets a long request keep itself alive. When it fires, or the signal aborts, the SDK sends
+   * notifications/cancelled upstream. In the modern era the server may ask questions first
+   * (`input_required`, see input-required.ts).
+   */
+  async #request(method: string, params: Record<string, unknown>, opts: CallToolOptions, timeoutMs: number): Promise<Record<string, unknown>> {
+    this.#assertOpen();
+    const link = linkSignal(opts.signal);
+    const send = (sent: Record<string, unknown>) =>
+      this.#parts.client.request({ method, params: sent }, PassThroughResult, {
+        signal: link.signal,
+        // Past setTimeout's limit Node fires at once; a longer deadline is no deadline.
+        timeout: timeoutMs > 0 ? Math.min(timeoutMs, MAX_TIMER_MS) : MAX_TIMER_MS,
+        resetTimeoutOnProgress: true,
+        onprogress: opts.onProgress ?? ignoreProgress,
+        allowInputRequired: true,
+      });
+    try {
+      if (this.era !== 'modern') return await send(params);
+      return await withAnswers(send, params, opts.agent, this.#parts.traffic, link.signal);
     } finally {
       link.dispose();
     }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, resolveCallTimeout, type CallToolOptions, type ServerConnection } from './client.js';
-import type { CallerChannel } from './caller.js';
+import { agentOptionsOf, type CallerChannel } from './caller.js';
 import type { Catalogues } from './catalogues.js';
 import type { Upstream } from './upstream.js';
 
@@ -105,7 +105,8 @@ export class Forwarding {
     // While the request runs, a question of the server goes to the agent that made it.
     if (caller) upstream.callers.add(caller);
     try {
-      return await this.withConnection(upstream, callOptions, (connection, left) => connection.forward(method, params, { ...callOptions, timeoutMs: left }));
+      const agent = caller ? { agent: agentOptionsOf(caller) } : {};
+      return await this.withConnection(upstream, callOptions, (connection, left) => connection.forward(method, params, { ...callOptions, ...agent, timeoutMs: left }));
     } finally {
       if (caller) upstream.callers.delete(caller);
     }

@@ -17,7 +17,7 @@ import type { ProtocolMode } from './protocol-era.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
 import { passStartupGate } from './startup-gate.js';
 import { callThroughUpstream, type ToolCallOptions } from './tool-call.js';
-import type { CallerChannel } from './caller.js';
+import { agentOptionsOf, type CallerChannel } from './caller.js';
 import { Catalogues } from './catalogues.js';
 import { Forwarding } from './forwarding.js';
 import type { ToolCatalogue } from './tool-catalogue.js';
@@ -287,6 +287,7 @@ export class MCPManager {
     try {
       const result = await callThroughUpstream(upstream, tool, args, {
         ...callOptions,
+        ...(caller ? { agent: agentOptionsOf(caller) } : {}),
         defaultTimeoutMs: resolveCallTimeout(upstream.config),
         now: () => this.clock.now(),
       });

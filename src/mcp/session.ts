@@ -53,6 +53,9 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
     // is in progress (SPEC §7), in either era (a modern server's input_required rounds land here too).
     capabilities: { roots: {}, sampling: {}, elicitation: { form: {}, url: {} } },
     versionNegotiation: versionNegotiation(era.mode, attempt.probeTimeoutMs),
+    // A modern server's `input_required` is answered (or relayed) by the connection, per request:
+    // who can answer depends on the agent behind it (input-required.ts).
+    inputRequired: { autoFulfill: false },
   });
   const { traffic } = attempt;
   for (const method of AGENT_REQUESTS) {

@@ -2,6 +2,7 @@ import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/clien
 import { errorMessage, isSwitchboardError, toErrorInfo } from '../errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, type ServerConnection } from './client.js';
 import { mayHaveBeenDelivered, meansConnectionLost } from './failure.js';
+import type { AgentOptions } from './input-required.js';
 import { toolErrorResult } from './tool-bridge.js';
 import type { Upstream } from './upstream.js';
 
@@ -11,6 +12,8 @@ export interface ToolCallOptions {
   timeoutMs?: number;
   /** Every progress notification of the server for this call (each also resets its deadline). */
   onProgress?: (progress: Progress) => void;
+  /** The agent behind the call, as a modern-era server sees it. */
+  agent?: AgentOptions;
 }
 
 /** What the call path needs of the catalogue's tool. */
@@ -39,7 +42,7 @@ export async function callThroughUpstream(
   args: Record<string, unknown> | undefined,
   options: ToolCallOptions & { defaultTimeoutMs: number; now: () => number },
 ): Promise<CallToolResult> {
-  const { signal, now, onProgress } = options;
+  const { signal, now, onProgress, agent } = options;
   const started = now();
   const totalMs = options.timeoutMs ?? options.defaultTimeoutMs;
   // At least 1 ms: a spent deadline must still fail as a timeout, not turn into "no deadline".
@@ -52,6 +55,7 @@ export async function callThroughUpstream(
       return await connection.callTool(tool.originalName, args, {
         ...(signal ? { signal } : {}),
         ...(onProgress ? { onProgress } : {}),
+        ...(agent ? { agent } : {}),
         timeoutMs: remaining(),
       });
     } catch (err) {

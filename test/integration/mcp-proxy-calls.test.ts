@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport, type Progress } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type Progress, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
@@ -96,7 +96,9 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
       const client = await agent(daemon, mode);
       const refused = await client.callTool({ name: 'mcp_rich_ask_sampling', arguments: {} });
       expect(refused.isError).toBe(true);
-      expect(textOf(refused)).toMatch(/cannot relay sampling\/createMessage.*did not declare/);
+      // A 2025 server asks anyway and Switchboard refuses; a 2026-07-28 server is told what the
+      // agent declared, and refuses to ask itself.
+      expect(textOf(refused)).toMatch(/(cannot relay sampling\/createMessage.*did not declare|sampling\/createMessage.*do not declare the required capability)/i);
       expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///configured/root');
     });
   });
@@ -191,6 +193,30 @@ describe('2026-07-28 input_required through Switchboard', () => {
     // A token continues its call once.
     const again = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: {}, requestState: first.result?.requestState });
     expect(again.error?.code).toBe(-32602);
+  });
+});
+
+describe('a 2026-07-28 server\'s input_required through Switchboard', () => {
+  it('reaches a 2026-07-28 agent as the server wrote it (keys and all), with the state sealed to the request', async () => {
+    const upstream = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
+    onTestFinished(() => upstream.close());
+    const daemon = await startDaemon({ servers: { rich: { type: 'http', url: upstream.url } } });
+    const client = await agent(daemon, { pin: '2026-07-28' }, { elicitation: 'unused' });
+    const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = { '~standard': { version: 1, vendor: 't', validate: (value) => ({ value: value as Record<string, unknown> }) } };
+    const first = await client.request({ method: 'tools/call', params: { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Who?' } } }, Raw, { allowInputRequired: true });
+    expect(first).toMatchObject({ resultType: 'input_required', inputRequests: { ask: { method: 'elicitation/create', params: { message: 'Who?' } } } });
+    const state = String(first.requestState);
+    // Sealed to this request: another tool cannot carry it back.
+    const elsewhere = await client
+      .request({ method: 'tools/call', params: { name: 'mcp_rich_ask_roots', arguments: {}, inputResponses: {}, requestState: state } }, Raw, { allowInputRequired: true })
+      .catch((err: unknown) => err);
+    expect((elsewhere as { code?: number }).code).toBe(-32602);
+    const done = await client.request(
+      { method: 'tools/call', params: { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Who?' }, inputResponses: { ask: { action: 'accept', content: { answer: 'Lin' } } }, requestState: state } },
+      Raw,
+      { allowInputRequired: true },
+    );
+    expect(done).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Lin' }] });
   });
 });
 

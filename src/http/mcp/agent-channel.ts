@@ -13,7 +13,9 @@ import {
 import type { CallerChannel } from '../../mcp/caller.js';
 import { capabilityOf } from '../../mcp/caller.js';
 import { noAgent, type AgentRequest } from '../../mcp/server-traffic.js';
+import { isInputRequired, type AgentOptions } from '../../mcp/input-required.js';
 import { Continuation, type Continuations, type Round } from './continuations.js';
+import { RelayStates } from './relay-state.js';
 
 /** What a 2025-era session keeps between its requests. */
 export interface SessionState {
@@ -54,6 +56,7 @@ export interface AgentWork<T> {
 
 export interface AgentContext {
   continuations: Continuations;
+  relayStates: RelayStates;
   /** The 2025-era session the request came on; absent for a 2026-07-28 request. */
   session?: SessionState;
 }
@@ -68,7 +71,7 @@ export interface AgentContext {
  * - A 2026-07-28 caller is asked with `input_required` (see continuations.ts): the request then
  *   resolves with that result, and the caller's retry — carrying `requestState` — continues it.
  */
-export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, work: AgentWork<T>): Promise<T | InputRequiredResult> {
+export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, target: string, work: AgentWork<T>): Promise<T | InputRequiredResult> {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const notifyProgress =
     progressToken === undefined
@@ -88,17 +91,34 @@ export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, wo
       : {}),
   };
   const state = ctx.mcpReq.requestState<unknown>();
+  const inputResponses = ctx.mcpReq.inputResponses;
+  // Answers on a first request are the server's business too (it may accept them at once).
+  let resume: AgentOptions['resume'] = inputResponses ? { inputResponses } : undefined;
   let continuation: Continuation<T> | undefined;
   if (state !== undefined) {
-    continuation = typeof state === 'string' ? agent.continuations.take<T>(state) : undefined;
-    // Someone else's, tampered with, expired, or from before a restart: nothing to continue.
-    if (!continuation) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
-    continuation.answer(ctx.mcpReq.inputResponses);
-  } else {
+    if (typeof state === 'string' && RelayStates.owns(state)) {
+      // The retry of a server's own input_required: its answers and state go back to it.
+      const opened = agent.relayStates.open(state, target);
+      if (!opened) throw invalidState();
+      resume = {
+        inputResponses: { ...inputResponses, ...opened.answered },
+        ...(opened.serverState !== undefined ? { requestState: opened.serverState } : {}),
+      };
+    } else {
+      // The retry of a call parked on a 2025 server's question: the answers go to the waiting server.
+      continuation = typeof state === 'string' ? agent.continuations.take<T>(state) : undefined;
+      if (!continuation) throw invalidState();
+      continuation.answer(inputResponses);
+    }
+  }
+  if (!continuation) {
     const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
     continuation = new Continuation<T>((self) => {
       const caller: CallerChannel = {
         agent: self.token,
+        capabilities,
+        takesInputRequired: true,
+        ...(resume ? { resume } : {}),
         can: (method) => hasCapability(capabilities, method),
         request: (method, params, signal) => {
           if (!agent.continuations.hasRoom) throw noAgent(method, 'too many calls are waiting for their agents');
@@ -110,10 +130,21 @@ export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, wo
     });
   }
   const outcome = await continuation.next(round, ctx.mcpReq.signal);
-  if (outcome.kind === 'done') return outcome.value;
   if (outcome.kind === 'failed') throw outcome.error;
+  if (outcome.kind === 'done') {
+    // A modern server's own input_required goes to the agent as the server wrote it, with the
+    // server's state sealed so that only the same request can carry it back.
+    if (!isInputRequired(outcome.value)) return outcome.value;
+    const { inputRequests, requestState, answered } = outcome.value;
+    return inputRequired({ ...(inputRequests ? { inputRequests: inputRequests as never } : {}), requestState: agent.relayStates.seal(target, requestState, answered) });
+  }
   agent.continuations.park(continuation as Continuation<unknown>);
   return inputRequired({ inputRequests: outcome.requests as never, requestState: continuation.token });
+}
+
+/** Someone else's, tampered with, expired, or from before a restart: nothing to continue. */
+function invalidState(): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
 }
 
 async function runForSession<T>(
@@ -123,8 +154,11 @@ async function runForSession<T>(
   notifyProgress: ((progress: Progress) => void) | undefined,
 ): Promise<T> {
   let last = -Infinity;
+  const capabilities = session?.clientCapabilities();
   const caller: CallerChannel = {
     agent: session?.id() ?? 'unknown-session',
+    capabilities,
+    takesInputRequired: false,
     can: (method) => hasCapability(session?.clientCapabilities(), method),
     request: (method: AgentRequest, params, signal) =>
       ctx.mcpReq.send({ method, ...(params ? { params } : {}) } as never, { signal, timeout: AGENT_ANSWER_TIMEOUT_MS }) as Promise<Record<string, unknown>>,

@@ -9,6 +9,7 @@ import { PACKAGE_VERSION } from '../package-info.js';
 import { runForAgent, type SessionState } from './agent-channel.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
 import type { Continuations } from './continuations.js';
+import type { RelayStates } from './relay-state.js';
 import type { McpLists } from './mcp-lists.js';
 
 /** What `/mcp` needs of the manager. */
@@ -26,6 +27,7 @@ export interface AgentServerOptions {
   lists: McpLists;
   runner: CallRunner;
   continuations: Continuations;
+  relayStates: RelayStates;
   /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */
   session?: SessionState;
   /**
@@ -49,7 +51,8 @@ export interface AgentServerOptions {
  *   session closes, and when the daemon's shutdown grace runs out.
  */
 export function createAgentServer(options: AgentServerOptions): Server {
-  const { manager, runtime, lists, runner, continuations, session } = options;
+  const { manager, runtime, lists, runner, continuations, relayStates, session } = options;
+  const agent = { continuations, relayStates, ...(session ? { session } : {}) };
   const available = manager.capabilities();
   const server = new Server(
     { name: 'switchboard', version: PACKAGE_VERSION },
@@ -75,7 +78,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
     const { name, arguments: args } = request.params;
     if (runtime.state === 'starting') await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     try {
-      return (await runForAgent<CallToolResult>(ctx, { continuations, ...(session ? { session } : {}) }, (caller, signal, onProgress) =>
+      return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (caller, signal, onProgress) =>
         runner.run(name, args, { transport: 'mcp', signal, onProgress, caller }),
       )) as CallToolResult;
     } catch (err) {

@@ -10,16 +10,16 @@ import { toProtocolError } from './protocol-errors.js';
  * one gets `Method not found`, as from any server without it.
  */
 export function registerCatalogueHandlers(server: Server, options: AgentServerOptions & { available: AggregateCapabilities }): void {
-  const { manager, lists, continuations, session, available } = options;
+  const { manager, lists, continuations, relayStates, session, available } = options;
   const forwarding = manager.forwarding;
-  const agent = { continuations, ...(session ? { session } : {}) };
+  const agent = { continuations, relayStates, ...(session ? { session } : {}) };
 
   if (available.prompts) {
     server.setRequestHandler('prompts/list', () => ({ prompts: lists.prompts() }));
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       try {
-        return (await runForAgent(ctx, agent, (caller, signal) => forwarding.getPrompt(name, args, { signal, caller }))) as GetPromptResult;
+        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => forwarding.getPrompt(name, args, { signal, caller }))) as GetPromptResult;
       } catch (err) {
         throw toProtocolError(err);
       }
@@ -33,7 +33,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('resources/read', async (request, ctx) => {
       const { uri } = request.params;
       try {
-        return (await runForAgent(ctx, agent, (caller, signal) => forwarding.readResource(uri, { signal, caller }))) as ReadResourceResult;
+        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => forwarding.readResource(uri, { signal, caller }))) as ReadResourceResult;
       } catch (err) {
         throw toProtocolError(err, uri);
       }

@@ -11,6 +11,7 @@ import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
 import { Continuations } from '../mcp/continuations.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
 import { McpLists } from '../mcp/mcp-lists.js';
+import { RelayStates } from '../mcp/relay-state.js';
 import { SessionRelay } from '../mcp/session-relay.js';
 
 export interface McpRoutesOptions {
@@ -59,10 +60,11 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   const { manager, runtime, shutdownSignal, runner } = options;
   const lists = new McpLists(manager);
   const continuations = new Continuations();
+  const relayStates = new RelayStates();
   const posts = new PendingCount();
   let closing = false;
 
-  const serverOptions = { manager, runtime, lists, runner, continuations };
+  const serverOptions = { manager, runtime, lists, runner, continuations, relayStates };
   const sessions = new LegacySessions({
     createServer: (onCancelled, session) => createAgentServer({ ...serverOptions, session, onCancelled }),
     // A session that ends takes its resource subscriptions with it.
