@@ -1,4 +1,4 @@
-import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/client';
 import { errorMessage, isSwitchboardError, toErrorInfo } from '../errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, type ServerConnection } from './client.js';
 import { mayHaveBeenDelivered, meansConnectionLost } from './failure.js';
@@ -66,6 +66,9 @@ export async function callThroughUpstream(
         return toolErrorResult({ code: err.code, message: `Tool "${tool.originalName}" timed out after ${totalMs} ms (MCP server "${upstream.name}")` });
       }
       const kind = upstream.reportFailure(connection, err);
+      // An error about the agent itself (a capability it did not declare, a URL it must open)
+      // is the agent's to handle, as the protocol error it is.
+      if (options.agent && isForTheAgent(err)) throw err;
       if (!meansConnectionLost(kind)) return toolErrorResult(toErrorInfo(err, 'UPSTREAM_ERROR'));
       if (!retried && (!mayHaveBeenDelivered(kind) || isReplaySafe(tool))) {
         retried = true;
@@ -80,6 +83,11 @@ export async function callThroughUpstream(
       });
     }
   }
+}
+
+/** MissingRequiredClientCapability (-32021) and UrlElicitationRequired (-32042). */
+function isForTheAgent(err: unknown): boolean {
+  return ProtocolError.isInstance(err) && (err.code === ProtocolErrorCode.MissingRequiredClientCapability || err.code === ProtocolErrorCode.UrlElicitationRequired);
 }
 
 /** A tool that says running it twice does no harm. */

@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport, type Progress, type StandardSchemaV1 } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, StreamableHTTPClientTransport, type Progress, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
@@ -55,8 +55,8 @@ async function agent(daemon: TestDaemon, mode: Mode, options: AgentOptions = {})
 }
 
 /** The upstream kinds: a 2025-era stdio server that asks mid-call, and a 2026-07-28 HTTP server that answers input_required. */
-const UPSTREAMS: Array<[string, () => Promise<ServerConfig>]> = [
-  ['2025-era stdio server', async () => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } })],
+const UPSTREAMS: Array<[string, () => Promise<ServerConfig>, 'legacy' | 'modern']> = [
+  ['2025-era stdio server', async () => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }), 'legacy'],
   [
     '2026-07-28 HTTP server',
     async () => {
@@ -64,11 +64,12 @@ const UPSTREAMS: Array<[string, () => Promise<ServerConfig>]> = [
       onTestFinished(() => http.close());
       return { type: 'http', url: http.url };
     },
+    'modern',
   ],
 ];
 
 describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
-  describe.each(UPSTREAMS)('calling a %s', (_upstream, upstreamConfig) => {
+  describe.each(UPSTREAMS)('calling a %s', (_upstream, upstreamConfig, serverEra) => {
     it('gets every progress notification under its own token, and the result', async () => {
       const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
       const client = await agent(daemon, mode);
@@ -94,11 +95,17 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
     it('refuses a question the agent cannot answer at once, and answers roots with the configured ones', async () => {
       const daemon = await startDaemon({ servers: { rich: await upstreamConfig() }, config: { roots: ['/configured/root'] } });
       const client = await agent(daemon, mode);
-      const refused = await client.callTool({ name: 'mcp_rich_ask_sampling', arguments: {} });
-      expect(refused.isError).toBe(true);
-      // A 2025 server asks anyway and Switchboard refuses; a 2026-07-28 server is told what the
-      // agent declared, and refuses to ask itself.
-      expect(textOf(refused)).toMatch(/(cannot relay sampling\/createMessage.*did not declare|sampling\/createMessage.*do not declare the required capability)/i);
+      const refused = await client.callTool({ name: 'mcp_rich_ask_sampling', arguments: {} }).catch((err: unknown) => err);
+      if (serverEra === 'modern') {
+        expect(refused).toBeInstanceOf(ProtocolError);
+        // A 2026-07-28 server is told what the agent declared and refuses itself, with the
+        // revision's error for it, which reaches the agent as it is.
+        expect((refused as ProtocolError).code).toBe(-32021);
+      } else {
+        // A 2025 server asks anyway, and Switchboard refuses in its place.
+        expect((refused as { isError?: boolean }).isError).toBe(true);
+        expect(textOf(refused as { content: unknown })).toMatch(/cannot relay sampling\/createMessage.*did not declare/);
+      }
       expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///configured/root');
     });
   });

@@ -8,6 +8,7 @@ import type { CallRunner } from '../call-runner.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import { runForAgent, type SessionState } from './agent-channel.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
+import { toProtocolError } from './protocol-errors.js';
 import type { Continuations } from './continuations.js';
 import type { RelayStates } from './relay-state.js';
 import type { McpLists } from './mcp-lists.js';
@@ -83,7 +84,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
       )) as CallToolResult;
     } catch (err) {
       if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
-      throw err;
+      throw toProtocolError(err);
     } finally {
       if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);
     }
