@@ -22,6 +22,11 @@ export class Catalogues {
     private readonly emit: (event: ManagerEvent) => void,
     private readonly selfId: () => string,
     private readonly upstreamOf: (server: string) => Upstream | undefined,
+    /**
+     * A server said a list changed (`list_changed`) and it was listed again: agents are told so
+     * even when nothing visible changed — a direct connection would have told them too.
+     */
+    private readonly announce: (kind: 'tools' | 'prompts' | 'resources') => void = () => {},
   ) {}
 
   /**
@@ -39,6 +44,7 @@ export class Catalogues {
     upstream.tools = tools;
     upstream.deferred = flags.deferred;
     upstream.stale = flags.stale;
+    if (flags.cause === 'list_changed') this.announce('tools');
     const diffs = this.tools.setServer(upstream.name, upstream.source.providerName, tools, {
       deferred: flags.deferred,
       stale: flags.stale,
@@ -62,6 +68,10 @@ export class Catalogues {
 
   /** Replaces the kinds given in `lists` of one server (prompts; resources and templates). */
   setOthers(upstream: Upstream, lists: Partial<OtherLists>, cause: ToolsChangedCause): void {
+    if (cause === 'list_changed') {
+      if (lists.prompts) this.announce('prompts');
+      if (lists.resources || lists.resourceTemplates) this.announce('resources');
+    }
     if (lists.prompts) {
       const redefined = !sameDefinitions(upstream.prompts, lists.prompts);
       upstream.prompts = lists.prompts;

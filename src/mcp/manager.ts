@@ -114,6 +114,7 @@ export class MCPManager {
       (event) => this.emit(event),
       () => this.identity.id,
       (name) => this.servers.get(name),
+      (kind) => this.traffic.emit({ type: 'list.changed', kind }),
     );
     this.forwarding = new Forwarding(this.catalogues, (name) => this.servers.get(name), () => this.servers.values(), this.log);
     this.host = createUpstreamHost({
@@ -421,7 +422,11 @@ export interface AggregateCapabilities {
   logging: boolean;
 }
 
-/** What a server sent that no call in progress claimed: for every `/mcp` session that wants it. */
+/**
+ * What servers sent that `/mcp` sessions hear about: a list a server re-listed after saying it
+ * changed, an update of a resource, a log message no call in progress claimed.
+ */
 export type ServerTrafficEvent =
+  | { type: 'list.changed'; kind: 'tools' | 'prompts' | 'resources' }
   | { type: 'resource.updated'; server: string; uri: string }
   | { type: 'log'; server: string; params: Record<string, unknown> };

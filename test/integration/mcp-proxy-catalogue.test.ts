@@ -122,6 +122,15 @@ describe('/mcp catalogue changes and names', () => {
     expect((await client.listResources()).resources.map((r) => r.uri)).toContain('fixture://static/fresh');
   });
 
+  it("relays a server's list_changed even when the list it then lists is the same", async () => {
+    const daemon = await startDaemon({ servers: { rich: rich() } });
+    const client = await agent(daemon, 'legacy');
+    const changed = deferred();
+    client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
+    await client.callTool({ name: 'mcp_rich_announce', arguments: {} });
+    await changed.promise;
+  });
+
   it('relays a modern server\u2019s list changes to a modern client\u2019s listen stream', async () => {
     const upstream = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
     onTestFinished(() => upstream.close());

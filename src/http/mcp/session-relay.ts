@@ -75,6 +75,10 @@ export class SessionRelay {
   }
 
   private traffic(event: ServerTrafficEvent): void {
+    if (event.type === 'list.changed') {
+      this.listChanged(event.kind);
+      return;
+    }
     for (const [id, session] of this.options.sessions()) {
       let sent: Promise<void> | undefined;
       if (event.type === 'resource.updated') {
