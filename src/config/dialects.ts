@@ -1,5 +1,5 @@
 import type { EntryReader } from './entry-reader.js';
-import type { ServerConfig } from './types.js';
+import type { ServerConfig, ServerOAuthConfig } from './types.js';
 
 /**
  * Each tool spells a server entry a little differently. A dialect maps one raw entry onto our
@@ -68,21 +68,50 @@ export const vscodeDialect: Dialect = (r) => {
  */
 export const geminiDialect: Dialect = (r) => {
   const cfg = common(r);
-  r.ignore('trust', 'includeTools', 'excludeTools', 'description', 'oauth', 'authProviderType');
+  r.ignore('trust', 'includeTools', 'excludeTools', 'description', 'authProviderType');
   r.ignore('targetAudience', 'targetServiceAccount', 'extensionName');
   const httpUrl = r.string('httpUrl');
   const timeout = r.duration('timeout');
-  if (httpUrl !== undefined) return dropUndefined({ ...cfg, url: httpUrl, type: cfg.type ?? 'http', timeout });
-  if (cfg.url !== undefined) return dropUndefined({ ...cfg, type: cfg.type ?? 'sse', timeout });
-  return dropUndefined({ ...cfg, timeout });
+  const oauth = geminiOAuth(r);
+  if (httpUrl !== undefined) return dropUndefined({ ...cfg, url: httpUrl, type: cfg.type ?? 'http', timeout, oauth });
+  if (cfg.url !== undefined) return dropUndefined({ ...cfg, type: cfg.type ?? 'sse', timeout, oauth });
+  return dropUndefined({ ...cfg, timeout, oauth });
 };
+
+/**
+ * Gemini's `oauth` block: `clientId`, `clientSecret` and `scopes` carry over. Its endpoint URLs
+ * (`authorizationUrl`, `tokenUrl`, `registrationUrl`), `redirectUri` and `audiences` do not:
+ * Switchboard discovers the endpoints from the server and owns its redirect.
+ */
+function geminiOAuth(r: EntryReader): ServerOAuthConfig | undefined {
+  const block = r.object('oauth');
+  if (!block) return undefined;
+  return oauthOf(r, 'oauth', { clientId: block.clientId, clientSecret: block.clientSecret, scopes: block.scopes });
+}
+
+/** Checks the types of a mapped OAuth block; undefined when it carries nothing we use. */
+function oauthOf(r: EntryReader, where: string, raw: { clientId?: unknown; clientSecret?: unknown; scopes?: unknown }): ServerOAuthConfig | undefined {
+  const out: ServerOAuthConfig = {};
+  for (const field of ['clientId', 'clientSecret'] as const) {
+    const value = raw[field];
+    if (typeof value === 'string' && value !== '') out[field] = value;
+    else if (value !== undefined) r.errors.push(`"${where}" ${field} must be a string`);
+  }
+  if (Array.isArray(raw.scopes) && raw.scopes.every((scope) => typeof scope === 'string')) out.scopes = [...(raw.scopes as string[])];
+  else if (raw.scopes !== undefined) r.errors.push(`"${where}" scopes must be an array of strings`);
+  return Object.keys(out).length > 0 ? out : undefined;
+}
 
 /**
  * Codex `[mcp_servers.<name>]` (TOML, snake_case). `url` means Streamable HTTP. Secrets are
  * referenced by variable name, so they become `${VAR}` placeholders that discovery expands.
  */
 export const codexDialect: Dialect = (r, vars) => {
-  r.ignore('enabled_tools', 'disabled_tools', 'oauth', 'scopes', 'required');
+  r.ignore('enabled_tools', 'disabled_tools', 'required');
+  // `scopes` (what `codex mcp login` asks for) and `[mcp_servers.<name>.oauth] client_id`; its
+  // `callback_url` is Codex's own redirect, not ours.
+  const oauthTable = r.object('oauth');
+  const oauth = oauthOf(r, 'oauth', { clientId: oauthTable?.client_id, clientSecret: oauthTable?.client_secret, scopes: r.stringArray('scopes') });
   const headers: Record<string, string> = { ...r.stringRecord('http_headers') };
   for (const [header, variable] of Object.entries(r.stringRecord('env_http_headers') ?? {})) {
     headers[header] = `\${${variable}}`;
@@ -107,6 +136,7 @@ export const codexDialect: Dialect = (r, vars) => {
     enabled: r.boolean('enabled'),
     timeout: startupMs ?? startupSec,
     callTimeout: r.duration('tool_timeout_sec', 1000),
+    oauth,
   });
 };
 
