@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/schema.js';
 import { SwitchboardError } from '../errors.js';
 import type { MCPManager } from '../mcp/manager.js';
+import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
 import type { SwitchboardRuntime } from '../runtime.js';
 import { createAuthHook } from './auth.js';
 import { CallMetrics } from './call-metrics.js';
@@ -13,6 +14,7 @@ import { InFlightCalls } from './in-flight-calls.js';
 import { healthRoutes } from './routes/health.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { oauthRoutes } from './routes/oauth.js';
 import { operationRoutes } from './routes/operations.js';
 import { serverRoutes } from './routes/servers.js';
 import { statusRoutes } from './routes/status.js';
@@ -25,6 +27,8 @@ export interface AppDeps {
   manager: MCPManager;
   runtime: SwitchboardRuntime;
   events: EventHub;
+  /** OAuth sign-in to upstreams (issue #16). */
+  oauth: OAuthBroker;
   logger: Logger;
   /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
   shutdownSignal: AbortSignal;
@@ -44,7 +48,7 @@ const ALWAYS_OPEN = new Set(['/health']);
  * `cli.ts` does, so tests and embedders can pick their own port.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const { config, manager, runtime, events, logger, shutdownSignal } = deps;
+  const { config, manager, runtime, events, oauth, logger, shutdownSignal } = deps;
   const startedAt = Date.now();
 
   const app = Fastify({
@@ -71,7 +75,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logger: logger.child({ component: 'http' }),
   }));
   // Auth next, so an unauthenticated caller learns nothing, not even that we are stopping.
-  if (config.token !== undefined) app.addHook('onRequest', createAuthHook({ token: config.token }));
+  // The OAuth callback is where a browser lands, without our token; its single-use state guards it.
+  if (config.token !== undefined) app.addHook('onRequest', createAuthHook({ token: config.token, publicRoutes: ['/health', OAUTH_CALLBACK_PATH] }));
   const stopping = (): boolean => runtime.state === 'stopping' || runtime.state === 'stopped';
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     if (stopping() && !ALWAYS_OPEN.has(request.routeOptions.url ?? '')) return done(new SwitchboardError('SHUTTING_DOWN'));
@@ -115,6 +120,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   void app.register(eventsRoutes, { events });
   void app.register(mcpRoutes, { manager, runtime, shutdownSignal });
+  void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
 
   return app;
 }
