@@ -121,7 +121,7 @@ export class Upstream {
   }
 
   /** The first connect of this config (or the one after a sign-in, with cause `reconnect`). */
-  start(cause: ToolsChangedCause, phase: { returned: boolean }): ConnectTask {
+  start(cause: ToolsChangedCause, phase: { returned: boolean; afterSignIn?: boolean }): ConnectTask {
     const generation = ++this.#generation;
     this.lastError = undefined;
     this.#ready.open();
@@ -131,7 +131,7 @@ export class Upstream {
     task.done = this.#connectOnce(generation).then(
       (connected) => {
         if (!connected) return;
-        this.#onConnected(connected, late);
+        this.#onConnected(connected, late, { restart: !phase.afterSignIn });
         task.outcome = { ok: true };
       },
       (err: unknown) => {
@@ -157,7 +157,7 @@ export class Upstream {
    */
   resumeAfterSignIn(): ConnectTask | undefined {
     const waiting = this.status === 'needs_auth' || (this.status === 'failed' && this.lastError?.code === 'UPSTREAM_AUTH_FAILED');
-    return waiting ? this.start('reconnect', { returned: true }) : undefined;
+    return waiting ? this.start('reconnect', { returned: true, afterSignIn: true }) : undefined;
   }
 
   /**
@@ -297,7 +297,7 @@ export class Upstream {
     }
   }
 
-  #onConnected({ connection, listing, changedSinceList }: Connected, cause: ToolsChangedCause): void {
+  #onConnected({ connection, listing, changedSinceList }: Connected, cause: ToolsChangedCause, how = { restart: true }): void {
     const relistNow = changedSinceList();
     this.connection = connection;
     this.connectedSince = this.#host.clock.now();
@@ -309,7 +309,8 @@ export class Upstream {
       // rather than at the next scheduled ping.
       connection.onTransportError(() => this.#pinger?.now()),
     );
-    if (cause === 'reconnect') this.restarts += 1;
+    // A connect after a sign-in is no recovery from a failure: it does not count as a restart.
+    if (cause === 'reconnect' && how.restart) this.restarts += 1;
     this.attempt = 0;
     this.nextRetryAt = undefined;
     this.lastError = undefined;

@@ -1,5 +1,7 @@
 import { onTestFinished } from 'vitest';
+import type { TestDaemon } from './daemon.js';
 import { startFixtureHttp } from './fixtures.js';
+import { waitForStatus } from './status-watch.js';
 
 /**
  * The oauth-http fixture (an MCP server and its authorization server on one origin) and the
@@ -12,6 +14,8 @@ export interface OAuthFixtureState {
   unauthorized: number;
   forbidden: number;
   requests: number;
+  /** GETs without a session: what a fallback to legacy SSE would send. */
+  sseAttempts: number;
   authorizationHeaders: string[];
   clients: string[];
   as: {
@@ -70,4 +74,49 @@ export async function followSignIn(authorizationUrl: string): Promise<{ status: 
   if (approval.status !== 302 || !location) throw new Error(`the authorization server did not redirect (HTTP ${approval.status})`);
   const callback = await fetch(location);
   return { status: callback.status, text: await callback.text(), callbackUrl: location };
+}
+
+/** A server row of `/status`, as the OAuth tests read it. */
+export interface ServerRow {
+  name: string;
+  status: string;
+  transport: string;
+  toolCount: number;
+  deferred: boolean;
+  lastError: { code: string; message: string } | null;
+}
+
+/** The bearer header a test daemon wants, if it has a token. */
+export function authHeaders(sb: TestDaemon): Record<string, string> {
+  return sb.config.token === undefined ? {} : { authorization: `Bearer ${sb.config.token}` };
+}
+
+/** Resolves with `name`'s row once its status is `status` (waiting on /events, no polling). */
+export async function serverStatus(sb: TestDaemon, name: string, status: string): Promise<ServerRow> {
+  const seen = await waitForStatus<{ servers: ServerRow[] }>(sb.url, (s) => s.servers.some((row) => row.name === name && row.status === status), {
+    headers: authHeaders(sb),
+  });
+  return seen.servers.find((row) => row.name === name) as ServerRow;
+}
+
+/** The whole sign-in of `name` as a person does it: `login`, the browser round trip, connected. */
+export async function signIn(sb: TestDaemon, name: string): Promise<void> {
+  await serverStatus(sb, name, 'needs_auth');
+  const login = await sb.json<{ authorizationUrl: string }>(`/servers/${name}/login`, { method: 'POST' });
+  if (login.status !== 200) throw new Error(`login answered HTTP ${login.status}: ${JSON.stringify(login.body)}`);
+  const callback = await followSignIn(login.body.authorizationUrl);
+  if (callback.status !== 200) throw new Error(`the callback answered HTTP ${callback.status}: ${callback.text}`);
+  await serverStatus(sb, name, 'connected');
+}
+
+/** A tool call over REST, with its result. */
+export async function callTool(sb: TestDaemon, tool: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
+  const res = await sb.json<ToolResult>(`/tools/${tool}/call`, { method: 'POST', body: { arguments: args } });
+  return res.body;
+}
+
+export interface ToolResult {
+  content: Array<{ type: string; text: string }>;
+  isError?: boolean;
+  _meta?: Record<string, { code?: string } | undefined>;
 }
