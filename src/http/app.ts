@@ -140,7 +140,7 @@ function useJsonBodiesOnly(app: FastifyInstance): void {
 }
 
 /**
- * The request logger: our own `req` serializer so a `?token=` never reaches a log line, and no
+ * The request logger: our own `req` serializer so a `?token=` (or an OAuth callback's code) never reaches a log line, and no
  * headers at all (authorization, cookies and the like are none of the log's business).
  */
 function httpLogger(logger: Logger): FastifyBaseLogger {
@@ -159,6 +159,9 @@ function httpLogger(logger: Logger): FastifyBaseLogger {
   );
 }
 
+/** Query values that are secrets: `?token=` (WebSocket auth) and the OAuth callback's `code` and `state`. */
+const SECRET_QUERY = /([?&](?:token|code|state)=)[^&#]*/gi;
+
 export function redactQueryToken(url: string): string {
-  return url.includes('token=') ? url.replace(/([?&]token=)[^&#]*/gi, '$1****') : url;
+  return url.includes('=') ? url.replace(SECRET_QUERY, '$1****') : url;
 }
