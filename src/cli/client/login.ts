@@ -22,7 +22,7 @@ const LOGIN_OPTIONS = {
   timeout: { type: 'string' },
 } as const;
 
-type Outcome = { ok: true; toolCount: number } | { ok: false; why: string };
+type Outcome = { ok: true } | { ok: false; why: string };
 
 /**
  * `switchboard login <server>`: starts the server's sign-in on the daemon, prints the URL (and
@@ -50,7 +50,7 @@ export function runLogin(io: LoginIo): Promise<number> {
       const outcome = await watch.until<Outcome>((event: StatusEvent) => {
         if (event.server !== server) return undefined;
         if (event.status === 'connecting') reconnecting = true;
-        if (event.status === 'connected') return { ok: true, toolCount: event.toolCount ?? 0 };
+        if (event.status === 'connected') return { ok: true };
         if (reconnecting && (event.status === 'failed' || event.status === 'needs_auth')) {
           return { ok: false, why: event.error ? `${event.error.code}: ${oneLine(event.error.message)}` : event.status };
         }
@@ -60,7 +60,9 @@ export function runLogin(io: LoginIo): Promise<number> {
         io.stderr.write(`switchboard: signed in, but "${server}" did not connect: ${outcome.why}\n`);
         return 1;
       }
-      io.stdout.write(`Signed in to "${server}": connected, ${plural(outcome.toolCount, 'tool')}.\n`);
+      // The status event comes before the tools are listed; the server's detail has them.
+      const detail = serverOf((await client.request('GET', `/servers/${encodeURIComponent(server)}`)).body, server);
+      io.stdout.write(`Signed in to "${server}": ${detail.status ?? 'connected'}, ${plural(detail.toolCount ?? 0, 'tool')}.\n`);
       return 0;
     } finally {
       watch.close();
