@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ERROR_META_KEY } from '../../src/mcp/tool-bridge.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
@@ -160,5 +160,62 @@ describe('OAuth upstream: tokens over time', () => {
     expect((await fixture.state()).as.revocations).toBe(2);
     const refused = await callTool(second, 'mcp_remote_echo', { text: 'x' });
     expect(refused._meta?.[ERROR_META_KEY]?.code).toBe('UPSTREAM_AUTH_REQUIRED');
+  });
+});
+
+describe('OAuth secrets', () => {
+  it('after sign-in, refreshes, a rejection, a new sign-in and a logout, no token, code, verifier, secret or state is in logs, /status, events, metrics or the console', async () => {
+    const console: string[] = [];
+    for (const method of ['log', 'info', 'warn', 'error'] as const) {
+      vi.spyOn(globalThis.console, method).mockImplementation((...args: unknown[]) => void console.push(args.map(String).join(' ')));
+    }
+    const clock = new ManualClock();
+    const fixture = await startOAuthFixture();
+    const sb = await daemonFor(fixture, {
+      config: { ...NO_PINGS, requestLogging: true },
+      captureLogs: 'trace',
+      deps: { clock },
+      until: 'idle',
+    });
+    const events = await openEvents(sb.url);
+    await sb.daemon.start();
+    const states: string[] = [];
+    const follow = async (url: string): Promise<void> => {
+      states.push(new URL(url).searchParams.get('state') ?? '');
+      expect((await followSignIn(url)).status).toBe(200);
+      await serverStatus(sb, 'remote', 'connected');
+    };
+
+    await serverStatus(sb, 'remote', 'needs_auth');
+    await follow((await sb.json<{ authorizationUrl: string }>('/servers/remote/login', { method: 'POST' })).body.authorizationUrl);
+    clock.advance(60 * 60_000);
+    await whoami(sb);
+    await fixture.expireAccessTokens();
+    await whoami(sb);
+    await fixture.revokeAll();
+    await callTool(sb, 'mcp_remote_echo', { text: 'x' });
+    await serverStatus(sb, 'remote', 'needs_auth');
+    await follow((await sb.json<Detail>('/servers/remote')).body.signIn!.authorizationUrl);
+    expect((await sb.json('/servers/remote/logout', { method: 'POST' })).status).toBe(200);
+    await serverStatus(sb, 'remote', 'needs_auth');
+    expect((await fixture.state()).as).toMatchObject({ codeGrants: 2, refreshGrants: 2, rejectedRefreshes: 1, revocations: 2 });
+
+    const outputs = {
+      logs: sb.logs.text(),
+      status: await (await sb.fetch('/status')).text(),
+      servers: await (await sb.fetch('/servers')).text(),
+      tools: await (await sb.fetch('/tools')).text(),
+      metrics: await (await sb.fetch('/metrics')).text(),
+      events: JSON.stringify(received(events)),
+      console: console.join('\n'),
+    };
+    expect(outputs.logs).toContain('signed in');
+    expect(outputs.logs).toContain('/oauth/callback?code=****');
+    expect(received(events).length).toBeGreaterThan(10);
+    const secrets = await fixture.secrets();
+    expect(secrets.length).toBeGreaterThan(10);
+    for (const [where, text] of Object.entries(outputs)) {
+      for (const secret of [...secrets, ...states]) expect(text.includes(secret), `${where} holds a secret`).toBe(false);
+    }
   });
 });
