@@ -141,3 +141,17 @@ describe('redirect URI and settings hash', () => {
     expect(authHashOf({ url: 'https://other.example/mcp' })).not.toBe(authHashOf(base));
   });
 });
+
+describe('discovery state', () => {
+  it('is offered to the SDK, except right after a request carried our token (a 401 there may mean the server moved)', async () => {
+    const { provider, scope, services } = setup();
+    provider.saveDiscoveryState({ authorizationServerUrl: A });
+    expect(provider.discoveryState()).toEqual({ authorizationServerUrl: A });
+    provider.saveTokens({ access_token: 'a', token_type: 'Bearer' }, { issuer: A });
+    await provider.tokens();
+    expect(provider.discoveryState()).toBeUndefined();
+    expect(provider.discoveryState()).toEqual({ authorizationServerUrl: A });
+    // A callback's provider never sent a token: it gets the state its sign-in started with.
+    expect(new UpstreamOAuthProvider(scope, services, { codeVerifier: 'v' }).discoveryState()).toEqual({ authorizationServerUrl: A });
+  });
+});

@@ -115,6 +115,9 @@ export class OAuthBroker {
     const scope = this.#applicable(name, config);
     const waiting = this.signInOffer(name, config);
     if (waiting) return waiting;
+    // Discovery runs afresh: the server may have moved to another authorization server since
+    // (its old one then keeps accepting our refresh token while the server refuses what it issues).
+    this.#store.deleteDiscovery(scope.key);
     const provider = new UpstreamOAuthProvider(scope, this.#services);
     try {
       await auth(provider, { serverUrl: scope.serverUrl, forceReauthorization: true, fetchFn: this.#fetch });

@@ -60,6 +60,8 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
   readonly #bound: { codeVerifier: string } | undefined;
   /** The `state` this provider handed out, whose pending row gets the PKCE verifier. */
   #state: string | undefined;
+  /** A request went out with our token since discovery was last read (see `discoveryState`). */
+  #tokenSent = false;
   /** The last authorization URL this provider offered. */
   offered: URL | undefined;
 
@@ -129,9 +131,10 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     const { store } = this.#services;
     const stored = ctx ? store.getTokens(this.#scope.key, ctx.issuer) : store.latestTokens(this.#scope.key);
     if (!stored) return undefined;
-    if (ctx || !refreshDue(stored, this.#services.now())) return asTokens(stored);
-    const fresh = await this.#services.refresh(this.#scope, stored);
-    return fresh && asTokens(fresh);
+    if (ctx) return asTokens(stored);
+    const sent = refreshDue(stored, this.#services.now()) ? await this.#services.refresh(this.#scope, stored) : stored;
+    if (sent) this.#tokenSent = true;
+    return sent && asTokens(sent);
   }
 
   saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): void {
@@ -175,7 +178,17 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     this.#services.store.putDiscovery(this.#scope.key, state as unknown as Record<string, unknown>, this.#services.now());
   }
 
+  /**
+   * The SDK reads this at the start of every authorization. When that follows a request that
+   * carried our token (a 401 or 403 on it), the cached discovery may be what is wrong — the
+   * server may have moved to another authorization server (SEP-2352) — so it is not offered and
+   * the SDK discovers afresh. A sign-in's callback leg reads it from a provider of its own.
+   */
   discoveryState(): OAuthDiscoveryState | undefined {
+    if (this.#tokenSent) {
+      this.#tokenSent = false;
+      return undefined;
+    }
     return this.#services.store.getDiscovery(this.#scope.key).state as OAuthDiscoveryState | undefined;
   }
 
