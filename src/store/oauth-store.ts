@@ -1,12 +1,13 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
+import { CredentialStore } from './credential-store.js';
 import type { StoreLogger } from './db.js';
 
 /**
  * What OAuth upstreams keep between runs (issue #16), beside the tool cache in the same 0600
- * database: client registrations per authorization server (`issuer`), tokens, discovery state,
- * the pending sign-ins (by the hash of their `state`, with the PKCE verifier) and the static
- * credentials an embedder stores for a server (SPEC §3). Rows are keyed by server and the hash
+ * database: client registrations per authorization server (`issuer`), tokens, discovery state
+ * and the pending sign-ins (by the hash of their `state`, with the PKCE verifier), plus — through
+ * `credentials` — the static credentials an embedder stores for a server (SPEC §3). Rows are keyed by server and the hash
  * of the settings a sign-in depends on (`authHash`), so an edit to those forgets the sign-in.
  *
  * Values are opaque JSON to this module. Statements are prepared once and every write is one
@@ -64,6 +65,8 @@ export interface OAuthStoreOptions {
 }
 
 export class OAuthStore {
+  /** The static credentials of SPEC §3, in the same database. */
+  readonly credentials: CredentialStore;
   readonly #db: Database;
   readonly #log: StoreLogger | undefined;
   readonly #ownsConnection: boolean;
@@ -88,9 +91,6 @@ export class OAuthStore {
     deletePending: Statement<[string]>;
     prunePending: Statement<[number]>;
     deleteServerPending: Statement<[string]>;
-    getCredential: Statement<[string], { token: string }>;
-    putCredential: Statement<[string, string, number]>;
-    deleteCredential: Statement<[string]>;
   };
 
   /** Throws when the OAuth tables are missing (a database opened read-only from before them). */
@@ -98,6 +98,7 @@ export class OAuthStore {
     this.#db = db;
     this.#log = options.logger;
     this.#ownsConnection = options.ownsConnection ?? false;
+    this.credentials = new CredentialStore(db, { read: (what, server, read) => this.#read(what, server, read), write: (what, server, write) => this.#write(what, server, write) });
     const key = 'server = ? AND auth_hash = ?';
     this.#sql = {
       getClient: db.prepare(`SELECT client_json, origin FROM oauth_client WHERE ${key} AND issuer = ?`),
@@ -128,11 +129,6 @@ export class OAuthStore {
       deletePending: db.prepare('DELETE FROM oauth_pending WHERE state_hash = ?'),
       prunePending: db.prepare('DELETE FROM oauth_pending WHERE expires_at <= ?'),
       deleteServerPending: db.prepare('DELETE FROM oauth_pending WHERE server = ?'),
-      getCredential: db.prepare('SELECT token FROM stored_credential WHERE server = ?'),
-      putCredential: db.prepare(`
-        INSERT INTO stored_credential (server, token, saved_at) VALUES (?, ?, ?)
-        ON CONFLICT (server) DO UPDATE SET token = excluded.token, saved_at = excluded.saved_at`),
-      deleteCredential: db.prepare('DELETE FROM stored_credential WHERE server = ?'),
     };
   }
 
@@ -256,20 +252,6 @@ export class OAuthStore {
         this.#sql.deleteServerPending.run(server);
       })(),
     );
-  }
-
-  // --- stored credentials (SPEC §3) -------------------------------------------------------
-
-  getCredential(server: string): string | undefined {
-    return this.#read('credential read', server, () => this.#sql.getCredential.get(server)?.token);
-  }
-
-  putCredential(server: string, token: string, now: number): void {
-    this.#write('credential write', server, () => this.#sql.putCredential.run(server, token, now));
-  }
-
-  deleteCredential(server: string): void {
-    this.#write('credential delete', server, () => this.#sql.deleteCredential.run(server));
   }
 
   /** Closes the connection if this store opened it; the shared one is the tool cache's to close. */

@@ -171,19 +171,19 @@ export class OAuthBroker {
 
   /** The credential an embedder stored for `name` (SPEC §3): a bearer token, or stdio's `OAUTH_ACCESS_TOKEN`. */
   storedCredential(name: string): string | undefined {
-    return this.#store.getCredential(name);
+    return this.#store.credentials.get(name);
   }
 
   setStoredCredential(name: string, token: string): void {
-    this.#store.putCredential(name, token, this.#clock.now());
+    this.#store.credentials.put(name, token, this.#clock.now());
   }
 
   deleteStoredCredential(name: string): void {
-    this.#store.deleteCredential(name);
+    this.#store.credentials.delete(name);
   }
 
   #applicable(name: string, config: ServerConfig): ProviderScope {
-    const scope = this.#scopeOf(name, config, this.#store.getCredential(name) !== undefined);
+    const scope = this.#scopeOf(name, config, this.#store.credentials.get(name) !== undefined);
     if (typeof scope === 'string') throw new SwitchboardError('OAUTH_NOT_APPLICABLE', scope);
     return scope;
   }
