@@ -127,11 +127,12 @@ export class Upstream {
     this.#ready.open();
     this.#setStatus('connecting');
     const task: ConnectTask = { upstream: this, done: Promise.resolve() };
-    const late: ToolsChangedCause = phase.returned && cause !== 'reconnect' ? 'background' : cause;
+    // Read when the attempt ends: `phase.returned` turns true once the startup gate has passed.
+    const late = (): ToolsChangedCause => (phase.returned && cause !== 'reconnect' ? 'background' : cause);
     task.done = this.#connectOnce(generation).then(
       (connected) => {
         if (!connected) return;
-        this.#onConnected(connected, late, { restart: !phase.afterSignIn });
+        this.#onConnected(connected, late(), { restart: !phase.afterSignIn });
         task.outcome = { ok: true };
       },
       (err: unknown) => {
@@ -139,11 +140,11 @@ export class Upstream {
         const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
         task.outcome = { ok: false, error: error.message };
         if (error.code === 'UPSTREAM_AUTH_REQUIRED') {
-          this.#needsAuth(error, late);
+          this.#needsAuth(error, late());
           return;
         }
         if (phase.returned) this.#host.log.warn({ server: this.name, code: error.code, err: error.message }, 'background connect failed');
-        this.#host.setTools(this, [], { cause: late, deferred: false, stale: false });
+        this.#host.setTools(this, [], { cause: late(), deferred: false, stale: false });
         this.#ready.reject(error);
         this.#setStatus('failed', error);
       },
