@@ -49,7 +49,7 @@ export async function watchStatus(baseUrl: string, token: string | undefined): P
     until<T>(decide: (event: StatusEvent) => T | undefined, timeoutMs: number): Promise<T> {
       let cursor = 0;
       return new Promise<T>((resolve, reject) => {
-        const timer = setTimeout(() => finish(() => reject(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`))), timeoutMs);
+        const timer = setTimeout(() => finish(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`))), timeoutMs);
         const finish = (settle: () => void): void => {
           clearTimeout(timer);
           wake.delete(check);

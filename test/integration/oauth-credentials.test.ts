@@ -4,14 +4,19 @@ import { describe, expect, it } from 'vitest';
 import { discoverMCPServers } from '../../src/config/discover.js';
 import { ERROR_META_KEY } from '../../src/mcp/tool-bridge.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { callTool, followSignIn, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';
 import { tempDir } from '../helpers/process.js';
 
-/** How Switchboard gets a client id, and which scopes it asks for (issue #16 item 5). */
+/**
+ * How Switchboard gets a client id and which scopes it asks for (issue #16 item 5), and the
+ * static credentials that take precedence over signing in (item 6).
+ */
 
 const CLIENT_ID = 'switchboard-preregistered';
 const CLIENT_SECRET = 'preregistered-secret';
 const CIMD_URL = 'https://switchboard.example/oauth/client-metadata.json';
+const STATIC = 'static-bearer-token';
 
 async function whoami(sb: Awaited<ReturnType<typeof startDaemon>>, server: string): Promise<{ clientId: string; scopes: string[] }> {
   const result = await callTool(sb, `mcp_${server}_whoami`);
@@ -55,15 +60,6 @@ describe('client registration', () => {
     expect((await whoami(sb, 'doc')).clientId).toBe(CIMD_URL);
     expect((await fixture.state()).as).toMatchObject({ registrations: 0, tokenAuthMethods: ['none'] });
   });
-
-  it('registers dynamically otherwise, as a client of its own per server', async () => {
-    const fixture = await startOAuthFixture();
-    const sb = await startDaemon({ servers: { dyn: { type: 'http', url: fixture.url } } });
-    await signIn(sb, 'dyn');
-    const state = await fixture.state();
-    expect(state.as.registrations).toBe(1);
-    expect((await whoami(sb, 'dyn')).clientId).toBe(state.clients[0]);
-  });
 });
 
 describe('scopes', () => {
@@ -92,5 +88,47 @@ describe('scopes', () => {
     await serverStatus(sb, 'plain', 'connected');
     expect((await callTool(sb, 'mcp_plain_admin_echo', { text: 'more' })).content[0]?.text).toBe('more');
     expect((await fixture.state()).forbidden).toBe(1);
+  });
+});
+
+describe('static credentials', () => {
+  it('an Authorization header, written or from a !cmd, wins over signing in; a refused one fails the connect as before', async () => {
+    const fixture = await startOAuthFixture({ STATIC_TOKEN: STATIC });
+    const sb = await startDaemon({
+      servers: {
+        written: { type: 'http', url: fixture.url, headers: { Authorization: `Bearer ${STATIC}` } },
+        command: { type: 'http', url: fixture.url, headers: { authorization: `!printf 'Bearer %s' ${STATIC}` } },
+        wrong: { type: 'http', url: fixture.url, headers: { Authorization: 'Bearer not-it' } },
+      },
+    });
+    await serverStatus(sb, 'written', 'connected');
+    await serverStatus(sb, 'command', 'connected');
+    expect(JSON.parse((await callTool(sb, 'mcp_command_whoami')).content[0]!.text)).toMatchObject({ clientId: 'static' });
+    // No sign-in and no fallback to SSE for the refused one: a plain connect failure.
+    const wrong = await serverStatus(sb, 'wrong', 'failed');
+    expect(wrong.lastError).toMatchObject({ code: 'UPSTREAM_CONNECT_FAILED', message: expect.stringContaining('401') });
+    expect(await fixture.state()).toMatchObject({ unauthorized: 1, sseAttempts: 0, as: { registrations: 0, authorizeRequests: 0 } });
+    // A server with its own header has no sign-in to start.
+    const login = await sb.json<{ error: { code: string } }>('/servers/written/login', { method: 'POST' });
+    expect(login).toMatchObject({ status: 409, body: { error: { code: 'OAUTH_NOT_APPLICABLE' } } });
+  });
+
+  it('stored credentials (SPEC §3) come from the same store: a bearer header for http, OAUTH_ACCESS_TOKEN for stdio', async () => {
+    const fixture = await startOAuthFixture({ STATIC_TOKEN: STATIC });
+    const sb = await startDaemon({
+      servers: { remote: { type: 'http', url: fixture.url }, local: fixtureServerConfig('introspect') },
+      until: 'idle',
+    });
+    sb.daemon.oauth.setStoredCredential('remote', STATIC);
+    sb.daemon.oauth.setStoredCredential('local', 'stdio-stored-token');
+    await sb.daemon.start();
+    await serverStatus(sb, 'remote', 'connected');
+    expect(JSON.parse((await callTool(sb, 'mcp_local_env')).content[0]!.text)).toMatchObject({ OAUTH_ACCESS_TOKEN: 'stdio-stored-token' });
+    expect(await fixture.state()).toMatchObject({ unauthorized: 0, authorizationHeaders: [`Bearer ${STATIC}`], as: { registrations: 0 } });
+
+    // Forgotten, the credential no longer stands in the way: the next connect asks for a sign-in.
+    sb.daemon.oauth.deleteStoredCredential('remote');
+    expect((await sb.json('/servers/remote/reload', { method: 'POST' })).status).toBe(200);
+    await serverStatus(sb, 'remote', 'needs_auth');
   });
 });
