@@ -17,11 +17,13 @@ import { reapLeftovers } from './mcp/leftover-reaper.js';
 import { loadInstanceIdentity } from './mcp/instance.js';
 import { forwardServerLogs } from './mcp/log-forwarding.js';
 import { MCPManager, type HealthOptions } from './mcp/manager.js';
+import { callbackUrlOf, OAuthBroker } from './mcp/oauth/broker.js';
 import { MemoryStateStore } from './store/state-store.js';
 import { createLogger } from './logger.js';
 import { SwitchboardRuntime } from './runtime.js';
-import { openToolCache } from './store/open-tool-cache.js';
+import { openMemoryOAuthStore, openToolCache } from './store/open-tool-cache.js';
 import type { ToolCacheStore } from './store/tool-cache-store.js';
+import { systemClock, type Clock } from './util/clock.js';
 
 export interface DaemonDeps {
   logger?: Logger;
@@ -39,6 +41,8 @@ export interface DaemonDeps {
   discover?: () => Promise<DiscoveryResult>;
   /** @default connectToServer */
   connect?: typeof connectToServer;
+  /** Time of the supervision and of OAuth token expiry; tests about timing inject a manual one. @default the system clock */
+  clock?: Clock;
 }
 
 export interface Daemon {
@@ -47,6 +51,8 @@ export interface Daemon {
   runtime: SwitchboardRuntime;
   store: ToolCacheStore;
   events: EventHub;
+  /** OAuth sign-in to upstreams, and the credentials an embedder stores per server (SPEC §3). */
+  oauth: OAuthBroker;
   logger: Logger;
   /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
   start(): Promise<unknown>;
@@ -87,15 +93,24 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const cwd = deps.cwd ?? process.cwd();
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
   const dbPath = config.dbPath ?? defaultDbPath(home, env);
+  const clock = deps.clock ?? systemClock;
   const cache = deps.store
-    ? { store: deps.store, state: new MemoryStateStore(), warnings: [] as string[] }
+    ? { store: deps.store, state: new MemoryStateStore(), oauth: openMemoryOAuthStore(), warnings: [] as string[] }
     : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const store = cache.store;
+  const oauth = new OAuthBroker({
+    store: cache.oauth,
+    clock,
+    log: logger.child({ component: 'oauth' }),
+    callbackUrl: () => callbackUrlOf(app.server.address()),
+  });
 
   const resolver = createValueResolver({
     trustProjectCommands: config.trustProjectCommands,
     logger: logger.child({ component: 'values' }),
+    // SPEC §3's stored credentials, in the same store as the OAuth sign-ins.
+    credentials: { injectCredentials: (name) => oauth.storedCredential(name) },
   });
   const manager = new MCPManager({
     logger,
@@ -106,6 +121,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     env,
     health: healthOptions(config.health),
     protocol: config.protocol,
+    clock,
+    oauth,
     // Asked for at the first connect, after the listener is up: the id is kept per port.
     identity: () => {
       const port = listeningPorts(app, config.port)[0];
@@ -140,7 +157,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const events = new EventHub({ manager, runtime });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
-  const app = buildApp({ config, manager, runtime, events, logger, shutdownSignal: shutdown.signal, drain });
+  const app = buildApp({ config, manager, runtime, events, oauth, logger, shutdownSignal: shutdown.signal, drain });
 
   // Stdio children are recorded beside the database, and what a killed daemon left there is
   // reaped at start (SPEC §6 "No orphans, ever"). Reaped before recording our own, and reaping
@@ -179,10 +196,11 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
         store.close();
         await children?.reaped;
         children?.release();
+        cache.oauth.close();
       }
     })();
     return closing;
   };
 
-  return { app, manager, runtime, store, events, logger, start, close };
+  return { app, manager, runtime, store, events, oauth, logger, start, close };
 }

@@ -5,6 +5,7 @@
  */
 export const ERROR_CATALOGUE = {
   VALIDATION_FAILED: { status: 400, message: 'The request is not valid' },
+  OAUTH_STATE_INVALID: { status: 400, message: 'The sign-in callback is unknown, expired or already used' },
   UNAUTHORIZED: { status: 401, message: 'A valid bearer token is required' },
   FORBIDDEN_HOST: { status: 403, message: 'The Host header does not name this Switchboard' },
   FORBIDDEN_ORIGIN: { status: 403, message: 'This Origin may not call this Switchboard' },
@@ -15,6 +16,7 @@ export const ERROR_CATALOGUE = {
   RESOURCE_NOT_FOUND: { status: 404, message: 'No server has that resource' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON' },
+  OAUTH_NOT_APPLICABLE: { status: 409, message: 'This server does not sign in with OAuth' },
   UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
   INTERNAL_ERROR: { status: 500, message: 'Internal error' },
   UPSTREAM_CONNECT_FAILED: { status: 502, message: 'Could not connect to the MCP server' },
@@ -22,8 +24,10 @@ export const ERROR_CATALOGUE = {
   UPSTREAM_PROTOCOL_ERROR: { status: 502, message: 'The MCP server sent something that is not MCP' },
   UPSTREAM_MESSAGE_TOO_LARGE: { status: 502, message: 'The MCP server sent a message over the size limit' },
   UPSTREAM_SESSION_EXPIRED: { status: 502, message: 'The MCP server no longer knows the session' },
+  UPSTREAM_AUTH_FAILED: { status: 502, message: 'Signing in to the MCP server failed' },
   CALL_OUTCOME_UNKNOWN: { status: 502, message: 'The connection was lost during the call; it may or may not have run' },
   SERVER_NOT_CONNECTED: { status: 503, message: 'The MCP server is not connected' },
+  UPSTREAM_AUTH_REQUIRED: { status: 503, message: 'The MCP server is waiting for a person to sign in (switchboard login <server>)' },
   NOT_READY: { status: 503, message: 'Switchboard is still starting' },
   SHUTTING_DOWN: { status: 503, message: 'Switchboard is shutting down' },
   SERVER_CLOSED: { status: 503, message: 'The connection was closed' },

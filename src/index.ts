@@ -44,6 +44,9 @@ export { openToolCache } from './store/open-tool-cache.js';
 export { SqliteToolCacheStore, NoopToolCacheStore, type ToolCacheStore } from './store/tool-cache-store.js';
 export { configHash } from './store/config-hash.js';
 
+// OAuth upstreams (issue #16): sign-in, and the credentials an embedder stores per server
+export { OAuthBroker, type SignInOffer } from './mcp/oauth/broker.js';
+
 // The daemon
 export { createDaemon, type Daemon, type DaemonDeps } from './daemon.js';
 export { buildApp, buildApp as buildServer } from './http/app.js';

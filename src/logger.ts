@@ -18,6 +18,15 @@ export const REDACT_PATHS = [
   'config.headers',
   'exaApiKeys',
   '*.exaApiKeys',
+  // OAuth (issue #16): never logged on purpose; censored should an object carrying them slip in.
+  'access_token',
+  '*.access_token',
+  'refresh_token',
+  '*.refresh_token',
+  'client_secret',
+  '*.client_secret',
+  'code_verifier',
+  '*.code_verifier',
 ];
 
 export type LogFormat = 'json' | 'pretty';

@@ -43,6 +43,14 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
     summary: "print a server's stderr and log messages, or follow them",
     load: async () => (await import('./client/logs.js')).runLogs,
   },
+  login: {
+    summary: 'sign in to a server that needs OAuth (prints the URL, waits for the browser)',
+    load: async () => (await import('./client/login.js')).runLogin,
+  },
+  logout: {
+    summary: "forget a server's OAuth tokens",
+    load: async () => (await import('./client/login.js')).runLogout,
+  },
 };
 
 export function usage(commands: Readonly<Record<string, CliCommand>> = COMMANDS): string {

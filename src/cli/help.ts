@@ -97,6 +97,24 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     ],
     examples: ['switchboard logs github', 'switchboard logs github -n 20 --follow'],
   },
+  login: {
+    usage: 'switchboard login <server> [--url URL] [--token TOKEN] [--no-browser] [--timeout SECONDS]',
+    description:
+      'Sign in to a server that needs OAuth (status needs_auth): print the authorization URL (and open it when a browser is at hand), then wait until the server connects with the new tokens.',
+    options: [
+      ['--no-browser', 'only print the URL'],
+      ['--timeout SECONDS', 'how long to wait for the sign-in to finish (default 300)'],
+      ...CONNECTION,
+      HELP_FLAG,
+    ],
+    examples: ['switchboard login linear', 'switchboard login linear --no-browser'],
+  },
+  logout: {
+    usage: 'switchboard logout <server> [--url URL] [--token TOKEN] [--json]',
+    description: "Forget a server's OAuth tokens (revoking them where the authorization server allows it); the server then waits for a new sign-in.",
+    options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard logout linear'],
+  },
 };
 
 /** The full help of `command`, ready to print. */

@@ -1,5 +1,5 @@
 import type { EntryReader } from './entry-reader.js';
-import type { ServerConfig } from './types.js';
+import type { ServerConfig, ServerOAuthConfig } from './types.js';
 
 /**
  * Each tool spells a server entry a little differently. A dialect maps one raw entry onto our
@@ -65,7 +65,8 @@ export const vscodeDialect: Dialect = (r) => {
  * Gemini CLI: `url` is legacy SSE, `httpUrl` is Streamable HTTP (and wins when both are set,
  * as in Gemini itself). Gemini's `timeout` is its per-request timeout in ms, so it bounds tool
  * calls (our `callTimeout`), not the connect. `includeTools` / `excludeTools` hide tools, as in
- * Gemini; trust is Gemini's own confirmation policy and means nothing here.
+ * Gemini; its `oauth` block carries over (see geminiOAuth); trust is Gemini's own confirmation
+ * policy and means nothing here.
  */
 export const geminiDialect: Dialect = (r) => {
   const cfg = dropUndefined({
@@ -73,8 +74,9 @@ export const geminiDialect: Dialect = (r) => {
     callTimeout: r.duration('timeout'),
     includeTools: r.stringArray('includeTools'),
     excludeTools: r.stringArray('excludeTools'),
+    oauth: geminiOAuth(r),
   });
-  r.ignore('trust', 'description', 'oauth', 'authProviderType');
+  r.ignore('trust', 'description', 'authProviderType');
   r.ignore('targetAudience', 'targetServiceAccount', 'extensionName');
   const httpUrl = r.string('httpUrl');
   if (httpUrl !== undefined) return { ...cfg, url: httpUrl, type: cfg.type ?? 'http' };
@@ -83,13 +85,41 @@ export const geminiDialect: Dialect = (r) => {
 };
 
 /**
+ * Gemini's `oauth` block: `clientId`, `clientSecret` and `scopes` carry over. Its endpoint URLs
+ * (`authorizationUrl`, `tokenUrl`, `registrationUrl`), `redirectUri` and `audiences` do not:
+ * Switchboard discovers the endpoints from the server and owns its redirect.
+ */
+function geminiOAuth(r: EntryReader): ServerOAuthConfig | undefined {
+  const block = r.object('oauth');
+  if (!block) return undefined;
+  return oauthOf(r, 'oauth', { clientId: block.clientId, clientSecret: block.clientSecret, scopes: block.scopes });
+}
+
+/** Checks the types of a mapped OAuth block; undefined when it carries nothing we use. */
+function oauthOf(r: EntryReader, where: string, raw: { clientId?: unknown; clientSecret?: unknown; scopes?: unknown }): ServerOAuthConfig | undefined {
+  const out: ServerOAuthConfig = {};
+  for (const field of ['clientId', 'clientSecret'] as const) {
+    const value = raw[field];
+    if (typeof value === 'string' && value !== '') out[field] = value;
+    else if (value !== undefined) r.errors.push(`"${where}" ${field} must be a string`);
+  }
+  if (Array.isArray(raw.scopes) && raw.scopes.every((scope) => typeof scope === 'string')) out.scopes = [...(raw.scopes as string[])];
+  else if (raw.scopes !== undefined) r.errors.push(`"${where}" scopes must be an array of strings`);
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
  * Codex `[mcp_servers.<name>]` (TOML, snake_case). `url` means Streamable HTTP. Secrets are
  * referenced by variable name, so they become `${VAR}` placeholders that discovery expands.
  * `startup_timeout_sec` bounds the connect (our `timeout`), `tool_timeout_sec` a call
  * (`callTimeout`); `enabled_tools` / `disabled_tools` are the tool filters.
  */
 export const codexDialect: Dialect = (r, vars) => {
-  r.ignore('oauth', 'scopes', 'required');
+  r.ignore('required');
+  // `scopes` (what `codex mcp login` asks for) and `[mcp_servers.<name>.oauth] client_id`; its
+  // `callback_url` is Codex's own redirect, not ours.
+  const oauthTable = r.object('oauth');
+  const oauth = oauthOf(r, 'oauth', { clientId: oauthTable?.client_id, clientSecret: oauthTable?.client_secret, scopes: r.stringArray('scopes') });
   const headers: Record<string, string> = { ...r.stringRecord('http_headers') };
   for (const [header, variable] of Object.entries(r.stringRecord('env_http_headers') ?? {})) {
     headers[header] = `\${${variable}}`;
@@ -116,6 +146,7 @@ export const codexDialect: Dialect = (r, vars) => {
     callTimeout: r.duration('tool_timeout_sec', 1000),
     includeTools: r.stringArray('enabled_tools'),
     excludeTools: r.stringArray('disabled_tools'),
+    oauth,
   });
 };
 

@@ -45,6 +45,15 @@ export class EntryReader {
     return out;
   }
 
+  /** A nested object (another tool's sub-table), read further by the caller. */
+  object(key: string): Record<string, unknown> | undefined {
+    const v = this.take(key);
+    if (v === undefined) return undefined;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+    this.errors.push(`"${key}" must be an object`);
+    return undefined;
+  }
+
   /** A non-negative number, multiplied by `scale` (seconds → ms). */
   duration(key: string, scale = 1): number | undefined {
     const v = this.take(key);

@@ -73,7 +73,8 @@ export function placeholdersIn(value: string): string[] {
 }
 
 /**
- * Expands the string fields of one server entry (command, args, env, cwd, url, headers) on a
+ * Expands the string fields of one server entry (command, args, env, cwd, url, headers, the
+ * OAuth client id and secret) on a
  * shallow copy. Works on unvalidated input: fields of the wrong type are left for the
  * validator to report.
  */
@@ -89,6 +90,12 @@ export function expandEntryStrings<T extends object>(entry: T, vars: VarSource, 
     if (isPlainObject(table)) {
       out[key] = Object.fromEntries(Object.entries(table).map(([k, v]) => [k, str(v)]));
     }
+  }
+  // An OAuth client secret (or id) is as likely to come from a variable as a header value.
+  if (isPlainObject(out.oauth)) {
+    const oauth = { ...out.oauth };
+    for (const key of ['clientId', 'clientSecret']) if (key in oauth) oauth[key] = str(oauth[key]);
+    out.oauth = oauth;
   }
   return out as T;
 }

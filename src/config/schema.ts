@@ -12,6 +12,27 @@ const StringRecord = z.record(z.string(), z.string());
 /** `enabled` accepts a boolean or the strings "true"/"false"/"1"/"0" (SPEC §2). */
 export const EnabledFlagSchema = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]);
 
+/**
+ * How Switchboard signs in to an OAuth upstream (issue #16). Everything is optional: without it
+ * the client registers itself dynamically and asks for the scopes the server names.
+ */
+export const OAuthSettingsSchema = z
+  .object({
+    /** A client id registered with the server's authorization server beforehand. */
+    clientId: z.string().min(1).optional(),
+    /** Its secret, for a confidential client; `${VAR}` keeps it out of the file. */
+    clientSecret: z.string().min(1).optional(),
+    /** Scopes to ask for. @default the scopes the server's challenge or metadata names */
+    scopes: z.array(z.string().min(1)).optional(),
+    /** Where this client's metadata document is published (https), for Client ID Metadata Documents. */
+    clientMetadataUrl: z.url({ protocol: /^https$/, message: 'Expected an https URL' }).optional(),
+  })
+  .strict()
+  .refine((oauth) => oauth.clientSecret === undefined || oauth.clientId !== undefined, {
+    message: 'clientSecret needs clientId',
+    path: ['clientSecret'],
+  });
+
 export const ServerConfigSchema = z
   .object({
     type: z.enum(['stdio', 'http', 'sse']).optional(),
@@ -38,6 +59,8 @@ export const ServerConfigSchema = z
     includeTools: z.array(z.string()).optional(),
     /** These tools are hidden; wins over includeTools. @default none */
     excludeTools: z.array(z.string()).optional(),
+    /** OAuth sign-in settings of an http/sse server (issue #16). */
+    oauth: OAuthSettingsSchema.optional(),
   })
   .strict();
 

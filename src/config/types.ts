@@ -31,6 +31,19 @@ export interface ServerConfig {
   includeTools?: string[];
   /** These tools (original names) are hidden; wins over `includeTools`. @default none */
   excludeTools?: string[];
+  /** OAuth sign-in settings of an http/sse server; see `OAuthSettingsSchema`. */
+  oauth?: ServerOAuthConfig;
+}
+
+/** How Switchboard signs in to an OAuth upstream (issue #16). */
+export interface ServerOAuthConfig {
+  /** A client id registered beforehand; without one the client registers itself. */
+  clientId?: string;
+  clientSecret?: string;
+  /** @default the scopes the server's challenge or metadata names */
+  scopes?: string[];
+  /** An https URL publishing this client's metadata (Client ID Metadata Documents). */
+  clientMetadataUrl?: string;
 }
 
 export type TransportKind = 'stdio' | 'http' | 'sse';

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/schema.js';
 import { SwitchboardError } from '../errors.js';
 import type { MCPManager } from '../mcp/manager.js';
+import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
 import type { SwitchboardRuntime } from '../runtime.js';
 import { createAuthHook } from './auth.js';
 import { CallMetrics } from './call-metrics.js';
@@ -16,6 +17,7 @@ import { deferredPlugin } from './deferred-plugin.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { oauthRoutes } from './routes/oauth.js';
 import { operationRoutes } from './routes/operations.js';
 import { serverRoutes } from './routes/servers.js';
 import { statusRoutes } from './routes/status.js';
@@ -28,6 +30,8 @@ export interface AppDeps {
   manager: MCPManager;
   runtime: SwitchboardRuntime;
   events: EventHub;
+  /** OAuth sign-in to upstreams (issue #16). */
+  oauth: OAuthBroker;
   logger: Logger;
   /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
   shutdownSignal: AbortSignal;
@@ -49,7 +53,7 @@ const ALWAYS_OPEN = new Set(['/health']);
  * `cli.ts` does, so tests and embedders can pick their own port.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const { config, manager, runtime, events, logger, shutdownSignal } = deps;
+  const { config, manager, runtime, events, oauth, logger, shutdownSignal } = deps;
   const startedAt = Date.now();
 
   const app = Fastify({
@@ -79,7 +83,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logger: logger.child({ component: 'http' }),
   }));
   // Auth next, so an unauthenticated caller learns nothing, not even that we are stopping.
-  if (config.token !== undefined) app.addHook('onRequest', createAuthHook({ token: config.token }));
+  // The OAuth callback is where a browser lands, without our token; its single-use state guards it.
+  if (config.token !== undefined) app.addHook('onRequest', createAuthHook({ token: config.token, publicRoutes: ['/health', OAUTH_CALLBACK_PATH] }));
   const stopping = (): boolean => runtime.state === 'stopping' || runtime.state === 'stopped';
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     if (stopping() && !ALWAYS_OPEN.has(request.routeOptions.url ?? '')) return done(new SwitchboardError('SHUTTING_DOWN'));
@@ -130,6 +135,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     async () => (await import('./routes/mcp.js')).mcpRoutes,
   );
   void app.register(mcpRoutes, { manager, runtime, shutdownSignal, runner });
+  void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
 
   return app;
 }
@@ -149,7 +155,7 @@ function useJsonBodiesOnly(app: FastifyInstance): void {
 }
 
 /**
- * The request logger: our own `req` serializer so a `?token=` never reaches a log line, and no
+ * The request logger: our own `req` serializer so a `?token=` (or an OAuth callback's code) never reaches a log line, and no
  * headers at all (authorization, cookies and the like are none of the log's business).
  */
 function httpLogger(logger: Logger): FastifyBaseLogger {
@@ -168,6 +174,9 @@ function httpLogger(logger: Logger): FastifyBaseLogger {
   );
 }
 
+/** Query values that are secrets: `?token=` (WebSocket auth) and the OAuth callback's `code` and `state`. */
+const SECRET_QUERY = /([?&](?:token|code|state)=)[^&#]*/gi;
+
 export function redactQueryToken(url: string): string {
-  return url.includes('token=') ? url.replace(/([?&]token=)[^&#]*/gi, '$1****') : url;
+  return url.includes('=') ? url.replace(SECRET_QUERY, '$1****') : url;
 }

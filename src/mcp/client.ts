@@ -1,6 +1,6 @@
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Root } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider, Root } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { SwitchboardError, errorMessage } from '../errors.js';
@@ -8,6 +8,7 @@ import { createDeadline } from '../util/abort.js';
 import { ListenerSet } from '../util/listeners.js';
 import { McpServerConnection, describeExit, withStderr, type ServerConnection } from './connection.js';
 import { negotiateSession } from './negotiate.js';
+import { authErrorOf } from './oauth/auth-errors.js';
 import type { EraVerdict, ProtocolMode } from './protocol-era.js';
 import type { Attempt } from './session.js';
 import { ServerTraffic } from './server-traffic.js';
@@ -34,6 +35,11 @@ export interface ConnectOptions {
   protocol?: ProtocolMode;
   /** The era verdict cached for this config: used as is, no probe (SPEC §4, §5). */
   verdict?: EraVerdict;
+  /**
+   * Signs an http/sse server in with OAuth (issue #16): a 401 then starts the authorization
+   * flow and the connect fails with `UPSTREAM_AUTH_REQUIRED` until a person signs in.
+   */
+  authProvider?: OAuthClientProvider;
 }
 
 export const CONNECT_TIMEOUT_ENV = 'SWITCHBOARD_MCP_TIMEOUT_MS';
@@ -91,6 +97,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     ...(opts.inheritEnv ? { inheritEnv: opts.inheritEnv } : {}),
     clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
     probeTimeoutMs: timeoutMs > 0 ? Math.min(timeoutMs, PROBE_TIMEOUT_MS) : PROBE_TIMEOUT_MS,
+    ...(opts.authProvider ? { authProvider: opts.authProvider } : {}),
   };
   const startedAt = Date.now();
   try {
@@ -118,6 +125,8 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
 
 function connectError(err: unknown, attempt: Attempt, timeoutMs: number, callerSignal: AbortSignal | undefined): unknown {
   if (callerSignal?.aborted) return callerSignal.reason;
+  const authError = authErrorOf(err, attempt.name);
+  if (authError) return authError;
   if (err instanceof SwitchboardError) return new SwitchboardError(err.code, withStderr(err.message, attempt.stderr), { cause: err.cause });
   const server = `MCP server "${attempt.name}"`;
   if (attempt.deadline.timedOut) {

@@ -16,6 +16,7 @@ import { SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../err
 import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../util/abort.js';
 import type { ListenerSet } from '../util/listeners.js';
 import { collectPages, collectToolPages, type Listing, type Page, type ToolListing } from './list-tools.js';
+import { authErrorOf } from './oauth/auth-errors.js';
 import type { EraVerdict, ProtocolEra } from './protocol-era.js';
 import { withAnswers, type AgentOptions } from './input-required.js';
 import { PassThroughResult, ToolPageResult } from './result-schemas.js';
@@ -380,6 +381,9 @@ export class McpServerConnection implements ServerConnection {
   /** Maps an SDK rejection: caller aborts stay aborts, then closed, then timeout; others pass. */
   async #requestError(err: unknown, signal: AbortSignal | undefined, timedOut: boolean, code: SwitchboardErrorCode, message: string): Promise<unknown> {
     if (signal?.aborted) return signal.reason;
+    // The server wants (another) sign-in: the upstream goes to needs_auth (failure.ts).
+    const authError = authErrorOf(err, this.name);
+    if (authError) return authError;
     // A write to a child that just died fails before its exit is seen; wait (briefly) for the
     // exit so the error names the exit code and stderr instead of a bare "write EPIPE".
     const { transport } = this.#parts;

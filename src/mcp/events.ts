@@ -5,7 +5,8 @@ import type { ErrorInfo } from '../errors.js';
  * these objects with `seq` and `ts` added, so this file is also the wire contract of `/events`.
  */
 
-export const SERVER_STATUSES = ['connecting', 'connected', 'reconnecting', 'disconnected', 'failed'] as const;
+/** `needs_auth`: the server asked for OAuth and waits for a person to sign in (`switchboard login`). */
+export const SERVER_STATUSES = ['connecting', 'connected', 'reconnecting', 'disconnected', 'needs_auth', 'failed'] as const;
 export type ServerStatus = (typeof SERVER_STATUSES)[number];
 
 export const TOOLS_CHANGED_CAUSES = [
@@ -23,7 +24,7 @@ export interface ServerStatusEvent {
   server: string;
   status: ServerStatus;
   previous: ServerStatus;
-  /** Why: set on `failed` and `reconnecting`, and on `disconnected` after a failure. */
+  /** Why: set on `failed`, `reconnecting` and `needs_auth`, and on `disconnected` after a failure. */
   error?: ErrorInfo;
   /** On `reconnecting`: the attempt scheduled next (1, 2, …). */
   attempt?: number;

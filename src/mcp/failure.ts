@@ -12,15 +12,18 @@ import { httpStatusOf } from './transports.js';
  *   never left.
  * - `connection-lost`: the connection broke while the request was out (reset, process died). It
  *   may or may not have been processed.
+ * - `auth-required`: the server refused our credentials and a person must sign in (issue #16).
+ *   The request was not processed; nothing is retried until then.
  * - `other`: anything else, e.g. a JSON-RPC error the server answered with: the connection is fine.
  */
-export type FailureKind = 'session-expired' | 'unreachable' | 'connection-lost' | 'other';
+export type FailureKind = 'session-expired' | 'unreachable' | 'connection-lost' | 'auth-required' | 'other';
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 const LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_PREMATURE_CLOSE']);
 
 export function classifyFailure(err: unknown): FailureKind {
   if (isSwitchboardError(err, 'SERVER_CLOSED')) return 'connection-lost';
+  if (isSwitchboardError(err, 'UPSTREAM_AUTH_REQUIRED')) return 'auth-required';
   if (httpStatusOf(err) === 404) return 'session-expired';
   const code = systemCodeOf(err);
   if (code !== undefined && UNREACHABLE_CODES.has(code)) return 'unreachable';
@@ -33,12 +36,15 @@ export function classifyFailure(err: unknown): FailureKind {
 
 /** Whether the failed request can have reached the server (and so may have had an effect). */
 export function mayHaveBeenDelivered(kind: FailureKind): boolean {
-  return kind !== 'session-expired' && kind !== 'unreachable';
+  return kind !== 'session-expired' && kind !== 'unreachable' && kind !== 'auth-required';
 }
 
-/** Whether the failure means the connection is gone and must be replaced. */
+/**
+ * Whether the failure means the connection is gone and must be replaced. Not on `auth-required`:
+ * the upstream drops that connection itself and waits for a sign-in instead of reconnecting.
+ */
 export function meansConnectionLost(kind: FailureKind): boolean {
-  return kind !== 'other';
+  return kind !== 'other' && kind !== 'auth-required';
 }
 
 /** The errno-style code of an error or of the errors that caused it (undici nests them). */

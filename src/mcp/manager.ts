@@ -13,6 +13,7 @@ import { ListenerSet } from '../util/listeners.js';
 import { connectToServer, resolveCallTimeout, type ConnectOptions, type ServerConnection } from './client.js';
 import type { ManagerEvent, OperationEvent, ServerStatus, ToolsChangedCause } from './events.js';
 import { buildInstanceAd, loadInstanceIdentity, type InstanceAd, type InstanceIdentity } from './instance.js';
+import type { OAuthBroker } from './oauth/broker.js';
 import type { ProtocolMode } from './protocol-era.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
 import { passStartupGate } from './startup-gate.js';
@@ -56,6 +57,8 @@ export interface ManagerOptions {
    * needed (after the listener is up). @default a random id, labelled "switchboard"
    */
   identity?: () => InstanceIdentity;
+  /** Signs http/sse servers in with OAuth (issue #16). @default none: a 401 fails the connect */
+  oauth?: OAuthBroker;
 }
 
 export interface ServerError {
@@ -128,6 +131,7 @@ export class MCPManager {
       connectOptions: options.connectOptions,
       protocol: options.protocol ?? 'auto',
       identity: () => this.identity,
+      oauth: options.oauth,
       setTools: (upstream, tools, flags) => this.catalogues.setTools(upstream, tools, flags),
       setOthers: (upstream, lists, cause) => this.catalogues.setOthers(upstream, lists, cause),
       statusChanged: (upstream, previous) => this.statusChanged(upstream, previous),
@@ -161,7 +165,20 @@ export class MCPManager {
 
   getServer(name: string): ServerDetail | undefined {
     const upstream = this.servers.get(name);
-    return upstream && detailOf(upstream, this.catalogues.tools.namesOf(name), this.catalogues.prompts.namesOf(name));
+    return upstream && detailOf(upstream, this.catalogues.tools.namesOf(name), this.catalogues.prompts.namesOf(name), this.options.oauth?.signInOffer(name, upstream.config));
+  }
+
+  /** The server's config as discovery gave it (unresolved: no `!cmd` output in it). */
+  serverConfig(name: string): ServerConfig | undefined {
+    return this.servers.get(name)?.config;
+  }
+
+  /**
+   * A person signed in to `name`: a server waiting for that connects again now. Returns whether
+   * one was resumed; a server in any other state picks the new tokens up on its next request.
+   */
+  resumeAfterSignIn(name: string): boolean {
+    return this.servers.get(name)?.resumeAfterSignIn() !== undefined;
   }
 
   /** The aggregated catalogue; `version` changes on every change of any server's tools. */
@@ -391,10 +408,11 @@ export class MCPManager {
     const { status: next, lastError: error } = upstream;
     const log = this.log.child({ server: upstream.name });
     if (next === 'failed') log.warn({ from: previous, code: error?.code, err: error?.message }, 'server failed');
+    else if (next === 'needs_auth') log.warn({ from: previous, code: error?.code }, 'server needs a person to sign in (switchboard login)');
     else if (next === 'reconnecting') log.warn({ from: previous, attempt: upstream.attempt, code: error?.code, err: error?.message }, 'server lost; reconnecting');
     else if (next === 'connected' && previous === 'reconnecting') log.info({ restarts: upstream.restarts }, 'server reconnected');
     else log.debug({ from: previous, to: next }, 'status');
-    const withError = next === 'failed' || next === 'reconnecting' || (next === 'disconnected' && error !== undefined);
+    const withError = next === 'failed' || next === 'reconnecting' || next === 'needs_auth' || (next === 'disconnected' && error !== undefined);
     this.emit({
       type: 'server.status',
       server: upstream.name,

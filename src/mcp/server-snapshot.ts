@@ -38,6 +38,11 @@ export interface ServerDetail extends ServerSnapshot {
   nextRetryAt: string | null;
   /** How the last stdio child ended. */
   lastExit: { code: number | null; signal: string | null } | null;
+  /**
+   * The sign-in waiting for a person (status `needs_auth`, or a `login` under way): open
+   * `authorizationUrl` in a browser before `expiresAt`. Shown here only, never in logs or events.
+   */
+  signIn: { authorizationUrl: string; expiresAt: string } | null;
 }
 
 /** The transport a config asks for, or `stdio` for one too broken to say (it failed validation). */
@@ -66,7 +71,7 @@ export function snapshotOf(upstream: Upstream): ServerSnapshot {
   };
 }
 
-export function detailOf(upstream: Upstream, tools: string[], prompts: string[]): ServerDetail {
+export function detailOf(upstream: Upstream, tools: string[], prompts: string[], signIn?: ServerDetail['signIn']): ServerDetail {
   const exit = upstream.lastExit;
   return {
     ...snapshotOf(upstream),
@@ -80,5 +85,6 @@ export function detailOf(upstream: Upstream, tools: string[], prompts: string[])
     attempt: upstream.attempt,
     nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),
     lastExit: exit ? { code: exit.code, signal: exit.signal } : null,
+    signIn: signIn ?? null,
   };
 }

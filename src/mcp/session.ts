@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/client';
-import type { Root, Transport } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider, Root, Transport } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig, TransportKind } from '../config/types.js';
 import { errorMessage } from '../errors.js';
@@ -31,6 +31,8 @@ export interface Attempt {
   probeTimeoutMs: number;
   /** Set when a stdio child died by itself during the attempt, for the error message. */
   exit?: ExitStatus;
+  /** OAuth for an http/sse server without static credentials (issue #16). */
+  authProvider?: OAuthClientProvider;
 }
 
 export interface Session {
@@ -47,6 +49,7 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
   const transport = createTransport(kind, attempt.config, {
     inheritEnv: attempt.inheritEnv,
     onStderr: (chunk) => attempt.stderr.push(chunk),
+    ...(attempt.authProvider ? { authProvider: attempt.authProvider } : {}),
   });
   const client = new Client(attempt.clientInfo, {
     // Sampling and elicitation are an agent's to answer: they are relayed to the agent whose call

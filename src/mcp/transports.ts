@@ -1,6 +1,6 @@
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from '@modelcontextprotocol/client';
-import type { FetchLike, Transport } from '@modelcontextprotocol/client';
+import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig, TransportKind } from '../config/types.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 
@@ -69,6 +69,8 @@ export interface CreateTransportOptions {
   /** The daemon environment `inheritEnv` reads from. @default process.env */
   daemonEnv?: NodeJS.ProcessEnv;
   fetch?: FetchLike;
+  /** Signs the http/sse transport in with OAuth (issue #16); absent for static credentials. */
+  authProvider?: OAuthClientProvider;
 }
 
 /** Whether a header value holds CR, LF, NUL or anything beyond Latin-1, which fetch refuses. */
@@ -112,7 +114,8 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   // Both SDK transports merge requestInit.headers into every request they make, the SSE one
   // including the EventSource GET.
   const requestInit: RequestInit = { headers: { ...config.headers } };
+  const authProvider = options.authProvider ? { authProvider: options.authProvider } : {};
   return kind === 'http'
-    ? new StreamableHTTPClientTransport(url, { requestInit, fetch })
-    : new SSEClientTransport(url, { requestInit, fetch });
+    ? new StreamableHTTPClientTransport(url, { requestInit, fetch, ...authProvider })
+    : new SSEClientTransport(url, { requestInit, fetch, ...authProvider });
 }

@@ -4,6 +4,7 @@ import { SwitchboardError } from '../errors.js';
 import type { StoredVerdict, ToolCacheStore } from '../store/tool-cache-store.js';
 import type { BackoffPolicy } from '../util/backoff.js';
 import type { Clock } from '../util/clock.js';
+import type { OAuthBroker } from './oauth/broker.js';
 import { resolveConnectTimeout, type ConnectOptions, type connectToServer, type ServerConnection } from './client.js';
 import type { ServerStatus, ToolsChangedCause } from './events.js';
 import { INSTANCE_META_KEY, findLoop, parseInstanceAd, type InstanceIdentity } from './instance.js';
@@ -53,6 +54,8 @@ export interface UpstreamHost {
   resourceUpdated(upstream: Upstream, uri: string): void;
   /** `notifications/message`: to the agents whose calls are in progress on the server, else to everyone listening. */
   logMessage(upstream: Upstream, params: Record<string, unknown>, callers: readonly CallerChannel[]): void;
+  /** The tools cached for this config, if any (served while the server waits for a sign-in). */
+  cachedTools(upstream: Upstream): Tool[] | undefined;
   /** The server's tools (`[]` drops them) with their flags, emitting the change. */
   setTools(upstream: Upstream, tools: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void;
   /** A status transition, to be logged and emitted. */
@@ -85,6 +88,8 @@ export interface HostDeps {
   /** The daemon-wide protocol era, for servers whose config does not say. */
   protocol: ProtocolMode;
   identity: () => InstanceIdentity;
+  /** Signs http/sse servers in with OAuth; without it a 401 is a plain connect failure. */
+  oauth: OAuthBroker | undefined;
   setTools: UpstreamHost['setTools'];
   statusChanged: UpstreamHost['statusChanged'];
   setOthers: UpstreamHost['setOthers'];
@@ -107,7 +112,10 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
       const resolved = await deps.resolveValues(upstream.name, upstream.config, upstream.source);
       const protocol = upstream.config.protocol ?? deps.protocol;
       const cached = options.ignoreCachedVerdict || protocol === 'legacy' ? undefined : verdicts.get(upstream);
+      // Decided on the resolved config: an Authorization header (written, `!cmd` or stored) wins.
+      const authProvider = deps.oauth?.providerFor(upstream.name, resolved);
       const connection = await deps.connect(upstream.name, resolved, {
+        ...(authProvider ? { authProvider } : {}),
         ...deps.connectOptions,
         signal,
         timeoutMs: resolveConnectTimeout(resolved, deps.env),
@@ -149,6 +157,7 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
       deps.setTools(upstream, listing.tools, { cause, deferred: false, stale: false });
       deps.store.put(upstream.name, upstream.configHash, listing.tools, listing.hints);
     },
+    cachedTools: (upstream) => deps.store.get(upstream.name, upstream.configHash)?.tools,
     setTools: deps.setTools,
     statusChanged: deps.statusChanged,
   };

@@ -136,29 +136,44 @@ export class Upstream {
     return this.status === 'connecting' || this.status === 'reconnecting';
   }
 
-  /** The first connect of this config. */
-  start(cause: ToolsChangedCause, phase: { returned: boolean }): ConnectTask {
+  /** The first connect of this config (or the one after a sign-in, with cause `reconnect`). */
+  start(cause: ToolsChangedCause, phase: { returned: boolean; afterSignIn?: boolean }): ConnectTask {
     const generation = ++this.#generation;
     this.lastError = undefined;
     this.#ready.open();
     this.#setStatus('connecting');
     const task: ConnectTask = { upstream: this, done: Promise.resolve() };
+    // Read when the attempt ends: `phase.returned` turns true once the startup gate has passed.
+    const late = (): ToolsChangedCause => (phase.returned && cause !== 'reconnect' ? 'background' : cause);
     task.done = this.#connectOnce(generation).then(
       (connected) => {
         if (!connected) return;
-        this.#onConnected(connected, phase.returned ? 'background' : cause);
+        this.#onConnected(connected, late(), { restart: !phase.afterSignIn });
         task.outcome = { ok: true };
       },
       (err: unknown) => {
         if (generation !== this.#generation) return;
         const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
         task.outcome = { ok: false, error: error.message };
-        this.#host.setTools(this, [], { cause: phase.returned ? 'background' : cause, deferred: false, stale: false });
+        if (error.code === 'UPSTREAM_AUTH_REQUIRED') {
+          this.#needsAuth(error, late());
+          return;
+        }
+        this.#host.setTools(this, [], { cause: late(), deferred: false, stale: false });
         this.#ready.reject(error);
         this.#setStatus('failed', error);
       },
     );
     return task;
+  }
+
+  /**
+   * A person signed in: connect again at once — only a server that was waiting for it (or whose
+   * sign-in failed). Undefined when there was nothing to resume.
+   */
+  resumeAfterSignIn(): ConnectTask | undefined {
+    const waiting = this.status === 'needs_auth' || (this.status === 'failed' && this.lastError?.code === 'UPSTREAM_AUTH_FAILED');
+    return waiting ? this.start('reconnect', { returned: true, afterSignIn: true }) : undefined;
   }
 
   /**
@@ -182,6 +197,10 @@ export class Upstream {
    */
   reportFailure(connection: ServerConnection, err: unknown): FailureKind {
     const kind = classifyFailure(err);
+    if (kind === 'auth-required') {
+      this.#signInLost(connection, toErrorInfo(err));
+      return kind;
+    }
     if (!meansConnectionLost(kind)) return kind;
     if (kind === 'session-expired') {
       const error: ErrorInfo = { code: 'UPSTREAM_SESSION_EXPIRED', message: `MCP server "${this.name}" no longer knows the session (HTTP 404); starting a new one` };
@@ -295,7 +314,7 @@ export class Upstream {
     }
   }
 
-  #onConnected({ connection, listing, others, changedSinceList }: Connected, cause: ToolsChangedCause): void {
+  #onConnected({ connection, listing, others, changedSinceList }: Connected, cause: ToolsChangedCause, how = { restart: true }): void {
     const relistNow = changedSinceList();
     this.connection = connection;
     this.capabilities = connection.capabilities;
@@ -317,7 +336,8 @@ export class Upstream {
       connection.onNotification('notifications/message', (params) => this.#host.logMessage(this, params, [...this.callers])),
       connection.routeAgentRequests((method, params, signal) => this.#askAgent(method, params, signal)),
     );
-    if (cause === 'reconnect') this.restarts += 1;
+    // A connect after a sign-in is no recovery from a failure: it does not count as a restart.
+    if (cause === 'reconnect' && how.restart) this.restarts += 1;
     this.attempt = 0;
     this.nextRetryAt = undefined;
     this.lastError = undefined;
@@ -419,9 +439,41 @@ export class Upstream {
         this.#setStatus('failed', error);
         return;
       }
+      if (error.code === 'UPSTREAM_AUTH_REQUIRED') {
+        // Only a person can fix this; retrying on a schedule would only pile up sign-ins.
+        this.#needsAuth(error, 'reconnect');
+        return;
+      }
       this.#host.log.debug({ server: this.name, attempt: this.attempt, err: error.message }, 'reconnect attempt failed');
       this.#scheduleReconnect(error);
     }
+  }
+
+  /**
+   * The server refused our credentials mid-life (a refresh token that was rejected, a revoked
+   * grant, more scope wanted): drop the connection and wait for a sign-in.
+   */
+  #signInLost(connection: ServerConnection, error: ErrorInfo): void {
+    if (this.connection !== connection) return;
+    this.#detachConnection();
+    this.lastExit = connection.exitStatus ?? this.lastExit;
+    void connection.close();
+    this.#needsAuth(error, 'reconnect');
+  }
+
+  /**
+   * Waiting for a person (`needs_auth`): no reconnects on a schedule, calls answered at once
+   * with `UPSTREAM_AUTH_REQUIRED`, and the last known (or cached) tools kept listed as deferred.
+   */
+  #needsAuth(error: ErrorInfo, cause: ToolsChangedCause): void {
+    this.#host.clock.clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.attempt = 0;
+    this.nextRetryAt = undefined;
+    const tools = this.tools.length > 0 ? this.tools : (this.#host.cachedTools(this) ?? []);
+    this.#host.setTools(this, tools, { cause, deferred: tools.length > 0, stale: false });
+    this.#ready.reject(error);
+    this.#setStatus('needs_auth', error);
   }
 
   async #failPermanently(connection: ServerConnection, error: ErrorInfo): Promise<void> {
@@ -469,8 +521,9 @@ export class Upstream {
       this.#lost(connection, toErrorInfo(err), { crash: true, immediate: false });
       return;
     }
-    // Anything but a lost connection (an error answer, say) still proves the server is alive.
-    if (!meansConnectionLost(this.reportFailure(connection, err))) this.#startPings(connection);
+    // Anything but a lost connection (an error answer, say) still proves the server is alive —
+    // unless the failure took the connection out of service (a sign-in is needed).
+    if (!meansConnectionLost(this.reportFailure(connection, err)) && this.connection === connection) this.#startPings(connection);
   }
 
   // --- bookkeeping --------------------------------------------------------------------------
@@ -491,6 +544,7 @@ export class Upstream {
 
   #notConnectedError(): SwitchboardError {
     if (this.lastError?.code === 'SERVER_SUSPENDED') return new SwitchboardError('SERVER_SUSPENDED', this.lastError.message);
+    if (this.status === 'needs_auth' && this.lastError) return new SwitchboardError('UPSTREAM_AUTH_REQUIRED', this.lastError.message);
     const why = this.lastError ? `: ${this.lastError.message}` : '';
     return new SwitchboardError('SERVER_NOT_CONNECTED', `Server "${this.name}" is ${this.status}${why}`);
   }

@@ -1,4 +1,4 @@
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readSync, renameSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -26,7 +26,26 @@ export function ensureDirectory(dir: string): void {
     if (parent === current) break;
     current = parent;
   }
-  for (const path of missing.reverse()) mkdirSync(path);
+  // Only the daemon's user reads what goes in there (the database holds OAuth tokens).
+  for (const path of missing.reverse()) mkdirSync(path, { mode: 0o700 });
+}
+
+/**
+ * Makes the database readable and writable by this user only (0600): it holds OAuth tokens and
+ * client secrets (issue #16). A missing file is created that way, so SQLite never creates it
+ * wider; SQLite gives `-wal` / `-shm` the main file's mode, and ones left by an older run are
+ * narrowed here too. Returns the error when a file could not be narrowed (not ours, say).
+ */
+export function keepPrivate(path: string): NodeJS.ErrnoException | undefined {
+  try {
+    closeSync(openSync(path, 'a', 0o600));
+    for (const file of [path, ...COMPANION_SUFFIXES.map((suffix) => path + suffix)]) {
+      if (existsSync(file)) chmodSync(file, 0o600);
+    }
+    return undefined;
+  } catch (err) {
+    return err as NodeJS.ErrnoException;
+  }
 }
 
 /**

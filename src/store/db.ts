@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
-import { ensureDirectory, hasForeignContent, moveAside, writeError } from './db-files.js';
+import { ensureDirectory, hasForeignContent, keepPrivate, moveAside, writeError } from './db-files.js';
 import { applyMigrations, migrationState, SchemaTooNewError } from './migrations.js';
 
 /** What the store modules log through; a pino logger (or a child) fits. */
@@ -99,6 +99,9 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): O
     return handle(db, false, warnings);
   };
 
+  const exposed = keepPrivate(path);
+  if (exposed) warnings.push(`Tool cache ${path} could not be made private to this user (${exposed.code ?? exposed.message}); it holds OAuth tokens`);
+
   try {
     if (hasForeignContent(path)) throw new CorruptDatabaseError('file is not a database', 'SQLITE_NOTADB');
     return opened(openReadWrite(path, busyTimeoutMs));
@@ -115,6 +118,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): O
       return disabled(`${path} is corrupt and cannot be moved aside (${errorMessage(moveErr)})`, moveErr);
     }
     log?.debug({ err, path, aside }, 'moved a corrupt tool cache aside');
+    keepPrivate(path);
     try {
       const fresh = openReadWrite(path, busyTimeoutMs);
       warnings.push(`Tool cache ${path} was corrupt (${errorMessage(err)}); moved it to ${aside} and started empty`);

@@ -52,6 +52,54 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tool_cache ADD COLUMN hints_json TEXT;
     `,
   },
+  {
+    id: 4,
+    name: 'create-oauth-store',
+    // Everything an OAuth upstream needs between runs (issue #16). `auth_hash` is the hash of the
+    // settings a sign-in depends on (see oauth-store.ts); `state_hash` keeps the callback's
+    // single-use `state` out of the file.
+    sql: `
+      CREATE TABLE oauth_client (
+        server      TEXT    NOT NULL,
+        auth_hash   TEXT    NOT NULL,
+        issuer      TEXT    NOT NULL,
+        client_json TEXT    NOT NULL,
+        origin      TEXT    NOT NULL,
+        saved_at    INTEGER NOT NULL,
+        PRIMARY KEY (server, auth_hash, issuer)
+      ) STRICT;
+      CREATE TABLE oauth_token (
+        server      TEXT    NOT NULL,
+        auth_hash   TEXT    NOT NULL,
+        issuer      TEXT    NOT NULL,
+        tokens_json TEXT    NOT NULL,
+        expires_at  INTEGER,
+        saved_at    INTEGER NOT NULL,
+        PRIMARY KEY (server, auth_hash, issuer)
+      ) STRICT;
+      CREATE TABLE oauth_discovery (
+        server       TEXT    NOT NULL,
+        auth_hash    TEXT    NOT NULL,
+        state_json   TEXT,
+        resource_url TEXT,
+        saved_at     INTEGER NOT NULL,
+        PRIMARY KEY (server, auth_hash)
+      ) STRICT;
+      CREATE TABLE oauth_pending (
+        state_hash    TEXT    NOT NULL PRIMARY KEY,
+        server        TEXT    NOT NULL,
+        auth_hash     TEXT    NOT NULL,
+        code_verifier TEXT,
+        created_at    INTEGER NOT NULL,
+        expires_at    INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE stored_credential (
+        server   TEXT    NOT NULL PRIMARY KEY,
+        token    TEXT    NOT NULL,
+        saved_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The file was written by a newer Switchboard: its schema has migrations we don't know. */

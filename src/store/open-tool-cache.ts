@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors.js';
 import { openDatabase, type StoreLogger } from './db.js';
+import { OAuthStore } from './oauth-store.js';
 import { MemoryStateStore, SqliteStateStore, type StateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore, type ToolCacheStore } from './tool-cache-store.js';
 
@@ -18,10 +19,11 @@ export interface OpenToolCacheOptions {
 export function openToolCache(
   path: string,
   options: OpenToolCacheOptions = {},
-): { store: ToolCacheStore; state: StateStore; warnings: string[] } {
+): { store: ToolCacheStore; state: StateStore; oauth: OAuthStore; warnings: string[] } {
   const opened = openDatabase(path, options.logger ? { logger: options.logger } : {});
   const warnings = [...opened.warnings];
-  if (!opened.db) return { store: new NoopToolCacheStore(), state: new MemoryStateStore(), warnings };
+  const result = (store: ToolCacheStore, state: StateStore) => ({ store, state, oauth: openOAuthStore(opened, path, warnings, options.logger), warnings });
+  if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {
     readOnly: opened.readOnly,
     ...(options.logger ? { logger: options.logger } : {}),
@@ -33,7 +35,7 @@ export function openToolCache(
   } catch (err) {
     opened.close();
     warnings.push(`Tool cache disabled: ${path} has no usable tool_cache table (${errorMessage(err)})`);
-    return { store: new NoopToolCacheStore(), state: new MemoryStateStore(), warnings };
+    return result(new NoopToolCacheStore(), new MemoryStateStore());
   }
   let state: StateStore;
   try {
@@ -43,5 +45,35 @@ export function openToolCache(
     warnings.push(`Daemon state kept in memory only: ${path} has no usable daemon_state table (${errorMessage(err)})`);
     state = new MemoryStateStore();
   }
-  return { store, state, warnings };
+  return result(store, state);
+}
+
+/**
+ * The OAuth store on the same connection; when that cannot take writes (no database, a
+ * read-only file), on an in-memory database instead: sign-ins then last until the daemon stops.
+ * The cache's own warning already says the file is unusable, so only a missing table adds one.
+ */
+function openOAuthStore(
+  opened: ReturnType<typeof openDatabase>,
+  path: string,
+  warnings: string[],
+  logger: StoreLogger | undefined,
+): OAuthStore {
+  const storeOptions = logger ? { logger } : {};
+  if (opened.db?.open && !opened.readOnly) {
+    try {
+      return new OAuthStore(opened.db, storeOptions);
+    } catch (err) {
+      warnings.push(`OAuth sign-ins kept in memory only: ${path} has no usable OAuth tables (${errorMessage(err)})`);
+    }
+  }
+  return openMemoryOAuthStore(logger);
+}
+
+/** An OAuth store that lasts as long as this process (no usable file, or an embedder's own cache). */
+export function openMemoryOAuthStore(logger?: StoreLogger): OAuthStore {
+  const storeOptions = logger ? { logger } : {};
+  const memory = openDatabase(':memory:', storeOptions);
+  // An in-memory database always opens; the assertion documents that, not a hope.
+  return new OAuthStore(memory.db as NonNullable<typeof memory.db>, { ...storeOptions, ownsConnection: true });
 }

@@ -120,7 +120,8 @@ describe('Host and Origin checks (real daemon processes, raw HTTP)', () => {
     expect(normal.status).not.toBe(403);
     expect(normal.status).not.toBe(401);
     const unauthenticated = await send(guarded, route);
-    expect(unauthenticated.status).toBe(route.path === '/health' ? 200 : 401);
+    // Public: /health, and the OAuth callback (400 without a valid state).
+    expect(unauthenticated.status).toBe(route.path === '/health' ? 200 : route.path === '/oauth/callback' ? 400 : 401);
 
     const badHost = await send(guarded, route, { ...auth, host: 'evil.example' });
     expect(badHost.status).toBe(403);

@@ -60,6 +60,12 @@ describe('bearer token', () => {
           expect(res.status, label).toBe(200);
           continue;
         }
+        // Where a browser lands after an upstream sign-in: public, guarded by its state instead.
+        if (path === '/oauth/callback') {
+          expect(res.status, label).toBe(400);
+          expect(((await res.json()) as { error: { code: string } }).error.code, label).toBe('OAUTH_STATE_INVALID');
+          continue;
+        }
         expect(res.status, label).toBe(401);
         expect(res.headers.get('www-authenticate'), label).toBe('Bearer');
         expect(await res.json(), label).toEqual({

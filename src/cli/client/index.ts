@@ -1,12 +1,13 @@
 import type { CommandIo } from './command.js';
 import { runCall } from './call.js';
 import { runDisconnect } from './disconnect.js';
+import { runLogin, runLogout } from './login.js';
 import { runReload } from './reload.js';
 import { runStatus } from './status.js';
 import { runTools } from './tools.js';
 
 export type { CommandIo, Output } from './command.js';
-export { runCall, runDisconnect, runReload, runStatus, runTools };
+export { runCall, runDisconnect, runLogin, runLogout, runReload, runStatus, runTools };
 
 /** The commands that talk to a running daemon, by name, for the dispatcher. */
 export const CLIENT_COMMANDS: Readonly<Record<string, (io: CommandIo) => Promise<number>>> = {
@@ -15,4 +16,6 @@ export const CLIENT_COMMANDS: Readonly<Record<string, (io: CommandIo) => Promise
   call: runCall,
   reload: runReload,
   disconnect: runDisconnect,
+  login: runLogin,
+  logout: runLogout,
 };

@@ -43,8 +43,14 @@ export function serverTable(servers: readonly ServerRow[]): string {
     { header: 'PROTOCOL', value: (s) => (s.protocol ? `${s.protocol.version ?? '?'} (${s.protocol.era ?? '?'})` : '') },
     { header: 'TOOLS', value: (s) => s.toolCount ?? 0, align: 'right' },
     { header: 'SOURCE', value: (s) => s.source?.providerName },
-    { header: 'ERROR', value: (s) => (s.lastError ? `${s.lastError.code}: ${s.lastError.message}` : ''), maxWidth: 80 },
+    { header: 'ERROR', value: (s) => errorCell(s), maxWidth: 80 },
   ]);
+}
+
+/** The last error, or for a server waiting for a sign-in the one thing to do about it. */
+function errorCell(server: ServerRow): string {
+  if (server.status === 'needs_auth') return `sign in: switchboard login ${server.name}`;
+  return server.lastError ? `${server.lastError.code}: ${server.lastError.message}` : '';
 }
 
 export function toolTable(tools: readonly ToolRow[]): string {

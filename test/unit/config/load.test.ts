@@ -48,6 +48,26 @@ describe('loadDaemonConfig', () => {
     expect(message).toBe(`${path}: mcpServers.github.url: Invalid url`);
   });
 
+  it('checks a server\'s oauth block: known keys only, an https metadata URL, no secret without an id', async () => {
+    const t = await makeTree();
+    const good = await t.write('good.json', {
+      mcpServers: { corp: { url: 'https://mcp.example/mcp', oauth: { clientId: 'id', clientSecret: '${SECRET}', scopes: ['a', 'b'] } } },
+    });
+    const loaded = await loadDaemonConfig({ path: good, env: { SECRET: 's3' }, home: t.home });
+    expect(loaded.mcpServers.corp?.oauth).toEqual({ clientId: 'id', clientSecret: 's3', scopes: ['a', 'b'] });
+    const bad = await t.write('bad.json', {
+      mcpServers: {
+        a: { url: 'https://x.example/mcp', oauth: { clientSecret: 'lonely' } },
+        b: { url: 'https://x.example/mcp', oauth: { clientMetadataUrl: 'http://plain.example/c.json' } },
+        c: { url: 'https://x.example/mcp', oauth: { redirectUri: 'http://127.0.0.1/cb' } },
+      },
+    });
+    const message = await failure(loadDaemonConfig({ path: bad, env: {}, home: t.home }));
+    expect(message).toContain('mcpServers.a.oauth.clientSecret: clientSecret needs clientId');
+    expect(message).toContain('mcpServers.b.oauth.clientMetadataUrl: Expected an https URL');
+    expect(message).toMatch(/mcpServers\.c\.oauth.*redirectUri/);
+  });
+
   it('lists every problem: wrong types, unknown keys, retired keys with their replacement', async () => {
     const t = await makeTree();
     const path = await t.write('sb.json', {

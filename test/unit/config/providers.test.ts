@@ -172,6 +172,46 @@ describe('Gemini CLI provider', () => {
   });
 });
 
+describe('OAuth blocks of other clients (issue #16)', () => {
+  it('keeps Gemini oauth clientId, clientSecret and scopes, and what it cannot use goes quietly', async () => {
+    const t = await makeTree();
+    const user = await t.write('home/.gemini/settings.json', {
+      mcpServers: {
+        webex: {
+          url: 'https://g.example/mcp',
+          oauth: { enabled: true, clientId: 'cid', clientSecret: 'sec', authorizationUrl: 'https://a.example/auth', tokenUrl: 'https://a.example/token', scopes: ['spark:mcp'] },
+        },
+        bad: { httpUrl: 'https://g.example/bad', oauth: { clientId: 7, scopes: 'one' } },
+      },
+    });
+    const r = await readItems(geminiProvider, ctxOf(t));
+    expect(r.items).toEqual([
+      ['webex', 'user', user, { type: 'sse', url: 'https://g.example/mcp', oauth: { clientId: 'cid', clientSecret: 'sec', scopes: ['spark:mcp'] } }],
+      ['bad', 'user', user, { type: 'http', url: 'https://g.example/bad' }],
+    ]);
+    expect(r.errors.bad).toEqual(['"oauth" clientId must be a string', '"oauth" scopes must be an array of strings']);
+    expect(r.warnings).toEqual([]);
+  });
+
+  it('keeps Codex scopes and [mcp_servers.<name>.oauth] client_id', async () => {
+    const t = await makeTree();
+    const path = await t.write(
+      'home/.codex/config.toml',
+      `[mcp_servers.linear]
+url = "https://mcp.linear.example/mcp"
+scopes = ["read", "write"]
+
+[mcp_servers.linear.oauth]
+client_id = "codex-client"
+callback_url = "http://127.0.0.1/callback"
+`,
+    );
+    const r = await readItems(codexProvider, ctxOf(t));
+    expect(r.items).toEqual([['linear', 'user', path, { url: 'https://mcp.linear.example/mcp', oauth: { clientId: 'codex-client', scopes: ['read', 'write'] } }]]);
+    expect(r.warnings).toEqual([]);
+  });
+});
+
 describe('Codex provider', () => {
   it('reads [mcp_servers.<name>] from ~/.codex/config.toml', async () => {
     const t = await makeTree();

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -35,6 +35,23 @@ describe('openDatabase', () => {
     expect(existsSync(path)).toBe(true);
     expect(opened.db!.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(opened.db!.pragma('busy_timeout', { simple: true })).toBe(1234);
+  });
+
+  it('keeps the file, its -wal and its new directory private to this user: it holds OAuth tokens', () => {
+    const dir = join(tempDir(), 'state');
+    const path = join(dir, 'cache.db');
+    open(path).db!.prepare('INSERT INTO stored_credential (server, token, saved_at) VALUES (?, ?, ?)').run('s', 't', 0);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+
+    // A file an older version left readable by others is narrowed on open.
+    const older = join(tempDir(), 'older.db');
+    seed(older);
+    chmodSync(older, 0o644);
+    const reopened = open(older);
+    expect(reopened.warnings).toEqual([]);
+    expect(statSync(older).mode & 0o777).toBe(0o600);
   });
 
   it('records the applied migrations and does not apply them again on reopen', () => {

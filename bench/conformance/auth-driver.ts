@@ -1,0 +1,133 @@
+/**
+ * Makes Switchboard the client under test of the official conformance suite's client-mode auth
+ * scenarios (`@modelcontextprotocol/conformance client --scenario auth/…`). The suite starts its
+ * own MCP server + authorization server for the scenario and runs this file with that server's
+ * URL as the last argument (`MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_CONTEXT` in the env).
+ *
+ * It runs a real Switchboard daemon in this process (127.0.0.1, random port, temp database) with
+ * that one upstream, and then does what a person does: waits for the server's status, and while
+ * it is `needs_auth` asks the daemon to sign in (`POST /servers/conf/login`), opens the
+ * authorization URL (the suite's authorization server approves at once and redirects to the
+ * daemon's `/oauth/callback`), and once connected lists and calls the tools over REST. A call that
+ * sends the server back to `needs_auth` (a step-up) is signed in again, a few times at most.
+ * Exit 0 when a tool call went through, 1 otherwise. See bench/conformance/README.md.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DaemonConfigSchema } from '../../src/config/schema.js';
+import type { ServerConfig } from '../../src/config/types.js';
+import { createDaemon } from '../../src/daemon.js';
+import { createLogger } from '../../src/logger.js';
+import type { ServerStatusEvent } from '../../src/mcp/events.js';
+
+const SERVER = 'conf';
+/** What the suite's authorization servers accept as a Client ID Metadata Document URL. */
+const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
+const MAX_SIGN_INS = 3;
+const WAIT_MS = 20_000;
+
+const serverUrl = process.argv.at(-1);
+if (!serverUrl?.startsWith('http')) {
+  process.stderr.write('usage: auth-driver.ts <server-url>\n');
+  process.exit(2);
+}
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as { client_id?: string; client_secret?: string };
+const log = (message: string): void => void process.stderr.write(`[driver] ${message}\n`);
+
+const upstream: ServerConfig = {
+  type: 'http',
+  url: serverUrl,
+  oauth: context.client_id
+    ? { clientId: context.client_id, ...(context.client_secret ? { clientSecret: context.client_secret } : {}) }
+    : { clientMetadataUrl: CIMD_URL },
+};
+
+const dir = await mkdtemp(join(tmpdir(), 'switchboard-conformance-'));
+const config = DaemonConfigSchema.parse({ host: '127.0.0.1', port: 0, dbPath: join(dir, 'switchboard.db'), logLevel: 'warn' });
+const daemon = createDaemon(config, {
+  logger: createLogger({ level: 'warn', destination: process.stderr }),
+  discover: async () => ({
+    configs: { [SERVER]: upstream },
+    sources: { [SERVER]: { provider: 'conformance', providerName: 'Conformance', path: '', level: 'native' } },
+    shadowed: [],
+    skipped: [],
+    warnings: [],
+    exaApiKeys: [],
+  }),
+  cwd: dir,
+  home: dir,
+  env: {},
+});
+
+/**
+ * The next status of the server that is not a step on the way (connecting, reconnecting); with
+ * `now`, the current one when it already is such a status.
+ */
+function settled(now = false): Promise<ServerStatusEvent> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no settled status within ${WAIT_MS} ms`)), WAIT_MS);
+    const current = daemon.manager.getServer(SERVER);
+    const done = (event: ServerStatusEvent): void => {
+      clearTimeout(timer);
+      off();
+      resolve(event);
+    };
+    const off = daemon.manager.subscribe((event) => {
+      if (event.type === 'server.status' && event.server === SERVER && !['connecting', 'reconnecting'].includes(event.status)) done(event);
+    });
+    if (now && current && !['connecting', 'reconnecting'].includes(current.status)) {
+      done({ type: 'server.status', server: SERVER, status: current.status, previous: current.status, toolCount: current.toolCount, ...(current.lastError ? { error: current.lastError } : {}) });
+    }
+  });
+}
+
+async function signIn(base: string): Promise<void> {
+  const login = await fetch(`${base}/servers/${SERVER}/login`, { method: 'POST' });
+  const body = (await login.json()) as { authorizationUrl?: string; error?: { code: string; message: string } };
+  if (!body.authorizationUrl) throw new Error(`login: ${body.error?.code}: ${body.error?.message}`);
+  const approval = await fetch(body.authorizationUrl, { redirect: 'manual' });
+  await approval.text();
+  const location = approval.headers.get('location');
+  if (!location) throw new Error(`the authorization server answered ${approval.status} without a redirect`);
+  const callback = await fetch(location);
+  log(`callback: HTTP ${callback.status} ${callback.status === 200 ? '' : await callback.text()}`);
+}
+
+let ok = false;
+try {
+  await daemon.app.listen({ host: config.host, port: 0 });
+  const base = `http://127.0.0.1:${(daemon.app.server.address() as AddressInfo).port}`;
+  await daemon.start();
+  let status = await settled(true);
+  for (let signIns = 0; !ok && signIns <= MAX_SIGN_INS; ) {
+    log(`status ${status.status}${status.error ? ` (${status.error.code}: ${status.error.message})` : ''}`);
+    if (status.status === 'needs_auth') {
+      if (signIns === MAX_SIGN_INS) break;
+      signIns += 1;
+      const next = settled();
+      await signIn(base);
+      status = await next;
+      continue;
+    }
+    if (status.status !== 'connected') break;
+    const { tools } = (await (await fetch(`${base}/tools?server=${SERVER}`)).json()) as { tools: Array<{ name: string }> };
+    const tool = tools.find((t) => t.name.endsWith('test-tool')) ?? tools[0];
+    if (!tool) break;
+    const next = settled();
+    const result = (await (await fetch(`${base}/tools/${encodeURIComponent(tool.name)}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":{}}' })).json()) as {
+      isError?: boolean;
+      content?: Array<{ text?: string }>;
+    };
+    log(`call ${tool.name}: ${result.isError ? `error ${result.content?.[0]?.text}` : 'ok'}`);
+    if (!result.isError) ok = true;
+    else status = await next;
+  }
+} catch (err) {
+  log(`failed: ${err instanceof Error ? err.message : String(err)}`);
+} finally {
+  await daemon.close();
+  await rm(dir, { recursive: true, force: true });
+}
+process.exit(ok ? 0 : 1);

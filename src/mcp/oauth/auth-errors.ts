@@ -1,0 +1,34 @@
+import { SdkErrorCode, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
+import { errorMessage, SwitchboardError } from '../../errors.js';
+
+/**
+ * The SDK stamps every error that escapes its transport's auth seam (the 401 handling, a
+ * step-up, an `auth()` run) with this registered symbol. It is not exported by name in 2.4.0,
+ * but `Symbol.for` keys are global by design.
+ */
+const AUTH_SEAM = Symbol.for('mcp.authSeamEscape');
+
+function isAuthSeamEscape(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[AUTH_SEAM] === true;
+}
+
+/** What the daemon tells a person about a server that waits for sign-in; never the URL. */
+export function signInHint(server: string): string {
+  return `MCP server "${server}" needs you to sign in: run "switchboard login ${server}"`;
+}
+
+/**
+ * Maps what the SDK throws out of its OAuth handling to our codes (STYLE rule 3):
+ * `UPSTREAM_AUTH_REQUIRED` when the server refused us and only a person can fix it (no token,
+ * a rejected refresh token, more scope wanted), `UPSTREAM_AUTH_FAILED` when the sign-in
+ * machinery itself failed (discovery, registration, an authorization server error). Anything
+ * that did not come through the auth seam is left alone: a 401 on a connection without an OAuth
+ * provider (static credentials) is an ordinary connect failure.
+ */
+export function authErrorOf(err: unknown, server: string): SwitchboardError | undefined {
+  if (!isAuthSeamEscape(err) && !(err instanceof UnauthorizedError)) return undefined;
+  if (err instanceof UnauthorizedError || (err instanceof SdkHttpError && err.code === SdkErrorCode.ClientHttpAuthentication)) {
+    return new SwitchboardError('UPSTREAM_AUTH_REQUIRED', signInHint(server), { cause: err });
+  }
+  return new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${errorMessage(err)}`, { cause: err });
+}

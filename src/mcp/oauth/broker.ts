@@ -1,0 +1,218 @@
+import { isIP, type AddressInfo } from 'node:net';
+import { auth, type FetchLike } from '@modelcontextprotocol/client';
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../../config/types.js';
+import { resolveTransportKind } from '../../config/validate.js';
+import { errorMessage, SwitchboardError } from '../../errors.js';
+import { configHash } from '../../store/config-hash.js';
+import type { OAuthKey, OAuthStore, StoredTokens } from '../../store/oauth-store.js';
+import type { Clock } from '../../util/clock.js';
+import { hashState, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';
+import { refreshStoredTokens } from './refresh.js';
+import { revokeStoredTokens } from './revoke.js';
+
+/** Where the browser comes back to: registered as the redirect URI of every client we register. */
+export const OAUTH_CALLBACK_PATH = '/oauth/callback';
+
+/** Bounds every request a sign-in makes to an authorization server on behalf of an operator. */
+const AUTH_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * The loopback redirect URI for the daemon listening at `address` (RFC 8252 §7.3): the address
+ * itself, or 127.0.0.1 for a wildcard bind, which accepts IPv4 loopback too.
+ */
+export function callbackUrlOf(address: AddressInfo | string | null): string | undefined {
+  if (address === null || typeof address === 'string') return undefined;
+  const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
+  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${address.port}${OAUTH_CALLBACK_PATH}`;
+}
+
+/** A started sign-in, as `/servers/:name` and `POST /servers/:name/login` show it. */
+export interface SignInOffer {
+  authorizationUrl: string;
+  expiresAt: string;
+}
+
+/** The query the authorization server sends the browser back with. */
+export interface CallbackQuery {
+  state?: string | undefined;
+  code?: string | undefined;
+  iss?: string | undefined;
+  error?: string | undefined;
+}
+
+export interface OAuthBrokerOptions {
+  store: OAuthStore;
+  clock: Clock;
+  log: Logger;
+  /** The daemon's callback URL; undefined while it does not listen (then nobody can sign in). */
+  callbackUrl: () => string | undefined;
+  /** @default globalThis.fetch */
+  fetch?: FetchLike;
+}
+
+/**
+ * The daemon's side of OAuth upstreams (issue #16): makes the SDK provider for each connect,
+ * starts sign-ins (`login`), completes them from `/oauth/callback` (single-use, expiring `state`),
+ * refreshes tokens one server at a time, forgets them (`logout`), and keeps the credentials an
+ * embedder stores (SPEC §3). It never logs a URL, token, code or secret.
+ */
+export class OAuthBroker {
+  readonly #store: OAuthStore;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #callbackUrl: () => string | undefined;
+  readonly #fetch: FetchLike;
+  readonly #offers = new Map<string, { authHash: string; url: string; expiresAt: number }>();
+  readonly #refreshing = new Map<string, Promise<StoredTokens | undefined>>();
+  readonly #services: ProviderServices;
+
+  constructor(options: OAuthBrokerOptions) {
+    this.#store = options.store;
+    this.#clock = options.clock;
+    this.#log = options.log;
+    this.#callbackUrl = options.callbackUrl;
+    const base = options.fetch ?? ((url, init) => fetch(url, init));
+    this.#fetch = (url, init) => base(url, { ...init, signal: withTimeout(init?.signal) });
+    const deps = { store: this.#store, now: () => this.#clock.now(), log: this.#log, fetch: this.#fetch };
+    this.#services = {
+      store: this.#store,
+      now: () => this.#clock.now(),
+      offer: (key, url, expiresAt) => void this.#offers.set(key.server, { authHash: key.authHash, url: url.href, expiresAt }),
+      refresh: (scope, stored) => {
+        const id = `${scope.key.server}\u0000${scope.key.authHash}`;
+        let running = this.#refreshing.get(id);
+        if (!running) {
+          running = refreshStoredTokens(deps, scope, stored).finally(() => this.#refreshing.delete(id));
+          this.#refreshing.set(id, running);
+        }
+        return running;
+      },
+    };
+  }
+
+  /**
+   * The provider for one connect of `config` (already resolved: a static `Authorization`
+   * header, the config's own or a stored credential, takes precedence and means no OAuth).
+   */
+  providerFor(name: string, config: ServerConfig): UpstreamOAuthProvider | undefined {
+    const scope = this.#scopeOf(name, config);
+    return typeof scope === 'string' ? undefined : new UpstreamOAuthProvider(scope, this.#services);
+  }
+
+  /** The sign-in waiting for a person, when there is one for the server's current settings. */
+  signInOffer(name: string, config: ServerConfig): SignInOffer | undefined {
+    const offer = this.#offers.get(name);
+    if (!offer || offer.authHash !== authHashOf(config) || offer.expiresAt <= this.#clock.now()) return undefined;
+    return { authorizationUrl: offer.url, expiresAt: new Date(offer.expiresAt).toISOString() };
+  }
+
+  /**
+   * `login`: the sign-in already waiting, or a new one (a fresh authorization even when tokens
+   * exist: a person asking to sign in may want another account or more scope).
+   */
+  async begin(name: string, config: ServerConfig): Promise<SignInOffer> {
+    const scope = this.#applicable(name, config);
+    const waiting = this.signInOffer(name, config);
+    if (waiting) return waiting;
+    // Discovery runs afresh: the server may have moved to another authorization server since
+    // (its old one then keeps accepting our refresh token while the server refuses what it issues).
+    this.#store.deleteDiscovery(scope.key);
+    const provider = new UpstreamOAuthProvider(scope, this.#services);
+    try {
+      await auth(provider, { serverUrl: scope.serverUrl, forceReauthorization: true, fetchFn: this.#fetch });
+    } catch (err) {
+      throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Could not start signing in to MCP server "${name}": ${errorMessage(err)}`, { cause: err });
+    }
+    const offer = this.signInOffer(name, config);
+    if (!provider.offered || !offer) throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `MCP server "${name}" gave no authorization URL`);
+    this.#log.info({ server: name }, 'sign-in started');
+    return offer;
+  }
+
+  /**
+   * `/oauth/callback`: takes the pending sign-in its `state` names (once; an unknown, used or
+   * expired state is refused), exchanges the code at the authorization server the sign-in
+   * started with, and returns the server's name.
+   */
+  async complete(query: CallbackQuery, configOf: (server: string) => ServerConfig | undefined): Promise<string> {
+    const pending = query.state ? this.#store.takePending(hashState(query.state), this.#clock.now()) : undefined;
+    if (!pending) throw new SwitchboardError('OAUTH_STATE_INVALID');
+    const { server } = pending;
+    if (this.#offers.get(server)?.authHash === pending.authHash) this.#offers.delete(server);
+    const config = configOf(server);
+    const scope = config && this.#scopeOf(server, config);
+    if (!scope || typeof scope === 'string' || scope.key.authHash !== pending.authHash) {
+      throw new SwitchboardError('OAUTH_STATE_INVALID', `The settings of MCP server "${server}" changed since this sign-in started; sign in again`);
+    }
+    if (query.error !== undefined || !query.code || !pending.codeVerifier) {
+      // Only the error code is echoed: an error_description is the authorization server's (or an attacker's) text.
+      const code = query.error && /^[\w.-]{1,64}$/.test(query.error) ? ` ("${query.error}")` : '';
+      throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" did not complete${code}; run "switchboard login ${server}" again`);
+    }
+    const provider = new UpstreamOAuthProvider(scope, this.#services, { codeVerifier: pending.codeVerifier });
+    try {
+      await auth(provider, { serverUrl: scope.serverUrl, authorizationCode: query.code, iss: query.iss, fetchFn: this.#fetch });
+    } catch (err) {
+      throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${errorMessage(err)}`, { cause: err });
+    }
+    this.#log.info({ server }, 'signed in');
+    return server;
+  }
+
+  /** `logout`: revokes what the authorization server will take back, then forgets every token. */
+  async forget(name: string, config: ServerConfig): Promise<void> {
+    const scope = this.#applicable(name, config);
+    const revoked = await revokeStoredTokens(this.#store, scope.key, this.#fetch);
+    this.#store.forgetSignIn(name);
+    this.#offers.delete(name);
+    this.#log.info({ server: name, revoked }, 'signed out');
+  }
+
+  /** The credential an embedder stored for `name` (SPEC §3): a bearer token, or stdio's `OAUTH_ACCESS_TOKEN`. */
+  storedCredential(name: string): string | undefined {
+    return this.#store.credentials.get(name);
+  }
+
+  setStoredCredential(name: string, token: string): void {
+    this.#store.credentials.put(name, token, this.#clock.now());
+  }
+
+  deleteStoredCredential(name: string): void {
+    this.#store.credentials.delete(name);
+  }
+
+  #applicable(name: string, config: ServerConfig): ProviderScope {
+    const scope = this.#scopeOf(name, config, this.#store.credentials.get(name) !== undefined);
+    if (typeof scope === 'string') throw new SwitchboardError('OAUTH_NOT_APPLICABLE', scope);
+    return scope;
+  }
+
+  /** The provider scope of a server, or why it signs in some other way. */
+  #scopeOf(name: string, config: ServerConfig, storedCredential = false): ProviderScope | string {
+    const kind = resolveTransportKind(config);
+    if (kind !== 'http' && kind !== 'sse') return `MCP server "${name}" is not an http or sse server; it has no OAuth sign-in`;
+    if (!config.url) return `MCP server "${name}" has no url`;
+    if (storedCredential || Object.keys(config.headers ?? {}).some((header) => header.toLowerCase() === 'authorization')) {
+      return `MCP server "${name}" has its own Authorization header, which takes precedence over signing in`;
+    }
+    const redirectUrl = this.#callbackUrl();
+    if (!redirectUrl) return 'Switchboard is not listening on HTTP, so there is no callback to sign in with';
+    return { key: { server: name, authHash: authHashOf(config) }, serverUrl: config.url, settings: config.oauth, redirectUrl };
+  }
+}
+
+/**
+ * What a sign-in depends on: the endpoint and the OAuth settings. Not the whole config hash —
+ * a changed timeout must not cost a person a new sign-in.
+ */
+export function authHashOf(config: ServerConfig): string {
+  return configHash({ url: config.url, type: resolveTransportKind(config), oauth: config.oauth } as ServerConfig);
+}
+
+export type { OAuthKey };
+
+function withTimeout(signal: AbortSignal | null | undefined): AbortSignal {
+  const deadline = AbortSignal.timeout(AUTH_REQUEST_TIMEOUT_MS);
+  return signal ? AbortSignal.any([signal, deadline]) : deadline;
+}

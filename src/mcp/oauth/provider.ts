@@ -1,0 +1,218 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type {
+  OAuthClientInformationContext,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
+import type { ServerOAuthConfig } from '../../config/types.js';
+import type { ClientOrigin, OAuthKey, OAuthStore, StoredTokens } from '../../store/oauth-store.js';
+
+/** How long a started sign-in (its `state` and PKCE verifier) stays usable. */
+export const SIGN_IN_TTL_MS = 10 * 60 * 1000;
+
+/** One upstream's sign-in scope, as the broker resolved it from the server's config. */
+export interface ProviderScope {
+  key: OAuthKey;
+  /** The MCP endpoint (the protected resource). */
+  serverUrl: string;
+  settings: ServerOAuthConfig | undefined;
+  /** The daemon's `/oauth/callback` on its listening address. */
+  redirectUrl: string;
+}
+
+/** What the provider needs from the daemon-wide broker. */
+export interface ProviderServices {
+  readonly store: OAuthStore;
+  now(): number;
+  /** A sign-in was started: its authorization URL, for `/servers/:name` and `login`. */
+  offer(key: OAuthKey, url: URL, expiresAt: number): void;
+  /** Refreshes the stored tokens, one refresh per server at a time; undefined when rejected. */
+  refresh(scope: ProviderScope, stored: StoredTokens): Promise<StoredTokens | undefined>;
+}
+
+/** The single-use `state` of a sign-in is kept only as this hash (the callback presents it). */
+export function hashState(state: string): string {
+  return createHash('sha256').update(state, 'utf8').digest('hex');
+}
+
+/**
+ * Refresh once less than this is left of a token's life: a minute, or half the life of a
+ * short-lived token, so a request never leaves with a token about to lapse.
+ */
+export function refreshDue(stored: StoredTokens, now: number): boolean {
+  if (stored.expiresAt === undefined || typeof stored.tokens.refresh_token !== 'string') return false;
+  const margin = Math.min(60_000, Math.max(0, stored.expiresAt - stored.savedAt) / 2);
+  return now >= stored.expiresAt - margin;
+}
+
+/**
+ * The SDK's `OAuthClientProvider` for one upstream, backed by the SQLite store: registrations
+ * per issuer (a client id from one authorization server is never offered to another), tokens,
+ * the PKCE verifier and discovery state. A fresh one is made per connect attempt or sign-in;
+ * everything lasting is in the store. `bound` is the pending sign-in a callback completes.
+ */
+export class UpstreamOAuthProvider implements OAuthClientProvider {
+  readonly #scope: ProviderScope;
+  readonly #services: ProviderServices;
+  readonly #bound: { codeVerifier: string } | undefined;
+  /** The `state` this provider handed out, whose pending row gets the PKCE verifier. */
+  #state: string | undefined;
+  /** A request went out with our token since discovery was last read (see `discoveryState`). */
+  #tokenSent = false;
+  /** The last authorization URL this provider offered. */
+  offered: URL | undefined;
+
+  constructor(scope: ProviderScope, services: ProviderServices, bound?: { codeVerifier: string }) {
+    this.#scope = scope;
+    this.#services = services;
+    this.#bound = bound;
+  }
+
+  get redirectUrl(): string {
+    return this.#scope.redirectUrl;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.#scope.settings?.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const scopes = this.#scope.settings?.scopes;
+    return {
+      client_name: 'Switchboard',
+      redirect_uris: [this.#scope.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      ...(scopes && scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
+    };
+  }
+
+  state(): string {
+    const state = randomBytes(32).toString('base64url');
+    const now = this.#services.now();
+    this.#services.store.addPending(hashState(state), this.#scope.key, now, now + SIGN_IN_TTL_MS);
+    this.#state = state;
+    return state;
+  }
+
+  clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation | undefined {
+    if (!ctx) return undefined;
+    const { store } = this.#services;
+    const { key, settings } = this.#scope;
+    const stored = store.getClient(key, ctx.issuer);
+    if (stored && this.#stillValid(stored.info, stored.origin)) return { ...stored.info, issuer: ctx.issuer } as StoredOAuthClientInformation;
+    if (!settings?.clientId) return undefined;
+    // A configured client id belongs to the first authorization server it is used with; one
+    // named by the server later is never sent it, and registers a client of its own instead.
+    const bound = store.clientsOf(key).find((client) => client.origin === 'configured');
+    if (bound && bound.issuer !== ctx.issuer) return undefined;
+    const info = { client_id: settings.clientId, ...(settings.clientSecret ? { client_secret: settings.clientSecret } : {}), issuer: ctx.issuer };
+    store.putClient(key, ctx.issuer, info, 'configured', this.#services.now());
+    return info;
+  }
+
+  saveClientInformation(info: StoredOAuthClientInformation, ctx?: OAuthClientInformationContext): void {
+    const issuer = ctx?.issuer ?? info.issuer;
+    if (!issuer) return;
+    const { settings } = this.#scope;
+    const origin: ClientOrigin =
+      info.client_id === settings?.clientMetadataUrl ? 'metadata-document' : info.client_id === settings?.clientId ? 'configured' : 'registered';
+    this.#services.store.putClient(this.#scope.key, issuer, { ...info, issuer }, origin, this.#services.now());
+  }
+
+  /**
+   * With `ctx` (the SDK's own flow) the tokens of that issuer. Without (the bearer read before
+   * every request) the latest tokens, refreshed first when they are about to expire.
+   */
+  async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+    const { store } = this.#services;
+    const stored = ctx ? store.getTokens(this.#scope.key, ctx.issuer) : store.latestTokens(this.#scope.key);
+    if (!stored) return undefined;
+    if (ctx) return asTokens(stored);
+    const sent = refreshDue(stored, this.#services.now()) ? await this.#services.refresh(this.#scope, stored) : stored;
+    if (sent) this.#tokenSent = true;
+    return sent && asTokens(sent);
+  }
+
+  saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): void {
+    const issuer = ctx?.issuer ?? tokens.issuer;
+    if (!issuer) return;
+    const now = this.#services.now();
+    const expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
+    this.#services.store.putTokens(this.#scope.key, issuer, { ...tokens, issuer }, expiresAt, now);
+  }
+
+  redirectToAuthorization(url: URL): void {
+    // Configured scopes are asked for on top of what the server named, whatever the SDK chose.
+    const wanted = this.#scope.settings?.scopes;
+    if (wanted && wanted.length > 0) {
+      const asked = (url.searchParams.get('scope') ?? '').split(' ').filter(Boolean);
+      url.searchParams.set('scope', [...new Set([...wanted, ...asked])].join(' '));
+    }
+    this.offered = url;
+    const now = this.#services.now();
+    this.#services.offer(this.#scope.key, url, now + SIGN_IN_TTL_MS);
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    if (this.#state) this.#services.store.setVerifier(hashState(this.#state), codeVerifier);
+  }
+
+  codeVerifier(): string {
+    if (!this.#bound) throw new Error('no sign-in in progress for this provider');
+    return this.#bound.codeVerifier;
+  }
+
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    const { store } = this.#services;
+    const { key } = this.#scope;
+    if (scope === 'all' || scope === 'client') store.deleteClients(key);
+    if (scope === 'all' || scope === 'tokens') store.deleteAllTokens(key);
+    if (scope === 'all' || scope === 'discovery') store.deleteDiscovery(key);
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.#services.store.putDiscovery(this.#scope.key, state as unknown as Record<string, unknown>, this.#services.now());
+  }
+
+  /**
+   * The SDK reads this at the start of every authorization. When that follows a request that
+   * carried our token (a 401 or 403 on it), the cached discovery may be what is wrong — the
+   * server may have moved to another authorization server (SEP-2352) — so it is not offered and
+   * the SDK discovers afresh. A sign-in's callback leg reads it from a provider of its own.
+   */
+  discoveryState(): OAuthDiscoveryState | undefined {
+    if (this.#tokenSent) {
+      this.#tokenSent = false;
+      return undefined;
+    }
+    return this.#services.store.getDiscovery(this.#scope.key).state as OAuthDiscoveryState | undefined;
+  }
+
+  saveResourceUrl(resourceUrl: string): void {
+    this.#services.store.putResourceUrl(this.#scope.key, resourceUrl, this.#services.now());
+  }
+
+  resourceUrl(): string | undefined {
+    return this.#services.store.getDiscovery(this.#scope.key).resourceUrl;
+  }
+
+  /**
+   * A registration this client made is tied to the redirect URI it registered (the daemon's
+   * port may have changed since); one made from a document or the config to what the config says now.
+   */
+  #stillValid(info: Record<string, unknown>, origin: ClientOrigin): boolean {
+    const { settings, redirectUrl } = this.#scope;
+    if (origin === 'configured') return info.client_id === settings?.clientId;
+    if (origin === 'metadata-document') return info.client_id === settings?.clientMetadataUrl;
+    const uris = info.redirect_uris;
+    return !Array.isArray(uris) || uris.includes(redirectUrl);
+  }
+}
+
+function asTokens(stored: StoredTokens): StoredOAuthTokens {
+  return { ...stored.tokens, issuer: stored.issuer } as StoredOAuthTokens;
+}

@@ -1,0 +1,57 @@
+import { OAuthError, OAuthErrorCode, refreshAuthorization } from '@modelcontextprotocol/client';
+import type { AuthorizationServerMetadata, FetchLike, OAuthClientInformationMixed } from '@modelcontextprotocol/client';
+import type { Logger } from 'pino';
+import { errorMessage } from '../../errors.js';
+import type { OAuthStore, StoredTokens } from '../../store/oauth-store.js';
+import type { ProviderScope } from './provider.js';
+
+export interface RefreshDeps {
+  store: OAuthStore;
+  now(): number;
+  log: Logger;
+  fetch: FetchLike;
+}
+
+/** Codes with which an authorization server says the refresh token (or our client) is done for. */
+const REJECTED = new Set<string>([OAuthErrorCode.InvalidGrant, OAuthErrorCode.InvalidClient, OAuthErrorCode.UnauthorizedClient]);
+
+/**
+ * Trades the stored refresh token for new tokens at the authorization server the discovery
+ * found, with the client registered there and the resource indicator used at sign-in (RFC
+ * 8707). A rejected refresh token is deleted and `undefined` returned: the next request then
+ * meets a 401 without tokens and the server goes to `needs_auth`. Any other failure (the
+ * authorization server unreachable, say) keeps the stored tokens: they may still be accepted.
+ */
+export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScope, stored: StoredTokens): Promise<StoredTokens | undefined> {
+  const { store } = deps;
+  const { key } = scope;
+  const refreshToken = stored.tokens.refresh_token;
+  const discovery = store.getDiscovery(key);
+  const asUrl = discovery.state?.authorizationServerUrl;
+  const client = store.getClient(key, stored.issuer);
+  if (typeof refreshToken !== 'string' || typeof asUrl !== 'string' || !client) return stored;
+  const log = deps.log.child({ server: key.server });
+  try {
+    const tokens = await refreshAuthorization(asUrl, {
+      ...(discovery.state?.authorizationServerMetadata ? { metadata: discovery.state.authorizationServerMetadata as AuthorizationServerMetadata } : {}),
+      clientInformation: client.info as OAuthClientInformationMixed,
+      refreshToken,
+      ...(discovery.resourceUrl ? { resource: discovery.resourceUrl } : {}),
+      fetchFn: deps.fetch,
+    });
+    const now = deps.now();
+    const expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
+    const saved = { ...tokens, issuer: stored.issuer };
+    store.putTokens(key, stored.issuer, saved, expiresAt, now);
+    log.debug('access token refreshed');
+    return { issuer: stored.issuer, tokens: saved, expiresAt, savedAt: now };
+  } catch (err) {
+    if (err instanceof OAuthError && REJECTED.has(err.code)) {
+      store.deleteTokens(key, stored.issuer);
+      log.info({ code: err.code }, 'refresh token rejected; the server needs a new sign-in');
+      return undefined;
+    }
+    log.warn({ err: errorMessage(err) }, 'token refresh failed; keeping the current token');
+    return stored;
+  }
+}

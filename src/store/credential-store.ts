@@ -1,0 +1,40 @@
+import type { Database, Statement } from 'better-sqlite3';
+
+/** How the owning store runs a statement: a failing read is a miss, a failing write is logged. */
+export interface Guard {
+  read<T>(what: string, server: string, read: () => T): T | undefined;
+  write(what: string, server: string, write: () => unknown): void;
+}
+
+/**
+ * The credentials an embedder stores per server (SPEC §3 "stored credentials"): a token the
+ * daemon sends as `Authorization: Bearer …` to an http/sse server, or as `OAUTH_ACCESS_TOKEN`
+ * to a stdio one. Kept in the OAuth store's database, never logged.
+ */
+export class CredentialStore {
+  readonly #guard: Guard;
+  readonly #get: Statement<[string], { token: string }>;
+  readonly #put: Statement<[string, string, number]>;
+  readonly #delete: Statement<[string]>;
+
+  constructor(db: Database, guard: Guard) {
+    this.#guard = guard;
+    this.#get = db.prepare('SELECT token FROM stored_credential WHERE server = ?');
+    this.#put = db.prepare(`
+      INSERT INTO stored_credential (server, token, saved_at) VALUES (?, ?, ?)
+      ON CONFLICT (server) DO UPDATE SET token = excluded.token, saved_at = excluded.saved_at`);
+    this.#delete = db.prepare('DELETE FROM stored_credential WHERE server = ?');
+  }
+
+  get(server: string): string | undefined {
+    return this.#guard.read('credential read', server, () => this.#get.get(server)?.token);
+  }
+
+  put(server: string, token: string, now: number): void {
+    this.#guard.write('credential write', server, () => this.#put.run(server, token, now));
+  }
+
+  delete(server: string): void {
+    this.#guard.write('credential delete', server, () => this.#delete.run(server));
+  }
+}

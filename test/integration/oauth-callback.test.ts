@@ -1,0 +1,113 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startDaemon } from '../helpers/daemon.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { authHeaders, callTool, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';
+import { rawRequest } from '../helpers/raw-http.js';
+
+/** `/oauth/callback` and where tokens may go (issue #16 items 4, 5 and 7). */
+
+const TOKEN = 'switchboard-agent-token';
+
+interface Detail {
+  signIn: { authorizationUrl: string } | null;
+}
+
+/** Follows the authorization URL to the authorization server's redirect, without landing on the daemon. */
+async function approve(authorizationUrl: string): Promise<string> {
+  const approval = await fetch(authorizationUrl, { redirect: 'manual' });
+  await approval.text();
+  const location = approval.headers.get('location');
+  if (!location) throw new Error(`no redirect (HTTP ${approval.status})`);
+  return location;
+}
+
+describe('GET /oauth/callback', () => {
+  it('refuses an unknown, a replayed and an expired state; needs no bearer token, but the Host check still applies', async () => {
+    const clock = new ManualClock();
+    const fixture = await startOAuthFixture();
+    const sb = await startDaemon({
+      servers: { remote: { type: 'http', url: fixture.url } },
+      config: { token: TOKEN, health: { enabled: true, pingIntervalMs: 0 } },
+      deps: { clock },
+    });
+    await serverStatus(sb, 'remote', 'needs_auth');
+    const refuse = async (url: string): Promise<{ status: number; code: string }> => {
+      const res = await fetch(url);
+      const body = (await res.json()) as { error: { code: string } };
+      return { status: res.status, code: body.error.code };
+    };
+
+    expect(await refuse(`${sb.url}/oauth/callback?state=made-up&code=made-up`)).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' });
+    expect(await refuse(`${sb.url}/oauth/callback?code=no-state`)).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' });
+    // Every other route still wants the token.
+    expect((await fetch(`${sb.url}/servers/remote`)).status).toBe(401);
+
+    const { signIn: offer } = (await sb.json<Detail>('/servers/remote')).body;
+    const callback = await approve(offer!.authorizationUrl);
+    const rebound = await rawRequest(callback, { headers: { host: 'evil.example' } });
+    expect(rebound.status).toBe(403);
+    expect(JSON.parse(rebound.body)).toMatchObject({ error: { code: 'FORBIDDEN_HOST' } });
+
+    // The browser comes back without the token: the state alone lets it in, once.
+    const landed = await fetch(callback);
+    expect(landed.status).toBe(200);
+    await serverStatus(sb, 'remote', 'connected');
+    expect(await refuse(callback)).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' });
+
+    // A sign-in left for longer than ten minutes has expired.
+    expect((await sb.json('/servers/remote/logout', { method: 'POST' })).status).toBe(200);
+    await serverStatus(sb, 'remote', 'needs_auth');
+    const late = await approve((await sb.json<Detail>('/servers/remote')).body.signIn!.authorizationUrl);
+    clock.advance(11 * 60_000);
+    expect(await refuse(late)).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' });
+    expect((await sb.json<{ status: string }>('/servers/remote')).body.status).toBe('needs_auth');
+    expect((await fixture.state()).as.codeGrants).toBe(1);
+  });
+});
+
+describe('tokens stay with their upstream', () => {
+  it('two servers on two issuers keep registrations and tokens apart; agents never see them, and their own token never goes upstream', async () => {
+    const [a, b] = await Promise.all([startOAuthFixture(), startOAuthFixture()]);
+    const sb = await startDaemon({
+      servers: { alpha: { type: 'http', url: a.url }, beta: { type: 'http', url: b.url } },
+      config: { token: TOKEN },
+    });
+    await signIn(sb, 'alpha');
+    await signIn(sb, 'beta');
+    const [stateA, stateB] = await Promise.all([a.state(), b.state()]);
+    // Each authorization server registered its own client and never saw the other's client id.
+    expect(stateA.clients).toHaveLength(1);
+    expect(stateB.clients).toHaveLength(1);
+    expect(stateA.clients[0]).not.toBe(stateB.clients[0]);
+    expect(stateA.as.foreignClientIds).toEqual([]);
+    expect(stateB.as.foreignClientIds).toEqual([]);
+
+    // An agent over /mcp, with its own token to Switchboard.
+    const agent = new Client({ name: 'agent', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${sb.url}/mcp`), { requestInit: { headers: authHeaders(sb) } });
+    await agent.connect(transport);
+    onTestFinished(() => agent.close());
+    const answers = [
+      await agent.listTools(),
+      await agent.callTool({ name: 'mcp_alpha_whoami', arguments: {} }),
+      await agent.callTool({ name: 'mcp_beta_whoami', arguments: {} }),
+      await callTool(sb, 'mcp_alpha_echo', { text: 'rest' }),
+      (await sb.json('/tools')).body,
+    ];
+    const whoA = JSON.parse((answers[1] as { content: Array<{ text: string }> }).content[0]!.text) as { clientId: string };
+    expect(whoA.clientId).toBe(stateA.clients[0]);
+
+    const [secretsA, secretsB] = await Promise.all([a.secrets(), b.secrets()]);
+    const seenA = (await a.state()).authorizationHeaders;
+    const seenB = (await b.state()).authorizationHeaders;
+    // Each upstream got bearer tokens its own authorization server issued, and nothing else.
+    for (const [seen, own] of [[seenA, secretsA], [seenB, secretsB]] as const) {
+      expect(seen.length).toBeGreaterThan(0);
+      for (const header of seen) expect(own).toContain(header.replace(/^Bearer /, ''));
+      expect(seen.join('\n')).not.toContain(TOKEN);
+    }
+    const toAgents = JSON.stringify(answers);
+    for (const secret of [...secretsA, ...secretsB]) expect(toAgents).not.toContain(secret);
+  });
+});
