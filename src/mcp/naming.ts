@@ -16,14 +16,20 @@ export function defaultPrefix(server: string): string {
   return `mcp_${server}_`;
 }
 
+/** SEP-986: what a tool name may be made of. */
+const SEP_986_INVALID = /[^A-Za-z0-9_.-]+/g;
+
 /**
- * `<prefix><name>` with every run of characters outside `[A-Za-z0-9-]` (underscores included)
- * turned into one `_` — a subset of SEP-986's `[A-Za-z0-9_.-]` that model APIs also accept. Over
- * 64 characters it is cut and ends in `_<hash>`, the hash taken over the unsanitised
- * (server, name) pair, so names that share a long prefix stay apart.
+ * `<prefix><name>`, a SEP-986 name (at most 64 of `[A-Za-z0-9_.-]`). Under the default prefix
+ * every run of characters outside `[A-Za-z0-9-]` (underscores included) becomes one `_` — the
+ * tidy `mcp_<server>_<tool>` form every model API accepts. Under a prefix of the operator's
+ * choosing (`""` included) the name stays as the server wrote it where SEP-986 allows it, and
+ * only runs of other characters become `_`. Over 64 characters it is cut and ends in `_<hash>`,
+ * the hash taken over the unsanitised (server, name) pair, so names that share a long prefix
+ * stay apart.
  */
 export function exposedName(prefix: string, server: string, name: string): string {
-  const base = `${prefix}${name}`.replace(/[^A-Za-z0-9-]+/g, '_');
+  const base = prefix === defaultPrefix(server) ? `${prefix}${name}`.replace(/[^A-Za-z0-9-]+/g, '_') : `${prefix}${name}`.replace(SEP_986_INVALID, '_');
   return base.length <= MAX_NAME_LENGTH ? base : withHash(base, shortHash(server, name));
 }
 

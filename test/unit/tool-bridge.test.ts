@@ -8,6 +8,7 @@ import {
   toolErrorResult,
   type CatalogueEntry,
 } from '../../src/mcp/tool-bridge.js';
+import { exposedName } from '../../src/mcp/naming.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const schema = { type: 'object' as const };
@@ -93,6 +94,30 @@ describe('exposedToolName', () => {
       expect(name, JSON.stringify([server, toolName])).toMatch(NAME);
       expect(name).not.toMatch(/__/);
       expect(exposedToolName(server, toolName)).toBe(name);
+    }
+  });
+});
+
+describe('exposedName under a prefix of the operator\'s choosing (toolPrefix)', () => {
+  const SEP_986 = /^[A-Za-z0-9_.-]{1,64}$/;
+
+  it('keeps a SEP-986 name exactly as the server wrote it, dots and double underscores included', () => {
+    expect(exposedName('', 'github', 'get.file_contents')).toBe('get.file_contents');
+    expect(exposedName('', 'github', 'mcp__github__x')).toBe('mcp__github__x');
+    expect(exposedName('gh.', 'github', 'list-issues')).toBe('gh.list-issues');
+  });
+
+  it('turns only characters SEP-986 does not allow into _, and bounds the length', () => {
+    expect(exposedName('', 's', 'get user/name')).toBe('get_user_name');
+    expect(exposedName('', 's', 'naïve 🚀 go')).toBe('na_ve_go');
+    const long = exposedName('', 's', 'x.'.repeat(50));
+    expect(long).toMatch(SEP_986);
+    expect(long).toHaveLength(64);
+    const random = prng(7);
+    const alphabet = ['a', 'Z', '9', '_', '-', '.', ' ', '/', 'é', '🚀', '\n'];
+    for (let i = 0; i < 2000; i += 1) {
+      const text = () => Array.from({ length: 1 + Math.floor(random() * 90) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      expect(exposedName('', 'srv', text())).toMatch(SEP_986);
     }
   });
 });
