@@ -18,6 +18,7 @@ import type { ProtocolMode } from './protocol-era.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
 import { passStartupGate } from './startup-gate.js';
 import { callThroughUpstream, type ToolCallOptions } from './tool-call.js';
+import { aggregateCapabilities, aggregateListHints, type AggregateCapabilities, type ListHintsAggregate } from './aggregate.js';
 import { agentOptionsOf, type CallerChannel } from './caller.js';
 import { Catalogues } from './catalogues.js';
 import { Forwarding } from './forwarding.js';
@@ -26,6 +27,7 @@ import { Upstream } from './upstream.js';
 import { createUpstreamHost, type ConnectTask, type HealthSettings, type ResolveValues, type UpstreamHost } from './upstream-host.js';
 
 export type { ResolveValues } from './upstream-host.js';
+export type { AggregateCapabilities } from './aggregate.js';
 
 /** Health settings of the daemon; each server may override the ping interval and deadline. */
 export type HealthOptions = Partial<Omit<HealthSettings, 'backoff'>> & { backoff?: Partial<HealthSettings['backoff']> };
@@ -199,22 +201,9 @@ export class MCPManager {
     return this.catalogues.resources;
   }
 
-  /**
-   * What the connected servers can do, together: the capabilities `/mcp` advertises. A server
-   * keeps what it declared while it reconnects, so a blip does not change the advertisement.
-   */
+  /** What the connected servers can do, together: the capabilities `/mcp` advertises. */
   capabilities(): AggregateCapabilities {
-    const all: AggregateCapabilities = { prompts: false, resources: false, subscribe: false, completions: false, logging: false };
-    for (const upstream of this.servers.values()) {
-      const declared = upstream.capabilities;
-      if (!declared) continue;
-      all.prompts ||= declared.prompts !== undefined;
-      all.resources ||= declared.resources !== undefined;
-      all.subscribe ||= declared.resources?.subscribe === true;
-      all.completions ||= declared.completions !== undefined;
-      all.logging ||= declared.logging !== undefined;
-    }
-    return all;
+    return aggregateCapabilities(this.servers.values());
   }
 
   /** Resource updates and log messages no call in progress claimed, for `/mcp` sessions to relay. */
@@ -386,21 +375,9 @@ export class MCPManager {
     };
   }
 
-  /**
-   * Caching hints for the aggregated list (2026-07-28): the smallest non-zero `ttlMs` any
-   * contributing server gave (`defaultTtlMs` when none did), and `private` as soon as one server
-   * says so — the aggregate is never more shareable than its most private part.
-   */
-  listHints(defaultTtlMs: number): { ttlMs: number; cacheScope: 'public' | 'private' } {
-    let ttlMs: number | undefined;
-    let cacheScope: 'public' | 'private' = 'public';
-    for (const upstream of this.servers.values()) {
-      if (upstream.tools.length === 0) continue;
-      const hints = upstream.hints;
-      if (hints?.cacheScope === 'private') cacheScope = 'private';
-      if (hints?.ttlMs !== undefined && hints.ttlMs > 0) ttlMs = Math.min(ttlMs ?? hints.ttlMs, hints.ttlMs);
-    }
-    return { ttlMs: ttlMs ?? defaultTtlMs, cacheScope };
+  /** Caching hints for the aggregated tool list (2026-07-28); see aggregate.ts. */
+  listHints(defaultTtlMs: number): ListHintsAggregate {
+    return aggregateListHints(this.servers.values(), defaultTtlMs);
   }
 
   /** Logs and emits a status transition, once each (the upstream changed it). */
@@ -428,16 +405,6 @@ export class MCPManager {
   private emit(event: ManagerEvent): void {
     this.emitter.emit('event', event);
   }
-}
-
-/** Which optional MCP capabilities at least one connected server has. */
-export interface AggregateCapabilities {
-  prompts: boolean;
-  resources: boolean;
-  /** Some server accepts `resources/subscribe`. */
-  subscribe: boolean;
-  completions: boolean;
-  logging: boolean;
 }
 
 /**

@@ -15,9 +15,8 @@ import { Pinger } from './pinger.js';
 import { ReadyGate } from './ready-gate.js';
 import type { CallerChannel } from './caller.js';
 import { LogMessageRing } from './log-message.js';
-import type { ListKind } from './connection.js';
 import type { OtherLists } from './other-lists.js';
-import { noAgent, type AgentRequest } from './server-traffic.js';
+import { routeServerTraffic } from './upstream-traffic.js';
 import type { ExitStatus } from './stdio-transport.js';
 import type { ListHints } from '../store/tool-cache-store.js';
 
@@ -318,8 +317,6 @@ export class Upstream {
     const relistNow = changedSinceList();
     this.connection = connection;
     this.capabilities = connection.capabilities;
-    const relistPrompts = new Coalescer(() => this.#relistOthers(connection, ['prompts']), () => this.connection === connection);
-    const relistResources = new Coalescer(() => this.#relistOthers(connection, ['resources', 'resourceTemplates']), () => this.connection === connection);
     this.connectedSince = this.#host.clock.now();
     this.#stderrTail = () => connection.stderr.lines();
     this.#detach.push(
@@ -328,13 +325,7 @@ export class Upstream {
       // A transport error (say, the HTTP event stream broke) may mean the server is gone: ask now
       // rather than at the next scheduled ping.
       connection.onTransportError(() => this.#pinger?.now()),
-      connection.onNotification('notifications/prompts/list_changed', () => relistPrompts.request()),
-      connection.onNotification('notifications/resources/list_changed', () => relistResources.request()),
-      connection.onNotification('notifications/resources/updated', (params) => {
-        if (typeof params.uri === 'string') this.#host.resourceUpdated(this, params.uri);
-      }),
-      connection.onNotification('notifications/message', (params) => this.#host.logMessage(this, params, [...this.callers])),
-      connection.routeAgentRequests((method, params, signal) => this.#askAgent(method, params, signal)),
+      ...routeServerTraffic(this, connection, this.#host),
     );
     // A connect after a sign-in is no recovery from a failure: it does not count as a restart.
     if (cause === 'reconnect' && how.restart) this.restarts += 1;
@@ -347,28 +338,6 @@ export class Upstream {
     this.#ready.resolve(connection);
     this.#startPings(connection);
     if (relistNow) this.requestRelist(connection);
-  }
-
-  async #relistOthers(connection: ServerConnection, kinds: readonly ListKind[]): Promise<void> {
-    const lists = await this.#host.listOthers(this, connection, undefined, kinds);
-    if (this.connection === connection) this.#host.setOthers(this, lists, 'list_changed');
-  }
-
-  /**
-   * A request of the server that only an agent can answer goes to the agent whose call is in
-   * progress here. With no such call roots fall back to the configured ones (undefined) and the
-   * rest is refused; with calls of several agents nobody can tell who was asked, so it is
-   * refused too — a clear answer, never a wait.
-   */
-  async #askAgent(method: AgentRequest, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
-    const able = [...this.callers].filter((caller) => caller.can(method));
-    const agents = new Set(able.map((caller) => caller.agent));
-    if (agents.size === 0) {
-      if (method === 'roots/list') return undefined;
-      throw noAgent(method, this.callers.size > 0 ? 'the agent of the call in progress did not declare that capability' : undefined);
-    }
-    if (agents.size > 1) throw noAgent(method, 'calls of several agents are in progress on this server, and it cannot be told which one asked');
-    return (able.at(-1) as CallerChannel).request(method, params, signal);
   }
 
   async #relistOnce(connection: ServerConnection): Promise<void> {
