@@ -170,8 +170,10 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const events = readManagerEvents(manager);
     await manager.connectServers({ gone: { type: 'http', url: http.url } });
     await http.close();
-    // A failed call tells the upstream it is gone; the call itself keeps waiting (retry).
-    const call = manager.callTool('mcp_gone_echo', { text: 'x' }, { timeoutMs: 60_000 });
+    // A failed call tells the upstream it is gone; the call itself keeps waiting (retry). `reverse`
+    // is read-only, so it waits even when the dead socket makes the outcome unknown (a write on a
+    // kept-alive socket the kernel has already closed) rather than refused.
+    const call = manager.callTool('mcp_gone_reverse', { text: 'x' }, { timeoutMs: 60_000 });
     const delays: number[] = [];
     for (let attempt = 1; attempt <= 5; attempt++) {
       const retry = await events.next('server.status', (e) => e.server === 'gone' && e.status === 'reconnecting');
