@@ -12,7 +12,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { TransportKind } from '../config/types.js';
-import { SwitchboardError, errorMessage, type ErrorCode as SwitchboardErrorCode } from '../errors.js';
+import { SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../errors.js';
 import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../util/abort.js';
 import type { ListenerSet } from '../util/listeners.js';
 import { collectPages, collectToolPages, type Listing, type Page, type ToolListing } from './list-tools.js';
