@@ -4,6 +4,7 @@ import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime.js';
 import type { CallRunner } from '../call-runner.js';
 import { watchClientGone } from '../client-gone.js';
+import { wantsEventStream } from '../event-stream.js';
 import {
   CallToolBodySchema,
   NameParamsSchema,
@@ -13,6 +14,7 @@ import {
   type CallToolBody,
 } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
+import { streamCall } from '../stream-call.js';
 import { ifNoneMatchHits, ToolListCache } from '../tool-list-cache.js';
 
 export interface ToolRoutesOptions {
@@ -57,6 +59,8 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
   app.post('/tools/:name/call', async (request, reply) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(CallToolBodySchema, request.body, 'body');
+    // Asked for a stream: progress as it comes, then the result (see stream-call.ts).
+    if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runner }, name, body);
     const gone = watchClientGone(reply.raw);
     try {
       return await runner.run(name, body.arguments, {
