@@ -49,6 +49,12 @@ describe('POST /tools/:name/call as an event stream', () => {
     expect(metrics).toContain('switchboard_tool_calls_total{transport="rest",server="legacy",tool="mcp_legacy_progress",outcome="ok"} 1');
   });
 
+  it('loses no progress that arrived in the same read as the result', async () => {
+    const sb = await startDaemon({ servers: { burst: fixtureServerConfig('progress-burst') } });
+    const res = await streamCall(sb, 'mcp_burst_burst', { steps: 3 });
+    expect(await sseReader(res).rest()).toEqual([...steps(3), { event: 'result', data: { content: [{ type: 'text', text: 'burst of 3' }] } }]);
+  });
+
   it('keeps plain JSON for any other Accept', async () => {
     const sb = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio') } });
     for (const accept of [undefined, 'application/json', '*/*', 'application/json, text/event-stream;q=0.5', 'text/event-stream;q=0']) {
