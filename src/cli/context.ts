@@ -1,6 +1,10 @@
 /** Anything text can be written to: `process.stdout`, or a buffer in tests. */
 export interface Output {
   write(chunk: string): unknown;
+  /** True on a terminal (as on `process.stderr`): live output such as a progress line is fine. */
+  isTTY?: boolean;
+  /** The terminal's width, when it is one. */
+  columns?: number;
 }
 
 /**

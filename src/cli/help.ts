@@ -68,7 +68,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   call: {
     usage: 'switchboard call <tool> [json-args] [--timeout MS] [--url URL] [--token TOKEN] [--json]',
     description:
-      "Call a tool through the running daemon and print its text content (then its structuredContent as JSON). Exits 1 when the tool's result is an error.",
+      "Call a tool through the running daemon and print its text content (then its structuredContent as JSON). Exits 1 when the tool's result is an error. When stderr is a terminal, the tool's progress is shown there as one updating line ([3/10] step 3) while the call runs; piped or redirected output is unchanged.",
     options: [['--timeout MS', "deadline of the call (default: the server's callTimeout)"], ...CONNECTION, JSON_FLAG, HELP_FLAG],
     examples: ['switchboard call mcp_echo_echo \'{"text":"hi"}\'', 'switchboard call mcp_github_search_issues \'{"q":"bug"}\' --timeout 10000 --json'],
   },

@@ -14,6 +14,7 @@ import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpErr
 import { RequestDrain } from './drain.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
+import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -120,6 +121,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(statusRoutes, { manager, runtime, startedAt });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, runner });
+  void app.register(catalogueRoutes, { manager, runtime });
   void app.register(operationRoutes, { runtime });
   void app.register(metricsRoutes, {
     manager,

@@ -85,6 +85,14 @@ const EXPECTED_UNAVAILABLE: ReadonlySet<ErrorCode> = new Set([
  * the caller's mistake, not ours), and the expected unavailable states above at `debug`.
  */
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(reply, logHttpError(err, request));
+}
+
+/**
+ * Maps and logs an error as the error handler does; for answers that do not go through it (an
+ * `error` event of a stream that has already started).
+ */
+export function logHttpError(err: unknown, request: FastifyRequest): HttpError {
   const error = toHttpError(err);
   if (EXPECTED_UNAVAILABLE.has(error.code)) request.log.debug({ code: error.code, status: error.status }, error.message);
   else if (error.status < 500) request.log.info({ code: error.code, status: error.status }, error.message);
@@ -92,7 +100,7 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
   // an unexpected error earns its stack.
   else if (err instanceof SwitchboardError) request.log.error({ code: error.code, status: error.status }, error.message);
   else request.log.error({ err, code: error.code, status: error.status }, error.message);
-  return sendError(reply, error);
+  return error;
 }
 
 /** Unknown routes: 404 `ROUTE_NOT_FOUND` in the same shape as every other error. */

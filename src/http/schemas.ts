@@ -31,18 +31,42 @@ export const ReloadQuerySchema = z.object({
   force: z.enum(['true', 'false'], { error: 'Expected "true" or "false"' }).optional(),
 });
 
+/** A request's own deadline, overriding the server's `callTimeout`. */
+const TimeoutMs = z
+  .number({ error: 'Expected a positive integer' })
+  .int({ error: 'Expected a positive integer' })
+  .positive({ error: 'Expected a positive integer' })
+  .max(MAX_TIMER_MS, { error: `At most ${MAX_TIMER_MS}` })
+  .optional();
+
 export const CallToolBodySchema = z
   .object({
     arguments: z.record(z.string(), z.unknown(), { error: 'Expected object' }).optional(),
-    timeoutMs: z
-      .number({ error: 'Expected a positive integer' })
-      .int({ error: 'Expected a positive integer' })
-      .positive({ error: 'Expected a positive integer' })
-      .max(MAX_TIMER_MS, { error: `At most ${MAX_TIMER_MS}` })
-      .optional(),
+    timeoutMs: TimeoutMs,
   }, { error: 'Expected object' })
   .strict();
 export type CallToolBody = z.infer<typeof CallToolBodySchema>;
+
+/** `GET /prompts` and `GET /resources`: only one server's, and the startup gate as for tools. */
+export const CatalogueListQuerySchema = z.object({
+  server: z.string({ error: 'Expected a single value' }).min(1, { error: 'Must not be empty' }).optional(),
+  wait: WaitFlag,
+});
+
+/** MCP prompt arguments are strings only (`prompts/get`). */
+export const GetPromptBodySchema = z
+  .object({
+    arguments: z.record(z.string(), z.string({ error: 'Expected a string' }), { error: 'Expected object' }).optional(),
+    timeoutMs: TimeoutMs,
+  }, { error: 'Expected object' })
+  .strict();
+export type GetPromptBody = z.infer<typeof GetPromptBodySchema>;
+
+export const ResourceReadQuerySchema = z.object({
+  uri: z
+    .string({ error: (issue) => (issue.input === undefined ? 'Required' : 'Expected a single value') })
+    .min(1, { error: 'Must not be empty' }),
+});
 
 /** Operations take no input; a body, when sent, must be an empty object (or JSON null). */
 export const EmptyBodySchema = z.union([z.object({}).strict(), z.null(), z.undefined()], {

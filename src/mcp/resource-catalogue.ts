@@ -13,6 +13,12 @@ export interface UriCollision {
   servers: string[];
 }
 
+/** A listed item and the server that serves it. */
+export interface Owned<T> {
+  server: string;
+  item: T;
+}
+
 interface ServerResources {
   resources: readonly Resource[];
   templates: readonly ResourceTemplate[];
@@ -25,6 +31,7 @@ export class ResourceCatalogue {
   private readonly servers = new Map<string, ServerResources>();
   private resources: Resource[] = [];
   private templates: ResourceTemplate[] = [];
+  private owned: { resources: Array<Owned<Resource>>; templates: Array<Owned<ResourceTemplate>> } = { resources: [], templates: [] };
   private byUri = new Map<string, string>();
   private matchers: Array<{ server: string; template: UriTemplate }> = [];
   private collisionList: UriCollision[] = [];
@@ -41,6 +48,14 @@ export class ResourceCatalogue {
 
   listTemplates(): readonly ResourceTemplate[] {
     return this.templates;
+  }
+
+  /**
+   * `list()` and `listTemplates()` with the server of each item, for views that show (or filter
+   * by) the owner; a template's text alone does not say which server it came from.
+   */
+  listOwned(): { resources: ReadonlyArray<Owned<Resource>>; templates: ReadonlyArray<Owned<ResourceTemplate>> } {
+    return this.owned;
   }
 
   collisions(): readonly UriCollision[] {
@@ -100,6 +115,7 @@ export class ResourceCatalogue {
     const resources: Resource[] = [];
     const templates: ResourceTemplate[] = [];
     const matchers: Array<{ server: string; template: UriTemplate }> = [];
+    const owned: ResourceCatalogue['owned'] = { resources: [], templates: [] };
     for (const server of names) {
       const entry = this.servers.get(server) as ServerResources;
       for (const resource of entry.resources) {
@@ -111,9 +127,11 @@ export class ResourceCatalogue {
         owners.set(resource.uri, [server]);
         byUri.set(resource.uri, server);
         resources.push(resource);
+        owned.resources.push({ server, item: resource });
       }
       for (const template of entry.templates) {
         templates.push(template);
+        owned.templates.push({ server, item: template });
         try {
           matchers.push({ server, template: new UriTemplate(template.uriTemplate) });
         } catch {
@@ -125,6 +143,7 @@ export class ResourceCatalogue {
     this.resources = resources;
     this.templates = templates;
     this.matchers = matchers;
+    this.owned = owned;
     this.collisionList = [...owners].filter(([, servers]) => servers.length > 1).map(([uri, servers]) => ({ uri, servers }));
     this.currentVersion += 1;
   }

@@ -219,7 +219,11 @@ export class StdioProcessTransport implements Transport {
         continue;
       }
       if (message === null) return;
-      this.onmessage?.(message);
+      // The SDK handles a notification one microtask after it arrives but a response at once,
+      // dropping the request's progress handler with it: progress read in the same chunk as its
+      // result would be lost. A response one microtask later keeps the order the server sent.
+      if (isResponse(message)) queueMicrotask(() => this.onmessage?.(message));
+      else this.onmessage?.(message);
     }
   }
 
@@ -274,4 +278,8 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   } finally {
     stop.abort();
   }
+}
+
+function isResponse(message: JSONRPCMessage): boolean {
+  return 'id' in message && !('method' in message);
 }

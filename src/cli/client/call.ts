@@ -1,6 +1,7 @@
-import { isRecord } from './daemon-client.js';
+import { isRecord, type DaemonResponse } from './daemon-client.js';
 import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
+import { parseProgress, ProgressLine } from './progress-line.js';
 
 export const CALL_USAGE = usageOf('call');
 
@@ -23,7 +24,8 @@ interface ContentItem {
 
 /**
  * `switchboard call <tool> [json-args]`: prints the tool's text content, then its
- * structuredContent as JSON when present. Exit 1 when the result is an error.
+ * structuredContent as JSON when present. Exit 1 when the result is an error. When stderr is a
+ * terminal, the server's progress is shown there as one updating line while the call runs.
  */
 export function runCall(io: CommandIo): Promise<number> {
   return runCommand(io, CALL_USAGE, async () => {
@@ -35,12 +37,31 @@ export function runCall(io: CommandIo): Promise<number> {
     const args = parseToolArguments(rawArgs);
     const timeoutMs = values.timeout === undefined ? undefined : parseTimeout(values.timeout);
 
-    const res = await clientFor(values, io).request('POST', `/tools/${encodeURIComponent(tool)}/call`, {
+    const client = clientFor(values, io);
+    const path = `/tools/${encodeURIComponent(tool)}/call`;
+    const request = {
       body: { arguments: args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       // Without --timeout the daemon bounds the call with the server's callTimeout, which
       // progress keeps resetting, so a fixed deadline here would cut legitimate long calls.
       timeoutMs: timeoutMs === undefined ? 0 : timeoutMs + ANSWER_MARGIN_MS,
-    });
+    };
+    // On a terminal, ask for the call as a stream and show its progress as one live line on
+    // stderr; anything else (a pipe, a file, CI) gets the plain JSON answer, output unchanged.
+    let res: DaemonResponse;
+    const line = io.stderr.isTTY === true ? new ProgressLine(io.stderr) : undefined;
+    try {
+      res = line
+        ? await client.stream('POST', path, {
+            ...request,
+            onEvent: (event) => {
+              const progress = event.event === 'progress' ? parseProgress(event.data) : undefined;
+              if (progress) line.update(progress);
+            },
+          })
+        : await client.request('POST', path, request);
+    } finally {
+      line?.clear();
+    }
     const result = isRecord(res.body) && !('content' in res.body) && isRecord(res.body.result) ? res.body.result : res.body;
     const isError = isRecord(result) && result.isError === true;
     if (values.json) {

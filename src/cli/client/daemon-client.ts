@@ -1,3 +1,5 @@
+import { readEvents, type SseEvent } from './sse-parser.js';
+
 /**
  * A small HTTP client for a running daemon: one deadline per request, bearer auth, and the
  * daemon's `{ error: { code, message } }` bodies turned into `DaemonError`s that carry the code.
@@ -21,6 +23,11 @@ export interface RequestOptions {
   body?: unknown;
   /** Deadline for the whole request, body included; `0` waits as long as the daemon does. @default 30000 */
   timeoutMs?: number;
+}
+
+export interface StreamOptions extends RequestOptions {
+  /** Each event before the final one (`progress`), as it arrives. */
+  onEvent(event: SseEvent): void;
 }
 
 export interface DaemonResponse {
@@ -62,44 +69,77 @@ export class DaemonError extends Error {
 export interface DaemonClient {
   readonly url: string;
   request(method: 'GET' | 'POST', path: string, options?: RequestOptions): Promise<DaemonResponse>;
+  /**
+   * A request answered as a `text/event-stream` (`POST /tools/:name/call`): every event goes to
+   * `onEvent` until the final `result`, whose data is the response; an `error` event throws its
+   * `DaemonError`. A daemon that answers with JSON anyway is read as `request` reads it.
+   */
+  stream(method: 'POST', path: string, options: StreamOptions): Promise<DaemonResponse>;
 }
 
 export function createDaemonClient(options: DaemonClientOptions): DaemonClient {
   const base = options.url.replace(/\/+$/, '');
   const doFetch = options.fetch ?? globalThis.fetch;
 
-  async function request(method: 'GET' | 'POST', path: string, req: RequestOptions = {}): Promise<DaemonResponse> {
+  function init(method: string, req: RequestOptions, accept: string): { init: RequestInit; timeoutMs: number } {
     const timeoutMs = req.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (req.body !== undefined) headers['content-type'] = 'application/json';
-    const init: RequestInit = {
-      method,
-      headers,
-      ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
-      ...(timeoutMs > 0 ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
+    return {
+      timeoutMs,
+      init: {
+        method,
+        headers,
+        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+        ...(timeoutMs > 0 ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
+      },
     };
+  }
 
+  async function request(method: 'GET' | 'POST', path: string, req: RequestOptions = {}): Promise<DaemonResponse> {
+    const { init: requestInit, timeoutMs } = init(method, req, 'application/json');
     let status: number;
     let text: string;
     try {
-      const res = await doFetch(base + path + queryString(req.query), init);
+      const res = await doFetch(base + path + queryString(req.query), requestInit);
       status = res.status;
       // The deadline covers the body too: a daemon that stalls mid-answer is as unreachable.
       text = await res.text();
     } catch (err) {
       throw new DaemonUnreachableError(base, describeFetchError(err, timeoutMs), { cause: err });
     }
-
-    const body = parseJson(text);
-    if (status >= 400) throw toDaemonError(status, text, body);
-    if (body === undefined) {
-      throw new DaemonError('INVALID_RESPONSE', `the daemon answered HTTP ${status} without a JSON body`, status);
-    }
-    return { status, text, body };
+    return toResponse(status, text);
   }
 
-  return { url: base, request };
+  async function stream(method: 'POST', path: string, req: StreamOptions): Promise<DaemonResponse> {
+    const { init: requestInit, timeoutMs } = init(method, req, 'text/event-stream');
+    try {
+      const res = await doFetch(base + path + queryString(req.query), requestInit);
+      const type = res.headers.get('content-type') ?? '';
+      if (!type.startsWith('text/event-stream') || !res.body) return toResponse(res.status, await res.text());
+      for await (const event of readEvents(res.body as unknown as AsyncIterable<Uint8Array>)) {
+        if (event.event === 'result') return toResponse(res.status, event.data);
+        if (event.event === 'error') throw toDaemonError(res.status, event.data, parseJson(event.data));
+        req.onEvent(event);
+      }
+    } catch (err) {
+      if (err instanceof DaemonError) throw err;
+      throw new DaemonUnreachableError(base, describeFetchError(err, timeoutMs), { cause: err });
+    }
+    throw new DaemonError('INVALID_RESPONSE', 'the daemon ended the stream without a result', 200);
+  }
+
+  return { url: base, request, stream };
+}
+
+function toResponse(status: number, text: string): DaemonResponse {
+  const body = parseJson(text);
+  if (status >= 400) throw toDaemonError(status, text, body);
+  if (body === undefined) {
+    throw new DaemonError('INVALID_RESPONSE', `the daemon answered HTTP ${status} without a JSON body`, status);
+  }
+  return { status, text, body };
 }
 
 function queryString(query: RequestOptions['query']): string {

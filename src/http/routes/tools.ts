@@ -3,7 +3,8 @@ import { SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime.js';
 import type { CallRunner } from '../call-runner.js';
-import { CLIENT_GONE } from '../in-flight-calls.js';
+import { watchClientGone } from '../client-gone.js';
+import { wantsEventStream } from '../event-stream.js';
 import {
   CallToolBodySchema,
   NameParamsSchema,
@@ -12,6 +13,8 @@ import {
   ToolListQuerySchema,
   type CallToolBody,
 } from '../schemas.js';
+import { settleStartup } from '../startup-wait.js';
+import { streamCall } from '../stream-call.js';
 import { ifNoneMatchHits, ToolListCache } from '../tool-list-cache.js';
 
 export interface ToolRoutesOptions {
@@ -33,16 +36,9 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
   const { manager, runtime, runner } = options;
   const cache = new ToolListCache();
 
-  /** Before the startup gate the list would be partial; wait for it unless told not to. */
-  const settle = async (wait: string | undefined): Promise<void> => {
-    if (wait === 'false' || runtime.state === 'ready') return;
-    // A failed start still leaves a (possibly empty) catalogue worth serving; /status says why.
-    await runtime.whenReady().catch(() => undefined);
-  };
-
   app.get('/tools', async (request, reply) => {
     const query = parseInput(ToolListQuerySchema, request.query, 'query');
-    await settle(query.wait);
+    await settleStartup(runtime, query.wait);
     const catalogue = manager.getCatalogue();
     const etag = cache.etagFor(catalogue.version, query);
     void reply.header('etag', etag).header('cache-control', 'no-cache');
@@ -54,7 +50,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
   app.get('/tools/:name', async (request) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const { wait } = parseInput(ToolGetQuerySchema, request.query, 'query');
-    await settle(wait);
+    await settleStartup(runtime, wait);
     const tool = manager.getCatalogue().get(name);
     if (!tool) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
     return tool;
@@ -63,15 +59,9 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
   app.post('/tools/:name/call', async (request, reply) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(CallToolBodySchema, request.body, 'body');
-    const gone = new AbortController();
-    const response = reply.raw;
-    // `request.raw` emits 'close' as soon as the body is read; the response's 'close' before it
-    // has ended is what tells us the client went away.
-    const onClose = (): void => {
-      if (!response.writableEnded) gone.abort(CLIENT_GONE);
-    };
-    response.once('close', onClose);
-    if (response.destroyed) gone.abort(CLIENT_GONE);
+    // Asked for a stream: progress as it comes, then the result (see stream-call.ts).
+    if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runner }, name, body);
+    const gone = watchClientGone(reply.raw);
     try {
       return await runner.run(name, body.arguments, {
         transport: 'rest',
@@ -83,7 +73,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
       if (gone.signal.aborted) return reply.hijack();
       throw err;
     } finally {
-      response.off('close', onClose);
+      gone.dispose();
     }
   });
 
