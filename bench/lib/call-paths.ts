@@ -1,4 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { perRequestSignalFetch } from '../../src/mcp/transports.js';
 import type { DirectClient } from './direct.js';
 import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, ECHO_TEXT } from './echo.js';
 import { createHttpClient, expectStatus } from './http.js';
@@ -89,7 +90,9 @@ export interface McpPathOptions {
 export async function mcpClientPath(options: McpPathOptions): Promise<CallPath> {
   const mode = options.era === 'legacy' ? 'legacy' : { pin: MODERN_REVISION };
   const client = new Client({ name: 'switchboard-bench', version: '0.0.0' }, { versionNegotiation: { mode } });
-  const transport = new StreamableHTTPClientTransport(new URL(options.url));
+  // The daemon's own fetch wrapper: without it the SDK transport's one long-lived signal collects
+  // an abort listener per request and the bench process warns (MaxListenersExceededWarning).
+  const transport = new StreamableHTTPClientTransport(new URL(options.url), { fetch: perRequestSignalFetch() });
   await client.connect(transport);
   const era = client.getProtocolEra();
   if (era !== options.era) {

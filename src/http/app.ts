@@ -25,6 +25,7 @@ import { statusRoutes } from './routes/status.js';
 import { toolRoutes } from './routes/tools.js';
 import type { EventHub } from './ws/event-hub.js';
 import { eventsRoutes } from './ws/events.js';
+import { lazyChildLoggerFactory } from './lazy-request-logger.js';
 
 export interface AppDeps {
   config: DaemonConfig;
@@ -59,6 +60,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   const app = Fastify({
     loggerInstance: httpLogger(logger),
+    childLoggerFactory: lazyChildLoggerFactory,
     logController: new LogController({ disableRequestLogging: !config.requestLogging }),
     bodyLimit: BODY_LIMIT,
     // We answer the drain ourselves (below), in the `{ error }` shape instead of fastify's.

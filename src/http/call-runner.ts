@@ -1,10 +1,12 @@
+import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
 import { isSwitchboardError } from '../errors.js';
 import type { CallerChannel } from '../mcp/caller.js';
 import type { MCPManager } from '../mcp/manager.js';
 import type { CallMetrics, CallOutcome, CallTransport } from './call-metrics.js';
-import type { InFlightCalls } from './in-flight-calls.js';
+import { onClientGone } from './client-gone.js';
+import { CLIENT_GONE, type InFlightCalls } from './in-flight-calls.js';
 
 export interface RunCallOptions {
   transport: CallTransport;
@@ -12,6 +14,11 @@ export interface RunCallOptions {
   timeoutMs?: number;
   /** Cancels the call (the client went away, or said so); its reason is the call's abort reason. */
   signal?: AbortSignal;
+  /**
+   * A REST caller's response: the call is cancelled with `CLIENT_GONE` when the client goes away
+   * before the response has ended (cheaper than a `signal` of its own per call).
+   */
+  client?: ServerResponse;
   /** Each progress notification of the server, as it arrives. */
   onProgress?: (progress: Progress) => void;
   /** The agent behind the call, for the server's sampling / elicitation / roots requests. */
@@ -53,10 +60,13 @@ export class CallRunner {
     let controller: AbortController | undefined;
     const { signal } = options;
     const onAbort = (): void => controller?.abort(signal?.reason);
+    let stopWatchingClient: (() => void) | undefined;
     try {
       controller = calls.begin();
       signal?.addEventListener('abort', onAbort, { once: true });
       if (signal?.aborted) onAbort();
+      const own = controller;
+      if (options.client) stopWatchingClient = onClientGone(options.client, () => own.abort(CLIENT_GONE));
       const result = await manager.callTool(name, args, {
         signal: controller.signal,
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
@@ -70,6 +80,7 @@ export class CallRunner {
       throw err;
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      stopWatchingClient?.();
       if (controller) calls.end(controller);
       metrics.record({ transport: options.transport, server, tool: name, outcome }, (performance.now() - started) / 1000);
     }

@@ -15,10 +15,20 @@ export interface ClientGone {
  */
 export function watchClientGone(response: ServerResponse): ClientGone {
   const controller = new AbortController();
+  const dispose = onClientGone(response, () => controller.abort(CLIENT_GONE));
+  return { signal: controller.signal, dispose };
+}
+
+/**
+ * Runs `gone` once when the HTTP client goes away before the response has ended (at once when
+ * it already has); returns what stops watching. The call runner uses it to abort the call's own
+ * controller, so a REST call needs no AbortController of its own for this (issue #17).
+ */
+export function onClientGone(response: ServerResponse, gone: () => void): () => void {
   const onClose = (): void => {
-    if (!response.writableEnded) controller.abort(CLIENT_GONE);
+    if (!response.writableEnded) gone();
   };
   response.once('close', onClose);
-  if (response.destroyed) controller.abort(CLIENT_GONE);
-  return { signal: controller.signal, dispose: () => response.off('close', onClose) };
+  if (response.destroyed) gone();
+  return () => response.off('close', onClose);
 }

@@ -53,7 +53,7 @@ export function createHostCheckHook(options: HostCheckOptions = {}): OnRequestHo
   };
 
   /** Whether `candidate` names this daemon as reached through `socket`'s local end. */
-  const namesDaemon = (candidate: HostPort, local: { address: string | undefined; port: number | undefined }): boolean => {
+  const namesDaemon = (candidate: HostPort, local: LocalEnd): boolean => {
     for (const entry of allowedHosts) {
       if (entry.host === candidate.host && (entry.port === undefined || entry.port === candidate.port)) return true;
     }
@@ -64,24 +64,54 @@ export function createHostCheckHook(options: HostCheckOptions = {}): OnRequestHo
     return local.address !== undefined && candidate.host === formatAddress(local.address);
   };
 
-  return function checkHost(request, reply, done) {
-    const socket = request.raw.socket;
-    const local = { address: socket.localAddress, port: socket.localPort };
-    const hostHeader = request.headers.host ?? '';
+  /** The verdict on one (local end, Host, Origin): `undefined` when the request may pass. */
+  const judge = (local: LocalEnd, hostHeader: string, origin: string | undefined): Refusal | undefined => {
     const host = parseHostPort(hostHeader);
     if (!host || !namesDaemon(host, local)) {
       logOnce('host', hostHeader);
-      return void refuse(request, reply, 'FORBIDDEN_HOST', `Host "${printable(hostHeader)}" does not name this Switchboard`);
+      return { code: 'FORBIDDEN_HOST', message: `Host "${printable(hostHeader)}" does not name this Switchboard` };
     }
-    const origin = request.headers.origin;
-    if (origin === undefined) return done();
+    if (origin === undefined) return undefined;
     const normalised = normaliseOrigin(origin);
-    if (normalised !== undefined && allowedOrigins.has(normalised)) return done();
+    if (normalised !== undefined && allowedOrigins.has(normalised)) return undefined;
     const originHost = normalised === undefined ? undefined : parseHostPort(new URL(normalised).host);
-    if (originHost && namesDaemon(withDefaultPort(originHost, normalised as string), local)) return done();
+    if (originHost && namesDaemon(withDefaultPort(originHost, normalised as string), local)) return undefined;
     logOnce('origin', origin);
-    return void refuse(request, reply, 'FORBIDDEN_ORIGIN', `Origin "${printable(origin)}" is not allowed to call this Switchboard`);
+    return { code: 'FORBIDDEN_ORIGIN', message: `Origin "${printable(origin)}" is not allowed to call this Switchboard` };
   };
+
+  // Every request of every client carries the same few header values, so the verdict is kept per
+  // distinct (local end, Host, Origin): parsing them on each call was a measurable share of a tool
+  // call's CPU (issue #17). Bounded, so a flood of made-up values cannot grow it.
+  const verdicts = new Map<string, Refusal | undefined>();
+  return function checkHost(request, reply, done) {
+    const socket = request.raw.socket;
+    const hostHeader = request.headers.host ?? '';
+    const origin = request.headers.origin;
+    const key = `${socket.localAddress}\u0000${socket.localPort}\u0000${hostHeader}\u0000${origin ?? '\u0001'}`;
+    let refusal: Refusal | undefined;
+    if (verdicts.has(key)) refusal = verdicts.get(key);
+    else {
+      refusal = judge({ address: socket.localAddress, port: socket.localPort }, hostHeader, origin);
+      if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+      verdicts.set(key, refusal);
+    }
+    if (refusal === undefined) return done();
+    return void refuse(request, reply, refusal.code, refusal.message);
+  };
+}
+
+/** Distinct (local end, Host, Origin) verdicts kept before the memo starts over. */
+const MAX_VERDICTS = 256;
+
+interface LocalEnd {
+  address: string | undefined;
+  port: number | undefined;
+}
+
+interface Refusal {
+  code: 'FORBIDDEN_HOST' | 'FORBIDDEN_ORIGIN';
+  message: string;
 }
 
 function refuse(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {

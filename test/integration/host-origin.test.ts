@@ -164,8 +164,9 @@ describe('Host and Origin checks (real daemon processes, raw HTTP)', () => {
   });
 
   it('logs which header was refused, once per distinct value', async () => {
-    for (let i = 0; i < 3; i++) await send(open, { method: 'GET', path: '/status' }, { host: 'once.example' });
-    await send(open, { method: 'GET', path: '/status' }, { origin: 'http://once.example' });
+    // Refused every time (the verdict is remembered, the refusal is not skipped), logged once.
+    for (let i = 0; i < 3; i++) expect((await send(open, { method: 'GET', path: '/status' }, { host: 'once.example' })).status).toBe(403);
+    for (let i = 0; i < 2; i++) expect((await send(open, { method: 'GET', path: '/status' }, { origin: 'http://once.example' })).status).toBe(403);
     // Log lines arrive in order: once the marker is read, every earlier line is too.
     await send(open, { method: 'GET', path: '/status' }, { host: 'marker.example' });
     await open.serve.waitForLog((entry) => entry.value === 'marker.example');

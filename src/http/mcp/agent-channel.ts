@@ -115,7 +115,9 @@ export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, ta
     const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
     continuation = new Continuation<T>((self) => {
       const caller: CallerChannel = {
-        agent: self.token,
+        get agent() {
+          return self.token;
+        },
         capabilities,
         takesInputRequired: true,
         ...(resume ? { resume } : {}),

@@ -39,8 +39,7 @@ interface Question {
 }
 
 export class Continuation<T> {
-  /** The `requestState` of this call: unguessable, so only its caller can continue it. */
-  readonly token = randomBytes(18).toString('base64url');
+  #token: string | undefined;
   readonly controller = new AbortController();
   readonly #questions = new Map<string, Question>();
   #asked = 0;
@@ -54,6 +53,14 @@ export class Continuation<T> {
       (value) => this.#settle({ kind: 'done', value }),
       (error: unknown) => this.#settle({ kind: 'failed', error }),
     );
+  }
+
+  /**
+   * The `requestState` of this call: unguessable, so only its caller can continue it. Drawn when
+   * first needed: most calls never ask their agent anything (issue #17, per-call cost).
+   */
+  get token(): string {
+    return (this.#token ??= randomBytes(18).toString('base64url'));
   }
 
   get signal(): AbortSignal {

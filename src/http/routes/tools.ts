@@ -3,7 +3,7 @@ import { SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime.js';
 import type { CallRunner } from '../call-runner.js';
-import { watchClientGone } from '../client-gone.js';
+import { CLIENT_GONE } from '../in-flight-calls.js';
 import { wantsEventStream } from '../event-stream.js';
 import {
   CallToolBodySchema,
@@ -61,19 +61,16 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(CallToolBodySchema, request.body, 'body');
     // Asked for a stream: progress as it comes, then the result (see stream-call.ts).
     if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runner }, name, body);
-    const gone = watchClientGone(reply.raw);
     try {
       return await runner.run(name, body.arguments, {
         transport: 'rest',
-        signal: gone.signal,
+        client: reply.raw,
         ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
       });
     } catch (err) {
       // Nobody is left to read an answer; tell fastify not to try.
-      if (gone.signal.aborted) return reply.hijack();
+      if (err === CLIENT_GONE) return reply.hijack();
       throw err;
-    } finally {
-      gone.dispose();
     }
   });
 
