@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
-import { tempDir } from '../helpers/process.js';
+import { tempDir, type Cleanup } from '../helpers/process.js';
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 
 /**
@@ -48,11 +48,16 @@ interface Daemon {
   port: number;
 }
 
+// What `beforeAll` starts is ended by the suite's `afterAll` below: a hook registered from inside
+// `beforeAll` never ran, which left both daemons running after every run of this file.
+const cleanups: Array<() => void | Promise<void>> = [];
+const cleanup: Cleanup = (fn) => void cleanups.push(fn);
+
 async function startServe(config: Record<string, unknown>): Promise<Daemon> {
-  const dir = await tempDir(afterAll);
+  const dir = await tempDir(cleanup);
   const path = join(dir, 'switchboard.json');
   await writeFile(path, JSON.stringify({ dbPath: join(dir, 'cache.db'), port: 0, ...config }));
-  const serve = spawnServe(['--config', path], { home: dir, cwd: dir }, afterAll);
+  const serve = spawnServe(['--config', path], { home: dir, cwd: dir }, cleanup);
   const url = await serve.listening();
   return { serve, url, port: Number(new URL(url).port) };
 }
@@ -76,6 +81,11 @@ function refusalCode(response: RawResponse): string | undefined {
 describe('Host and Origin checks (real daemon processes, raw HTTP)', () => {
   let open: Daemon;
   let guarded: Daemon;
+
+  afterAll(async () => {
+    // Daemons first (registered last), then their directories.
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+  });
 
   beforeAll(async () => {
     [open, guarded] = await Promise.all([
