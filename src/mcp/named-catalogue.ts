@@ -183,13 +183,16 @@ function lowerBound(items: readonly Exposed[], name: string): number {
 
 function runsOf(items: readonly Exposed[]): ServerRun[] {
   const runs: ServerRun[] = [];
-  const seen = new Map<string, number>();
+  // Items already placed per server, updated once per run (runs are few; items are many).
+  const placed = new Map<string, number>();
   let run: ServerRun | undefined;
   for (const item of items) {
-    const offset = seen.get(item.server) ?? 0;
-    seen.set(item.server, offset + 1);
-    if (run?.server === item.server) run.count += 1;
-    else runs.push((run = { server: item.server, offset, count: 1 }));
+    if (run?.server === item.server) {
+      run.count += 1;
+      continue;
+    }
+    if (run) placed.set(run.server, run.offset + run.count);
+    runs.push((run = { server: item.server, offset: placed.get(item.server) ?? 0, count: 1 }));
   }
   return runs;
 }
