@@ -97,11 +97,21 @@ export async function measureScalePoint(point: ScalePoint, options: ScaleOptions
     const warmAll: number[] = [];
     let serve: ServeProcess | undefined;
     for (let start = 0; start <= options.warmStarts; start++) {
-      serve = await startServe({ servers, workspace, exposeGc: true, ...profile });
-      const http = createHttpClient(await serve.listening, { connections: 1 });
-      const ready = await waitReady(http, serve);
-      const all = await allConnected(http, point.servers, serve.spawnedAt, READY_TIMEOUT_MS);
-      http.close();
+      const current = await startServe({ servers, workspace, exposeGc: true, ...profile });
+      serve = current;
+      const http = createHttpClient(await current.listening, { connections: 1 });
+      let ready: number;
+      let all: number;
+      try {
+        ready = await waitReady(http, current);
+        all = await allConnected(http, point.servers, current.spawnedAt, READY_TIMEOUT_MS);
+      } catch (err) {
+        // Not left running behind a failed start (the finally below only knows the last daemon once it is up).
+        await stopChecked(current, ctx);
+        throw err;
+      } finally {
+        http.close();
+      }
       if (start > 0) {
         warmReady.push(ready);
         warmAll.push(all);
