@@ -17,11 +17,13 @@ import { b4 } from './b4-tool-list.js';
 import { b5 } from './b5-events-fanout.js';
 import { b6 } from './b6-idle-memory.js';
 import { b7 } from './b7-peers.js';
+import { b8 } from './b8-scale.js';
+import { b9 } from './b9-soak.js';
 import type { Benchmark, BenchContext } from './lib/bench.js';
 import { REPO_ROOT } from './lib/serve.js';
 import { renderTable, type Row } from './lib/table.js';
 
-const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7];
+const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7, b8, b9];
 
 const log = (message: string): void => void process.stderr.write(`${message}\n`);
 

@@ -69,10 +69,19 @@ export interface ServeProcess {
   logs(): readonly LogEntry[];
   /** Resolves with the first log entry (past or future) that matches. */
   waitForLog(match: (entry: LogEntry) => boolean): Promise<LogEntry>;
-  /** Runs a full GC in the daemon (needs `exposeGc`); resolves when it is done. */
-  gc(): Promise<void>;
+  /** Runs a full GC in the daemon (needs `exposeGc`); resolves when it is done, with its heap after it. */
+  gc(): Promise<HeapAfterGc>;
   /** SIGTERM, wait for a clean exit (SIGKILL after `graceMs`), then check nothing was left behind. */
   stop(graceMs?: number): Promise<StopOutcome>;
+}
+
+/** `process.memoryUsage()` fields of the daemon, right after a full GC. */
+export interface HeapAfterGc {
+  heapUsed: number;
+  /** V8 heap committed: it stays grown after a busy spell, and counts in RSS. */
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
 }
 
 export interface StopOutcome {
@@ -158,18 +167,18 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   );
   listening.catch(() => undefined);
 
-  const gc = async (): Promise<void> => {
+  const gc = async (): Promise<HeapAfterGc> => {
     if (!options.exposeGc) throw new Error('startServe: gc() needs exposeGc');
-    const done = new Promise<void>((resolve) => {
+    const done = new Promise<HeapAfterGc>((resolve) => {
       const onLine = (line: string): void => {
-        if (line !== 'bench-gc-done') return;
+        if (!line.startsWith('bench-gc-done ')) return;
         stderrLines.off('line', onLine);
-        resolve();
+        resolve(JSON.parse(line.slice('bench-gc-done '.length)) as HeapAfterGc);
       };
       stderrLines.on('line', onLine);
     });
     child.kill('SIGUSR2');
-    await done;
+    return done;
   };
 
   const stop = async (graceMs = 20_000): Promise<StopOutcome> => {

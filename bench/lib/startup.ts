@@ -90,15 +90,15 @@ export async function measureServeStart(servers: Record<string, ServerConfig>, w
 }
 
 /** Polls /servers until all `count` are connected (warm starts finish connecting after /ready). */
-async function allConnected(http: HttpClient, count: number, spawnedAt: number): Promise<number> {
-  const deadline = performance.now() + ALL_CONNECTED_TIMEOUT_MS;
+export async function allConnected(http: HttpClient, count: number, spawnedAt: number, timeoutMs = ALL_CONNECTED_TIMEOUT_MS): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
     const res = await http.get('/servers');
     const { servers } = JSON.parse(res.body.toString('utf8')) as { servers: Array<{ status: string }> };
     if (servers.length === count && servers.every((s) => s.status === 'connected')) return performance.now() - spawnedAt;
     await sleep(25);
   }
-  throw new Error(`not all ${count} servers connected within ${ALL_CONNECTED_TIMEOUT_MS / 1000} s`);
+  throw new Error(`not all ${count} servers connected within ${timeoutMs / 1000} s`);
 }
 
 export interface PeerStartSample {

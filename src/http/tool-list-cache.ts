@@ -5,16 +5,40 @@ import type { ToolListQuery } from './schemas.js';
 type Tool = ReturnType<ToolCatalogue['list']>[number];
 
 /**
- * The `GET /tools` bodies and ETags. The unfiltered body is serialised once per catalogue
- * version and kept as a Buffer, so a 10 000-tool list is one socket write and a 304 is a string
- * comparison. ETags carry a per-process id: the catalogue version restarts at 0 with every
- * daemon, and a client must never get a 304 for the previous process's list.
+ * One server's tools as JSON: `bytes` is their entries joined by `,` (no brackets), `starts[i]`
+ * the byte offset of entry i, so any run of consecutive entries is a zero-copy `subarray`.
+ */
+interface Fragment {
+  revision: number;
+  bytes: Buffer;
+  starts: number[];
+}
+
+const COMMA = Buffer.from(',');
+const TAIL = Buffer.from(']}');
+
+/**
+ * The `GET /tools` bodies and ETags. The unfiltered body is built once per catalogue version and
+ * kept as a Buffer, so a 10 000-tool list is one socket write and a 304 is a string comparison.
+ * It is built from per-server fragments (each server's entries, already JSON) that are
+ * serialised again only when that server's revision moved: after a one-server change the cost
+ * is that server's tools plus one copy of the bytes, not `JSON.stringify` of the whole
+ * catalogue. The output is byte for byte `JSON.stringify({version, tools})`. ETags carry a
+ * per-process id: the catalogue version restarts at 0 with every daemon, and a client must
+ * never get a 304 for the previous process's list.
  */
 export class ToolListCache {
   private readonly instance = randomBytes(6).toString('hex');
   private version = -1;
   private etag = '';
   private body: Buffer = Buffer.alloc(0);
+  private readonly fragments = new Map<string, Fragment>();
+  private serialised = 0;
+
+  /** Tools passed to `JSON.stringify` so far: what a change cost (tests and diagnosis). */
+  get toolsSerialised(): number {
+    return this.serialised;
+  }
 
   /** The ETag of the list at `version` with these filters. */
   etagFor(version: number, query: ToolListQuery): string {
@@ -27,28 +51,67 @@ export class ToolListCache {
   /** The unfiltered body of `catalogue`, rebuilt only when its version moved. */
   fullBody(catalogue: ToolCatalogue): Buffer {
     const version = catalogue.version;
-    if (version !== this.version) {
-      this.body = Buffer.from(serialise(version, catalogue.list()));
-      this.etag = this.makeEtag(version, '');
-      this.version = version;
+    if (version === this.version) return this.body;
+    const chunks: Buffer[] = [head(version)];
+    const live = new Set<string>();
+    for (const run of catalogue.runs()) {
+      const fragment = this.fragmentOf(catalogue, run.server);
+      live.add(run.server);
+      if (chunks.length > 1) chunks.push(COMMA);
+      const end = run.offset + run.count;
+      chunks.push(fragment.bytes.subarray(fragment.starts[run.offset], end < fragment.starts.length ? (fragment.starts[end] as number) - 1 : fragment.bytes.length));
     }
+    chunks.push(TAIL);
+    for (const server of this.fragments.keys()) if (!live.has(server)) this.fragments.delete(server);
+    this.body = Buffer.concat(chunks);
+    this.etag = this.makeEtag(version, '');
+    this.version = version;
     return this.body;
   }
 
-  /** A filtered body; filters are cheap next to the JSON, so these are not cached. */
-  filteredBody(catalogue: ToolCatalogue, query: ToolListQuery): string {
+  /**
+   * A filtered body; not cached. `?server=` alone is that server's fragment; a `q` filter
+   * serialises the tools that match.
+   */
+  filteredBody(catalogue: ToolCatalogue, query: ToolListQuery): Buffer | string {
+    const tools = query.server === undefined ? catalogue.list() : catalogue.itemsOf(query.server);
     const needle = query.q?.toLowerCase();
-    const tools = catalogue.list().filter((tool) => {
-      if (query.server !== undefined && tool.server !== query.server) return false;
-      if (!needle) return true;
-      return tool.name.toLowerCase().includes(needle) || (tool.description ?? '').toLowerCase().includes(needle);
-    });
-    return serialise(catalogue.version, tools);
+    if (!needle) {
+      if (query.server === undefined || tools.length === 0) return serialise(catalogue.version, tools);
+      return Buffer.concat([head(catalogue.version), this.fragmentOf(catalogue, query.server).bytes, TAIL]);
+    }
+    const matching = tools.filter((tool) => tool.name.toLowerCase().includes(needle) || (tool.description ?? '').toLowerCase().includes(needle));
+    this.serialised += matching.length;
+    return serialise(catalogue.version, matching);
+  }
+
+  private fragmentOf(catalogue: ToolCatalogue, server: string): Fragment {
+    const revision = catalogue.revisionOf(server);
+    const cached = this.fragments.get(server);
+    if (cached?.revision === revision) return cached;
+    const tools = catalogue.itemsOf(server);
+    const starts = new Array<number>(tools.length);
+    const entries = new Array<string>(tools.length);
+    let offset = 0;
+    for (let i = 0; i < tools.length; i++) {
+      const json = JSON.stringify(tools[i]);
+      entries[i] = json;
+      starts[i] = offset;
+      offset += Buffer.byteLength(json) + 1;
+    }
+    this.serialised += tools.length;
+    const fragment = { revision, bytes: Buffer.from(entries.join(',')), starts };
+    this.fragments.set(server, fragment);
+    return fragment;
   }
 
   private makeEtag(version: number, suffix: string): string {
     return `"${this.instance}-${version}${suffix}"`;
   }
+}
+
+function head(version: number): Buffer {
+  return Buffer.from(`{"version":${version},"tools":[`);
 }
 
 function serialise(version: number, tools: readonly Tool[]): string {

@@ -124,7 +124,7 @@ export function buildNamed<T extends { name: string }, B>(
  * with a counter until the name is free. Groups and their members are visited in sorted order,
  * so `used` grows the same way, and the outcome is the same, whatever the input order.
  */
-function uniqueHashedName(base: string, server: string, name: string, used: ReadonlySet<string>): string {
+export function uniqueHashedName(base: string, server: string, name: string, used: { has(name: string): boolean }): string {
   let candidate = withHash(base, shortHash(server, name));
   for (let salt = 1; used.has(candidate); salt += 1) candidate = withHash(base, shortHash(server, `${name}\u0000${salt}`));
   return candidate;
