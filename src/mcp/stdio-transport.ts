@@ -130,14 +130,6 @@ export class StdioProcessTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
     if (!stdin?.writable || this.#closing) return Promise.reject(new Error('Not connected'));
-    // Messages sent in the same turn of the event loop leave in one write — calls that arrived
-    // together on several HTTP connections, a call and its cancellation: the pipe write is a
-    // syscall per message otherwise, a large share of a call's CPU (issue #17). Uncorked in the
-    // same loop iteration, right after the I/O callbacks, so nothing waits for a timer.
-    if (stdin.writableCorked === 0) {
-      stdin.cork();
-      setImmediate(() => stdin.uncork());
-    }
     // The write callback doubles as backpressure and reports a pipe that broke under us.
     return new Promise((resolve, reject) => {
       stdin.write(serializeMessage(message), (err) => (err ? reject(err) : resolve()));
