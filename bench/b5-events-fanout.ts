@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { WebSocket } from 'ws';
 import { fixtureServerConfig } from '../test/helpers/fixtures.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { createHttpClient, expectStatus, type HttpClient } from './lib/http.js';
 import { startServe } from './lib/serve.js';
+import { sawAdded, subscribe, subscribeMany, withTimeout, type Subscriber } from './lib/subscribers.js';
 import { summarize, type Summary } from './lib/stats.js';
 import { ms, ratio, verdict, type Row } from './lib/table.js';
 
@@ -23,13 +23,6 @@ const TARGET_P99_MS = 50;
 const TOOL = 'mcp_lc_add_tool';
 /** A lost event fails the benchmark instead of hanging it. */
 const EVENT_TIMEOUT_MS = 10_000;
-
-interface Subscriber {
-  ws: WebSocket;
-  /** tool name → delivery latency (ms) of the tools.changed event that added it. */
-  deliveries: Map<string, number>;
-  waiters: Map<string, () => void>;
-}
 
 export const b5: Benchmark = {
   id: 'B5',
@@ -51,7 +44,7 @@ export const b5: Benchmark = {
           const name = `bench_${label}_${++counter}`;
           // The event names the tool as exposed: mcp_<server>_<tool>.
           const exposed = `mcp_lc_${name}`;
-          const all = Promise.all(subscribers.map((s) => delivered(s, exposed)));
+          const all = Promise.all(subscribers.map((s) => sawAdded(s, exposed)));
           const t0 = performance.now();
           expectStatus(await client.postJson(`/tools/${TOOL}/call`, { arguments: { name } }), 200, `POST ${TOOL}`);
           await withTimeout(all, EVENT_TIMEOUT_MS, `${name}: not every subscriber got its tools.changed event`);
@@ -64,9 +57,7 @@ export const b5: Benchmark = {
       subscribers.push(await subscribe(url));
       await runEvents(3, 'warmup');
       const single = await runEvents(EVENTS, 'one');
-      while (subscribers.length < SUBSCRIBERS) {
-        subscribers.push(...(await Promise.all(Array.from({ length: Math.min(50, SUBSCRIBERS - subscribers.length) }, () => subscribe(url)))));
-      }
+      subscribers.push(...(await subscribeMany(url, SUBSCRIBERS - subscribers.length)));
       await runEvents(3, 'warmup');
       const fanned = await runEvents(EVENTS, 'many');
       const one = summarize(single.samples);
@@ -91,49 +82,6 @@ export const b5: Benchmark = {
     }
   },
 };
-
-async function subscribe(baseUrl: string): Promise<Subscriber> {
-  const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/events`);
-  const subscriber: Subscriber = { ws, deliveries: new Map(), waiters: new Map() };
-  const hello = new Promise<void>((resolve, reject) => {
-    ws.once('error', reject);
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`/events upgrade refused with HTTP ${res.statusCode}`)));
-    ws.on('message', (data: Buffer) => {
-      // Taken before parsing: parsing is the bench's cost, not the daemon's.
-      const receivedAt = performance.timeOrigin + performance.now();
-      const event = JSON.parse(data.toString('utf8')) as { type: string; ts: string; added?: string[] };
-      if (event.type === 'hello') return resolve();
-      if (event.type !== 'tools.changed') return;
-      const latency = receivedAt - Date.parse(event.ts);
-      for (const name of event.added ?? []) {
-        subscriber.deliveries.set(name, latency);
-        subscriber.waiters.get(name)?.();
-      }
-    });
-  });
-  await hello;
-  return subscriber;
-}
-
-function delivered(subscriber: Subscriber, name: string): Promise<void> {
-  if (subscriber.deliveries.has(name)) return Promise.resolve();
-  return new Promise((resolve) => subscriber.waiters.set(name, () => {
-    subscriber.waiters.delete(name);
-    resolve();
-  }));
-}
-
-async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${message} within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function round(summary: Summary): Record<string, number> {
   return Object.fromEntries(Object.entries(summary).map(([k, v]) => [k, Math.round(v * 1000) / 1000]));

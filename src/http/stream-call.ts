@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwitchboardError } from '../errors.js';
 import type { MCPManager } from '../mcp/manager.js';
 import type { CallRunner } from './call-runner.js';
-import { watchClientGone } from './client-gone.js';
+import { CLIENT_GONE } from './in-flight-calls.js';
 import { errorBody, logHttpError } from './error-handler.js';
 import { EventStream } from './event-stream.js';
 import type { CallToolBody } from './schemas.js';
@@ -33,12 +33,11 @@ export async function streamCall(
   body: CallToolBody,
 ): Promise<FastifyReply> {
   if (!deps.manager.getCatalogue().get(name)) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
-  const gone = watchClientGone(reply.raw);
   const stream = new EventStream(reply);
   try {
     const result = await deps.runner.run(name, body.arguments, {
       transport: 'rest',
-      signal: gone.signal,
+      client: reply.raw,
       ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
       onProgress: (progress) => stream.send('progress', progressData(progress)),
     });
@@ -46,12 +45,11 @@ export async function streamCall(
   } catch (err) {
     // A client that went away reads nothing; anything else (the tool vanished since the check
     // above, shutdown's grace ended) is told in the stream, since the status line is long gone.
-    if (!gone.signal.aborted) {
+    if (err !== CLIENT_GONE) {
       const error = logHttpError(err, request);
       stream.send('error', errorBody(error.code, error.message));
     }
   } finally {
-    gone.dispose();
     stream.end();
   }
   return reply;

@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
 import { waitForStatus } from '../helpers/status-watch.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * Issue #11 item 3: Switchboards configured as each other's upstream — two facing each other, and
@@ -24,14 +24,6 @@ interface Node {
   name: string;
   port: number;
   base: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

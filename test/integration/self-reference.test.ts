@@ -1,25 +1,16 @@
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
 import { waitForStatus } from '../helpers/status-watch.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * Issue #11 item 2: the README's own agent entry pasted into `~/.claude.json` must not make the
  * daemon aggregate itself — not at start, not after any number of reloads.
  */
-
-/** A port nobody listens on right now, for a config that must name the daemon's port up front. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function json<T>(url: string, init?: RequestInit): Promise<T> {
   const response = await fetch(url, init);

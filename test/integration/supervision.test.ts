@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -13,6 +12,7 @@ import { readManagerEvents } from '../helpers/manager-events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { isProcessGone, readPidFile, tempDir } from '../helpers/process.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * Issue #12: every upstream comes back on its own (SPEC §6–§7), against real fixture processes.
@@ -32,14 +32,6 @@ function errorCode(result: { _meta?: Record<string, unknown> }): unknown {
 
 function text(result: { content: unknown }): string {
   return ((result.content as Array<{ text?: string }>)[0]?.text ?? '') as string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 
