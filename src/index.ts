@@ -4,8 +4,8 @@
  */
 
 // Loader facade
-export { discoverAndLoadMCPTools, type LoadMCPToolsOptions, type LoadedMCPTools } from './loader.js';
-export { SwitchboardRuntime, DISCOVERY_FAILURE_PATH, type LoadError, type ReloadOutcome, type RuntimeState } from './runtime.js';
+export { discoverAndLoadMCPTools, type LoadMCPToolsOptions, type LoadedMCPTools } from './runtime/loader.js';
+export { SwitchboardRuntime, DISCOVERY_FAILURE_PATH, type LoadError, type ReloadOutcome, type RuntimeState } from './runtime/runtime.js';
 
 // Discovery, config loading and validation
 export { discoverMCPServers } from './config/discover.js';
@@ -33,16 +33,16 @@ export {
   resolveCallTimeout,
   type ConnectOptions,
   type ServerConnection,
-} from './mcp/client.js';
-export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './mcp/tool-bridge.js';
-export { ToolCatalogue } from './mcp/tool-catalogue.js';
-export type { ServerSnapshot, ServerDetail } from './mcp/server-snapshot.js';
+} from './mcp/transport/client.js';
+export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './mcp/catalogue/tool-bridge.js';
+export { ToolCatalogue } from './mcp/catalogue/tool-catalogue.js';
+export type { ServerSnapshot, ServerDetail } from './mcp/upstream/server-snapshot.js';
 export type { ManagerEvent, ServerStatus, ToolsChangedCause } from './mcp/events.js';
 
 // Tool cache
 export { openToolCache } from './store/open-tool-cache.js';
 export { SqliteToolCacheStore, NoopToolCacheStore, type ToolCacheStore } from './store/tool-cache-store.js';
-export { configHash } from './store/config-hash.js';
+export { configHash } from './config/config-hash.js';
 
 // OAuth upstreams (issue #16): sign-in, and the credentials an embedder stores per server
 export { OAuthBroker, type SignInOffer } from './mcp/oauth/broker.js';

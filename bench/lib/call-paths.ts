@@ -1,5 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { perRequestSignalFetch } from '../../src/mcp/transports.js';
+import { perRequestSignalFetch } from '../../src/mcp/transport/transports.js';
 import type { DirectClient } from './direct.js';
 import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, ECHO_TEXT } from './echo.js';
 import { createHttpClient, expectStatus } from './http.js';

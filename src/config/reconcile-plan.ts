@@ -1,4 +1,4 @@
-import { configHash } from '../store/config-hash.js';
+import { configHash } from './config-hash.js';
 import type { DiscoveryResult, ServerConfig, ServerSource } from './types.js';
 
 /** The servers the runtime runs, with the config and source each was started from. */

@@ -1,4 +1,4 @@
-import type { SwitchboardRuntime } from '../runtime.js';
+import type { SwitchboardRuntime } from '../runtime/runtime.js';
 
 /**
  * Before the startup gate a list (tools, prompts, resources) would be partial: wait for the gate

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ToolCatalogue } from '../mcp/tool-catalogue.js';
+import type { ToolCatalogue } from '../mcp/catalogue/tool-catalogue.js';
 import type { ToolListQuery } from './schemas.js';
 
 type Tool = ReturnType<ToolCatalogue['list']>[number];

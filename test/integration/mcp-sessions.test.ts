@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CallMetrics } from '../../src/http/call-metrics.js';
-import { CallRunner } from '../../src/http/call-runner.js';
-import { InFlightCalls } from '../../src/http/in-flight-calls.js';
+import { CallMetrics } from '../../src/http/calls/call-metrics.js';
+import { CallRunner } from '../../src/http/calls/call-runner.js';
+import { InFlightCalls } from '../../src/http/calls/in-flight-calls.js';
 import { mcpRoutes } from '../../src/http/routes/mcp.js';
 import { MCPManager } from '../../src/mcp/manager.js';
 

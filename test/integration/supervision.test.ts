@@ -4,7 +4,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { MCPManager, type ManagerOptions } from '../../src/mcp/manager.js';
-import { configHash } from '../../src/store/config-hash.js';
+import { configHash } from '../../src/config/config-hash.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { collectUntil, openEvents } from '../helpers/events.js';

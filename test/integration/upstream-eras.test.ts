@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { MCPManager } from '../../src/mcp/manager.js';
-import { configHash } from '../../src/store/config-hash.js';
+import { configHash } from '../../src/config/config-hash.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import type { ToolCacheStore } from '../../src/store/tool-cache-store.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';

@@ -9,7 +9,7 @@ import {
   type WireEvent,
 } from '../../src/http/ws/event-hub.js';
 import type { ManagerEvent } from '../../src/mcp/events.js';
-import type { ServerSnapshot } from '../../src/mcp/server-snapshot.js';
+import type { ServerSnapshot } from '../../src/mcp/upstream/server-snapshot.js';
 
 /** A manager stand-in: an ordered synchronous emitter plus the read-only views the hub uses. */
 function fakeManager(servers: ServerSnapshot[] = []) {

@@ -10,10 +10,10 @@ import {
   type Progress,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { CallerChannel } from '../../mcp/caller.js';
-import { capabilityOf } from '../../mcp/caller.js';
-import { noAgent, type AgentRequest } from '../../mcp/server-traffic.js';
-import { isInputRequired, type AgentOptions } from '../../mcp/input-required.js';
+import type { CallerChannel } from '../../mcp/forwarding/caller.js';
+import { capabilityOf } from '../../mcp/forwarding/caller.js';
+import { noAgent, type AgentRequest } from '../../mcp/transport/server-traffic.js';
+import { isInputRequired, type AgentOptions } from '../../mcp/forwarding/input-required.js';
 import { Continuation, type Continuations, type Round } from './continuations.js';
 import { RelayStates } from './relay-state.js';
 

@@ -1,10 +1,10 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, RequestId, ServerCapabilities } from '@modelcontextprotocol/server';
 import { isSwitchboardError } from '../../errors.js';
-import { INSTANCE_META_KEY } from '../../mcp/instance.js';
+import { INSTANCE_META_KEY } from '../../mcp/upstream/instance.js';
 import type { AggregateCapabilities, MCPManager } from '../../mcp/manager.js';
-import type { SwitchboardRuntime } from '../../runtime.js';
-import type { CallRunner } from '../call-runner.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import type { CallRunner } from '../calls/call-runner.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import { runForAgent, type SessionState } from './agent-channel.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Progress } from '@modelcontextprotocol/server';
 import { SwitchboardError } from '../../errors.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
-import type { AgentRequest } from '../../mcp/server-traffic.js';
+import type { AgentRequest } from '../../mcp/transport/server-traffic.js';
 
 /**
  * Multi-round requests of 2026-07-28 callers (SPEC §7, the revision's `input_required`).

@@ -1,8 +1,8 @@
 import type { Prompt, Tool } from '@modelcontextprotocol/server';
-import { ORIGIN_META_KEY, originOf } from '../../mcp/instance.js';
+import { ORIGIN_META_KEY, originOf } from '../../mcp/upstream/instance.js';
 import type { MCPManager } from '../../mcp/manager.js';
-import { toMcpPrompt, type BridgedPrompt } from '../../mcp/prompt-bridge.js';
-import { toMcpTool } from '../../mcp/tool-bridge.js';
+import { toMcpPrompt, type BridgedPrompt } from '../../mcp/catalogue/prompt-bridge.js';
+import { toMcpTool } from '../../mcp/catalogue/tool-bridge.js';
 
 /** What the lists need of the manager. */
 export type ListSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'identity'>;

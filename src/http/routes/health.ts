@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
-import type { SwitchboardRuntime } from '../../runtime.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 
 export interface HealthRoutesOptions {
   runtime: SwitchboardRuntime;

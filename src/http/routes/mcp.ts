@@ -3,10 +3,10 @@ import { classifyInboundRequest, createMcpHandler, isInitializeRequest, type Inb
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
-import type { SwitchboardRuntime } from '../../runtime.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 import { delay } from '../../util/delay.js';
-import type { CallRunner } from '../call-runner.js';
+import type { CallRunner } from '../calls/call-runner.js';
 import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
 import { Continuations } from '../mcp/continuations.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';

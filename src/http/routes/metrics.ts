@@ -1,8 +1,8 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
 import type { MCPManager } from '../../mcp/manager.js';
-import type { CallMetrics } from '../call-metrics.js';
-import type { InFlightCalls } from '../in-flight-calls.js';
+import type { CallMetrics } from '../calls/call-metrics.js';
+import type { InFlightCalls } from '../calls/in-flight-calls.js';
 
 export interface MetricsRoutesOptions {
   manager: MCPManager;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../../mcp/oauth/broker.js';
-import type { SwitchboardRuntime } from '../../runtime.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { EmptyBodySchema, NameParamsSchema, parseInput } from '../schemas.js';
 
 export interface OAuthRoutesOptions {

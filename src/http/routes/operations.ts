@@ -1,5 +1,5 @@
 import type { FastifyPluginCallback } from 'fastify';
-import type { SwitchboardRuntime } from '../../runtime.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { EmptyBodySchema, NameParamsSchema, parseInput, ReloadQuerySchema } from '../schemas.js';
 
 export interface OperationRoutesOptions {

@@ -1,7 +1,7 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
 import type { MCPManager } from '../../mcp/manager.js';
-import type { SwitchboardRuntime } from '../../runtime.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 
 export interface StatusRoutesOptions {

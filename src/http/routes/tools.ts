@@ -1,10 +1,10 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
-import type { SwitchboardRuntime } from '../../runtime.js';
-import type { CallRunner } from '../call-runner.js';
-import { CLIENT_GONE } from '../in-flight-calls.js';
-import { wantsEventStream } from '../event-stream.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import type { CallRunner } from '../calls/call-runner.js';
+import { CLIENT_GONE } from '../calls/in-flight-calls.js';
+import { wantsEventStream } from '../calls/event-stream.js';
 import {
   CallToolBodySchema,
   NameParamsSchema,
@@ -14,7 +14,7 @@ import {
   type CallToolBody,
 } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
-import { streamCall } from '../stream-call.js';
+import { streamCall } from '../calls/stream-call.js';
 import { ifNoneMatchHits, ToolListCache } from '../tool-list-cache.js';
 
 export interface ToolRoutesOptions {

@@ -1,6 +1,6 @@
 import type { ManagerEvent } from '../../mcp/events.js';
-import type { ServerSnapshot } from '../../mcp/server-snapshot.js';
-import type { RuntimeState, SwitchboardRuntime } from '../../runtime.js';
+import type { ServerSnapshot } from '../../mcp/upstream/server-snapshot.js';
+import type { RuntimeState, SwitchboardRuntime } from '../../runtime/runtime.js';
 
 /** A manager event as sent on `/events`: the same object with its place in the stream and time. */
 export type StampedEvent = ManagerEvent & { seq: number; ts: string };

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ServerConfig } from '../../config/types.js';
 import { resolveTransportKind } from '../../config/validate.js';
 import { errorMessage, SwitchboardError } from '../../errors.js';
-import { configHash } from '../../store/config-hash.js';
+import { configHash } from '../../config/config-hash.js';
 import type { OAuthKey, OAuthStore, StoredTokens } from '../../store/oauth-store.js';
 import type { Clock } from '../../util/clock.js';
 import { hashState, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../../../src/config/types.js';
-import { canonicalJson, configHash } from '../../../src/store/config-hash.js';
+import { canonicalJson, configHash } from '../../../src/config/config-hash.js';
 
 const config: ServerConfig = {
   type: 'stdio',

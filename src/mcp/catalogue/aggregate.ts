@@ -1,0 +1,52 @@
+import type { Upstream } from '../upstream/upstream.js';
+
+/** Which optional MCP capabilities at least one server has. */
+export interface AggregateCapabilities {
+  prompts: boolean;
+  resources: boolean;
+  /** Some server accepts `resources/subscribe`. */
+  subscribe: boolean;
+  completions: boolean;
+  logging: boolean;
+}
+
+export interface ListHintsAggregate {
+  ttlMs: number;
+  cacheScope: 'public' | 'private';
+}
+
+/**
+ * What the servers can do, together: the capabilities `/mcp` advertises (SPEC §7), exactly
+ * what some server declared. A server keeps what it declared while it reconnects, so a blip
+ * does not change the advertisement.
+ */
+export function aggregateCapabilities(upstreams: Iterable<Upstream>): AggregateCapabilities {
+  const all: AggregateCapabilities = { prompts: false, resources: false, subscribe: false, completions: false, logging: false };
+  for (const upstream of upstreams) {
+    const declared = upstream.capabilities;
+    if (!declared) continue;
+    all.prompts ||= declared.prompts !== undefined;
+    all.resources ||= declared.resources !== undefined;
+    all.subscribe ||= declared.resources?.subscribe === true;
+    all.completions ||= declared.completions !== undefined;
+    all.logging ||= declared.logging !== undefined;
+  }
+  return all;
+}
+
+/**
+ * Caching hints for the aggregated list (2026-07-28): the smallest non-zero `ttlMs` any
+ * contributing server gave (`defaultTtlMs` when none did), and `private` as soon as one server
+ * says so — the aggregate is never more shareable than its most private part.
+ */
+export function aggregateListHints(upstreams: Iterable<Upstream>, defaultTtlMs: number): ListHintsAggregate {
+  let ttlMs: number | undefined;
+  let cacheScope: 'public' | 'private' = 'public';
+  for (const upstream of upstreams) {
+    if (upstream.tools.length === 0) continue;
+    const hints = upstream.hints;
+    if (hints?.cacheScope === 'private') cacheScope = 'private';
+    if (hints?.ttlMs !== undefined && hints.ttlMs > 0) ttlMs = Math.min(ttlMs ?? hints.ttlMs, hints.ttlMs);
+  }
+  return { ttlMs: ttlMs ?? defaultTtlMs, cacheScope };
+}

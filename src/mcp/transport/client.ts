@@ -1,0 +1,140 @@
+import { basename, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { OAuthClientProvider, Root } from '@modelcontextprotocol/client';
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../../config/types.js';
+import { SwitchboardError, errorMessage } from '../../errors.js';
+import { createDeadline } from '../../util/abort.js';
+import { ListenerSet } from '../../util/listeners.js';
+import { McpServerConnection, describeExit, withStderr, type ServerConnection } from './connection.js';
+import { negotiateSession } from './negotiate.js';
+import { authErrorOf } from '../oauth/auth-errors.js';
+import type { EraVerdict, ProtocolMode } from './protocol-era.js';
+import type { Attempt } from './session.js';
+import { ServerTraffic } from './server-traffic.js';
+import { StderrRing } from './stderr-ring.js';
+import { httpStatusOf } from './transports.js';
+
+export type { CallToolOptions, RequestOptions, ServerConnection } from './connection.js';
+export { StderrRing } from './stderr-ring.js';
+
+export interface ConnectOptions {
+  /** Caller abort (daemon shutdown, disconnect): the attempt is torn down and rejects with the reason. */
+  signal?: AbortSignal;
+  /** Bounds spawn + initialize, and later list and ping; 0 = none. @default resolveConnectTimeout(config) */
+  timeoutMs?: number;
+  /** Child logger for this server. */
+  logger?: Logger;
+  /** Answered to roots/list as file:// URIs. @default [process.cwd()] */
+  roots?: string[];
+  /** Extra daemon environment variable names passed to stdio children. @default [] */
+  inheritEnv?: string[];
+  /** @default { name: 'switchboard', version: '0.1.0' } */
+  clientInfo?: { name: string; version: string };
+  /** Which protocol era to talk. @default config.protocol, else "auto" */
+  protocol?: ProtocolMode;
+  /** The era verdict cached for this config: used as is, no probe (SPEC §4, §5). */
+  verdict?: EraVerdict;
+  /**
+   * Signs an http/sse server in with OAuth (issue #16): a 401 then starts the authorization
+   * flow and the connect fails with `UPSTREAM_AUTH_REQUIRED` until a person signs in.
+   */
+  authProvider?: OAuthClientProvider;
+}
+
+export const CONNECT_TIMEOUT_ENV = 'SWITCHBOARD_MCP_TIMEOUT_MS';
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+const DEFAULT_CLIENT_INFO = { name: 'switchboard', version: '0.1.0' };
+/** The longest an `auto` probe may take before the server counts as a 2025-era one. */
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** `SWITCHBOARD_MCP_TIMEOUT_MS` > `config.timeout` > 30 000 ms; 0 disables. Invalid values are skipped. */
+export function resolveConnectTimeout(config: ServerConfig, env: NodeJS.ProcessEnv = process.env): number {
+  return parseTimeout(env[CONNECT_TIMEOUT_ENV]) ?? parseTimeout(config.timeout) ?? DEFAULT_CONNECT_TIMEOUT_MS;
+}
+
+/** `config.callTimeout` > 60 000 ms; 0 disables. */
+export function resolveCallTimeout(config: ServerConfig): number {
+  return parseTimeout(config.callTimeout) ?? DEFAULT_CALL_TIMEOUT_MS;
+}
+
+function parseTimeout(value: unknown): number | undefined {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined;
+}
+
+/** Root paths (or file:// URIs) → the roots/list answer. */
+export function toRoots(paths: readonly string[]): Root[] {
+  return paths.map((path) => {
+    if (path.startsWith('file://')) return { uri: path };
+    const absolute = resolve(path);
+    return { uri: pathToFileURL(absolute).href, name: basename(absolute) || absolute };
+  });
+}
+
+/**
+ * Connects to one MCP server: transport, era negotiation (`initialize` + `notifications/initialized`,
+ * or the modern `server/discover`). On any failure, timeout or abort the transport is closed (a
+ * stdio process group is gone) before this rejects: `UPSTREAM_CONNECT_TIMEOUT`,
+ * `UPSTREAM_CONNECT_FAILED` (with `cause` and the stderr tail), or the caller's abort reason.
+ */
+export async function connectToServer(name: string, config: ServerConfig, opts: ConnectOptions = {}): Promise<ServerConnection> {
+  const timeoutMs = opts.timeoutMs ?? resolveConnectTimeout(config);
+  const logger = opts.logger;
+  const onListenerError = (err: unknown) => logger?.error({ err }, 'listener threw');
+  const roots = toRoots(opts.roots ?? [process.cwd()]);
+  const attempt: Attempt = {
+    name,
+    config,
+    deadline: createDeadline(opts.signal, timeoutMs),
+    stderr: new StderrRing(),
+    toolsListChanged: new ListenerSet<[]>(onListenerError),
+    transportErrors: new ListenerSet<[Error]>(onListenerError),
+    traffic: new ServerTraffic(roots, onListenerError),
+    ...(logger ? { logger } : {}),
+    roots,
+    ...(opts.inheritEnv ? { inheritEnv: opts.inheritEnv } : {}),
+    clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
+    probeTimeoutMs: timeoutMs > 0 ? Math.min(timeoutMs, PROBE_TIMEOUT_MS) : PROBE_TIMEOUT_MS,
+    ...(opts.authProvider ? { authProvider: opts.authProvider } : {}),
+  };
+  const startedAt = Date.now();
+  try {
+    const session = await negotiateSession(attempt, opts.protocol ?? config.protocol ?? 'auto', opts.verdict);
+    const connection = new McpServerConnection({
+      name,
+      ...session,
+      stderr: attempt.stderr,
+      timeoutMs,
+      callTimeoutMs: resolveCallTimeout(config),
+      toolsListChanged: attempt.toolsListChanged,
+      transportErrors: attempt.transportErrors,
+      traffic: attempt.traffic,
+      closed: new ListenerSet<[Error]>(onListenerError),
+      ...(logger ? { logger } : {}),
+    });
+    logger?.debug({ transport: session.kind, era: connection.era, pid: connection.pid, ms: Date.now() - startedAt }, 'transport connected');
+    return connection;
+  } catch (err) {
+    throw connectError(err, attempt, timeoutMs, opts.signal);
+  } finally {
+    attempt.deadline.dispose();
+  }
+}
+
+function connectError(err: unknown, attempt: Attempt, timeoutMs: number, callerSignal: AbortSignal | undefined): unknown {
+  if (callerSignal?.aborted) return callerSignal.reason;
+  const authError = authErrorOf(err, attempt.name);
+  if (authError) return authError;
+  if (err instanceof SwitchboardError) return new SwitchboardError(err.code, withStderr(err.message, attempt.stderr), { cause: err.cause });
+  const server = `MCP server "${attempt.name}"`;
+  if (attempt.deadline.timedOut) {
+    const message = withStderr(`Connecting to ${server} timed out after ${timeoutMs} ms`, attempt.stderr);
+    return new SwitchboardError('UPSTREAM_CONNECT_TIMEOUT', message, { cause: err });
+  }
+  const status = httpStatusOf(err);
+  const detail = `${errorMessage(err)}${status ? ` (HTTP ${status})` : ''}${describeExit(attempt.exit)}`;
+  const message = `Could not connect to ${server}: ${detail}`;
+  return new SwitchboardError('UPSTREAM_CONNECT_FAILED', withStderr(message, attempt.stderr), { cause: err });
+}

@@ -1,0 +1,90 @@
+import type { ServerSource, TransportKind } from '../../config/types.js';
+import type { ErrorInfo } from '../../errors.js';
+import type { ServerStatus } from '../events.js';
+import type { LoggedMessage } from '../forwarding/log-message.js';
+import { transportKindOf } from '../transport/transports.js';
+import type { Upstream } from './upstream.js';
+
+/** The public, read-only view of a server used by `/status`, `/servers` and the CLI. */
+export interface ServerSnapshot {
+  name: string;
+  status: ServerStatus;
+  transport: TransportKind;
+  source: ServerSource;
+  toolCount: number;
+  deferred: boolean;
+  stale: boolean;
+  /** The last failure, with its stable code; cleared by a successful connect. */
+  lastError: ErrorInfo | null;
+  connectedSince: string | null;
+  serverInfo: { name: string; version: string; title?: string } | null;
+  /** The protocol era and revision of the live connection. */
+  protocol: { era: 'legacy' | 'modern'; version: string | null } | null;
+}
+
+export interface ServerDetail extends ServerSnapshot {
+  tools: string[];
+  stderrTail: string[];
+  /** The last MCP log messages (`notifications/message`) the server sent, oldest first. */
+  logMessages: LoggedMessage[];
+  /** Prompts (exposed names), resources and resource templates (URIs) the server contributes. */
+  prompts: string[];
+  resources: string[];
+  resourceTemplates: string[];
+  /** Successful reconnects since this config was loaded. */
+  restarts: number;
+  /** The reconnect attempt scheduled or running (0: none). */
+  attempt: number;
+  nextRetryAt: string | null;
+  /** How the last stdio child ended. */
+  lastExit: { code: number | null; signal: string | null } | null;
+  /**
+   * The sign-in waiting for a person (status `needs_auth`, or a `login` under way): open
+   * `authorizationUrl` in a browser before `expiresAt`. Shown here only, never in logs or events.
+   */
+  signIn: { authorizationUrl: string; expiresAt: string } | null;
+}
+
+/** The transport a config asks for, or `stdio` for one too broken to say (it failed validation). */
+export function configuredTransport(upstream: Pick<Upstream, 'config'>): TransportKind {
+  try {
+    return transportKindOf(upstream.config);
+  } catch {
+    return 'stdio';
+  }
+}
+
+export function snapshotOf(upstream: Upstream): ServerSnapshot {
+  const info = upstream.connection?.serverInfo;
+  return {
+    name: upstream.name,
+    status: upstream.status,
+    transport: upstream.connection?.transport ?? configuredTransport(upstream),
+    source: upstream.source,
+    toolCount: upstream.tools.length,
+    deferred: upstream.deferred,
+    stale: upstream.stale,
+    lastError: upstream.lastError ?? null,
+    connectedSince: upstream.connectedSince === undefined ? null : new Date(upstream.connectedSince).toISOString(),
+    serverInfo: info ? { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) } : null,
+    protocol: upstream.connection ? { era: upstream.connection.era, version: upstream.connection.protocolVersion ?? null } : null,
+  };
+}
+
+export function detailOf(upstream: Upstream, tools: string[], prompts: string[], signIn?: ServerDetail['signIn']): ServerDetail {
+  const exit = upstream.lastExit;
+  return {
+    ...snapshotOf(upstream),
+    tools,
+    stderrTail: upstream.stderrLines(),
+    logMessages: upstream.logMessages.list(),
+    prompts,
+    resources: upstream.resources.map((r) => r.uri),
+    resourceTemplates: upstream.resourceTemplates.map((t) => t.uriTemplate),
+    restarts: upstream.restarts,
+    attempt: upstream.attempt,
+    nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),
+    lastExit: exit ? { code: exit.code, signal: exit.signal } : null,
+    signIn: signIn ?? null,
+  };
+}

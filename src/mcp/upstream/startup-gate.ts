@@ -1,0 +1,22 @@
+import { delay } from '../../util/delay.js';
+import type { ConnectTask } from './upstream.js';
+
+/**
+ * The startup gate (SPEC §1.4): wait until every task finished or `gateMs` passed, whichever is
+ * first. Then each task still running is offered to `serveCached`; those it cannot serve from
+ * the cache are awaited, because serving no tools at all would be wrong, not just slow.
+ */
+export async function passStartupGate(
+  tasks: readonly ConnectTask[],
+  gateMs: number,
+  serveCached: (task: ConnectTask) => boolean,
+): Promise<void> {
+  const gate = new AbortController();
+  try {
+    await Promise.race([Promise.allSettled(tasks.map((t) => t.done)), delay(gateMs, gate.signal)]);
+  } finally {
+    gate.abort();
+  }
+  const awaited = tasks.filter((task) => !task.outcome && !serveCached(task)).map((task) => task.done);
+  await Promise.allSettled(awaited);
+}
