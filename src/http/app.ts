@@ -7,7 +7,8 @@ import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
 import { CallMetrics } from './calls/call-metrics.js';
-import { CallRunner } from './calls/call-runner.js';
+import { RequestRunner } from './calls/request-runner.js';
+import { RequestMetrics } from './calls/request-metrics.js';
 import { ConnectionTracker } from './lifecycle/connections.js';
 import { createHostCheckHook } from './guards/host-check.js';
 import { clientErrorHandler, errorHandler, notFoundHandler, sendError, toHttpError } from './error-handler.js';
@@ -114,21 +115,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
 
-  // One call path for REST and /mcp: every call in one in-flight set, counted in one place.
+  // One request path for REST and /mcp: every upstream request in one in-flight set, counted in one place.
   const calls = new InFlightCalls(shutdownSignal);
   const metrics = new CallMetrics();
-  const runner = new CallRunner({ manager, calls, metrics });
+  const requestMetrics = new RequestMetrics();
+  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics });
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, runner });
-  void app.register(catalogueRoutes, { manager, runtime });
+  void app.register(catalogueRoutes, { manager, runtime, runner });
   void app.register(operationRoutes, { runtime });
   void app.register(metricsRoutes, {
     manager,
     calls,
     metrics,
+    requestMetrics,
     startedAt,
     subscriberCount: () => events.subscriberCount,
   });

@@ -10,76 +10,23 @@ import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-sto
 import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { ListenerSet } from '../util/listeners.js';
-import { connectToServer, resolveCallTimeout, type ConnectOptions, type ServerConnection } from './transport/client.js';
+import { connectToServer, resolveCallTimeout, type ServerConnection } from './transport/client.js';
 import type { ManagerEvent, OperationEvent, ServerStatus, ToolsChangedCause } from './events.js';
 import { buildInstanceAd, loadInstanceIdentity, type InstanceAd, type InstanceIdentity } from './upstream/instance.js';
-import type { OAuthBroker } from './oauth/broker.js';
-import type { ProtocolMode } from './transport/protocol-era.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './upstream/server-snapshot.js';
 import { passStartupGate } from './upstream/startup-gate.js';
-import { callThroughUpstream, type ToolCallOptions } from './forwarding/tool-call.js';
 import { aggregateCapabilities, aggregateListHints, type AggregateCapabilities, type ListHintsAggregate } from './catalogue/aggregate.js';
-import { agentOptionsOf, type CallerChannel } from './forwarding/caller.js';
 import { Catalogues } from './catalogue/catalogues.js';
-import { Forwarding } from './forwarding/forwarding.js';
+import { RequestRouter, type SendOptions } from './forwarding/request-router.js';
 import type { ToolCatalogue } from './catalogue/tool-catalogue.js';
 import { Upstream } from './upstream/upstream.js';
-import { createUpstreamHost, type ConnectTask, type HealthSettings, type ResolveValues, type UpstreamHost } from './upstream/upstream-host.js';
+import { statusEvent } from './upstream/status-event.js';
+import { createUpstreamHost, type ConnectTask, type HealthSettings, type UpstreamHost } from './upstream/upstream-host.js';
+import { DEFAULT_HEALTH, healthFor, type ConnectSummary, type ManagerOptions, type ServerError } from './manager-options.js';
 
 export type { ResolveValues } from './upstream/upstream-host.js';
 export type { AggregateCapabilities } from './catalogue/aggregate.js';
-
-/** Health settings of the daemon; each server may override the ping interval and deadline. */
-export type HealthOptions = Partial<Omit<HealthSettings, 'backoff'>> & { backoff?: Partial<HealthSettings['backoff']> };
-
-export interface ManagerOptions {
-  logger?: Logger;
-  /** @default a store that caches nothing */
-  store?: ToolCacheStore;
-  /** How long `connectServers` waits before serving cached tools of slow servers. @default 250 */
-  startupGateMs?: number;
-  /** @default connectToServer */
-  connect?: typeof connectToServer;
-  /** @default the config unchanged */
-  resolveValues?: ResolveValues;
-  /** Passed to every connect (roots, inheritEnv, clientInfo). */
-  connectOptions?: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'clientInfo'>;
-  /** Where `SWITCHBOARD_MCP_TIMEOUT_MS` is read. @default process.env */
-  env?: NodeJS.ProcessEnv;
-  /** Pings, reconnects and suspension (SPEC §6). @default on, 30 s pings with a 10 s deadline */
-  health?: HealthOptions;
-  /** Time and timers of the supervision; tests inject a manual clock. @default the system clock */
-  clock?: Clock;
-  /** Protocol era of servers whose config does not say (SPEC §4). @default "auto" */
-  protocol?: ProtocolMode;
-  /** Jitter source of the backoff. @default Math.random */
-  random?: () => number;
-  /**
-   * This daemon's instance id and label for loop detection (SPEC §11), asked for when first
-   * needed (after the listener is up). @default a random id, labelled "switchboard"
-   */
-  identity?: () => InstanceIdentity;
-  /** Signs http/sse servers in with OAuth (issue #16). @default none: a 401 fails the connect */
-  oauth?: OAuthBroker;
-}
-
-export interface ServerError {
-  server: string;
-  error: string;
-}
-
-export interface ConnectSummary {
-  errors: ServerError[];
-}
-
-export const DEFAULT_HEALTH: HealthSettings = {
-  enabled: true,
-  pingIntervalMs: 30_000,
-  pingTimeoutMs: 10_000,
-  backoff: DEFAULT_BACKOFF,
-  crashLimit: 5,
-  crashWindowMs: 30_000,
-};
+export { DEFAULT_HEALTH, type ConnectSummary, type HealthOptions, type ManagerOptions, type ServerError } from './manager-options.js';
 
 const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
 
@@ -92,8 +39,8 @@ export class MCPManager {
   private readonly servers = new Map<string, Upstream>();
   private readonly emitter = new EventEmitter();
   private readonly catalogues: Catalogues;
-  /** Prompts, resources, completions, subscriptions and log levels, routed to their servers. */
-  readonly forwarding: Forwarding;
+  /** Every agent request — tool calls, prompts, resources, completions, subscriptions, log levels — routed to its server. */
+  readonly requests: RequestRouter;
   private readonly traffic = new ListenerSet<[ServerTrafficEvent]>((err) => this.log.error({ err: errorMessage(err) }, 'traffic listener threw'));
   private readonly log: Logger;
   private readonly store: ToolCacheStore;
@@ -118,10 +65,9 @@ export class MCPManager {
     this.catalogues = new Catalogues(
       (event) => this.emit(event),
       () => this.identity.id,
-      (name) => this.servers.get(name),
       (kind) => this.traffic.emit({ type: 'list.changed', kind }),
     );
-    this.forwarding = new Forwarding(this.catalogues, (name) => this.servers.get(name), () => this.servers.values(), this.log);
+    this.requests = new RequestRouter(this.catalogues, (name) => this.servers.get(name), () => this.servers.values(), this.log);
     this.host = createUpstreamHost({
       log: this.log,
       clock: this.clock,
@@ -134,15 +80,19 @@ export class MCPManager {
       protocol: options.protocol ?? 'auto',
       identity: () => this.identity,
       oauth: options.oauth,
-      setTools: (upstream, tools, flags) => this.catalogues.setTools(upstream, tools, flags),
-      setOthers: (upstream, lists, cause) => this.catalogues.setOthers(upstream, lists, cause),
-      statusChanged: (upstream, previous) => this.statusChanged(upstream, previous),
-      resourceUpdated: (upstream, uri) => this.traffic.emit({ type: 'resource.updated', server: upstream.name, uri }),
-      logMessage: (upstream, params, callers) => {
-        upstream.logMessages.push(params);
-        // A message sent while agents' calls run goes to those agents; any other is everyone's.
-        if (callers.length > 0) for (const caller of callers) caller.log(upstream.name, params);
-        else this.traffic.emit({ type: 'log', server: upstream.name, params });
+      sink: {
+        listed: (upstream, listing, cause) => this.catalogues.listed(upstream, listing, cause),
+        setOthers: (upstream, lists, cause) => this.catalogues.setOthers(upstream, lists, cause),
+        markStale: (upstream) => this.catalogues.markStale(upstream),
+        dropTools: (upstream, cause) => this.catalogues.setTools(upstream, [], { cause, deferred: false, stale: false }),
+        holdForSignIn: (upstream, cause, cached) => this.catalogues.holdForSignIn(upstream, cause, cached),
+        statusChanged: (change) => this.emit(statusEvent(change, this.catalogues.shareOf(change.server).tools.length, this.log)),
+        resourceUpdated: (upstream, uri) => this.traffic.emit({ type: 'resource.updated', server: upstream.name, uri }),
+        logMessage: (upstream, params, callers) => {
+          // A message sent while agents' calls run goes to those agents; any other is everyone's.
+          if (callers.length > 0) for (const caller of callers) caller.log(upstream.name, params);
+          else this.traffic.emit({ type: 'log', server: upstream.name, params });
+        },
       },
     });
   }
@@ -162,12 +112,14 @@ export class MCPManager {
   }
 
   listServers(): ServerSnapshot[] {
-    return [...this.servers.values()].map(snapshotOf).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.servers.values()].map((u) => snapshotOf(u, this.catalogues.shareOf(u.name))).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   getServer(name: string): ServerDetail | undefined {
     const upstream = this.servers.get(name);
-    return upstream && detailOf(upstream, this.catalogues.tools.namesOf(name), this.catalogues.prompts.namesOf(name), this.options.oauth?.signInOffer(name, upstream.config));
+    if (!upstream) return undefined;
+    const names = { tools: this.catalogues.tools.namesOf(name), prompts: this.catalogues.prompts.namesOf(name) };
+    return detailOf(upstream, this.catalogues.shareOf(name), names, this.options.oauth?.signInOffer(name, upstream.config));
   }
 
   /** The server's config as discovery gave it (unresolved: no `!cmd` output in it). */
@@ -219,7 +171,10 @@ export class MCPManager {
   /** What `/mcp` advertises: this daemon over every connected Switchboard it aggregates. */
   instanceAd(): InstanceAd {
     const upstreams: InstanceAd[] = [];
-    for (const upstream of this.servers.values()) if (upstream.connection && upstream.instance) upstreams.push(upstream.instance);
+    for (const upstream of this.servers.values()) {
+      const instance = this.catalogues.shareOf(upstream.name).instance;
+      if (upstream.connection && instance) upstreams.push(instance);
+    }
     return buildInstanceAd(this.identity, upstreams);
   }
 
@@ -244,8 +199,8 @@ export class MCPManager {
       const upstream = this.replaceUpstream(name, config, sources[name] ?? UNKNOWN_SOURCE, existing);
       const problems = validateServerConfig(name, config);
       if (problems.length > 0) {
-        const error = problems.join('; ');
-        upstream.fail({ code: 'CONFIG_INVALID', message: error });
+        const error = { code: 'CONFIG_INVALID', message: problems.join('; ') } as const;
+        upstream.fail(error);
         errors.push({ server: name, error });
         continue;
       }
@@ -254,10 +209,7 @@ export class MCPManager {
 
     await passStartupGate(tasks, this.startupGateMs, (task) => {
       const cached = this.store.get(task.upstream.name, task.upstream.configHash);
-      if (cached) {
-        task.upstream.hints = cached.hints;
-        this.catalogues.setTools(task.upstream, cached.tools, { cause, deferred: true, stale: false });
-      }
+      if (cached) this.catalogues.servedFromCache(task.upstream, cached.tools, cached.hints, cause);
       return cached !== undefined;
     });
 
@@ -276,41 +228,12 @@ export class MCPManager {
   }
 
   /**
-   * Calls a tool by its exposed name. A tool of a server that is connecting or reconnecting
-   * waits for it within the call's own deadline; see `callThroughUpstream` for retries.
+   * Calls a tool by its exposed name (a shorthand for `requests.send`). A tool of a server that is
+   * connecting or reconnecting waits for it within the call's own deadline; failures are
+   * `isError` results (see request-router.ts).
    */
-  async callTool(
-    exposedName: string,
-    args: Record<string, unknown> | undefined,
-    options: ToolCallOptions & { caller?: CallerChannel } = {},
-  ): Promise<CallToolResult> {
-    const tool = this.catalogues.tools.get(exposedName);
-    const upstream = tool && this.servers.get(tool.server);
-    if (!tool || !upstream) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${exposedName}"`);
-    const { caller, ...callOptions } = options;
-    // While the call runs, the server's sampling / elicitation / roots requests and its log
-    // messages go to the agent that made it.
-    if (caller) upstream.callers.add(caller);
-    try {
-      const result = await callThroughUpstream(upstream, tool, args, {
-        ...callOptions,
-        ...(caller ? { agent: agentOptionsOf(caller) } : {}),
-        defaultTimeoutMs: resolveCallTimeout(upstream.config),
-        now: () => this.clock.now(),
-      });
-      this.rememberLinks(result, upstream.name);
-      return result;
-    } finally {
-      if (caller) upstream.callers.delete(caller);
-    }
-  }
-
-  /** `resource_link` blocks of a result stay readable through Switchboard (SPEC §7). */
-  private rememberLinks(result: CallToolResult, server: string): void {
-    if (!Array.isArray(result.content)) return;
-    for (const block of result.content) {
-      if (block.type === 'resource_link' && typeof block.uri === 'string') this.catalogues.resources.rememberLink(block.uri, server);
-    }
+  async callTool(exposedName: string, args: Record<string, unknown> | undefined, options: SendOptions = {}): Promise<CallToolResult> {
+    return (await this.requests.send({ method: 'tools/call', name: exposedName, arguments: args }, options)) as CallToolResult;
   }
 
   /** Resolves once the server has no `tools/list` re-list running or queued. */
@@ -350,7 +273,10 @@ export class MCPManager {
   /** Forgets a disconnected server entirely (used when a reload finds it gone from config). */
   forgetServer(name: string): void {
     const upstream = this.servers.get(name);
-    if (upstream && !upstream.connection && !upstream.pending) this.servers.delete(name);
+    if (upstream && !upstream.connection && !upstream.pending) {
+      this.servers.delete(name);
+      this.catalogues.forgetServer(name);
+    }
   }
 
   /** Emits an operation event (reload.*, config.changed, server.log) on the same ordered stream. */
@@ -361,45 +287,14 @@ export class MCPManager {
   /** A fresh `Upstream` for this config; the tools of the one it replaces stay until replaced. */
   private replaceUpstream(name: string, config: ServerConfig, source: ServerSource, previous: Upstream | undefined): Upstream {
     const init = { name, config, configHash: configHash(config), source, ...(previous ? { previous } : {}) };
-    const upstream = new Upstream(init, this.host, this.healthFor(config));
+    const upstream = new Upstream(init, this.host, healthFor(this.health, config));
     this.servers.set(name, upstream);
     return upstream;
   }
 
-  private healthFor(config: ServerConfig): HealthSettings {
-    const { pingIntervalMs, pingTimeoutMs } = config;
-    return {
-      ...this.health,
-      ...(typeof pingIntervalMs === 'number' ? { pingIntervalMs } : {}),
-      ...(typeof pingTimeoutMs === 'number' ? { pingTimeoutMs } : {}),
-    };
-  }
-
   /** Caching hints for the aggregated tool list (2026-07-28); see aggregate.ts. */
   listHints(defaultTtlMs: number): ListHintsAggregate {
-    return aggregateListHints(this.servers.values(), defaultTtlMs);
-  }
-
-  /** Logs and emits a status transition, once each (the upstream changed it). */
-  private statusChanged(upstream: Upstream, previous: ServerStatus): void {
-    const { status: next, lastError: error } = upstream;
-    const log = this.log.child({ server: upstream.name });
-    if (next === 'failed') log.warn({ from: previous, code: error?.code, err: error?.message }, 'server failed');
-    else if (next === 'needs_auth') log.warn({ from: previous, code: error?.code }, 'server needs a person to sign in (switchboard login)');
-    else if (next === 'reconnecting') log.warn({ from: previous, attempt: upstream.attempt, code: error?.code, err: error?.message }, 'server lost; reconnecting');
-    else if (next === 'connected' && previous === 'reconnecting') log.info({ restarts: upstream.restarts }, 'server reconnected');
-    else log.debug({ from: previous, to: next }, 'status');
-    const withError = next === 'failed' || next === 'reconnecting' || next === 'needs_auth' || (next === 'disconnected' && error !== undefined);
-    this.emit({
-      type: 'server.status',
-      server: upstream.name,
-      status: next,
-      previous,
-      ...(withError && error ? { error } : {}),
-      ...(next === 'reconnecting' ? { attempt: upstream.attempt } : {}),
-      ...(next === 'reconnecting' && upstream.nextRetryAt !== undefined ? { nextRetryAt: new Date(upstream.nextRetryAt).toISOString() } : {}),
-      toolCount: upstream.tools.length,
-    });
+    return aggregateListHints(this.catalogues.allShares(), defaultTtlMs);
   }
 
   private emit(event: ManagerEvent): void {

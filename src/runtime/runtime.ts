@@ -330,5 +330,5 @@ export class SwitchboardRuntime {
 }
 
 function toLoadError({ server, error }: ServerError): LoadError {
-  return { path: server, error };
+  return { path: server, error: error.message };
 }

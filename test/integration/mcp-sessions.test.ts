@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CallMetrics } from '../../src/http/calls/call-metrics.js';
-import { CallRunner } from '../../src/http/calls/call-runner.js';
+import { RequestMetrics } from '../../src/http/calls/request-metrics.js';
+import { RequestRunner } from '../../src/http/calls/request-runner.js';
 import { InFlightCalls } from '../../src/http/calls/in-flight-calls.js';
 import { mcpRoutes } from '../../src/http/routes/mcp.js';
 import { MCPManager } from '../../src/mcp/manager.js';
@@ -13,11 +14,12 @@ async function mcpApp(maxSessions: number): Promise<string> {
   const app = Fastify();
   const manager = new MCPManager();
   const shutdownSignal = new AbortController().signal;
+  const runtime = { state: 'ready', whenReady: () => Promise.resolve() } as const;
   await app.register(mcpRoutes, {
     manager,
-    runtime: { state: 'ready', whenReady: () => Promise.resolve() },
+    runtime,
     shutdownSignal,
-    runner: new CallRunner({ manager, calls: new InFlightCalls(shutdownSignal), metrics: new CallMetrics() }),
+    runner: new RequestRunner({ manager, runtime, calls: new InFlightCalls(shutdownSignal), metrics: new CallMetrics(), requestMetrics: new RequestMetrics() }),
     maxSessions,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -103,7 +103,7 @@ describe('stdio upstreams of either era', () => {
       old_talk: { ...fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }), protocol: 'legacy' },
       new_talk: { ...fixtureServerConfig('era-stdio', { env: { ERA: 'legacy' } }), protocol: 'modern' },
     });
-    const byServer = Object.fromEntries(errors.map((e) => [e.server, e.error]));
+    const byServer = Object.fromEntries(errors.map((e) => [e.server, e.error.message]));
     expect(byServer.old_talk).toMatch(/does not speak the 2025 protocol era .* set "protocol": "auto" or "modern"/);
     expect(byServer.new_talk).toMatch(/2026-07-28|modern/);
   });
@@ -139,8 +139,8 @@ describe('Streamable HTTP upstreams of either era', () => {
     const manager = new MCPManager();
     onTestFinished(() => manager.disconnectAll());
     const { errors } = await manager.connectServers({ strict: { type: 'http', url: http.url, protocol: 'legacy' } });
-    expect(errors[0]?.error).toMatch(/does not speak the 2025 protocol era/);
-    expect(errors[0]?.error).not.toMatch(/SSE/);
+    expect(errors[0]?.error.message).toMatch(/does not speak the 2025 protocol era/);
+    expect(errors[0]?.error.message).not.toMatch(/SSE/);
   });
 
   it('keeps a modern upstream\'s caching hints with its list', async () => {

@@ -1,3 +1,5 @@
+import { escapeLabel } from './request-metrics.js';
+
 /**
  * Counters for tool calls (REST and `/mcp` alike), kept here rather than in a metrics library: a
  * handful of numbers rendered as Prometheus text is all `/metrics` needs, and recording must cost
@@ -98,9 +100,4 @@ export class CallMetrics {
     }
     return `transport="${transport}",server="${escapeLabel(server)}",tool="${escapeLabel(shown)}",outcome="${outcome}"`;
   }
-}
-
-/** Prometheus label values escape backslash, double quote and newline. */
-function escapeLabel(value: string): string {
-  return /[\\"\n]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
 }

@@ -2,7 +2,9 @@ import type { Progress } from '@modelcontextprotocol/client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
-import type { CallRunner } from './call-runner.js';
+import type { RequestRunner } from './request-runner.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import { settleStartup } from '../startup-wait.js';
 import { CLIENT_GONE } from './in-flight-calls.js';
 import { errorBody, logHttpError } from '../error-handler.js';
 import { EventStream } from './event-stream.js';
@@ -28,14 +30,16 @@ export interface ProgressData {
 export async function streamCall(
   request: FastifyRequest,
   reply: FastifyReply,
-  deps: { manager: Pick<MCPManager, 'getCatalogue'>; runner: CallRunner },
+  deps: { manager: Pick<MCPManager, 'getCatalogue'>; runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>; runner: RequestRunner },
   name: string,
   body: CallToolBody,
 ): Promise<FastifyReply> {
+  // A tool not listed yet while the startup gate is open may still come (as for a plain call).
+  if (!deps.manager.getCatalogue().get(name)) await settleStartup(deps.runtime, undefined);
   if (!deps.manager.getCatalogue().get(name)) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
   const stream = new EventStream(reply);
   try {
-    const result = await deps.runner.run(name, body.arguments, {
+    const result = await deps.runner.call(name, body.arguments, {
       transport: 'rest',
       client: reply.raw,
       ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),

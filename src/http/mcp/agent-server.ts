@@ -4,7 +4,7 @@ import { isSwitchboardError } from '../../errors.js';
 import { INSTANCE_META_KEY } from '../../mcp/upstream/instance.js';
 import type { AggregateCapabilities, MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { CallRunner } from '../calls/call-runner.js';
+import type { RequestRunner } from '../calls/request-runner.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import { runForAgent, type SessionState } from './agent-channel.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
@@ -14,7 +14,7 @@ import type { RelayStates } from './relay-state.js';
 import type { McpLists } from './mcp-lists.js';
 
 /** What `/mcp` needs of the manager. */
-export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'instanceAd' | 'listHints' | 'capabilities' | 'forwarding'>;
+export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'instanceAd' | 'listHints' | 'capabilities'>;
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -26,7 +26,7 @@ export interface AgentServerOptions {
   manager: AgentSource;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   lists: McpLists;
-  runner: CallRunner;
+  runner: RequestRunner;
   continuations: Continuations;
   relayStates: RelayStates;
   /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */
@@ -77,10 +77,9 @@ export function createAgentServer(options: AgentServerOptions): Server {
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
-    if (runtime.state === 'starting') await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     try {
       return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (caller, signal, onProgress) =>
-        runner.run(name, args, { transport: 'mcp', signal, onProgress, caller }),
+        runner.call(name, args, { transport: 'mcp', signal, onProgress, caller }),
       )) as CallToolResult;
     } catch (err) {
       if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);

@@ -10,8 +10,8 @@ import { toProtocolError } from './protocol-errors.js';
  * one gets `Method not found`, as from any server without it.
  */
 export function registerCatalogueHandlers(server: Server, options: AgentServerOptions & { available: AggregateCapabilities }): void {
-  const { manager, lists, continuations, relayStates, session, available } = options;
-  const forwarding = manager.forwarding;
+  const { manager, lists, runner, continuations, relayStates, session, available } = options;
+  const mcp = { transport: 'mcp' } as const;
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
 
   if (available.prompts) {
@@ -19,7 +19,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => forwarding.getPrompt(name, args, { signal, caller }))) as GetPromptResult;
+        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => runner.run({ method: 'prompts/get', name, arguments: args }, { ...mcp, signal, caller }))) as GetPromptResult;
       } catch (err) {
         throw toProtocolError(err);
       }
@@ -33,7 +33,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('resources/read', async (request, ctx) => {
       const { uri } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => forwarding.readResource(uri, { signal, caller }))) as ReadResourceResult;
+        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => runner.run({ method: 'resources/read', uri }, { ...mcp, signal, caller }))) as ReadResourceResult;
       } catch (err) {
         throw toProtocolError(err, uri);
       }
@@ -47,7 +47,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
       const { uri } = request.params;
       if (session.subscriptions.has(uri)) return {};
       try {
-        await forwarding.subscribe(uri, { signal: ctx.mcpReq.signal });
+        await runner.run({ method: 'resources/subscribe', uri }, { ...mcp, signal: ctx.mcpReq.signal });
       } catch (err) {
         throw toProtocolError(err, uri);
       }
@@ -57,7 +57,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('resources/unsubscribe', async (request) => {
       const { uri } = request.params;
       if (!session.subscriptions.delete(uri)) return {};
-      await forwarding.unsubscribe(uri).catch(() => undefined);
+      await runner.run({ method: 'resources/unsubscribe', uri }, mcp).catch(() => undefined);
       return {};
     });
   }
@@ -65,7 +65,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
   if (available.completions) {
     server.setRequestHandler('completion/complete', async (request, ctx) => {
       try {
-        return (await forwarding.complete(request.params as Record<string, unknown>, { signal: ctx.mcpReq.signal })) as never;
+        return (await runner.run({ method: 'completion/complete', params: request.params as Record<string, unknown> }, { ...mcp, signal: ctx.mcpReq.signal })) as never;
       } catch (err) {
         throw toProtocolError(err);
       }
@@ -78,7 +78,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('logging/setLevel', async (request) => {
       const level: LoggingLevel = request.params.level;
       if (session) session.logLevel = level;
-      await forwarding.setLogLevel(level);
+      await runner.run({ method: 'logging/setLevel', level }, mcp);
       return {};
     });
   }

@@ -1,7 +1,8 @@
 import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import { watchClientGone } from '../calls/client-gone.js';
+import { CLIENT_GONE } from '../calls/in-flight-calls.js';
+import type { RequestRunner } from '../calls/request-runner.js';
 import { toForwardedError } from '../calls/forwarded-errors.js';
 import { CatalogueListQuerySchema, GetPromptBodySchema, NameParamsSchema, parseInput, ResourceReadQuerySchema, type GetPromptBody } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
@@ -9,6 +10,8 @@ import { settleStartup } from '../startup-wait.js';
 export interface CatalogueRoutesOptions {
   manager: MCPManager;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
+  /** The one request path (deadline, cancel, in-flight, metrics). */
+  runner: RequestRunner;
 }
 
 const NO_ARGUMENTS: GetPromptBody = {};
@@ -18,7 +21,7 @@ const NO_ARGUMENTS: GetPromptBody = {};
  * with the server of each item, and `prompts/get` / `resources/read` answered exactly as the
  * server answered. Like a tool call, a request is cancelled upstream when its client goes away.
  */
-export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (app, { manager, runtime }, done) => {
+export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (app, { manager, runtime, runner }, done) => {
   app.get('/prompts', async (request) => {
     const query = parseInput(CatalogueListQuerySchema, request.query, 'query');
     await settleStartup(runtime, query.wait);
@@ -30,9 +33,8 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
   app.post('/prompts/:name/get', async (request, reply) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(GetPromptBodySchema, request.body, 'body');
-    return forward(reply, (signal) =>
-      manager.forwarding.getPrompt(name, body.arguments, { signal, ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}) }),
-    );
+    const timeout = body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {};
+    return forward(reply, () => runner.run({ method: 'prompts/get', name, arguments: body.arguments }, { transport: 'rest', client: reply.raw, ...timeout }));
   });
 
   app.get('/resources', async (request) => {
@@ -50,22 +52,19 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
 
   app.get('/resources/read', async (request, reply) => {
     const { uri } = parseInput(ResourceReadQuerySchema, request.query, 'query');
-    return forward(reply, (signal) => manager.forwarding.readResource(uri, { signal }));
+    return forward(reply, () => runner.run({ method: 'resources/read', uri }, { transport: 'rest', client: reply.raw }));
   });
 
   done();
 };
 
-/** Runs a forwarded request, cancelled when the client goes away; the server's result as is. */
-async function forward(reply: FastifyReply, run: (signal: AbortSignal) => Promise<Record<string, unknown>>): Promise<unknown> {
-  const gone = watchClientGone(reply.raw);
+/** Runs a forwarded request (the runner cancels it when the client goes away); the server's result as is. */
+async function forward(reply: FastifyReply, run: () => Promise<Record<string, unknown>>): Promise<unknown> {
   try {
-    return await run(gone.signal);
+    return await run();
   } catch (err) {
     // Nobody is left to read an answer; tell fastify not to try.
-    if (gone.signal.aborted) return reply.hijack();
+    if (err === CLIENT_GONE) return reply.hijack();
     throw toForwardedError(err);
-  } finally {
-    gone.dispose();
   }
 }

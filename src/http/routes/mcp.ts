@@ -6,7 +6,7 @@ import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 import { delay } from '../../util/delay.js';
-import type { CallRunner } from '../calls/call-runner.js';
+import type { RequestRunner } from '../calls/request-runner.js';
 import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
 import { Continuations } from '../mcp/continuations.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
@@ -15,12 +15,12 @@ import { RelayStates } from '../mcp/relay-state.js';
 import { SessionRelay } from '../mcp/session-relay.js';
 
 export interface McpRoutesOptions {
-  manager: AgentSource & Pick<MCPManager, 'subscribe' | 'onServerTraffic'>;
+  manager: AgentSource & Pick<MCPManager, 'subscribe' | 'onServerTraffic' | 'requests'>;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   /** Aborted when shutdown's grace runs out: in-flight `/mcp` calls are cancelled then. */
   shutdownSignal: AbortSignal;
   /** The one call path shared with REST (deadline, cancel, progress, metrics). */
-  runner: CallRunner;
+  runner: RequestRunner;
   /** Changes closer together than this produce one `list_changed` per kind and session. @default 50 */
   listChangedDebounceMs?: number;
   /**
@@ -69,7 +69,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     createServer: (onCancelled, session) => createAgentServer({ ...serverOptions, session, onCancelled }),
     // A session that ends takes its resource subscriptions with it.
     onClosed: (session) => {
-      for (const uri of session.subscriptions) void manager.forwarding.unsubscribe(uri).catch(() => undefined);
+      for (const uri of session.subscriptions) void manager.requests.send({ method: 'resources/unsubscribe', uri }).catch(() => undefined);
       session.subscriptions.clear();
     },
     maxSessions: options.maxSessions ?? 1000,
@@ -188,7 +188,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     if (uris.length === 0) return;
     const held = Promise.all(
       uris.map((uri) =>
-        manager.forwarding.subscribe(uri).then(
+        runner.run({ method: 'resources/subscribe', uri }, { transport: 'mcp' }).then(
           () => uri,
           (err: unknown) => {
             app.log.debug({ uri, err: errorMessage(err) }, 'resource subscription not forwarded');
@@ -199,7 +199,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     );
     reply.raw.once('close', () => {
       void held.then((subscribed) => {
-        for (const uri of subscribed) if (uri !== undefined) void manager.forwarding.unsubscribe(uri).catch(() => undefined);
+        for (const uri of subscribed) if (uri !== undefined) void manager.requests.send({ method: 'resources/unsubscribe', uri }).catch(() => undefined);
       });
     });
   };

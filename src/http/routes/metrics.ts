@@ -3,11 +3,13 @@ import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { CallMetrics } from '../calls/call-metrics.js';
 import type { InFlightCalls } from '../calls/in-flight-calls.js';
+import type { RequestMetrics } from '../calls/request-metrics.js';
 
 export interface MetricsRoutesOptions {
   manager: MCPManager;
   calls: InFlightCalls;
   metrics: CallMetrics;
+  requestMetrics: RequestMetrics;
   /** Live `/events` subscribers. */
   subscriberCount: () => number;
   /** When the daemon was built (ms since epoch). */
@@ -18,7 +20,7 @@ const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** `GET /metrics`: Prometheus text, computed on scrape from the manager plus our call counters. */
 export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, options, done) => {
-  const { manager, calls, metrics, subscriberCount, startedAt } = options;
+  const { manager, calls, metrics, requestMetrics, subscriberCount, startedAt } = options;
 
   app.get('/metrics', (_request, reply) => {
     const byStatus = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;
@@ -41,7 +43,8 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       '# TYPE switchboard_catalogue_version gauge',
       `switchboard_catalogue_version ${catalogue.version}`,
       ...metrics.render(),
-      '# HELP switchboard_tool_calls_in_flight Tool calls (REST and /mcp) in progress.',
+      ...requestMetrics.render(),
+      '# HELP switchboard_tool_calls_in_flight Upstream requests (tool calls, prompts, resources, …; REST and /mcp) in progress.',
       '# TYPE switchboard_tool_calls_in_flight gauge',
       `switchboard_tool_calls_in_flight ${calls.size}`,
       '# HELP switchboard_events_subscribers Connected /events WebSocket subscribers.',

@@ -2,7 +2,7 @@ import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { CallRunner } from '../calls/call-runner.js';
+import type { RequestRunner } from '../calls/request-runner.js';
 import { CLIENT_GONE } from '../calls/in-flight-calls.js';
 import { wantsEventStream } from '../calls/event-stream.js';
 import {
@@ -21,7 +21,7 @@ export interface ToolRoutesOptions {
   manager: MCPManager;
   runtime: SwitchboardRuntime;
   /** The one call path (deadline, cancel, progress, metrics). */
-  runner: CallRunner;
+  runner: RequestRunner;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -60,9 +60,9 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(CallToolBodySchema, request.body, 'body');
     // Asked for a stream: progress as it comes, then the result (see stream-call.ts).
-    if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runner }, name, body);
+    if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runtime, runner }, name, body);
     try {
-      return await runner.run(name, body.arguments, {
+      return await runner.call(name, body.arguments, {
         transport: 'rest',
         client: reply.raw,
         ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),

@@ -1,4 +1,5 @@
-import type { Upstream } from '../upstream/upstream.js';
+import type { ServerCapabilities } from '@modelcontextprotocol/client';
+import type { ServerShare } from './catalogues.js';
 
 /** Which optional MCP capabilities at least one server has. */
 export interface AggregateCapabilities {
@@ -20,7 +21,7 @@ export interface ListHintsAggregate {
  * what some server declared. A server keeps what it declared while it reconnects, so a blip
  * does not change the advertisement.
  */
-export function aggregateCapabilities(upstreams: Iterable<Upstream>): AggregateCapabilities {
+export function aggregateCapabilities(upstreams: Iterable<{ readonly capabilities: ServerCapabilities | undefined }>): AggregateCapabilities {
   const all: AggregateCapabilities = { prompts: false, resources: false, subscribe: false, completions: false, logging: false };
   for (const upstream of upstreams) {
     const declared = upstream.capabilities;
@@ -39,12 +40,12 @@ export function aggregateCapabilities(upstreams: Iterable<Upstream>): AggregateC
  * contributing server gave (`defaultTtlMs` when none did), and `private` as soon as one server
  * says so — the aggregate is never more shareable than its most private part.
  */
-export function aggregateListHints(upstreams: Iterable<Upstream>, defaultTtlMs: number): ListHintsAggregate {
+export function aggregateListHints(shares: Iterable<Pick<ServerShare, 'tools' | 'hints'>>, defaultTtlMs: number): ListHintsAggregate {
   let ttlMs: number | undefined;
   let cacheScope: 'public' | 'private' = 'public';
-  for (const upstream of upstreams) {
-    if (upstream.tools.length === 0) continue;
-    const hints = upstream.hints;
+  for (const share of shares) {
+    if (share.tools.length === 0) continue;
+    const hints = share.hints;
     if (hints?.cacheScope === 'private') cacheScope = 'private';
     if (hints?.ttlMs !== undefined && hints.ttlMs > 0) ttlMs = Math.min(ttlMs ?? hints.ttlMs, hints.ttlMs);
   }

@@ -1,12 +1,41 @@
-import type { Tool } from '@modelcontextprotocol/client';
+import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate, Tool } from '@modelcontextprotocol/client';
+import type { ServerConfig, ServerSource } from '../../config/types.js';
+import type { ListHints } from '../../store/tool-cache-store.js';
 import type { ManagerEvent, ToolsChangedCause } from '../events.js';
-import { withoutOwnTools } from '../upstream/instance.js';
+import { parseInstanceAd, withoutOwnTools, type InstanceAd } from '../upstream/instance.js';
+import type { ToolListing } from '../transport/list-tools.js';
 import type { OtherLists } from '../transport/other-lists.js';
 import { PromptCatalogue } from './prompt-bridge.js';
 import { ResourceCatalogue } from './resource-catalogue.js';
 import { ToolCatalogue } from './tool-catalogue.js';
 import { filterTools } from './tool-filter.js';
-import type { Upstream } from '../upstream/upstream.js';
+
+/** Who a server is, as far as its share of the catalogues goes. */
+export interface ShareOwner {
+  readonly name: string;
+  readonly config: ServerConfig;
+  readonly source: ServerSource;
+}
+
+/** One server's share of the catalogues: its last known lists and their marks. */
+export interface ServerShare {
+  tools: Tool[];
+  /** Served from the cache (or kept for a sign-in) until the server answers. */
+  deferred: boolean;
+  /** Last known tools of a server that is gone for now. */
+  stale: boolean;
+  prompts: Prompt[];
+  resources: Resource[];
+  resourceTemplates: ResourceTemplate[];
+  /** Caching hints (modern era) of the last tool list. */
+  hints: ListHints | undefined;
+  /** The Switchboard instance tree the server advertised, when it is one. */
+  instance: InstanceAd | undefined;
+}
+
+function emptyShare(): ServerShare {
+  return { tools: [], deferred: false, stale: false, prompts: [], resources: [], resourceTemplates: [], hints: undefined, instance: undefined };
+}
 
 /**
  * The aggregate of every kind — tools, prompts, resources — and the one place each server's
@@ -17,11 +46,12 @@ export class Catalogues {
   readonly tools = new ToolCatalogue();
   readonly prompts = new PromptCatalogue();
   readonly resources = new ResourceCatalogue();
+  /** Each server's share, kept across its upstreams (a reload keeps the last known tools). */
+  private readonly shares = new Map<string, ServerShare>();
 
   constructor(
     private readonly emit: (event: ManagerEvent) => void,
     private readonly selfId: () => string,
-    private readonly upstreamOf: (server: string) => Upstream | undefined,
     /**
      * A server said a list changed (`list_changed`) and it was listed again: agents are told so
      * even when nothing visible changed — a direct connection would have told them too.
@@ -29,21 +59,66 @@ export class Catalogues {
     private readonly announce: (kind: 'tools' | 'prompts' | 'resources') => void = () => {},
   ) {}
 
+  /** One server's share (an empty one for a server never listed). */
+  shareOf(server: string): Readonly<ServerShare> {
+    return this.shares.get(server) ?? emptyShare();
+  }
+
+  /** Every server's share. */
+  allShares(): IterableIterator<Readonly<ServerShare>> {
+    return this.shares.values();
+  }
+
+  private share(server: string): ServerShare {
+    let share = this.shares.get(server);
+    if (!share) this.shares.set(server, (share = emptyShare()));
+    return share;
+  }
+
+  /** A fresh tool listing: its tools live, its caching hints and instance tree kept. */
+  listed(upstream: ShareOwner, listing: ToolListing, cause: ToolsChangedCause): void {
+    const share = this.share(upstream.name);
+    share.instance = parseInstanceAd(listing.meta);
+    share.hints = listing.hints;
+    this.setTools(upstream, listing.tools, { cause, deferred: false, stale: false });
+  }
+
+  /** Cached tools served while the server is still connecting. */
+  servedFromCache(upstream: ShareOwner, tools: Tool[], hints: ListHints | undefined, cause: ToolsChangedCause): void {
+    this.share(upstream.name).hints = hints;
+    this.setTools(upstream, tools, { cause, deferred: true, stale: false });
+  }
+
+  /** The connection is gone: the last known tools stay, marked stale (SPEC §6). */
+  markStale(upstream: ShareOwner): void {
+    const { tools } = this.shareOf(upstream.name);
+    this.setTools(upstream, tools, { cause: 'reconnect', deferred: false, stale: tools.length > 0 });
+  }
+
+  /** Waiting for a sign-in: the last known tools, else `cached`, stay listed as deferred. */
+  holdForSignIn(upstream: ShareOwner, cause: ToolsChangedCause, cached: Tool[] | undefined): void {
+    const known = this.shareOf(upstream.name).tools;
+    const tools = known.length > 0 ? known : (cached ?? []);
+    this.setTools(upstream, tools, { cause, deferred: tools.length > 0, stale: false });
+  }
+
   /**
    * Replaces one server's tools and emits the change: names that came or went (for this server
    * and for any other whose tool a new collision renamed), a deferred → live switch, or new
    * definitions under the same names. Marking the list stale, or live again after a reconnect
    * that brought the same tools, changes no tool and emits nothing (SPEC §6).
    */
-  setTools(upstream: Upstream, listed: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void {
+  setTools(upstream: ShareOwner, listed: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void {
     // A tool that passed through this daemon before (a loop not yet broken) never comes back, and
     // a tool the config filters out (includeTools / excludeTools) is never exposed.
-    const tools = filterTools(withoutOwnTools(listed, this.selfId()), upstream.config);
-    const deferredChanged = upstream.deferred !== flags.deferred;
-    const redefined = tools !== upstream.tools && flags.cause !== 'disconnect' && !sameDefinitions(upstream.tools, tools);
-    upstream.tools = tools;
-    upstream.deferred = flags.deferred;
-    upstream.stale = flags.stale;
+    const share = this.share(upstream.name);
+    // Already filtered when it is the share's own list (marked stale, or kept for a sign-in).
+    const tools = listed === share.tools ? listed : filterTools(withoutOwnTools(listed, this.selfId()), upstream.config);
+    const deferredChanged = share.deferred !== flags.deferred;
+    const redefined = tools !== share.tools && flags.cause !== 'disconnect' && !sameDefinitions(share.tools, tools);
+    share.tools = tools;
+    share.deferred = flags.deferred;
+    share.stale = flags.stale;
     if (flags.cause === 'list_changed') this.announce('tools');
     const diffs = this.tools.setServer(upstream.name, upstream.source.providerName, tools, {
       deferred: flags.deferred,
@@ -51,7 +126,7 @@ export class Catalogues {
       prefix: upstream.config.toolPrefix,
     });
     for (const [server, { added, removed }] of diffs) {
-      const other = server !== upstream.name ? this.upstreamOf(server) : undefined;
+      const other = server !== upstream.name ? this.shares.get(server) : undefined;
       const namesChanged = added.length > 0 || removed.length > 0;
       if (!namesChanged && (other || !(deferredChanged || redefined))) continue;
       this.emit({
@@ -59,39 +134,40 @@ export class Catalogues {
         server,
         added,
         removed,
-        toolCount: (other ?? upstream).tools.length,
+        toolCount: (other ?? share).tools.length,
         cause: flags.cause,
-        deferred: (other ?? upstream).deferred,
+        deferred: (other ?? share).deferred,
       });
     }
   }
 
   /** Replaces the kinds given in `lists` of one server (prompts; resources and templates). */
-  setOthers(upstream: Upstream, lists: Partial<OtherLists>, cause: ToolsChangedCause): void {
+  setOthers(upstream: ShareOwner, lists: Partial<OtherLists>, cause: ToolsChangedCause): void {
     if (cause === 'list_changed') {
       if (lists.prompts) this.announce('prompts');
       if (lists.resources || lists.resourceTemplates) this.announce('resources');
     }
+    const share = this.share(upstream.name);
     if (lists.prompts) {
-      const redefined = !sameDefinitions(upstream.prompts, lists.prompts);
-      upstream.prompts = lists.prompts;
+      const redefined = !sameDefinitions(share.prompts, lists.prompts);
+      share.prompts = lists.prompts;
       const diffs = this.prompts.setServer(upstream.name, upstream.source.providerName, lists.prompts, {
         deferred: false,
         stale: false,
         prefix: upstream.config.toolPrefix,
       });
       for (const [server, { added, removed }] of diffs) {
-        const owner = server === upstream.name ? upstream : this.upstreamOf(server);
+        const owner = server === upstream.name ? share : this.shares.get(server);
         if (added.length === 0 && removed.length === 0 && (server !== upstream.name || !redefined)) continue;
         this.emit({ type: 'prompts.changed', server, added, removed, count: owner?.prompts.length ?? 0, cause });
       }
     }
     if (lists.resources || lists.resourceTemplates) {
-      const resources = lists.resources ?? upstream.resources;
-      const templates = lists.resourceTemplates ?? upstream.resourceTemplates;
-      const redefined = !sameDefinitions(upstream.resources, resources) || !sameDefinitions(upstream.resourceTemplates, templates);
-      upstream.resources = resources;
-      upstream.resourceTemplates = templates;
+      const resources = lists.resources ?? share.resources;
+      const templates = lists.resourceTemplates ?? share.resourceTemplates;
+      const redefined = !sameDefinitions(share.resources, resources) || !sameDefinitions(share.resourceTemplates, templates);
+      share.resources = resources;
+      share.resourceTemplates = templates;
       const { added, removed } = this.resources.setServer(upstream.name, resources, templates);
       if (added.length > 0 || removed.length > 0 || redefined) {
         this.emit({ type: 'resources.changed', server: upstream.name, added, removed, count: resources.length + templates.length, cause });
@@ -100,12 +176,21 @@ export class Catalogues {
   }
 
   /** Drops every kind of one server. */
-  clearServer(upstream: Upstream, cause: ToolsChangedCause): void {
+  clearServer(upstream: ShareOwner, cause: ToolsChangedCause): void {
     this.setTools(upstream, [], { cause, deferred: false, stale: false });
     this.setOthers(upstream, { prompts: [], resources: [], resourceTemplates: [] }, cause);
+    const share = this.share(upstream.name);
+    share.hints = undefined;
+    share.instance = undefined;
+  }
+
+  /** Forgets a server that left the config. */
+  forgetServer(server: string): void {
+    this.shares.delete(server);
   }
 
   clear(): void {
+    this.shares.clear();
     this.tools.clear();
     this.prompts.clear();
     this.resources.clear();

@@ -1,5 +1,6 @@
 import { SwitchboardError, type ErrorInfo } from '../../errors.js';
-import { abortable, createDeadline } from '../../util/abort.js';
+import { abortable } from '../../util/abort.js';
+import type { Clock } from '../../util/clock.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 
 /**
@@ -35,19 +36,22 @@ export class ReadyGate<T> {
   }
 
   /**
-   * Waits for the gate to settle, at most `budgetMs` (the caller's deadline) and until `signal`
-   * aborts. Rejects with `onTimeout()` when the budget runs out first.
+   * Waits for the gate to settle, at most `budgetMs` (the caller's deadline, timed on `clock`) and
+   * until `signal` aborts. Rejects with `onTimeout()` when the budget runs out first.
    */
-  async wait(signal: AbortSignal | undefined, budgetMs: number, onTimeout: () => Error): Promise<T> {
+  async wait(signal: AbortSignal | undefined, budgetMs: number, clock: Clock, onTimeout: () => Error): Promise<T> {
     const pending = this.pending;
     if (!pending) throw new Error('ReadyGate.wait on a closed gate');
-    const deadline = createDeadline(signal, budgetMs);
+    if (signal?.aborted) throw signal.reason;
+    const timedOut = new AbortController();
+    const timer = budgetMs > 0 ? clock.setTimeout(() => timedOut.abort(onTimeout()), budgetMs) : undefined;
+    const onAbort = (): void => timedOut.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await abortable(pending.promise, deadline.signal);
-    } catch (err) {
-      throw deadline.timedOut ? onTimeout() : err;
+      return await abortable(pending.promise, timedOut.signal);
     } finally {
-      deadline.dispose();
+      clock.clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 }

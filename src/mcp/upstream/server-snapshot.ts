@@ -3,6 +3,7 @@ import type { ErrorInfo } from '../../errors.js';
 import type { ServerStatus } from '../events.js';
 import type { LoggedMessage } from '../forwarding/log-message.js';
 import { transportKindOf } from '../transport/transports.js';
+import type { ServerShare } from '../catalogue/catalogues.js';
 import type { Upstream } from './upstream.js';
 
 /** The public, read-only view of a server used by `/status`, `/servers` and the CLI. */
@@ -54,16 +55,16 @@ export function configuredTransport(upstream: Pick<Upstream, 'config'>): Transpo
   }
 }
 
-export function snapshotOf(upstream: Upstream): ServerSnapshot {
+export function snapshotOf(upstream: Upstream, share: Readonly<ServerShare>): ServerSnapshot {
   const info = upstream.connection?.serverInfo;
   return {
     name: upstream.name,
     status: upstream.status,
     transport: upstream.connection?.transport ?? configuredTransport(upstream),
     source: upstream.source,
-    toolCount: upstream.tools.length,
-    deferred: upstream.deferred,
-    stale: upstream.stale,
+    toolCount: share.tools.length,
+    deferred: share.deferred,
+    stale: share.stale,
     lastError: upstream.lastError ?? null,
     connectedSince: upstream.connectedSince === undefined ? null : new Date(upstream.connectedSince).toISOString(),
     serverInfo: info ? { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) } : null,
@@ -71,16 +72,16 @@ export function snapshotOf(upstream: Upstream): ServerSnapshot {
   };
 }
 
-export function detailOf(upstream: Upstream, tools: string[], prompts: string[], signIn?: ServerDetail['signIn']): ServerDetail {
+export function detailOf(upstream: Upstream, share: Readonly<ServerShare>, names: { tools: string[]; prompts: string[] }, signIn?: ServerDetail['signIn']): ServerDetail {
   const exit = upstream.lastExit;
   return {
-    ...snapshotOf(upstream),
-    tools,
+    ...snapshotOf(upstream, share),
+    tools: names.tools,
     stderrTail: upstream.stderrLines(),
-    logMessages: upstream.logMessages.list(),
-    prompts,
-    resources: upstream.resources.map((r) => r.uri),
-    resourceTemplates: upstream.resourceTemplates.map((t) => t.uriTemplate),
+    logMessages: upstream.logMessages(),
+    prompts: names.prompts,
+    resources: share.resources.map((r) => r.uri),
+    resourceTemplates: share.resourceTemplates.map((t) => t.uriTemplate),
     restarts: upstream.restarts,
     attempt: upstream.attempt,
     nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),

@@ -6,6 +6,8 @@ import type { BackoffPolicy } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import type { OAuthBroker } from '../oauth/broker.js';
 import { resolveConnectTimeout, type ConnectOptions, type connectToServer, type ServerConnection } from '../transport/client.js';
+import type { ServerConfig, ServerSource } from '../../config/types.js';
+import type { ErrorInfo } from '../../errors.js';
 import type { ServerStatus, ToolsChangedCause } from '../events.js';
 import { INSTANCE_META_KEY, findLoop, parseInstanceAd, type InstanceIdentity } from './instance.js';
 import type { CallerChannel } from '../forwarding/caller.js';
@@ -13,7 +15,6 @@ import type { ListKind } from '../transport/connection.js';
 import type { ToolListing } from '../transport/list-tools.js';
 import { listOthers, type OtherLists } from '../transport/other-lists.js';
 import { sameVerdict, type EraVerdict, type ProtocolMode } from '../transport/protocol-era.js';
-import type { Upstream } from './upstream.js';
 
 /** Health pings, reconnects and crash-loop suspension (SPEC §6), resolved for one server. */
 export interface HealthSettings {
@@ -30,8 +31,52 @@ export interface HealthSettings {
   crashWindowMs: number;
 }
 
+/** Who an upstream is: what its host needs to connect and list it. */
+export interface UpstreamIdentity {
+  readonly name: string;
+  /** The config as discovery gave it (unresolved: no `!cmd` output in it). */
+  readonly config: ServerConfig;
+  readonly configHash: string;
+  readonly source: ServerSource;
+}
+
+/** A status transition of one server, as the state machine made it. */
+export interface StatusChange {
+  server: string;
+  status: ServerStatus;
+  previous: ServerStatus;
+  error: ErrorInfo | undefined;
+  attempt: number;
+  nextRetryAt: number | undefined;
+  restarts: number;
+}
+
+/**
+ * Where an upstream's lists and news go: the catalogues keep each server's share (tools with
+ * their deferred / stale marks, prompts, resources, caching hints); the manager logs and emits.
+ * The upstream never holds a list itself.
+ */
+export interface UpstreamSink {
+  /** A fresh tool listing: into the catalogue (and, by the host, the cache). */
+  listed(upstream: UpstreamIdentity, listing: ToolListing, cause: ToolsChangedCause): void;
+  /** Fresh prompts / resources / templates: into their catalogues. */
+  setOthers(upstream: UpstreamIdentity, lists: Partial<OtherLists>, cause: ToolsChangedCause): void;
+  /** The connection is gone: its last known tools stay listed, marked stale. */
+  markStale(upstream: UpstreamIdentity): void;
+  /** The server's tools are dropped (a failed connect, a loop). */
+  dropTools(upstream: UpstreamIdentity, cause: ToolsChangedCause): void;
+  /** Waiting for a sign-in: the last known tools, else the cached ones, stay listed as deferred. */
+  holdForSignIn(upstream: UpstreamIdentity, cause: ToolsChangedCause, cached: Tool[] | undefined): void;
+  /** `notifications/resources/updated` of a resource someone subscribed to. */
+  resourceUpdated(upstream: UpstreamIdentity, uri: string): void;
+  /** `notifications/message`: to the agents whose calls are in progress on the server, else to everyone listening. */
+  logMessage(upstream: UpstreamIdentity, params: Record<string, unknown>, callers: readonly CallerChannel[]): void;
+  /** A status transition, to be logged and emitted. */
+  statusChanged(change: StatusChange): void;
+}
+
 /** What an upstream needs from the manager that owns it. */
-export interface UpstreamHost {
+export interface UpstreamHost extends Omit<UpstreamSink, 'holdForSignIn'> {
   readonly log: Logger;
   readonly clock: Clock;
   readonly random: () => number;
@@ -39,42 +84,31 @@ export interface UpstreamHost {
    * Resolves values and opens the connection (spawn or HTTP, then the era's handshake), on the
    * cached era verdict unless told to ignore it.
    */
-  connect(upstream: Upstream, signal: AbortSignal, options?: { ignoreCachedVerdict?: boolean }): Promise<ServerConnection>;
+  connect(upstream: UpstreamIdentity, signal: AbortSignal, options?: { ignoreCachedVerdict?: boolean }): Promise<ServerConnection>;
   /** Forgets the cached era verdict: it proved wrong. */
-  dropVerdict(upstream: Upstream): void;
+  dropVerdict(upstream: UpstreamIdentity): void;
   /** `tools/list`, checked for loops (throws `LOOP_DETECTED`). */
-  list(upstream: Upstream, connection: ServerConnection, signal?: AbortSignal): Promise<ToolListing>;
-  /** A fresh listing: into the catalogue and the cache. */
-  listed(upstream: Upstream, listing: ToolListing, cause: ToolsChangedCause): void;
+  list(upstream: UpstreamIdentity, connection: ServerConnection, signal?: AbortSignal): Promise<ToolListing>;
   /** Prompts, resources and templates (every kind the server has, or `kinds`). */
-  listOthers(upstream: Upstream, connection: ServerConnection, signal?: AbortSignal, kinds?: readonly ListKind[]): Promise<Partial<OtherLists>>;
-  /** Fresh prompts / resources / templates: into their catalogues. */
-  setOthers(upstream: Upstream, lists: Partial<OtherLists>, cause: ToolsChangedCause): void;
-  /** `notifications/resources/updated` of a resource someone subscribed to. */
-  resourceUpdated(upstream: Upstream, uri: string): void;
-  /** `notifications/message`: to the agents whose calls are in progress on the server, else to everyone listening. */
-  logMessage(upstream: Upstream, params: Record<string, unknown>, callers: readonly CallerChannel[]): void;
-  /** The tools cached for this config, if any (served while the server waits for a sign-in). */
-  cachedTools(upstream: Upstream): Tool[] | undefined;
-  /** The server's tools (`[]` drops them) with their flags, emitting the change. */
-  setTools(upstream: Upstream, tools: Tool[], flags: { cause: ToolsChangedCause; deferred: boolean; stale: boolean }): void;
-  /** A status transition, to be logged and emitted. */
-  statusChanged(upstream: Upstream, previous: ServerStatus): void;
+  listOthers(upstream: UpstreamIdentity, connection: ServerConnection, signal?: AbortSignal, kinds?: readonly ListKind[]): Promise<Partial<OtherLists>>;
+  /** Waiting for a sign-in: the last known (or cached) tools stay listed as deferred. */
+  holdForSignIn(upstream: UpstreamIdentity, cause: ToolsChangedCause): void;
 }
 
 /** One connect + first list, as the startup gate sees it. */
 export interface ConnectTask {
-  upstream: Upstream;
+  /** The server being connected. */
+  upstream: UpstreamIdentity;
   /** Settles when the attempt finished and its outcome was applied. */
   done: Promise<void>;
-  outcome?: { ok: true } | { ok: false; error: string };
+  outcome?: { ok: true } | { ok: false; error: ErrorInfo };
 }
 
 /** How long a cached "legacy" era verdict is trusted before the server is probed again. */
 const LEGACY_VERDICT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Resolves `!cmd` values and credentials on a copy of a config just before connecting. */
-export type ResolveValues = (name: string, config: Upstream['config'], source: Upstream['source']) => Promise<Upstream['config']>;
+export type ResolveValues = (name: string, config: ServerConfig, source: ServerSource) => Promise<ServerConfig>;
 
 export interface HostDeps {
   log: Logger;
@@ -90,11 +124,8 @@ export interface HostDeps {
   identity: () => InstanceIdentity;
   /** Signs http/sse servers in with OAuth; without it a 401 is a plain connect failure. */
   oauth: OAuthBroker | undefined;
-  setTools: UpstreamHost['setTools'];
-  statusChanged: UpstreamHost['statusChanged'];
-  setOthers: UpstreamHost['setOthers'];
-  resourceUpdated: UpstreamHost['resourceUpdated'];
-  logMessage: UpstreamHost['logMessage'];
+  /** Where lists and news go (the manager and its catalogues). */
+  sink: UpstreamSink;
 }
 
 /**
@@ -148,18 +179,17 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
         ...(signal ? { signal } : {}),
         ...(kinds ? { kinds } : {}),
       }),
-    setOthers: deps.setOthers,
-    resourceUpdated: deps.resourceUpdated,
-    logMessage: deps.logMessage,
     listed(upstream, listing, cause) {
-      upstream.instance = parseInstanceAd(listing.meta);
-      upstream.hints = listing.hints;
-      deps.setTools(upstream, listing.tools, { cause, deferred: false, stale: false });
+      deps.sink.listed(upstream, listing, cause);
       deps.store.put(upstream.name, upstream.configHash, listing.tools, listing.hints);
     },
-    cachedTools: (upstream) => deps.store.get(upstream.name, upstream.configHash)?.tools,
-    setTools: deps.setTools,
-    statusChanged: deps.statusChanged,
+    setOthers: (upstream, lists, cause) => deps.sink.setOthers(upstream, lists, cause),
+    markStale: (upstream) => deps.sink.markStale(upstream),
+    dropTools: (upstream, cause) => deps.sink.dropTools(upstream, cause),
+    holdForSignIn: (upstream, cause) => deps.sink.holdForSignIn(upstream, cause, deps.store.get(upstream.name, upstream.configHash)?.tools),
+    resourceUpdated: (upstream, uri) => deps.sink.resourceUpdated(upstream, uri),
+    logMessage: (upstream, params, callers) => deps.sink.logMessage(upstream, params, callers),
+    statusChanged: (change) => deps.sink.statusChanged(change),
   };
 }
 
@@ -168,7 +198,7 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
  * daemon is the one to break that cycle (see instance.ts). Otherwise the link stays; any tool
  * of ours it carries is dropped by the manager's `setTools`.
  */
-function refuseLoop(deps: Pick<HostDeps, 'identity' | 'log'>, upstream: Upstream, listing: ToolListing): void {
+function refuseLoop(deps: Pick<HostDeps, 'identity' | 'log'>, upstream: UpstreamIdentity, listing: ToolListing): void {
   const ad = parseInstanceAd(listing.meta);
   const loop = ad && findLoop(deps.identity(), ad);
   if (!loop) return;
@@ -190,7 +220,7 @@ class VerdictCache {
     private readonly clock: Clock,
   ) {}
 
-  get(upstream: Upstream): EraVerdict | undefined {
+  get(upstream: UpstreamIdentity): EraVerdict | undefined {
     const kept = this.kept.get(upstream.name);
     const stored = kept?.configHash === upstream.configHash ? kept : this.store.getVerdict(upstream.name, upstream.configHash);
     if (!stored) return undefined;
@@ -198,13 +228,13 @@ class VerdictCache {
     return stored.verdict as EraVerdict;
   }
 
-  put(upstream: Upstream, verdict: EraVerdict): void {
+  put(upstream: UpstreamIdentity, verdict: EraVerdict): void {
     const stored = verdict as StoredVerdict['verdict'];
     this.kept.set(upstream.name, { configHash: upstream.configHash, verdict: stored, probedAt: this.clock.now() });
     this.store.putVerdict(upstream.name, upstream.configHash, stored);
   }
 
-  drop(upstream: Upstream): void {
+  drop(upstream: UpstreamIdentity): void {
     this.kept.delete(upstream.name);
     this.store.deleteVerdict(upstream.name);
   }

@@ -2,9 +2,19 @@ import type { CallerChannel } from '../forwarding/caller.js';
 import type { ServerConnection } from '../transport/client.js';
 import type { ListKind } from '../transport/connection.js';
 import { noAgent, type AgentRequest } from '../transport/server-traffic.js';
-import type { UpstreamHost } from './upstream-host.js';
-import type { Upstream } from './upstream.js';
+import type { UpstreamHost, UpstreamIdentity } from './upstream-host.js';
 import { Coalescer } from '../../util/coalescer.js';
+
+/** The upstream as its traffic sees it. */
+export interface TrafficOwner {
+  identity: UpstreamIdentity;
+  /** Whether the connection is still the upstream's live one. */
+  isCurrent: () => boolean;
+  /** The agents whose requests are in progress on the server. */
+  callers: () => CallerChannel[];
+  /** A log message the server sent, for the upstream's own ring. */
+  logged: (params: Record<string, unknown>) => void;
+}
 
 /**
  * What a live connection's server says on its own, routed (SPEC §7): prompt and resource list
@@ -12,8 +22,9 @@ import { Coalescer } from '../../util/coalescer.js';
  * updates and log messages go to the host, and the server's questions go to the agent whose call
  * is in progress. Returns the functions that undo the wiring.
  */
-export function routeServerTraffic(upstream: Upstream, connection: ServerConnection, host: UpstreamHost): Array<() => void> {
-  const current = (): boolean => upstream.connection === connection;
+export function routeServerTraffic(owner: TrafficOwner, connection: ServerConnection, host: UpstreamHost): Array<() => void> {
+  const upstream = owner.identity;
+  const current = owner.isCurrent;
   const relist = (kinds: readonly ListKind[]) =>
     new Coalescer(async () => {
       const lists = await host.listOthers(upstream, connection, undefined, kinds);
@@ -27,8 +38,11 @@ export function routeServerTraffic(upstream: Upstream, connection: ServerConnect
     connection.onNotification('notifications/resources/updated', (params) => {
       if (typeof params.uri === 'string') host.resourceUpdated(upstream, params.uri);
     }),
-    connection.onNotification('notifications/message', (params) => host.logMessage(upstream, params, [...upstream.callers])),
-    connection.routeAgentRequests((method, params, signal) => askAgent(upstream.callers, method, params, signal)),
+    connection.onNotification('notifications/message', (params) => {
+      owner.logged(params);
+      host.logMessage(upstream, params, owner.callers());
+    }),
+    connection.routeAgentRequests((method, params, signal) => askAgent(owner.callers(), method, params, signal)),
   ];
 }
 
@@ -39,7 +53,7 @@ export function routeServerTraffic(upstream: Upstream, connection: ServerConnect
  * too — a clear answer, never a wait.
  */
 export async function askAgent(
-  callers: ReadonlySet<CallerChannel>,
+  callers: readonly CallerChannel[],
   method: AgentRequest,
   params: Record<string, unknown> | undefined,
   signal: AbortSignal,
@@ -48,7 +62,7 @@ export async function askAgent(
   const agents = new Set(able.map((caller) => caller.agent));
   if (agents.size === 0) {
     if (method === 'roots/list') return undefined;
-    throw noAgent(method, callers.size > 0 ? 'the agent of the call in progress did not declare that capability' : undefined);
+    throw noAgent(method, callers.length > 0 ? 'the agent of the call in progress did not declare that capability' : undefined);
   }
   if (agents.size > 1) throw noAgent(method, 'calls of several agents are in progress on this server, and it cannot be told which one asked');
   return (able.at(-1) as CallerChannel).request(method, params, signal);

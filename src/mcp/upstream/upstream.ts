@@ -1,88 +1,60 @@
-import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate, ServerCapabilities, Tool } from '@modelcontextprotocol/client';
+import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig, ServerSource } from '../../config/types.js';
 import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo, type ErrorInfo } from '../../errors.js';
 import { backoffDelay, FailureWindow } from '../../util/backoff.js';
 import type { ClockTimer } from '../../util/clock.js';
 import { Coalescer } from '../../util/coalescer.js';
-import type { ServerConnection } from '../transport/client.js';
 import type { ServerStatus, ToolsChangedCause } from '../events.js';
-import type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.js';
+import { agentOptionsOf, type CallerChannel } from '../forwarding/caller.js';
+import { LogMessageRing, type LoggedMessage } from '../forwarding/log-message.js';
+import { resolveCallTimeout, type ServerConnection } from '../transport/client.js';
+import type { ExitStatus } from '../transport/stdio-transport.js';
+import { connectAndList, type Connected } from './connect-and-list.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
-import type { InstanceAd } from './instance.js';
-import type { ToolListing } from '../transport/list-tools.js';
-import { isEraMismatch } from '../transport/protocol-era.js';
 import { Pinger } from './pinger.js';
 import { ReadyGate } from './ready-gate.js';
-import type { CallerChannel } from '../forwarding/caller.js';
-import { LogMessageRing } from '../forwarding/log-message.js';
-import type { OtherLists } from '../transport/other-lists.js';
+import { RetiredConnection } from './retired-connection.js';
+import type { ConnectTask, HealthSettings, UpstreamHost, UpstreamIdentity } from './upstream-host.js';
+import { requestThroughUpstream, type RequestPort, type UpstreamMethod, type UpstreamRequestOptions } from './upstream-request.js';
 import { routeServerTraffic } from './upstream-traffic.js';
-import type { ExitStatus } from '../transport/stdio-transport.js';
-import type { ListHints } from '../../store/tool-cache-store.js';
 
 export type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.js';
 
-/** The first request on a cached verdict was refused as the wrong era. */
-class StaleVerdictError extends Error {
-  constructor(cause: unknown) {
-    super('the cached protocol verdict is stale', { cause });
-  }
-}
-
-interface Connected {
-  connection: ServerConnection;
-  listing: ToolListing;
-  others: Partial<OtherLists>;
-  changedSinceList: () => boolean;
-}
-
 /**
  * One upstream MCP server: its status union and everything that drives it — the connection,
- * the attempt in flight, pings, the reconnect schedule, the crash window, waiting callers.
- * Status changes only in `setStatus`. Async completions carry the generation they started in
- * and are dropped when it moved on (a teardown or a newer attempt), so no stale result lands.
+ * the attempt in flight, pings, the reconnect schedule, the crash window, waiting callers — and
+ * the one way an agent's request reaches it (`request`). Its state is private: it changes only
+ * through these methods, and the status only in `#setStatus`. Its lists live with the catalogues.
+ * Async completions carry the generation they started in and are dropped when it moved on (a
+ * teardown or a newer attempt), so no stale result lands.
  */
-export class Upstream {
+export class Upstream implements UpstreamIdentity {
   readonly name: string;
   readonly config: ServerConfig;
   readonly configHash: string;
   readonly source: ServerSource;
 
-  status: ServerStatus = 'disconnected';
-  lastError: ErrorInfo | undefined;
-  connection: ServerConnection | undefined;
-  connectedSince: number | undefined;
-  /** Last known tools; written by the manager's `setTools` only. */
-  tools: Tool[] = [];
-  deferred = false;
-  stale = false;
-  /** The Switchboard instance tree this server advertised, when it is one. */
-  instance: InstanceAd | undefined;
-  /** Caching hints (modern era) of the last list. */
-  hints: ListHints | undefined;
-  /** Last known prompts, resources and templates; written by the manager's `setOthers` only. */
-  prompts: Prompt[] = [];
-  resources: Resource[] = [];
-  resourceTemplates: ResourceTemplate[] = [];
-  /** What the server declared when it last connected. */
-  capabilities: ServerCapabilities | undefined;
-  /** Agent calls in progress on this server: where its requests and log messages go. */
-  readonly callers = new Set<CallerChannel>();
-  /** The last log messages the server sent (`GET /servers/:name`). */
-  readonly logMessages = new LogMessageRing();
-  /** Successful reconnects since this config was loaded. */
-  restarts = 0;
+  #status: ServerStatus = 'disconnected';
+  #lastError: ErrorInfo | undefined;
+  #connection: ServerConnection | undefined;
+  #connectedSince: number | undefined;
+  #capabilities: ServerCapabilities | undefined;
+  /** Agent requests in progress on this server: where its requests and log messages go. */
+  readonly #callers = new Set<CallerChannel>();
+  readonly #logMessages = new LogMessageRing();
+  #restarts = 0;
   /** The reconnect attempt scheduled or running; 0 when none. */
-  attempt = 0;
-  nextRetryAt: number | undefined;
-  lastExit: ExitStatus | undefined;
+  #attempt = 0;
+  #nextRetryAt: number | undefined;
+  #lastExit: ExitStatus | undefined;
 
   readonly #host: UpstreamHost;
   readonly #health: HealthSettings;
   readonly #crashes: FailureWindow;
+  readonly #port: RequestPort;
   #generation = 0;
   #abort: AbortController | undefined;
-  #attempt: Promise<unknown> | undefined;
+  #inFlightAttempt: Promise<unknown> | undefined;
   readonly #ready = new ReadyGate<ServerConnection>();
   #retryTimer: ClockTimer | undefined;
   #pinger: Pinger | undefined;
@@ -92,53 +64,93 @@ export class Upstream {
     async () => {
       if (this.#relistFor) await this.#relistOnce(this.#relistFor);
     },
-    () => this.connection === this.#relistFor,
+    () => this.#connection === this.#relistFor,
   );
   #detach: Array<() => void> = [];
-  /** A lost connection not closed yet, and its close once started (see `#retire`). */
-  #retired: ServerConnection | undefined;
-  #retiring: Promise<void> | undefined;
+  readonly #retired = new RetiredConnection();
   #stderrTail: () => string[] = () => [];
 
   /**
    * `previous` is the server's last upstream (a reload of a config that failed or was
-   * disconnected): its status, error and last known tools carry over until this one changes them.
+   * disconnected): its status and error carry over until this one changes them.
    */
-  constructor(
-    init: { name: string; config: ServerConfig; configHash: string; source: ServerSource; previous?: Upstream },
-    host: UpstreamHost,
-    health: HealthSettings,
-  ) {
+  constructor(init: UpstreamIdentity & { previous?: Upstream }, host: UpstreamHost, health: HealthSettings) {
     this.name = init.name;
     this.config = init.config;
     this.configHash = init.configHash;
     this.source = init.source;
     if (init.previous) {
-      this.status = init.previous.status;
-      this.lastError = init.previous.lastError;
-      this.tools = init.previous.tools;
-      this.deferred = init.previous.deferred;
-      this.stale = init.previous.stale;
+      this.#status = init.previous.status;
+      this.#lastError = init.previous.lastError;
     }
     this.#host = host;
     this.#health = health;
     this.#crashes = new FailureWindow(health.crashLimit, health.crashWindowMs);
+    this.#port = {
+      name: this.name,
+      clock: host.clock,
+      defaultTimeoutMs: resolveCallTimeout(this.config),
+      waitForConnection: (signal, budgetMs) => this.waitForConnection(signal, budgetMs),
+      reportFailure: (connection, err) => this.reportFailure(connection, err),
+      addCaller: (caller, agentOf) => {
+        this.#callers.add(caller);
+        return agentOf(caller);
+      },
+      removeCaller: (caller) => this.#callers.delete(caller),
+    };
   }
 
-  /** The stderr lines of the current (or last) stdio child. */
-  stderrLines(): string[] {
-    return this.connection ? this.connection.stderr.lines() : this.#stderrTail();
-  }
+  // --- read-only state ----------------------------------------------------------------------
 
+  get status(): ServerStatus {
+    return this.#status;
+  }
+  /** The last failure, with its stable code; cleared by a successful connect. */
+  get lastError(): ErrorInfo | undefined {
+    return this.#lastError;
+  }
+  get connection(): ServerConnection | undefined {
+    return this.#connection;
+  }
+  get connectedSince(): number | undefined {
+    return this.#connectedSince;
+  }
+  /** What the server declared when it last connected (kept while it reconnects). */
+  get capabilities(): ServerCapabilities | undefined {
+    return this.#capabilities;
+  }
+  /** Successful reconnects since this config was loaded. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+  get attempt(): number {
+    return this.#attempt;
+  }
+  get nextRetryAt(): number | undefined {
+    return this.#nextRetryAt;
+  }
+  get lastExit(): ExitStatus | undefined {
+    return this.#lastExit;
+  }
   /** Whether a connect or reconnect is under way or scheduled. */
   get pending(): boolean {
-    return this.status === 'connecting' || this.status === 'reconnecting';
+    return this.#status === 'connecting' || this.#status === 'reconnecting';
   }
+  /** The last log messages the server sent (`GET /servers/:name`), oldest first. */
+  logMessages(): LoggedMessage[] {
+    return this.#logMessages.list();
+  }
+  /** The stderr lines of the current (or last) stdio child. */
+  stderrLines(): string[] {
+    return this.#connection ? this.#connection.stderr.lines() : this.#stderrTail();
+  }
+
+  // --- connecting ---------------------------------------------------------------------------
 
   /** The first connect of this config (or the one after a sign-in, with cause `reconnect`). */
   start(cause: ToolsChangedCause, phase: { returned: boolean; afterSignIn?: boolean }): ConnectTask {
     const generation = ++this.#generation;
-    this.lastError = undefined;
+    this.#lastError = undefined;
     this.#ready.open();
     this.#setStatus('connecting');
     const task: ConnectTask = { upstream: this, done: Promise.resolve() };
@@ -153,14 +165,12 @@ export class Upstream {
       (err: unknown) => {
         if (generation !== this.#generation) return;
         const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
-        task.outcome = { ok: false, error: error.message };
+        task.outcome = { ok: false, error };
         if (error.code === 'UPSTREAM_AUTH_REQUIRED') {
           this.#needsAuth(error, late());
           return;
         }
-        this.#host.setTools(this, [], { cause: late(), deferred: false, stale: false });
-        this.#ready.reject(error);
-        this.#setStatus('failed', error);
+        this.#failWith(error, late());
       },
     );
     return task;
@@ -171,22 +181,31 @@ export class Upstream {
    * sign-in failed). Undefined when there was nothing to resume.
    */
   resumeAfterSignIn(): ConnectTask | undefined {
-    const waiting = this.status === 'needs_auth' || (this.status === 'failed' && this.lastError?.code === 'UPSTREAM_AUTH_FAILED');
+    const waiting = this.#status === 'needs_auth' || (this.#status === 'failed' && this.#lastError?.code === 'UPSTREAM_AUTH_FAILED');
     return waiting ? this.start('reconnect', { returned: true, afterSignIn: true }) : undefined;
   }
 
   /**
    * The live connection, waiting for a connect or reconnect in flight for at most `budgetMs`
-   * (the caller's own deadline). Never waits on a server that is not coming back.
+   * (the caller's own deadline, on the host's clock). Never waits on a server that is not coming back.
    */
   async waitForConnection(signal: AbortSignal | undefined, budgetMs: number): Promise<ServerConnection> {
-    if (this.status === 'connected' && this.connection) return this.connection;
+    if (this.#status === 'connected' && this.#connection) return this.#connection;
     if (!this.pending || !this.#ready.isOpen) throw this.#notConnectedError();
-    return this.#ready.wait(signal, budgetMs, () => {
-      const doing = this.status === 'connecting' ? 'connect' : 'reconnect';
-      const last = this.lastError ? ` (last error: ${this.lastError.message})` : '';
+    return this.#ready.wait(signal, budgetMs, this.#host.clock, () => {
+      const doing = this.#status === 'connecting' ? 'connect' : 'reconnect';
+      const last = this.#lastError ? ` (last error: ${this.#lastError.message})` : '';
       return new SwitchboardError('TOOL_CALL_TIMEOUT', `Timed out after ${budgetMs} ms waiting for MCP server "${this.name}" to ${doing}${last}`);
     });
+  }
+
+  /**
+   * The one way an agent's request reaches this server (see upstream-request.ts): waits for the
+   * connection within the deadline, registers the caller, reports failures to the state machine
+   * and retries as `options.replaySafe` allows.
+   */
+  request(method: UpstreamMethod, params: Record<string, unknown>, options: UpstreamRequestOptions): Promise<Record<string, unknown>> {
+    return requestThroughUpstream(this.#port, method, params, options, agentOptionsOf);
   }
 
   /**
@@ -212,7 +231,7 @@ export class Upstream {
 
   /** `notifications/tools/list_changed`: at most one re-list in flight and one queued. */
   requestRelist(connection: ServerConnection): void {
-    if (this.connection !== connection) return;
+    if (this.#connection !== connection) return;
     this.#relistFor = connection;
     this.#relists.request();
   }
@@ -237,12 +256,12 @@ export class Upstream {
     this.#abort?.abort(new SwitchboardError('SERVER_CLOSED', `Server "${this.name}" was disconnected`));
     this.#abort = undefined;
     this.#cancelTimers();
-    this.attempt = 0;
-    this.nextRetryAt = undefined;
-    const connection = this.connection;
+    this.#attempt = 0;
+    this.#nextRetryAt = undefined;
+    const connection = this.#connection;
     this.#detachConnection();
     this.#ready.reject({ code: 'SERVER_CLOSED', message: `Server "${this.name}" was disconnected` });
-    await Promise.allSettled([connection?.close(), this.#closeRetired(), this.#attempt]);
+    await Promise.allSettled([connection?.close(), this.#closeRetired(), this.#inFlightAttempt]);
   }
 
   markDisconnected(): void {
@@ -254,14 +273,12 @@ export class Upstream {
     this.#setStatus('failed', error);
   }
 
-  // --- connecting -------------------------------------------------------------------------
-
   /** Connect + list under a fresh abort; undefined when a teardown or newer attempt overtook it. */
   async #connectOnce(generation: number): Promise<Connected | undefined> {
     const abort = new AbortController();
     this.#abort = abort;
-    const attempt = this.#connectAndList(abort.signal);
-    this.#attempt = attempt.catch(() => undefined);
+    const attempt = connectAndList(this.#host, this, abort.signal);
+    this.#inFlightAttempt = attempt.catch(() => undefined);
     try {
       const connected = await attempt;
       if (generation !== this.#generation) {
@@ -274,50 +291,11 @@ export class Upstream {
     }
   }
 
-  async #connectAndList(signal: AbortSignal): Promise<Connected> {
-    try {
-      return await this.#connectAndListOnce(signal, false);
-    } catch (err) {
-      if (!(err instanceof StaleVerdictError)) throw err;
-      // A cached modern verdict the server no longer honours: forget it and negotiate afresh, once.
-      this.#host.log.info({ server: this.name, err: errorMessage(err.cause) }, 'cached protocol verdict is stale; negotiating again');
-      this.#host.dropVerdict(this);
-      return this.#connectAndListOnce(signal, true);
-    }
-  }
-
-  async #connectAndListOnce(signal: AbortSignal, ignoreCachedVerdict: boolean): Promise<Connected> {
-    const started = this.#host.clock.now();
-    const connection = await this.#host.connect(this, signal, { ignoreCachedVerdict });
-    // A list_changed may arrive with (or just after) the first list, before the connection is
-    // attached; remember it so the list is fetched again instead of lost.
-    let changed = false;
-    const stopWatching = connection.onToolsListChanged(() => (changed = true));
-    try {
-      const [listing, others] = await Promise.all([this.#host.list(this, connection, signal), this.#host.listOthers(this, connection, signal)]);
-      this.#host.log.info({ server: this.name, tools: listing.tools.length, ms: this.#host.clock.now() - started }, 'connected');
-      return {
-        connection,
-        listing,
-        others,
-        changedSinceList: () => {
-          stopWatching();
-          return changed;
-        },
-      };
-    } catch (err) {
-      stopWatching();
-      await connection.close();
-      if (connection.verdictFromCache && isEraMismatch(err, connection.era)) throw new StaleVerdictError(err);
-      throw err;
-    }
-  }
-
   #onConnected({ connection, listing, others, changedSinceList }: Connected, cause: ToolsChangedCause, how = { restart: true }): void {
     const relistNow = changedSinceList();
-    this.connection = connection;
-    this.capabilities = connection.capabilities;
-    this.connectedSince = this.#host.clock.now();
+    this.#connection = connection;
+    this.#capabilities = connection.capabilities;
+    this.#connectedSince = this.#host.clock.now();
     this.#stderrTail = () => connection.stderr.lines();
     this.#detach.push(
       connection.onClose((reason) => this.#lost(connection, toErrorInfo(reason, 'SERVER_CLOSED'), { crash: true, immediate: false })),
@@ -325,13 +303,17 @@ export class Upstream {
       // A transport error (say, the HTTP event stream broke) may mean the server is gone: ask now
       // rather than at the next scheduled ping.
       connection.onTransportError(() => this.#pinger?.now()),
-      ...routeServerTraffic(this, connection, this.#host),
+      ...routeServerTraffic(
+        { identity: this, isCurrent: () => this.#connection === connection, callers: () => [...this.#callers], logged: (params) => this.#logMessages.push(params) },
+        connection,
+        this.#host,
+      ),
     );
     // A connect after a sign-in is no recovery from a failure: it does not count as a restart.
-    if (cause === 'reconnect' && how.restart) this.restarts += 1;
-    this.attempt = 0;
-    this.nextRetryAt = undefined;
-    this.lastError = undefined;
+    if (cause === 'reconnect' && how.restart) this.#restarts += 1;
+    this.#attempt = 0;
+    this.#nextRetryAt = undefined;
+    this.#lastError = undefined;
     this.#setStatus('connected');
     this.#host.listed(this, listing, cause);
     this.#host.setOthers(this, others, cause);
@@ -343,12 +325,14 @@ export class Upstream {
   async #relistOnce(connection: ServerConnection): Promise<void> {
     try {
       const listing = await this.#host.list(this, connection);
-      if (this.connection === connection) this.#host.listed(this, listing, 'list_changed');
+      if (this.#connection === connection) this.#host.listed(this, listing, 'list_changed');
     } catch (err) {
-      if (this.connection !== connection) return;
+      if (this.#connection !== connection) return;
       if (isSwitchboardError(err, 'LOOP_DETECTED')) {
         // The upstream now leads back here: drop the link and its tools until an operator reloads.
-        await this.#failPermanently(connection, toErrorInfo(err));
+        this.#detachConnection();
+        await connection.close();
+        this.#failWith(toErrorInfo(err), 'list_changed');
         return;
       }
       if (meansConnectionLost(this.reportFailure(connection, err))) return;
@@ -360,11 +344,11 @@ export class Upstream {
 
   /** The connection is gone (closed, frozen, forgotten): reconnect, or suspend a crash loop. */
   #lost(connection: ServerConnection, error: ErrorInfo, how: { crash: boolean; immediate: boolean }): void {
-    if (this.connection !== connection) return;
+    if (this.#connection !== connection) return;
     this.#detachConnection();
-    this.lastExit = connection.exitStatus ?? this.lastExit;
-    this.#retire(connection);
-    this.#host.setTools(this, this.tools, { cause: 'reconnect', deferred: false, stale: this.tools.length > 0 });
+    this.#lastExit = connection.exitStatus ?? this.#lastExit;
+    this.#retired.retire(connection);
+    this.#host.markStale(this);
     if (!this.#health.enabled) {
       this.#setStatus('disconnected', error);
       return;
@@ -381,9 +365,9 @@ export class Upstream {
   }
 
   #scheduleReconnect(error: ErrorInfo, delayMs?: number): void {
-    this.attempt += 1;
-    const delay = delayMs ?? backoffDelay(this.attempt, this.#health.backoff, this.#host.random);
-    this.nextRetryAt = this.#host.clock.now() + delay;
+    this.#attempt += 1;
+    const delay = delayMs ?? backoffDelay(this.#attempt, this.#health.backoff, this.#host.random);
+    this.#nextRetryAt = this.#host.clock.now() + delay;
     this.#ready.open();
     this.#setStatus('reconnecting', error);
     this.#retryTimer = this.#host.clock.setTimeout(() => void this.#reconnect(), delay);
@@ -391,7 +375,7 @@ export class Upstream {
 
   async #reconnect(): Promise<void> {
     this.#retryTimer = undefined;
-    this.nextRetryAt = undefined;
+    this.#nextRetryAt = undefined;
     const generation = ++this.#generation;
     // Never two of the same server at once (a lock file, a port): the old one goes first.
     await this.#closeRetired();
@@ -403,9 +387,7 @@ export class Upstream {
       if (generation !== this.#generation) return;
       const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
       if (error.code === 'LOOP_DETECTED') {
-        this.#host.setTools(this, [], { cause: 'reconnect', deferred: false, stale: false });
-        this.#ready.reject(error);
-        this.#setStatus('failed', error);
+        this.#failWith(error, 'reconnect');
         return;
       }
       if (error.code === 'UPSTREAM_AUTH_REQUIRED') {
@@ -413,7 +395,7 @@ export class Upstream {
         this.#needsAuth(error, 'reconnect');
         return;
       }
-      this.#host.log.debug({ server: this.name, attempt: this.attempt, err: error.message }, 'reconnect attempt failed');
+      this.#host.log.debug({ server: this.name, attempt: this.#attempt, err: error.message }, 'reconnect attempt failed');
       this.#scheduleReconnect(error);
     }
   }
@@ -423,9 +405,9 @@ export class Upstream {
    * grant, more scope wanted): drop the connection and wait for a sign-in.
    */
   #signInLost(connection: ServerConnection, error: ErrorInfo): void {
-    if (this.connection !== connection) return;
+    if (this.#connection !== connection) return;
     this.#detachConnection();
-    this.lastExit = connection.exitStatus ?? this.lastExit;
+    this.#lastExit = connection.exitStatus ?? this.#lastExit;
     void connection.close();
     this.#needsAuth(error, 'reconnect');
   }
@@ -437,42 +419,22 @@ export class Upstream {
   #needsAuth(error: ErrorInfo, cause: ToolsChangedCause): void {
     this.#host.clock.clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
-    this.attempt = 0;
-    this.nextRetryAt = undefined;
-    const tools = this.tools.length > 0 ? this.tools : (this.#host.cachedTools(this) ?? []);
-    this.#host.setTools(this, tools, { cause, deferred: tools.length > 0, stale: false });
+    this.#attempt = 0;
+    this.#nextRetryAt = undefined;
+    this.#host.holdForSignIn(this, cause);
     this.#ready.reject(error);
     this.#setStatus('needs_auth', error);
   }
 
-  async #failPermanently(connection: ServerConnection, error: ErrorInfo): Promise<void> {
-    this.#detachConnection();
-    await connection.close();
-    this.#host.setTools(this, [], { cause: 'list_changed', deferred: false, stale: false });
+  /** Failed for good (until an operator acts): its tools go, waiting callers learn why. */
+  #failWith(error: ErrorInfo, cause: ToolsChangedCause): void {
+    this.#host.dropTools(this, cause);
     this.#ready.reject(error);
     this.#setStatus('failed', error);
   }
 
-  /**
-   * Takes a lost connection out of service. A stdio process is killed at once (it is dead or
-   * frozen, and its group must not linger). An HTTP connection is closed only before the next
-   * attempt: closing it now would fail its requests in flight as "closed", hiding their own
-   * errors — a refused connection proves a request never arrived and may be retried safely.
-   */
-  #retire(connection: ServerConnection): void {
-    this.#retired = connection;
-    this.#retiring = connection.transport === 'stdio' ? connection.close() : undefined;
-  }
-
   async #closeRetired(): Promise<void> {
-    const retired = this.#retired;
-    if (!retired) return;
-    const closing = this.#retiring ?? retired.close();
-    this.#retired = undefined;
-    this.#retiring = undefined;
-    await closing.catch(() => undefined);
-    // A frozen child only ends when we kill it: its exit is known now, not when it was lost.
-    this.lastExit = retired.exitStatus ?? this.lastExit;
+    this.#lastExit = (await this.#retired.close()) ?? this.#lastExit;
   }
 
   // --- pings --------------------------------------------------------------------------------
@@ -485,14 +447,14 @@ export class Upstream {
   }
 
   #pingFailed(connection: ServerConnection, err: unknown): void {
-    if (this.connection !== connection) return;
+    if (this.#connection !== connection) return;
     if (isSwitchboardError(err, 'UPSTREAM_PING_TIMEOUT')) {
       this.#lost(connection, toErrorInfo(err), { crash: true, immediate: false });
       return;
     }
     // Anything but a lost connection (an error answer, say) still proves the server is alive —
     // unless the failure took the connection out of service (a sign-in is needed).
-    if (!meansConnectionLost(this.reportFailure(connection, err)) && this.connection === connection) this.#startPings(connection);
+    if (!meansConnectionLost(this.reportFailure(connection, err)) && this.#connection === connection) this.#startPings(connection);
   }
 
   // --- bookkeeping --------------------------------------------------------------------------
@@ -501,8 +463,8 @@ export class Upstream {
     for (const off of this.#detach.splice(0)) off();
     this.#pinger?.stop();
     this.#pinger = undefined;
-    this.connection = undefined;
-    this.connectedSince = undefined;
+    this.#connection = undefined;
+    this.#connectedSince = undefined;
   }
 
   #cancelTimers(): void {
@@ -512,19 +474,27 @@ export class Upstream {
   }
 
   #notConnectedError(): SwitchboardError {
-    if (this.lastError?.code === 'SERVER_SUSPENDED') return new SwitchboardError('SERVER_SUSPENDED', this.lastError.message);
-    if (this.status === 'needs_auth' && this.lastError) return new SwitchboardError('UPSTREAM_AUTH_REQUIRED', this.lastError.message);
-    const why = this.lastError ? `: ${this.lastError.message}` : '';
-    return new SwitchboardError('SERVER_NOT_CONNECTED', `Server "${this.name}" is ${this.status}${why}`);
+    if (this.#lastError?.code === 'SERVER_SUSPENDED') return new SwitchboardError('SERVER_SUSPENDED', this.#lastError.message);
+    if (this.#status === 'needs_auth' && this.#lastError) return new SwitchboardError('UPSTREAM_AUTH_REQUIRED', this.#lastError.message);
+    const why = this.#lastError ? `: ${this.#lastError.message}` : '';
+    return new SwitchboardError('SERVER_NOT_CONNECTED', `Server "${this.name}" is ${this.#status}${why}`);
   }
 
   /** The one place the status changes; the host logs and emits each transition once. */
   #setStatus(next: ServerStatus, error?: ErrorInfo): void {
-    const previous = this.status;
-    if (error !== undefined) this.lastError = error;
+    const previous = this.#status;
+    if (error !== undefined) this.#lastError = error;
     // A repeated `reconnecting` is still news: it carries the next attempt and its time.
     if (previous === next && error === undefined && next !== 'reconnecting') return;
-    this.status = next;
-    this.#host.statusChanged(this, previous);
+    this.#status = next;
+    this.#host.statusChanged({
+      server: this.name,
+      status: next,
+      previous,
+      error: this.#lastError,
+      attempt: this.#attempt,
+      nextRetryAt: this.#nextRetryAt,
+      restarts: this.#restarts,
+    });
   }
 }

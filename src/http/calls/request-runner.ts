@@ -1,0 +1,141 @@
+import type { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
+import { isSwitchboardError } from '../../errors.js';
+import type { CallerChannel } from '../../mcp/forwarding/caller.js';
+import type { AgentRequest } from '../../mcp/forwarding/request-router.js';
+import type { MCPManager } from '../../mcp/manager.js';
+import { DEFAULT_CALL_TIMEOUT_MS } from '../../mcp/transport/client.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import { abortable, createDeadline } from '../../util/abort.js';
+import type { CallMetrics, CallOutcome, CallTransport } from './call-metrics.js';
+import { onClientGone } from './client-gone.js';
+import { CLIENT_GONE, type InFlightCalls } from './in-flight-calls.js';
+import type { RequestMetrics } from './request-metrics.js';
+
+export interface RunOptions {
+  transport: CallTransport;
+  /** Overrides the server's `callTimeout` for this request. */
+  timeoutMs?: number;
+  /** Cancels the request (the client went away, or said so); its reason is the request's abort reason. */
+  signal?: AbortSignal;
+  /**
+   * A REST caller's response: the request is cancelled with `CLIENT_GONE` when the client goes
+   * away before the response has ended (cheaper than a `signal` of its own per request).
+   */
+  client?: ServerResponse;
+  /** Each progress notification of the server, as it arrives. */
+  onProgress?: (progress: Progress) => void;
+  /** The agent behind the request, for the server's sampling / elicitation / roots requests. */
+  caller?: CallerChannel;
+}
+
+export interface RequestRunnerDeps {
+  manager: Pick<MCPManager, 'requests'>;
+  /** Before the startup gate a name may not be listed yet: the runner waits for the gate. */
+  runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
+  /** Every request in flight, whatever its transport; aborted together at the end of shutdown's grace. */
+  calls: InFlightCalls;
+  /** Tool calls by tool. */
+  metrics: CallMetrics;
+  /** Upstream requests of every kind by method. */
+  requestMetrics: RequestMetrics;
+}
+
+const NOT_FOUND = ['TOOL_NOT_FOUND', 'PROMPT_NOT_FOUND', 'RESOURCE_NOT_FOUND'] as const;
+
+/**
+ * The one path of every agent request to an upstream, for REST and `/mcp` alike (SPEC §7): tool
+ * calls, prompts, resources, completions, subscriptions and log levels. It registers the request
+ * with the in-flight set (so the drain can cancel it), links the caller's cancellation, waits for
+ * the startup gate when the name is not listed yet, hands the request to the manager's router
+ * (and so to the server's `Upstream.request`), and counts it in `/metrics`. What the caller's
+ * protocol makes of the result — a JSON body, an SSE stream, a JSON-RPC answer — is its own business.
+ */
+export class RequestRunner {
+  constructor(private readonly deps: RequestRunnerDeps) {}
+
+  /** Requests in flight right now. */
+  get inFlight(): number {
+    return this.deps.calls.size;
+  }
+
+  /** A tool call: resolves with the tool's result (upstream failures are `isError` results). */
+  call(name: string, args: Record<string, unknown> | undefined, options: RunOptions): Promise<CallToolResult> {
+    return this.run({ method: 'tools/call', name, arguments: args }, options) as Promise<CallToolResult>;
+  }
+
+  /**
+   * Runs the request. Resolves with the server's result; rejects with `*_NOT_FOUND`, with
+   * `SHUTTING_DOWN`, with the server's or our own error, or — when `signal` aborted it — with
+   * that signal's reason.
+   */
+  async run(request: AgentRequest, options: RunOptions): Promise<Record<string, unknown>> {
+    const { calls } = this.deps;
+    const started = performance.now();
+    let outcome: CallOutcome = 'error';
+    let controller: AbortController | undefined;
+    const { signal } = options;
+    const onAbort = (): void => controller?.abort(signal?.reason);
+    let stopWatchingClient: (() => void) | undefined;
+    try {
+      controller = calls.begin();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) onAbort();
+      const own = controller;
+      if (options.client) stopWatchingClient = onClientGone(options.client, () => own.abort(CLIENT_GONE));
+      const result = await this.send(request, options, controller.signal);
+      outcome = request.method === 'tools/call' && result.isError === true ? 'tool_error' : 'ok';
+      return result;
+    } catch (err) {
+      outcome = outcomeOf(err, controller?.signal);
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      stopWatchingClient?.();
+      if (controller) calls.end(controller);
+      this.record(request, options.transport, outcome, (performance.now() - started) / 1000);
+    }
+  }
+
+  /** Sends once; a name not listed while the startup gate is still open is tried again after it. */
+  private async send(request: AgentRequest, options: RunOptions, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const { manager, runtime } = this.deps;
+    const sendOptions = {
+      signal,
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.caller ? { caller: options.caller } : {}),
+    };
+    try {
+      return await manager.requests.send(request, sendOptions);
+    } catch (err) {
+      if (runtime.state !== 'starting' || !NOT_FOUND.some((code) => isSwitchboardError(err, code))) throw err;
+    }
+    // Within the request's own deadline (the default call timeout when it has none of its own).
+    const deadline = createDeadline(signal, options.timeoutMs || DEFAULT_CALL_TIMEOUT_MS);
+    try {
+      await abortable(runtime.whenReady().catch(() => undefined), deadline.signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      // The gate outlasted the deadline: the name is still unknown.
+    } finally {
+      deadline.dispose();
+    }
+    return manager.requests.send(request, sendOptions);
+  }
+
+  private record(request: AgentRequest, transport: CallTransport, outcome: CallOutcome, seconds: number): void {
+    const server = this.deps.manager.requests.serverOf(request);
+    this.deps.requestMetrics.record({ transport, server, method: request.method, outcome });
+    if (request.method === 'tools/call') this.deps.metrics.record({ transport, server, tool: request.name, outcome }, seconds);
+  }
+}
+
+function outcomeOf(err: unknown, signal: AbortSignal | undefined): CallOutcome {
+  const reason: unknown = signal?.aborted ? signal.reason : err;
+  if (isSwitchboardError(reason, 'SHUTTING_DOWN')) return 'shutdown';
+  if (signal?.aborted) return 'cancelled';
+  if (NOT_FOUND.some((code) => isSwitchboardError(err, code))) return 'not_found';
+  return 'error';
+}

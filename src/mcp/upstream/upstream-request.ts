@@ -1,0 +1,134 @@
+import type { Progress } from '@modelcontextprotocol/client';
+import { errorMessage, isSwitchboardError, SwitchboardError } from '../../errors.js';
+import type { Clock } from '../../util/clock.js';
+import type { CallerChannel } from '../forwarding/caller.js';
+import type { AgentOptions } from '../forwarding/input-required.js';
+import { DEFAULT_CALL_TIMEOUT_MS, type ServerConnection } from '../transport/client.js';
+import type { CallToolOptions } from '../transport/server-connection.js';
+import { mayHaveBeenDelivered, meansConnectionLost, type FailureKind } from './failure.js';
+
+/** The requests an agent's work sends to an upstream (SPEC §7). */
+export type UpstreamMethod =
+  | 'tools/call'
+  | 'prompts/get'
+  | 'resources/read'
+  | 'completion/complete'
+  | 'resources/subscribe'
+  | 'resources/unsubscribe'
+  | 'logging/setLevel';
+
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  /**
+   * Bounds the whole request, the wait for a connecting or reconnecting server included. `0`: no
+   * deadline for the request itself; the wait for a connection is still bounded (by the default
+   * call timeout), so nobody waits unbounded on a server that may never come back.
+   * @default the server's `callTimeout`
+   */
+  timeoutMs?: number;
+  /** Each progress notification of the server for this request (each also resets its deadline). */
+  onProgress?: (progress: Progress) => void;
+  /** The agent behind the request: the server's sampling / elicitation / roots requests go to it. */
+  caller?: CallerChannel;
+  /**
+   * Whether the request may be sent again after the connection was lost under it, when it may
+   * have reached the server (a request that never arrived is always retried, once).
+   */
+  replaySafe: boolean;
+  /** How errors name the request, e.g. `Tool "echo"` or `prompts/get`. */
+  label: string;
+}
+
+/** What the request loop needs of its upstream (upstream.ts implements it). */
+export interface RequestPort {
+  readonly name: string;
+  readonly clock: Clock;
+  /** The server's `callTimeout`. */
+  readonly defaultTimeoutMs: number;
+  waitForConnection(signal: AbortSignal | undefined, budgetMs: number): Promise<ServerConnection>;
+  /** A request on `connection` failed: the state machine decides what that means for the server. */
+  reportFailure(connection: ServerConnection, err: unknown): FailureKind;
+  /** The agent of a request in progress, for the server's questions and log messages. */
+  addCaller(caller: CallerChannel, agentOf: (caller: CallerChannel) => AgentOptions): AgentOptions;
+  removeCaller(caller: CallerChannel): void;
+}
+
+/**
+ * One request to one upstream, of any kind (SPEC §6, §7). One deadline bounds the wait for a
+ * connection and the request. A failure is reported to the server's state machine; when it meant
+ * the connection was lost, the request is sent once more after the reconnect (within the same
+ * deadline) if it never reached the server or `replaySafe` says a replay is harmless — otherwise
+ * the caller learns that it may or may not have run (`CALL_OUTCOME_UNKNOWN`).
+ *
+ * Throws our own codes for the wait, the deadline and a lost connection; an error the server
+ * answered with is thrown as it came (the caller's protocol maps it). A caller abort stays an abort.
+ */
+export async function requestThroughUpstream(
+  port: RequestPort,
+  method: UpstreamMethod,
+  params: Record<string, unknown>,
+  options: UpstreamRequestOptions,
+  agentOf: (caller: CallerChannel) => AgentOptions,
+): Promise<Record<string, unknown>> {
+  const { signal, caller, clock } = { ...options, clock: port.clock };
+  const started = clock.now();
+  const totalMs = options.timeoutMs ?? port.defaultTimeoutMs;
+  // At least 1 ms: a spent deadline must still fail as a timeout, not turn into "no deadline".
+  const remaining = (): number => (totalMs > 0 ? Math.max(1, totalMs - (clock.now() - started)) : 0);
+  const agent = caller ? port.addCaller(caller, agentOf) : undefined;
+  try {
+    let retried = false;
+    for (;;) {
+      let connection: ServerConnection;
+      try {
+        connection = await port.waitForConnection(signal, totalMs > 0 ? remaining() : DEFAULT_CALL_TIMEOUT_MS);
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason ?? err;
+        throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_NOT_CONNECTED', errorMessage(err), { cause: err });
+      }
+      try {
+        return await send(connection, method, params, {
+          ...(signal ? { signal } : {}),
+          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+          ...(agent ? { agent } : {}),
+          timeoutMs: remaining(),
+        });
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason ?? err;
+        // The request got what was left of the deadline; the caller knows the deadline itself.
+        if (isSwitchboardError(err, 'TOOL_CALL_TIMEOUT') || isSwitchboardError(err, 'UPSTREAM_TIMEOUT')) {
+          throw new SwitchboardError(err.code, `${options.label} timed out after ${totalMs} ms (MCP server "${port.name}")`, { cause: err });
+        }
+        const kind = port.reportFailure(connection, err);
+        if (!meansConnectionLost(kind)) throw err;
+        if (!retried && (!mayHaveBeenDelivered(kind) || options.replaySafe)) {
+          retried = true;
+          continue;
+        }
+        if (!mayHaveBeenDelivered(kind)) throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_CLOSED', errorMessage(err), { cause: err });
+        throw new SwitchboardError(
+          'CALL_OUTCOME_UNKNOWN',
+          `The connection to MCP server "${port.name}" was lost while ${options.label} was running; it may or may not ` +
+            `have run, and it was not retried because it is not marked read-only or idempotent (${errorMessage(err)})`,
+          { cause: err },
+        );
+      }
+    }
+  } finally {
+    if (caller) port.removeCaller(caller);
+  }
+}
+
+/** The wire form of each kind: a tool call and a subscription have their own on the connection. */
+function send(connection: ServerConnection, method: UpstreamMethod, params: Record<string, unknown>, opts: CallToolOptions): Promise<Record<string, unknown>> {
+  switch (method) {
+    case 'tools/call':
+      return connection.callTool(params.name as string, params.arguments as Record<string, unknown> | undefined, opts) as Promise<Record<string, unknown>>;
+    case 'resources/subscribe':
+      return connection.subscribeResource(params.uri as string, opts).then(() => ({}));
+    case 'resources/unsubscribe':
+      return connection.unsubscribeResource(params.uri as string, opts).then(() => ({}));
+    default:
+      return connection.forward(method, params, opts);
+  }
+}
