@@ -127,7 +127,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const clock = new ManualClock();
     const manager = newManager({ clock, random: () => 0.5 });
     const events = readManagerEvents(manager);
-    const config = fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '30', EXIT_CODE: '7' } });
+    const config = fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '150', EXIT_CODE: '7' } });
     await manager.connectServers({ loop: config });
 
     for (let crash = 1; crash <= 5; crash++) {
@@ -253,7 +253,7 @@ describe('errors that name the real cause (real processes)', () => {
       });
       // It either dies before the first list (a connect failure) or just after (a lost server).
       const error =
-        errors[0]?.error ?? (await events.next('server.status', (e) => e.status === 'disconnected')).error?.message ?? '';
+        errors[0]?.error.message ?? (await events.next('server.status', (e) => e.status === 'disconnected')).error?.message ?? '';
       expect(error, `round ${round}`).toMatch(/MCP server "brief"/);
       expect(error, `round ${round}`).toMatch(/exited with code 2/);
       expect(error, `round ${round}`).toMatch(/fatal: exits-after-initialize crashed/);

@@ -1,4 +1,4 @@
-import { escapeLabel } from './request-metrics.js';
+import { escapeLabel } from './prometheus-label.js';
 
 /**
  * Counters for tool calls (REST and `/mcp` alike), kept here rather than in a metrics library: a

@@ -1,4 +1,5 @@
 import type { CallOutcome, CallTransport } from './call-metrics.js';
+import { escapeLabel } from './prometheus-label.js';
 
 /** What one upstream request is counted under. */
 export interface RequestLabels {
@@ -32,9 +33,4 @@ export class RequestMetrics {
     for (const [key, n] of [...this.counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) lines.push(`switchboard_upstream_requests_total{${key}} ${n}`);
     return lines;
   }
-}
-
-/** Prometheus label values escape backslash, double quote and newline. */
-export function escapeLabel(value: string): string {
-  return /[\\"\n]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
 }

@@ -1,20 +1,14 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import type { CallToolResult, RequestId, ServerCapabilities } from '@modelcontextprotocol/server';
+import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/server';
 import { isSwitchboardError } from '../../errors.js';
 import { INSTANCE_META_KEY } from '../../mcp/upstream/instance.js';
-import type { AggregateCapabilities, MCPManager } from '../../mcp/manager.js';
+import type { AggregateCapabilities } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { RequestRunner } from '../calls/request-runner.js';
 import { PACKAGE_VERSION } from '../package-info.js';
-import { runForAgent, type SessionState } from './agent-channel.js';
+import { runForAgent } from './agent-channel.js';
+import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
 import { toProtocolError } from './protocol-errors.js';
-import type { Continuations } from './continuations.js';
-import type { RelayStates } from './relay-state.js';
-import type { McpLists } from './mcp-lists.js';
-
-/** What `/mcp` needs of the manager. */
-export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'instanceAd' | 'listHints' | 'capabilities'>;
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -22,21 +16,7 @@ export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getR
  */
 export const DEFAULT_LIST_TTL_MS = 10_000;
 
-export interface AgentServerOptions {
-  manager: AgentSource;
-  runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
-  lists: McpLists;
-  runner: RequestRunner;
-  continuations: Continuations;
-  relayStates: RelayStates;
-  /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */
-  session?: SessionState;
-  /**
-   * Called after a call the client cancelled has ended. The SDK sends no response for it, so
-   * its response stream would stay open until the session ends unless it is closed here.
-   */
-  onCancelled?: (requestId: RequestId) => void;
-}
+export type { AgentServerOptions, AgentSource } from './agent-server-options.js';
 
 /**
  * One low-level SDK `Server` per 2025-era session, or per 2026-07-28 request (SPEC §7, §9): the

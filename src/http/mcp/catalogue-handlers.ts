@@ -1,7 +1,7 @@
 import type { GetPromptResult, LoggingLevel, ReadResourceResult, Server } from '@modelcontextprotocol/server';
 import type { AggregateCapabilities } from '../../mcp/manager.js';
 import { runForAgent } from './agent-channel.js';
-import type { AgentServerOptions } from './agent-server.js';
+import type { AgentServerOptions } from './agent-server-options.js';
 import { toProtocolError } from './protocol-errors.js';
 
 /**

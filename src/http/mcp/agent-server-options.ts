@@ -1,0 +1,27 @@
+import type { RequestId } from '@modelcontextprotocol/server';
+import type { MCPManager } from '../../mcp/manager.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import type { RequestRunner } from '../calls/request-runner.js';
+import type { SessionState } from './agent-channel.js';
+import type { Continuations } from './continuations.js';
+import type { McpLists } from './mcp-lists.js';
+import type { RelayStates } from './relay-state.js';
+
+/** What `/mcp` needs of the manager. */
+export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'instanceAd' | 'listHints' | 'capabilities'>;
+
+export interface AgentServerOptions {
+  manager: AgentSource;
+  runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
+  lists: McpLists;
+  runner: RequestRunner;
+  continuations: Continuations;
+  relayStates: RelayStates;
+  /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */
+  session?: SessionState;
+  /**
+   * Called after a call the client cancelled has ended. The SDK sends no response for it, so
+   * its response stream would stay open until the session ends unless it is closed here.
+   */
+  onCancelled?: (requestId: RequestId) => void;
+}
