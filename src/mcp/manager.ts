@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { pino, type Logger } from 'pino';
 import type { ServerConfig, ServerSource } from '../config/types.js';
@@ -11,7 +10,7 @@ import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { ListenerSet } from '../util/listeners.js';
 import { connectToServer, resolveCallTimeout, type ConnectOptions, type ServerConnection } from './transport/client.js';
-import type { ManagerEvent, OperationEvent, ServerStatus, ToolsChangedCause } from './events.js';
+import type { ManagerEvent, PublishEvent, ServerStatus, ToolsChangedCause } from './events.js';
 import { buildInstanceAd, loadInstanceIdentity, type InstanceAd, type InstanceIdentity } from './upstream/instance.js';
 import type { OAuthBroker } from './oauth/broker.js';
 import type { ProtocolMode } from './transport/protocol-era.js';
@@ -61,6 +60,8 @@ export interface ManagerOptions {
   identity?: () => InstanceIdentity;
   /** Signs http/sse servers in with OAuth (issue #16). @default none: a 401 fails the connect */
   oauth?: OAuthBroker;
+  /** Where status and catalogue changes go: the event bus. @default nowhere */
+  publish?: PublishEvent;
 }
 
 export interface ServerError {
@@ -90,7 +91,6 @@ const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', pat
  */
 export class MCPManager {
   private readonly servers = new Map<string, Upstream>();
-  private readonly emitter = new EventEmitter();
   private readonly catalogues: Catalogues;
   /** Prompts, resources, completions, subscriptions and log levels, routed to their servers. */
   readonly forwarding: Forwarding;
@@ -113,8 +113,6 @@ export class MCPManager {
     this.clock = options.clock ?? systemClock;
     this.health = { ...DEFAULT_HEALTH, ...options.health, backoff: { ...DEFAULT_BACKOFF, ...options.health?.backoff } };
     this.identityFn = options.identity ?? (() => loadInstanceIdentity(new MemoryStateStore(), undefined, 'switchboard'));
-    // Subscribers are the WebSocket feed and tests; a listener count warning would be noise.
-    this.emitter.setMaxListeners(0);
     this.catalogues = new Catalogues(
       (event) => this.emit(event),
       () => this.identity.id,
@@ -145,12 +143,6 @@ export class MCPManager {
         else this.traffic.emit({ type: 'log', server: upstream.name, params });
       },
     });
-  }
-
-  /** Every event, in emission order. Returns the unsubscribe function. */
-  subscribe(listener: (event: ManagerEvent) => void): () => void {
-    this.emitter.on('event', listener);
-    return () => this.emitter.off('event', listener);
   }
 
   getConnectionStatus(name: string): ServerStatus {
@@ -353,11 +345,6 @@ export class MCPManager {
     if (upstream && !upstream.connection && !upstream.pending) this.servers.delete(name);
   }
 
-  /** Emits an operation event (reload.*, config.changed, server.log) on the same ordered stream. */
-  emitOperation(event: OperationEvent): void {
-    this.emit(event);
-  }
-
   /** A fresh `Upstream` for this config; the tools of the one it replaces stay until replaced. */
   private replaceUpstream(name: string, config: ServerConfig, source: ServerSource, previous: Upstream | undefined): Upstream {
     const init = { name, config, configHash: configHash(config), source, ...(previous ? { previous } : {}) };
@@ -403,7 +390,7 @@ export class MCPManager {
   }
 
   private emit(event: ManagerEvent): void {
-    this.emitter.emit('event', event);
+    this.options.publish?.(event);
   }
 }
 

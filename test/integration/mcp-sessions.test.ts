@@ -6,6 +6,7 @@ import { CallRunner } from '../../src/http/calls/call-runner.js';
 import { InFlightCalls } from '../../src/http/calls/in-flight-calls.js';
 import { mcpRoutes } from '../../src/http/routes/mcp.js';
 import { MCPManager } from '../../src/mcp/manager.js';
+import { EventBus } from '../../src/runtime/event-bus.js';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -15,6 +16,7 @@ async function mcpApp(maxSessions: number): Promise<string> {
   const shutdownSignal = new AbortController().signal;
   await app.register(mcpRoutes, {
     manager,
+    bus: new EventBus(),
     runtime: { state: 'ready', whenReady: () => Promise.resolve() },
     shutdownSignal,
     runner: new CallRunner({ manager, calls: new InFlightCalls(shutdownSignal), metrics: new CallMetrics() }),
