@@ -1,55 +1,26 @@
-import { isIP } from 'node:net';
-import { homedir } from 'node:os';
-import { dirname } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { discoverMCPServers } from './config/discover.js';
-import { defaultDbPath } from './config/load.js';
-import { createValueResolver } from './config/resolve-values.js';
 import type { DaemonConfig } from './config/schema.js';
-import type { DiscoveryResult } from './config/types.js';
 import { buildApp } from './http/app.js';
 import { RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
-import { keepChildRecords } from './mcp/process/child-registry.js';
-import { connectToServer } from './mcp/transport/client.js';
-import { reapLeftovers } from './mcp/process/leftover-reaper.js';
-import { loadInstanceIdentity } from './mcp/upstream/instance.js';
-import { forwardServerLogs } from './mcp/process/log-forwarding.js';
-import { MCPManager, type HealthOptions } from './mcp/manager.js';
-import { callbackUrlOf, OAuthBroker } from './mcp/oauth/broker.js';
-import { MemoryStateStore } from './store/state-store.js';
-import { createLogger } from './logger.js';
-import { SwitchboardRuntime } from './runtime/runtime.js';
-import { openMemoryOAuthStore, openToolCache } from './store/open-tool-cache.js';
+import type { MCPManager } from './mcp/manager.js';
+import { callbackUrlOf, type OAuthBroker } from './mcp/oauth/broker.js';
+import { createRuntime, type RuntimeDeps } from './runtime/compose.js';
+import type { EventBus } from './runtime/event-bus.js';
+import type { SwitchboardRuntime } from './runtime/runtime.js';
 import type { ToolCacheStore } from './store/tool-cache-store.js';
-import { systemClock, type Clock } from './util/clock.js';
 
-export interface DaemonDeps {
-  logger?: Logger;
-  /** @default the SQLite cache at `config.dbPath` */
-  store?: ToolCacheStore;
-  /** @default process.cwd() */
-  cwd?: string;
-  /** @default os.homedir() */
-  home?: string;
-  /** @default process.env */
-  env?: NodeJS.ProcessEnv;
-  /** The file discovery reads as Switchboard's own config (the `--config` path). */
-  configPath?: string;
-  /** Replaces discovery (tests and embedders with a fixed server set). */
-  discover?: () => Promise<DiscoveryResult>;
-  /** @default connectToServer */
-  connect?: typeof connectToServer;
-  /** Time of the supervision and of OAuth token expiry; tests about timing inject a manual one. @default the system clock */
-  clock?: Clock;
-}
+/** The runtime's edges (logger, store, clock, connect, discovery…); where it listens is the daemon's own. */
+export type DaemonDeps = Omit<RuntimeDeps, 'listening' | 'callbackUrl'>;
 
 export interface Daemon {
   app: FastifyInstance;
   manager: MCPManager;
   runtime: SwitchboardRuntime;
   store: ToolCacheStore;
+  /** The one ordered event stream; `events` relays it on `/events`. */
+  bus: EventBus;
   events: EventHub;
   /** OAuth sign-in to upstreams, and the credentials an embedder stores per server (SPEC §3). */
   oauth: OAuthBroker;
@@ -65,13 +36,6 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** `health: true | false | {…}` of the config file → the manager's health options. */
-function healthOptions(health: DaemonConfig['health']): HealthOptions {
-  if (typeof health === 'boolean') return { enabled: health };
-  return { enabled: health.enabled, pingIntervalMs: health.pingIntervalMs, pingTimeoutMs: health.pingTimeoutMs };
-}
-
-/** The port the app listens on once `listen` resolved; none before (embedded, not listening). */
 /**
  * The port the daemon listens on: the bound one once `listen` resolved, else the configured one
  * (discovery starts while the listener binds). With port 0 and no bind yet there is none — and no
@@ -86,91 +50,25 @@ function listeningPorts(app: FastifyInstance, configured: number): number[] {
 /** How long calls cancelled at the end of the shutdown grace get to send their 503. */
 const ABORTED_ANSWER_MS = 250;
 
-/** Builds the whole daemon without listening or connecting anything. */
+/**
+ * Builds the whole daemon without listening or connecting anything: the runtime from the
+ * composition root, and the HTTP app (with the `/events` hub) on top.
+ */
 export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemon {
-  const env = deps.env ?? process.env;
-  const home = deps.home ?? homedir();
-  const cwd = deps.cwd ?? process.cwd();
-  const logger = deps.logger ?? createLogger({ level: config.logLevel });
-  const dbPath = config.dbPath ?? defaultDbPath(home, env);
-  const clock = deps.clock ?? systemClock;
-  const cache = deps.store
-    ? { store: deps.store, state: new MemoryStateStore(), oauth: openMemoryOAuthStore(), warnings: [] as string[] }
-    : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
-  for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
-  const store = cache.store;
-  const oauth = new OAuthBroker({
-    store: cache.oauth,
-    clock,
-    log: logger.child({ component: 'oauth' }),
+  const composed = createRuntime(config, {
+    ...deps,
+    // Asked for after the listener is up (first connect) or while it binds (discovery).
+    listening: () => {
+      const port = listeningPorts(app, config.port)[0];
+      return port === undefined ? undefined : { host: config.host, port };
+    },
     callbackUrl: () => callbackUrlOf(app.server.address()),
   });
-
-  const resolver = createValueResolver({
-    trustProjectCommands: config.trustProjectCommands,
-    logger: logger.child({ component: 'values' }),
-    // SPEC §3's stored credentials, in the same store as the OAuth sign-ins.
-    credentials: { injectCredentials: (name) => oauth.storedCredential(name) },
-  });
-  const manager = new MCPManager({
-    logger,
-    store,
-    startupGateMs: config.startupGateMs,
-    // stderr lines and MCP log messages become `server.log` events (`switchboard logs --follow`).
-    connect: forwardServerLogs(deps.connect ?? connectToServer, (event) => manager.emitOperation(event)),
-    env,
-    health: healthOptions(config.health),
-    protocol: config.protocol,
-    clock,
-    oauth,
-    // Asked for at the first connect, after the listener is up: the id is kept per port.
-    identity: () => {
-      const port = listeningPorts(app, config.port)[0];
-      const label = port === undefined ? 'switchboard' : `${isIP(config.host) === 6 ? `[${config.host}]` : config.host}:${port}`;
-      return loadInstanceIdentity(cache.state, port, label);
-    },
-    resolveValues: async (name, serverConfig, source) => {
-      const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
-      for (const warning of warnings) logger.warn({ server: name }, warning);
-      return resolved;
-    },
-    connectOptions: { roots: config.roots ?? [cwd], inheritEnv: config.inheritEnv },
-  });
-  const discover =
-    deps.discover ??
-    (() =>
-      discoverMCPServers({
-        cwd,
-        home,
-        env,
-        ...(deps.configPath ? { configPath: deps.configPath } : {}),
-        enableProjectConfig: config.enableProjectConfig,
-        selfPorts: listeningPorts(app, config.port),
-      }));
-  const runtime = new SwitchboardRuntime({
-    manager,
-    discover,
-    logger,
-    storeWarnings: cache.warnings,
-    watchConfig: config.watch,
-  });
-  const events = new EventHub({ manager, runtime });
+  const { bus, manager, runtime, store, oauth, logger } = composed;
+  const events = new EventHub({ bus, manager, runtime });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
-  const app = buildApp({ config, manager, runtime, events, oauth, logger, shutdownSignal: shutdown.signal, drain });
-
-  // Stdio children are recorded beside the database, and what a killed daemon left there is
-  // reaped at start (SPEC §6 "No orphans, ever"). Reaped before recording our own, and reaping
-  // runs on while the servers connect: it only ever kills what it verified is a leftover.
-  const stateDir = dbPath === ':memory:' ? undefined : dirname(dbPath);
-  let children: { reaped: Promise<unknown>; release: () => void } | undefined;
-  const start = (): Promise<unknown> => {
-    if (stateDir !== undefined && !children) {
-      const log = logger.child({ component: 'children' });
-      children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
-    }
-    return runtime.start();
-  };
+  const app = buildApp({ config, manager, runtime, bus, events, oauth, logger, shutdownSignal: shutdown.signal, drain });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -191,16 +89,13 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
         await closed;
       } finally {
         shutdown.abort(new Error('shutting down'));
-        await runtime.close();
+        // Disconnects every server, then closes the store and the child records.
+        await composed.close();
         events.stop();
-        store.close();
-        await children?.reaped;
-        children?.release();
-        cache.oauth.close();
       }
     })();
     return closing;
   };
 
-  return { app, manager, runtime, store, events, oauth, logger, start, close };
+  return { app, manager, runtime, store, bus, events, oauth, logger, start: composed.start, close };
 }

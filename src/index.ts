@@ -6,6 +6,9 @@
 // Loader facade
 export { discoverAndLoadMCPTools, type LoadMCPToolsOptions, type LoadedMCPTools } from './runtime/loader.js';
 export { SwitchboardRuntime, DISCOVERY_FAILURE_PATH, type LoadError, type ReloadOutcome, type RuntimeState } from './runtime/runtime.js';
+// The composition root the daemon and the loader share, and the event stream it builds
+export { createRuntime, type ComposedRuntime, type RuntimeConfig, type RuntimeDeps } from './runtime/compose.js';
+export { EventBus, type EventBusOptions, type StampedEvent } from './runtime/event-bus.js';
 
 // Discovery, config loading and validation
 export { discoverMCPServers } from './config/discover.js';
@@ -37,7 +40,7 @@ export {
 export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './mcp/catalogue/tool-bridge.js';
 export { ToolCatalogue } from './mcp/catalogue/tool-catalogue.js';
 export type { ServerSnapshot, ServerDetail } from './mcp/upstream/server-snapshot.js';
-export type { ManagerEvent, ServerStatus, ToolsChangedCause } from './mcp/events.js';
+export type { ManagerEvent, PublishEvent, ServerStatus, ToolsChangedCause } from './mcp/events.js';
 
 // Tool cache
 export { openToolCache } from './store/open-tool-cache.js';

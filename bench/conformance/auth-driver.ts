@@ -74,7 +74,7 @@ function settled(now = false): Promise<ServerStatusEvent> {
       off();
       resolve(event);
     };
-    const off = daemon.manager.subscribe((event) => {
+    const off = daemon.bus.subscribe((event) => {
       if (event.type === 'server.status' && event.server === SERVER && !['connecting', 'reconnecting'].includes(event.status)) done(event);
     });
     if (now && current && !['connecting', 'reconnecting'].includes(current.status)) {

@@ -2,52 +2,19 @@ import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { loadDaemonConfig } from '../config/load.js';
 import { createDaemon, type Daemon, type DaemonDeps } from '../daemon.js';
 import { errorMessage, isSwitchboardError } from '../errors.js';
 import { isLoopbackHost } from '../util/loopback.js';
-import { createLogger, resolveLogFormat, type LogFormat } from '../logger.js';
+import { createLogger, resolveLogFormat } from '../logger.js';
 import type { CliContext, Output } from './context.js';
 import { renderHelp, usageOf } from './help.js';
+import { bindRefusal, parseServeFlags, ServeExit } from './serve-flags.js';
+import { handleShutdownSignals, type ShutdownWiring } from './shutdown-signals.js';
 import { trackStartup } from './startup-summary.js';
 
 export const SERVE_USAGE = usageOf('serve');
-
-const SERVE_OPTIONS = {
-  config: { type: 'string' },
-  host: { type: 'string' },
-  port: { type: 'string' },
-  cwd: { type: 'string' },
-  'no-project-config': { type: 'boolean' },
-  insecure: { type: 'boolean' },
-  'log-format': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-/** A refusal or failure that ends `serve` with `exitCode` and a one-line `message`. */
-export class ServeExit extends Error {
-  readonly exitCode: number;
-
-  constructor(exitCode: number, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ServeExit';
-    this.exitCode = exitCode;
-  }
-}
-
-export interface ServeFlags {
-  config?: string;
-  host?: string;
-  port?: number;
-  cwd?: string;
-  noProjectConfig: boolean;
-  insecure: boolean;
-  /** @default "auto": pretty on a terminal, JSON when piped */
-  logFormat?: LogFormat | 'auto';
-  help: boolean;
-}
 
 export interface ServeIo {
   /** @default process.env */
@@ -74,52 +41,6 @@ export interface ServeHandle {
   started: Promise<void>;
   /** `daemon.close()`: drains in-flight calls, disconnects every server, closes the db. Joinable. */
   close(): Promise<void>;
-}
-
-/** Parses `serve` flags; bad input throws `ServeExit(2)`. */
-export function parseServeFlags(argv: string[]): ServeFlags {
-  const values = parseStrict(argv);
-  let port: number | undefined;
-  if (values.port !== undefined) {
-    port = Number(values.port);
-    if (!/^\d+$/.test(values.port) || port > 65_535) {
-      throw new ServeExit(2, `invalid --port "${values.port}": expected an integer from 0 to 65535`);
-    }
-  }
-  if (values.host === '') throw new ServeExit(2, 'invalid --host: must not be empty');
-  const logFormat = values['log-format'];
-  if (logFormat !== undefined && logFormat !== 'auto' && logFormat !== 'pretty' && logFormat !== 'json') {
-    throw new ServeExit(2, `invalid --log-format "${logFormat}": expected auto, pretty or json`);
-  }
-  return {
-    ...(values.config !== undefined ? { config: values.config } : {}),
-    ...(values.host !== undefined ? { host: values.host } : {}),
-    ...(port !== undefined ? { port } : {}),
-    ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
-    noProjectConfig: values['no-project-config'] === true,
-    insecure: values.insecure === true,
-    ...(logFormat !== undefined ? { logFormat } : {}),
-    help: values.help === true,
-  };
-}
-
-function parseStrict(args: string[]) {
-  try {
-    return parseArgs({ args, options: SERVE_OPTIONS, strict: true, allowPositionals: false }).values;
-  } catch (err) {
-    throw new ServeExit(2, errorMessage(err), { cause: err });
-  }
-}
-
-export { isLoopbackHost };
-
-/**
- * The bind decision: an unauthenticated daemon reachable from the network runs any tool of any
- * configured server for anyone, so that takes an explicit `--insecure`. Returns the refusal.
- */
-export function bindRefusal(opts: { host: string; token?: string | undefined; insecure: boolean }): string | undefined {
-  if (isLoopbackHost(opts.host) || opts.token || opts.insecure) return undefined;
-  return `refusing to listen on non-loopback host "${opts.host}" without a token (set "token" in the config or SWITCHBOARD_TOKEN, or pass --insecure)`;
 }
 
 /**
@@ -174,7 +95,7 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   // Discovery and the connects start while fastify boots and binds, not after: the startup gate
   // then runs alongside, which is what a warm start waits for. A failed bind closes it all again.
   const listening = daemon.app.listen({ host: config.host, port: config.port });
-  const startup = trackStartup(daemon.manager);
+  const startup = trackStartup(daemon);
   const starting = daemon.start();
   try {
     await listening;
@@ -200,61 +121,6 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
 
   const close = (): Promise<void> => daemon.close();
   return { daemon, host: config.host, port, url, started, close };
-}
-
-/** Where signals come from; `process` in production. */
-export interface SignalSource {
-  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
-  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
-}
-
-export interface ShutdownWiring {
-  /** @default process */
-  signals?: SignalSource;
-  /** Called once with 0 after a clean close, or 1 when close failed. */
-  onStopped: (exitCode: number) => void;
-  /** The second signal's way out, without waiting for anything. @default process.exit */
-  forceExit?: (exitCode: number) => void;
-}
-
-const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-
-/**
- * SIGTERM/SIGINT close the daemon once (in-flight calls drain within `shutdownGraceMs`); a
- * second signal while that runs forces exit 1. Returns a function that removes the handlers.
- */
-export function handleShutdownSignals(handle: Pick<ServeHandle, 'close' | 'daemon'>, wiring: ShutdownWiring): () => void {
-  const signals = wiring.signals ?? process;
-  const forceExit = wiring.forceExit ?? ((code: number) => process.exit(code));
-  const log = handle.daemon.logger;
-  let closing = false;
-
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (closing) {
-      log.warn({ signal }, 'second signal, exiting now');
-      forceExit(1);
-      return;
-    }
-    closing = true;
-    log.info({ signal }, 'shutting down');
-    handle.close().then(
-      () => {
-        log.info('stopped');
-        dispose();
-        wiring.onStopped(0);
-      },
-      (err: unknown) => {
-        log.error({ err: errorMessage(err) }, 'shutdown failed');
-        dispose();
-        wiring.onStopped(1);
-      },
-    );
-  };
-  const dispose = (): void => {
-    for (const signal of SHUTDOWN_SIGNALS) signals.off(signal, onSignal);
-  };
-  for (const signal of SHUTDOWN_SIGNALS) signals.on(signal, onSignal);
-  return dispose;
 }
 
 export interface ServeCommandIo extends ServeIo, Omit<ShutdownWiring, 'onStopped'> {

@@ -1,5 +1,6 @@
 import type { MCPManager } from '../mcp/manager.js';
 import type { ServerStatus } from '../mcp/events.js';
+import type { EventBus } from '../runtime/event-bus.js';
 
 /** One server as the startup summary shows it. */
 export interface StartupRow {
@@ -24,16 +25,19 @@ export interface StartupSummary {
 }
 
 /**
- * Watches the manager's events from before `start()` so that, once the startup gate resolves,
+ * Watches the bus from before `start()` so that, once the startup gate resolves,
  * `serve` can print what a person wants to see first: each server, its status, its tools and
  * how long it took, and how much the cache saved.
  */
-export function trackStartup(manager: Pick<MCPManager, 'subscribe' | 'listServers' | 'getTools'>, now: () => number = Date.now) {
+export function trackStartup(
+  { bus, manager }: { bus: Pick<EventBus, 'subscribe'>; manager: Pick<MCPManager, 'listServers' | 'getTools'> },
+  now: () => number = Date.now,
+) {
   const startedAt = now();
   const connecting = new Map<string, number>();
   const took = new Map<string, number>();
   const cached = new Set<string>();
-  const unsubscribe = manager.subscribe((event) => {
+  const unsubscribe = bus.subscribe((event) => {
     if (event.type === 'server.status') {
       if (event.status === 'connecting') connecting.set(event.server, now());
       else if (event.status === 'connected' || event.status === 'failed') {

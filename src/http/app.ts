@@ -4,6 +4,7 @@ import type { DaemonConfig } from '../config/schema.js';
 import { SwitchboardError } from '../errors.js';
 import type { MCPManager } from '../mcp/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
+import type { EventBus } from '../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
 import { CallMetrics } from './calls/call-metrics.js';
@@ -32,6 +33,9 @@ export interface AppDeps {
   config: DaemonConfig;
   manager: MCPManager;
   runtime: SwitchboardRuntime;
+  /** The event stream the `/mcp` relays listen to. */
+  bus: Pick<EventBus, 'subscribe'>;
+  /** The `/events` feed over the same stream. */
   events: EventHub;
   /** OAuth sign-in to upstreams (issue #16). */
   oauth: OAuthBroker;
@@ -56,7 +60,7 @@ const ALWAYS_OPEN = new Set(['/health']);
  * `cli.ts` does, so tests and embedders can pick their own port.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const { config, manager, runtime, events, oauth, logger, shutdownSignal } = deps;
+  const { config, manager, runtime, bus, events, oauth, logger, shutdownSignal } = deps;
   const startedAt = Date.now();
 
   const app = Fastify({
@@ -141,7 +145,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },
     async () => (await import('./routes/mcp.js')).mcpRoutes,
   );
-  void app.register(mcpRoutes, { manager, runtime, shutdownSignal, runner });
+  void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, runner });
   void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
 
   return app;

@@ -1,8 +1,9 @@
 import type { ErrorInfo } from '../errors.js';
 
 /**
- * Every event the manager emits, as one discriminated union. The WebSocket feed sends exactly
- * these objects with `seq` and `ts` added, so this file is also the wire contract of `/events`.
+ * Every event on the event bus (`runtime/event-bus.ts`), as one discriminated union: the
+ * manager's, the runtime's and log forwarding's. The WebSocket feed sends exactly these objects
+ * with the bus's `seq` and `ts` added, so this file is also the wire contract of `/events`.
  */
 
 /** `needs_auth`: the server asked for OAuth and waits for a person to sign in (`switchboard login`). */
@@ -115,8 +116,11 @@ export interface ServerLogEvent {
   dropped?: number;
 }
 
-/** Events emitted on the manager's stream by the parts around it (runtime, log forwarding). */
+/** Events the parts around the manager publish (the runtime, log forwarding). */
 export type OperationEvent = ReloadStartedEvent | ReloadFinishedEvent | ConfigChangedEvent | ServerLogEvent;
 
 export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;
 export type ManagerEventType = ManagerEvent['type'];
+
+/** Puts an event on the bus; every publisher gets this, not the bus itself. */
+export type PublishEvent = (event: ManagerEvent) => void;

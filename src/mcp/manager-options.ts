@@ -3,6 +3,7 @@ import type { ErrorInfo } from '../errors.js';
 import type { ToolCacheStore } from '../store/tool-cache-store.js';
 import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import type { Clock } from '../util/clock.js';
+import type { PublishEvent } from './events.js';
 import type { OAuthBroker } from './oauth/broker.js';
 import type { ConnectOptions, connectToServer } from './transport/client.js';
 import type { ProtocolMode } from './transport/protocol-era.js';
@@ -41,6 +42,8 @@ export interface ManagerOptions {
   identity?: () => InstanceIdentity;
   /** Signs http/sse servers in with OAuth (issue #16). @default none: a 401 fails the connect */
   oauth?: OAuthBroker;
+  /** Where status and catalogue changes go: the event bus. @default nowhere */
+  publish?: PublishEvent;
 }
 
 /** A server that could not be started, with why. */

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { pino, type Logger } from 'pino';
 import type { ServerConfig, ServerSource } from '../config/types.js';
@@ -11,7 +10,7 @@ import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { ListenerSet } from '../util/listeners.js';
 import { connectToServer, resolveCallTimeout, type ServerConnection } from './transport/client.js';
-import type { ManagerEvent, OperationEvent, ServerStatus, ToolsChangedCause } from './events.js';
+import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
 import { buildInstanceAd, loadInstanceIdentity, type InstanceAd, type InstanceIdentity } from './upstream/instance.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './upstream/server-snapshot.js';
 import { passStartupGate } from './upstream/startup-gate.js';
@@ -37,7 +36,6 @@ const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', pat
  */
 export class MCPManager {
   private readonly servers = new Map<string, Upstream>();
-  private readonly emitter = new EventEmitter();
   private readonly catalogues: Catalogues;
   /** Every agent request — tool calls, prompts, resources, completions, subscriptions, log levels — routed to its server. */
   readonly requests: RequestRouter;
@@ -60,8 +58,6 @@ export class MCPManager {
     this.clock = options.clock ?? systemClock;
     this.health = { ...DEFAULT_HEALTH, ...options.health, backoff: { ...DEFAULT_BACKOFF, ...options.health?.backoff } };
     this.identityFn = options.identity ?? (() => loadInstanceIdentity(new MemoryStateStore(), undefined, 'switchboard'));
-    // Subscribers are the WebSocket feed and tests; a listener count warning would be noise.
-    this.emitter.setMaxListeners(0);
     this.catalogues = new Catalogues(
       (event) => this.emit(event),
       () => this.identity.id,
@@ -95,12 +91,6 @@ export class MCPManager {
         },
       },
     });
-  }
-
-  /** Every event, in emission order. Returns the unsubscribe function. */
-  subscribe(listener: (event: ManagerEvent) => void): () => void {
-    this.emitter.on('event', listener);
-    return () => this.emitter.off('event', listener);
   }
 
   getConnectionStatus(name: string): ServerStatus {
@@ -279,11 +269,6 @@ export class MCPManager {
     }
   }
 
-  /** Emits an operation event (reload.*, config.changed, server.log) on the same ordered stream. */
-  emitOperation(event: OperationEvent): void {
-    this.emit(event);
-  }
-
   /** A fresh `Upstream` for this config; the tools of the one it replaces stay until replaced. */
   private replaceUpstream(name: string, config: ServerConfig, source: ServerSource, previous: Upstream | undefined): Upstream {
     const init = { name, config, configHash: configHash(config), source, ...(previous ? { previous } : {}) };
@@ -298,7 +283,7 @@ export class MCPManager {
   }
 
   private emit(event: ManagerEvent): void {
-    this.emitter.emit('event', event);
+    this.options.publish?.(event);
   }
 }
 

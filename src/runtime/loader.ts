@@ -1,20 +1,20 @@
-import { homedir } from 'node:os';
-import type { Logger } from 'pino';
-import { discoverMCPServers } from '../config/discover.js';
-import { createValueResolver } from '../config/resolve-values.js';
+import { pino, type Logger } from 'pino';
+import { DaemonConfigSchema } from '../config/schema.js';
 import type { DiscoveryOptions } from '../config/types.js';
 import type { ConnectOptions } from '../mcp/transport/client.js';
-import { MCPManager } from '../mcp/manager.js';
+import type { MCPManager } from '../mcp/manager.js';
 import type { BridgedTool } from '../mcp/catalogue/tool-bridge.js';
-import { SwitchboardRuntime, type LoadError } from './runtime.js';
-import { openToolCache } from '../store/open-tool-cache.js';
 import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
+import { createRuntime } from './compose.js';
+import type { EventBus } from './event-bus.js';
+import type { LoadError, SwitchboardRuntime } from './runtime.js';
 
 export interface LoadMCPToolsOptions extends Partial<Omit<DiscoveryOptions, 'cwd'>> {
+  /** @default silent */
   logger?: Logger;
-  /** A ready store; wins over `dbPath`. */
+  /** A ready store (the caller's to close); wins over `dbPath`. */
   store?: ToolCacheStore;
-  /** SQLite file for the tool cache. @default no cache */
+  /** SQLite file for the tool cache (stdio children are recorded beside it). @default no cache */
   dbPath?: string;
   /** @default 250 */
   startupGateMs?: number;
@@ -32,47 +32,45 @@ export interface LoadedMCPTools {
   errors: LoadError[];
   manager: MCPManager;
   runtime: SwitchboardRuntime;
+  /** Every event of the runtime from here on, stamped with its `seq` (as `/events` sends them). */
+  bus: EventBus;
 }
 
 /**
  * The embeddable runtime in one call: discover, connect behind the startup gate, and hand back
- * the tools and the manager that keeps them current. Close with `runtime.close()`.
+ * the tools and the manager that keeps them current. Built by the same composition root as the
+ * daemon, with the daemon's defaults except: silent logs, no cache file unless `dbPath`, no live
+ * config unless `watchConfig`, and no OAuth sign-in (no listener to come back to). Close with
+ * `runtime.close()`.
  */
 export async function discoverAndLoadMCPTools(cwd: string, options: LoadMCPToolsOptions = {}): Promise<LoadedMCPTools> {
-  const env = options.env ?? process.env;
-  const home = options.home ?? homedir();
-  // A store we open here is ours to close; one handed in belongs to the caller.
-  const ownsStore = options.store === undefined;
-  const store =
-    options.store ??
-    (options.dbPath ? openToolCache(options.dbPath, options.logger ? { logger: options.logger } : {}).store : new NoopToolCacheStore());
-  const resolver = createValueResolver({
-    trustProjectCommands: options.trustProjectCommands ?? false,
-    ...(options.logger ? { logger: options.logger } : {}),
-  });
-  const manager = new MCPManager({
-    ...(options.logger ? { logger: options.logger } : {}),
-    store,
-    ...(options.startupGateMs !== undefined ? { startupGateMs: options.startupGateMs } : {}),
-    env,
-    resolveValues: async (name, config, source) => (await resolver.resolve(name, config, source)).config,
-    connectOptions: { roots: [cwd], ...options.connectOptions },
-  });
-  const runtime = new SwitchboardRuntime({
-    manager,
-    discover: () =>
-      discoverMCPServers({
-        cwd,
-        home,
-        env,
-        ...(options.platform ? { platform: options.platform } : {}),
-        ...(options.configPath ? { configPath: options.configPath } : {}),
-        ...(options.enableProjectConfig !== undefined ? { enableProjectConfig: options.enableProjectConfig } : {}),
-      }),
-    ...(options.logger ? { logger: options.logger } : {}),
-    ...(ownsStore ? { onClosed: () => store.close() } : {}),
-    watchConfig: options.watchConfig ?? false,
-  });
-  const errors = await runtime.start();
-  return { tools: manager.getTools(), errors, manager, runtime };
+  const defaults = DaemonConfigSchema.parse({});
+  const store = options.store ?? (options.dbPath === undefined ? new NoopToolCacheStore() : undefined);
+  const { bus, manager, runtime, start } = createRuntime(
+    {
+      startupGateMs: options.startupGateMs ?? defaults.startupGateMs,
+      trustProjectCommands: options.trustProjectCommands ?? defaults.trustProjectCommands,
+      inheritEnv: options.connectOptions?.inheritEnv ?? defaults.inheritEnv,
+      protocol: defaults.protocol,
+      health: defaults.health,
+      watch: options.watchConfig ?? false,
+      logLevel: 'silent',
+      ...(options.dbPath !== undefined ? { dbPath: options.dbPath } : {}),
+      ...(options.connectOptions?.roots ? { roots: options.connectOptions.roots } : {}),
+      // Unset, the native file's own `enableProjectConfig` decides.
+      ...(options.enableProjectConfig !== undefined ? { enableProjectConfig: options.enableProjectConfig } : {}),
+    },
+    {
+      cwd,
+      logger: options.logger ?? pino({ level: 'silent' }),
+      ...(store ? { store } : {}),
+      ...(options.home !== undefined ? { home: options.home } : {}),
+      ...(options.env !== undefined ? { env: options.env } : {}),
+      ...(options.platform !== undefined ? { platform: options.platform } : {}),
+      ...(options.configPath !== undefined ? { configPath: options.configPath } : {}),
+      ...(options.connectOptions?.clientInfo ? { clientInfo: options.connectOptions.clientInfo } : {}),
+    },
+  );
+  const errors = await start();
+  return { tools: manager.getTools(), errors, manager, runtime, bus };
 }

@@ -1,12 +1,14 @@
 import { pino, type Logger } from 'pino';
-import { appliedOf, applyPlan, discoveryAsApplied, hasChanges } from './apply-plan.js';
-import { planReconcile, type AppliedServers } from '../config/reconcile-plan.js';
 import type { DiscoveryResult } from '../config/types.js';
 import { ConfigWatcher } from '../config/watch.js';
 import { errorMessage, SwitchboardError } from '../errors.js';
-import type { MCPManager, ServerError } from '../mcp/manager.js';
+import type { PublishEvent } from '../mcp/events.js';
+import type { MCPManager } from '../mcp/manager.js';
 import type { ServerDetail, ServerSnapshot } from '../mcp/upstream/server-snapshot.js';
 import { SerialQueue } from '../util/serial-queue.js';
+import { detailOf, Reconciler, type LoadError } from './reconciler.js';
+
+export { DISCOVERY_FAILURE_PATH, type LoadError } from './reconciler.js';
 
 export type RuntimeState = 'idle' | 'starting' | 'ready' | 'stopping' | 'stopped';
 
@@ -14,25 +16,18 @@ export interface RuntimeOptions {
   manager: MCPManager;
   /** Runs discovery afresh; called at start, on every reload and on every config file change. */
   discover: () => Promise<DiscoveryResult>;
+  /** Where `reload.*` and `config.changed` go: the event bus. @default nowhere */
+  publish?: PublishEvent;
   logger?: Logger;
   /** Warnings from opening the tool cache (moved aside, read-only), shown in `/status`. */
   storeWarnings?: readonly string[];
-  /** Runs last in `close()`, e.g. to close a store the embedder did not open itself. */
-  onClosed?: () => void;
+  /** Runs last in `close()`, e.g. to close what the composition root opened. */
+  onClosed?: () => void | Promise<void>;
   /**
    * Watch the config files discovery reads (and the directories where they could appear) and
    * apply edits live (SPEC §8). `debounceMs`: quiet period after the last change. @default false
    */
   watchConfig?: boolean | { debounceMs?: number };
-}
-
-/** The path reported for a hard discovery failure, as the original loader did. */
-export const DISCOVERY_FAILURE_PATH = '.mcp.json';
-
-export interface LoadError {
-  /** Server name, or `.mcp.json` for a hard discovery failure. */
-  path: string;
-  error: string;
 }
 
 export interface ReloadOutcome {
@@ -45,37 +40,31 @@ export interface ReloadOptions {
   force?: boolean;
 }
 
-const EMPTY_DISCOVERY: DiscoveryResult = { configs: {}, sources: {}, shadowed: [], skipped: [], warnings: [], exaApiKeys: [] };
-
 /**
  * Discovery plus the manager, with the operator operations of SPEC §8. Start, reloads, config
- * changes and disconnects run through one queue, so they never interleave. Only the manager's
- * public methods are used: which servers run is decided here, how each one runs is the manager's.
+ * changes and disconnects run through one queue, so they never interleave; which servers run is
+ * the `Reconciler`'s business, how each one runs the manager's. Operations are announced on the
+ * bus (`reload.started` / `reload.finished`).
  */
 export class SwitchboardRuntime {
   readonly manager: MCPManager;
   readonly storeWarnings: readonly string[];
-  private readonly discoverFn: () => Promise<DiscoveryResult>;
   private readonly log: Logger;
+  private readonly publish: PublishEvent;
   private readonly queue = new SerialQueue();
   private readonly watcher: ConfigWatcher | undefined;
-  private discovery: DiscoveryResult = EMPTY_DISCOVERY;
-  /** What runs: the config and source each server was connected with. */
-  private applied: AppliedServers = {};
-  private discoveryError: string | undefined;
+  private readonly reconciler: Reconciler;
   private currentState: RuntimeState = 'idle';
   private readyPromise: Promise<LoadError[]> | undefined;
-  private lastErrors: LoadError[] = [];
   private closing: Promise<void> | undefined;
-  private readonly loggedSkips = new Set<string>();
-  private readonly onClosed: (() => void) | undefined;
+  private readonly onClosed: (() => void | Promise<void>) | undefined;
 
   constructor(options: RuntimeOptions) {
     this.manager = options.manager;
-    this.discoverFn = options.discover;
     this.storeWarnings = options.storeWarnings ?? [];
     this.onClosed = options.onClosed;
     this.log = options.logger ?? pino({ level: 'silent' });
+    this.publish = options.publish ?? (() => undefined);
     const watch = options.watchConfig ?? false;
     if (watch !== false) {
       this.watcher = new ConfigWatcher({
@@ -84,6 +73,13 @@ export class SwitchboardRuntime {
         onChange: (files) => this.onConfigFilesChanged(files),
       });
     }
+    this.reconciler = new Reconciler({
+      manager: this.manager,
+      discover: options.discover,
+      publish: this.publish,
+      log: this.log,
+      discovered: (files) => this.watcher?.watch(files),
+    });
   }
 
   get state(): RuntimeState {
@@ -92,16 +88,16 @@ export class SwitchboardRuntime {
 
   /** The last discovery result (warnings, shadowed entries, sources) for `/status`. */
   get lastDiscovery(): DiscoveryResult {
-    return this.discovery;
+    return this.reconciler.lastDiscovery;
   }
 
   get lastDiscoveryError(): string | undefined {
-    return this.discoveryError;
+    return this.reconciler.lastDiscoveryError;
   }
 
   /** Errors of the last start or reload, and of servers that failed since. */
   get errors(): readonly LoadError[] {
-    return this.lastErrors;
+    return this.reconciler.errors;
   }
 
   /** The directories the config watcher watches (empty when live config is off). */
@@ -114,7 +110,7 @@ export class SwitchboardRuntime {
     this.readyPromise ??= this.queue.run(async () => {
       if (this.currentState !== 'idle') return [];
       this.currentState = 'starting';
-      const errors = await this.discoverAndConnect('startup');
+      const errors = await this.reconciler.discoverAndConnect('startup');
       if (this.currentState === 'starting') this.currentState = 'ready';
       return errors;
     });
@@ -135,10 +131,10 @@ export class SwitchboardRuntime {
     return this.operation(null, async () => {
       if (options.force) {
         await this.manager.disconnectAll();
-        const errors = await this.discoverAndConnect('reload');
+        const errors = await this.reconciler.discoverAndConnect('reload');
         return { servers: this.manager.listServers(), errors };
       }
-      const errors = await this.reconcile('reload', []);
+      const errors = await this.reconciler.reconcile('reload', []);
       return { servers: this.manager.listServers(), errors };
     });
   }
@@ -149,24 +145,8 @@ export class SwitchboardRuntime {
     return this.queue.run(async () => {
       this.assertAccepting();
       // Found first: a name that is nowhere is a 404 that leaves no trace on the event feed.
-      const discovery = await this.rediscover();
-      const entry = planReconcile(this.applied, discovery).next[name];
-      if (!entry && !this.manager.hasServer(name)) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
-      return this.announced(name, async () => {
-        const { [name]: _previous, ...others } = this.applied;
-        this.applied = entry ? { ...others, [name]: entry } : others;
-        this.discovery = discoveryAsApplied(discovery, this.applied, []);
-        if (!entry) {
-          // Gone from config since the last start: disconnect it, report it once, forget it.
-          await this.manager.disconnectServer(name);
-          const last = this.detail(name);
-          this.manager.forgetServer(name);
-          return last;
-        }
-        if (this.manager.hasServer(name)) await this.manager.disconnectServer(name);
-        await this.manager.connectServers({ [name]: entry.config }, { [name]: entry.source }, { cause: 'reload' });
-        return this.detail(name);
-      });
+      const found = await this.reconciler.findOne(name);
+      return this.announced(name, () => this.reconciler.applyOne(found));
     });
   }
 
@@ -177,7 +157,7 @@ export class SwitchboardRuntime {
     return this.queue.run(async () => {
       this.assertAccepting();
       await this.manager.disconnectServer(name);
-      return this.detail(name);
+      return detailOf(this.manager, name);
     });
   }
 
@@ -198,7 +178,7 @@ export class SwitchboardRuntime {
       this.stopAccepting();
       await this.queue.run(() => this.manager.disconnectAll());
       this.currentState = 'stopped';
-      this.onClosed?.();
+      await this.onClosed?.();
     })();
     return this.closing;
   }
@@ -213,13 +193,13 @@ export class SwitchboardRuntime {
 
   /** Runs `work` between `reload.started` and `reload.finished`. */
   private async announced<T>(server: string | null, work: () => Promise<T>): Promise<T> {
-    this.manager.emitOperation({ type: 'reload.started', server });
+    this.publish({ type: 'reload.started', server });
     try {
       const result = await work();
-      this.manager.emitOperation({ type: 'reload.finished', server, ok: true });
+      this.publish({ type: 'reload.finished', server, ok: true });
       return result;
     } catch (err) {
-      this.manager.emitOperation({ type: 'reload.finished', server, ok: false, error: errorMessage(err) });
+      this.publish({ type: 'reload.finished', server, ok: false, error: errorMessage(err) });
       throw err;
     }
   }
@@ -230,105 +210,14 @@ export class SwitchboardRuntime {
     }
   }
 
-  private detail(name: string): ServerDetail {
-    const detail = this.manager.getServer(name);
-    if (!detail) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
-    return detail;
-  }
-
-  /** Each skipped entry is logged the first time it is seen, not on every reload. */
-  private logSkipped(): void {
-    for (const entry of this.discovery.skipped) {
-      const key = `${entry.name}\u0000${entry.source.path}`;
-      if (this.loggedSkips.has(key)) continue;
-      this.loggedSkips.add(key);
-      this.log.warn({ server: entry.name, path: entry.source.path }, `server skipped: ${entry.message}`);
-    }
-  }
-
-  private async rediscover(): Promise<DiscoveryResult> {
-    try {
-      const discovery = await this.discoverFn();
-      this.discoveryError = undefined;
-      this.watcher?.watch(discovery.files ?? []);
-      return discovery;
-    } catch (err) {
-      this.discoveryError = errorMessage(err);
-      throw new SwitchboardError('INTERNAL_ERROR', `Discovery failed: ${this.discoveryError}`, { cause: err });
-    }
-  }
-
-  private async discoverAndConnect(cause: 'startup' | 'reload'): Promise<LoadError[]> {
-    try {
-      this.discovery = await this.rediscover();
-    } catch {
-      // A loader that throws must not take the daemon down: serve nothing and say why.
-      this.discovery = EMPTY_DISCOVERY;
-      this.applied = {};
-      this.log.error({ err: this.discoveryError }, 'discovery failed');
-      this.lastErrors = [{ path: DISCOVERY_FAILURE_PATH, error: this.discoveryError ?? 'unknown' }];
-      return this.lastErrors;
-    }
-    this.logSkipped();
-    this.applied = appliedOf(this.discovery.configs, this.discovery.sources);
-    // Failures are logged once, by the manager, as each server's status changes.
-    const { errors } = await this.manager.connectServers(this.discovery.configs, this.discovery.sources, { cause });
-    this.lastErrors = errors.map(toLoadError);
-    return this.lastErrors;
-  }
-
   /** Live config: a watched file changed. Applied behind whatever operation is running. */
   private onConfigFilesChanged(files: string[]): void {
     if (this.currentState !== 'starting' && this.currentState !== 'ready') return;
     this.queue
       .run(async () => {
         if (this.currentState !== 'ready') return;
-        await this.reconcile('watch', files);
+        await this.reconciler.reconcile('watch', files);
       })
       .catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'applying a config change failed'));
   }
-
-  /**
-   * Rediscovers and moves only the servers whose config moved. A hard discovery failure keeps
-   * everything running (the error is in `/status`). On a file change only added and changed
-   * servers connect; on `POST /reload` every server that is not connected is tried again.
-   */
-  private async reconcile(cause: 'watch' | 'reload', files: string[]): Promise<LoadError[]> {
-    let discovery: DiscoveryResult;
-    try {
-      discovery = await this.rediscover();
-    } catch {
-      this.log.error({ err: this.discoveryError }, 'discovery failed; the running servers are kept');
-      this.lastErrors = [{ path: DISCOVERY_FAILURE_PATH, error: this.discoveryError ?? 'unknown' }, ...this.failures()];
-      return this.lastErrors;
-    }
-    const plan = planReconcile(this.applied, discovery);
-    const warningsBefore = JSON.stringify(this.discovery.warnings);
-    this.applied = plan.next;
-    this.discovery = discoveryAsApplied(discovery, this.applied, plan.kept);
-    this.logSkipped();
-    for (const name of plan.kept) {
-      this.log.warn({ server: name, path: this.applied[name]?.source.path }, 'config now invalid; keeping the last good config');
-    }
-    const connect = cause === 'reload' ? Object.keys(plan.next) : [...plan.added, ...plan.changed];
-    const errors = await applyPlan(this.manager, plan, connect, this.log);
-    this.lastErrors = this.failures();
-    if (hasChanges(plan) || JSON.stringify(this.discovery.warnings) !== warningsBefore) {
-      const { added, removed, changed, kept } = plan;
-      this.log.info({ cause, files, added, removed, changed, kept }, 'config applied');
-      this.manager.emitOperation({ type: 'config.changed', cause, files, added, removed, changed, kept });
-    }
-    return errors.map(toLoadError);
-  }
-
-  private failures(): LoadError[] {
-    return this.manager
-      .listServers()
-      .filter((server) => server.status === 'failed')
-      .map((server) => ({ path: server.name, error: server.lastError?.message ?? 'failed' }));
-  }
-}
-
-function toLoadError({ server, error }: ServerError): LoadError {
-  return { path: server, error: error.message };
 }

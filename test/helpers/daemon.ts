@@ -9,6 +9,7 @@ import type { DiscoveryResult, ServerConfig, ServerSource } from '../../src/conf
 import { createDaemon, type Daemon, type DaemonDeps } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import type { ManagerEvent, ManagerEventType } from '../../src/mcp/events.js';
+import { unstamped } from './manager-events.js';
 
 /**
  * A real daemon on 127.0.0.1:<random port> for integration tests, benchmarks and CLI tests.
@@ -175,16 +176,17 @@ function captureLines(): { stream: pino.DestinationStream; capture: LogCapture }
 }
 
 /**
- * Resolves with the next manager event of `type` matching `predicate`. Subscribe (call this)
- * before triggering the change; the subscription ends with the promise or the test.
+ * Resolves with the next event on the bus of `type` matching `predicate` (without `seq`/`ts`).
+ * Subscribe (call this) before triggering the change; the subscription ends with the promise or the test.
  */
 export function nextManagerEvent<T extends ManagerEventType>(
-  daemon: Pick<Daemon, 'manager'>,
+  daemon: Pick<Daemon, 'bus'>,
   type: T,
   predicate: (event: Extract<ManagerEvent, { type: T }>) => boolean = () => true,
 ): Promise<Extract<ManagerEvent, { type: T }>> {
   return new Promise((resolve) => {
-    const unsubscribe = daemon.manager.subscribe((event) => {
+    const unsubscribe = daemon.bus.subscribe((stamped) => {
+      const event = unstamped(stamped);
       if (event.type !== type) return;
       const typed = event as Extract<ManagerEvent, { type: T }>;
       if (!predicate(typed)) return;
@@ -195,9 +197,9 @@ export function nextManagerEvent<T extends ManagerEventType>(
   });
 }
 
-/** Records every manager event from now on, in order, until the test finishes. */
-export function recordManagerEvents(daemon: Pick<Daemon, 'manager'>): ManagerEvent[] {
+/** Records every event on the bus from now on (without `seq`/`ts`), in order, until the test finishes. */
+export function recordManagerEvents(daemon: Pick<Daemon, 'bus'>): ManagerEvent[] {
   const events: ManagerEvent[] = [];
-  onTestFinished(daemon.manager.subscribe((event) => void events.push(event)));
+  onTestFinished(daemon.bus.subscribe((event) => void events.push(unstamped(event))));
   return events;
 }

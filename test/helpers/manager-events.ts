@@ -1,6 +1,12 @@
 import { onTestFinished } from 'vitest';
 import type { ManagerEvent, ManagerEventType } from '../../src/mcp/events.js';
-import type { MCPManager } from '../../src/mcp/manager.js';
+import type { EventBus, StampedEvent } from '../../src/runtime/event-bus.js';
+
+/** The event as its publisher made it, without the bus's `seq` and `ts`. */
+export function unstamped(event: StampedEvent): ManagerEvent {
+  const { seq: _seq, ts: _ts, ...published } = event;
+  return published as ManagerEvent;
+}
 
 export interface ManagerEventReader {
   /** Every event recorded so far, in order. */
@@ -17,14 +23,14 @@ export interface ManagerEventReader {
   ): Promise<Extract<ManagerEvent, { type: T }>>;
 }
 
-/** Buffers every event of `manager` from now on (until the test ends) for in-order waits. */
-export function readManagerEvents(manager: Pick<MCPManager, 'subscribe'>): ManagerEventReader {
+/** Buffers every event on `bus` from now on (until the test ends) for in-order waits. */
+export function readManagerEvents(bus: Pick<EventBus, 'subscribe'>): ManagerEventReader {
   const all: ManagerEvent[] = [];
   let cursor = 0;
   const waiters = new Set<() => void>();
   onTestFinished(
-    manager.subscribe((event) => {
-      all.push(event);
+    bus.subscribe((event) => {
+      all.push(unstamped(event));
       for (const wake of [...waiters]) wake();
     }),
   );

@@ -140,9 +140,9 @@ describe('GET /events', () => {
 });
 
 describe('GET /events with a small ring', () => {
-  /** The real daemon's manager behind a second feed whose hub keeps only `ringSize` events. */
+  /** The real daemon's bus behind a second feed whose hub keeps only `ringSize` events. */
   async function smallRingFeed(daemon: TestDaemon, ringSize: number): Promise<{ url: string; hub: EventHub }> {
-    const hub = new EventHub({ manager: daemon.daemon.manager, runtime: daemon.daemon.runtime, ringSize });
+    const hub = new EventHub({ bus: daemon.daemon.bus, manager: daemon.daemon.manager, runtime: daemon.daemon.runtime, ringSize });
     const app = Fastify();
     await app.register(eventsRoutes, { events: hub });
     await app.listen({ host: '127.0.0.1', port: 0 });

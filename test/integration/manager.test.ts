@@ -5,6 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { MCPManager } from '../../src/mcp/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
+import { EventBus } from '../../src/runtime/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { nextManagerEvent, recordManagerEvents } from '../helpers/daemon.js';
 import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
@@ -16,10 +17,12 @@ const ECHO_TOOLS: Tool[] = ['add', 'echo', 'reverse'].map((name) => ({
   inputSchema: { type: 'object' },
 }));
 
-function newManager(options: ConstructorParameters<typeof MCPManager>[0] = {}): MCPManager {
-  const manager = new MCPManager(options);
+/** A manager publishing to its own bus, as the composition root wires it. */
+function newManager(options: ConstructorParameters<typeof MCPManager>[0] = {}): { manager: MCPManager; bus: EventBus } {
+  const bus = new EventBus();
+  const manager = new MCPManager({ ...options, publish: bus.publish });
   onTestFinished(() => manager.disconnectAll());
-  return manager;
+  return { manager, bus };
 }
 
 async function cacheStore() {
@@ -39,8 +42,8 @@ describe('MCPManager startup gate', () => {
       broken: fixtureServerConfig('exits-at-start'),
     };
     store.put('cached', configHash(configs.cached as ServerConfig), ECHO_TOOLS);
-    const manager = newManager({ store, startupGateMs: 2500 });
-    const events = recordManagerEvents({ manager });
+    const { manager, bus } = newManager({ store, startupGateMs: 2500 });
+    const events = recordManagerEvents({ bus });
 
     const { errors } = await manager.connectServers(configs);
 
@@ -70,7 +73,7 @@ describe('MCPManager startup gate', () => {
     );
 
     // Background completion replaces the cached tools with live ones and says so.
-    const live = await nextManagerEvent({ manager }, 'tools.changed', (e) => e.server === 'cached');
+    const live = await nextManagerEvent({ bus }, 'tools.changed', (e) => e.server === 'cached');
     expect(live).toMatchObject({ cause: 'background', deferred: false, toolCount: 3 });
     expect(byServer('cached').map((t) => [t.description, t.deferred])).toEqual([
       ['Adds two numbers', false],
@@ -86,7 +89,7 @@ describe('MCPManager startup gate', () => {
     const store = await cacheStore();
     const config = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '2500' } });
     store.put('slow', configHash(config), ECHO_TOOLS);
-    const manager = newManager({ store, startupGateMs: 0 });
+    const { manager } = newManager({ store, startupGateMs: 0 });
 
     await manager.connectServers({ slow: config });
     expect(manager.getCatalogue().get('mcp_slow_echo')?.deferred).toBe(true);
@@ -101,8 +104,8 @@ describe('MCPManager startup gate', () => {
     const oldConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '800' } });
     const newConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '801' } });
     store.put('slow', configHash(oldConfig), ECHO_TOOLS);
-    const manager = newManager({ store, startupGateMs: 0 });
-    const events = recordManagerEvents({ manager });
+    const { manager, bus } = newManager({ store, startupGateMs: 0 });
+    const events = recordManagerEvents({ bus });
 
     await manager.connectServers({ slow: newConfig });
 
@@ -118,7 +121,7 @@ describe('MCPManager teardown', () => {
   it('disconnectAll leaves no child or grandchild process', async () => {
     // `; true` stops the shell from exec-ing node, so node is the daemon's grandchild.
     const command = `${process.execPath} ${fixturePath('echo-stdio')}; true`;
-    const manager = newManager();
+    const { manager } = newManager();
     await manager.connectServers({
       wrapped: { command: '/bin/sh', args: ['-c', command] },
       direct: fixtureServerConfig('echo-stdio'),
@@ -139,12 +142,12 @@ describe('MCPManager teardown', () => {
   });
 
   it('disconnectServer removes only that server’s tools, even when names collide after sanitising', async () => {
-    const manager = newManager();
+    const { manager, bus } = newManager();
     await manager.connectServers({ 'a.b': fixtureServerConfig('echo-stdio'), a_b: fixtureServerConfig('echo-stdio') });
     expect(manager.getTools()).toHaveLength(6);
     expect(manager.getCatalogue().collisions().length).toBeGreaterThan(0);
 
-    const changed = nextManagerEvent({ manager }, 'tools.changed');
+    const changed = nextManagerEvent({ bus }, 'tools.changed');
     await manager.disconnectServer('a.b');
 
     expect(await changed).toMatchObject({ server: 'a.b', cause: 'disconnect', toolCount: 0 });
@@ -158,12 +161,12 @@ describe('MCPManager teardown', () => {
   });
 
   it('with health off, marks a server disconnected the moment its transport closes on its own, keeping others', async () => {
-    const manager = newManager({ health: { enabled: false } });
+    const { manager, bus } = newManager({ health: { enabled: false } });
     await manager.connectServers({
       crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '1500' } }),
       steady: fixtureServerConfig('echo-stdio'),
     });
-    const status = await nextManagerEvent({ manager }, 'server.status', (e) => e.server === 'crashy');
+    const status = await nextManagerEvent({ bus }, 'server.status', (e) => e.server === 'crashy');
     expect(status).toMatchObject({ status: 'disconnected', previous: 'connected' });
     expect(manager.getServer('crashy')?.lastError).toEqual({ code: 'SERVER_CLOSED', message: expect.stringMatching(/crashed/) });
     expect(manager.getServer('crashy')?.stale).toBe(true);
@@ -178,9 +181,9 @@ describe('MCPManager teardown', () => {
   });
 
   it('re-lists tools on notifications/tools/list_changed and emits the change', async () => {
-    const manager = newManager();
+    const { manager, bus } = newManager();
     await manager.connectServers({ dyn: fixtureServerConfig('list-changed') });
-    const changed = nextManagerEvent({ manager }, 'tools.changed', (e) => e.cause === 'list_changed');
+    const changed = nextManagerEvent({ bus }, 'tools.changed', (e) => e.cause === 'list_changed');
     await manager.callTool('mcp_dyn_add_tool', { name: 'fresh' });
     expect(await changed).toMatchObject({ server: 'dyn', added: ['mcp_dyn_fresh'], removed: [] });
     expect(manager.getCatalogue().get('mcp_dyn_fresh')?.server).toBe('dyn');
@@ -189,18 +192,18 @@ describe('MCPManager teardown', () => {
 
 describe('MCPManager edge cases found in review', () => {
   it('does not lose a list_changed that arrives together with the first tools/list answer', async () => {
-    const manager = newManager();
-    const relisted = nextManagerEvent({ manager }, 'tools.changed', (e) => e.cause === 'list_changed');
+    const { manager, bus } = newManager();
+    const relisted = nextManagerEvent({ bus }, 'tools.changed', (e) => e.cause === 'list_changed');
     await manager.connectServers({ raw: fixtureServerConfig('changes-during-first-list') });
     expect(await relisted).toMatchObject({ server: 'raw', added: ['mcp_raw_late'] });
     expect(manager.getCatalogue().get('mcp_raw_late')?.server).toBe('raw');
   });
 
   it('announces a tool of another server that a new name collision renamed', async () => {
-    const manager = newManager();
+    const { manager, bus } = newManager();
     await manager.connectServers({ a_b: fixtureServerConfig('echo-stdio') });
     expect(manager.getCatalogue().get('mcp_a_b_echo')?.server).toBe('a_b');
-    const events = recordManagerEvents({ manager });
+    const events = recordManagerEvents({ bus });
 
     // "a.b" sorts before "a_b" among the colliders, so it takes the plain names.
     await manager.connectServers({ 'a.b': fixtureServerConfig('echo-stdio') });
@@ -214,7 +217,7 @@ describe('MCPManager edge cases found in review', () => {
   });
 
   it('refuses a header value that would make fetch quote a secret in its error', async () => {
-    const manager = newManager();
+    const { manager } = newManager();
     const secret = 'sk-live-SECRET123';
     const { errors } = await manager.connectServers({
       remote: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `Bearer ${secret}\nsecond line` } },

@@ -7,6 +7,7 @@ import { RequestRunner } from '../../src/http/calls/request-runner.js';
 import { InFlightCalls } from '../../src/http/calls/in-flight-calls.js';
 import { mcpRoutes } from '../../src/http/routes/mcp.js';
 import { MCPManager } from '../../src/mcp/manager.js';
+import { EventBus } from '../../src/runtime/event-bus.js';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -17,6 +18,7 @@ async function mcpApp(maxSessions: number): Promise<string> {
   const runtime = { state: 'ready', whenReady: () => Promise.resolve() } as const;
   await app.register(mcpRoutes, {
     manager,
+    bus: new EventBus(),
     runtime,
     shutdownSignal,
     runner: new RequestRunner({ manager, runtime, calls: new InFlightCalls(shutdownSignal), metrics: new CallMetrics(), requestMetrics: new RequestMetrics() }),

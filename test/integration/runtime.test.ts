@@ -83,7 +83,7 @@ describe('the daemon survives what would stop a simpler one', () => {
 describe('teardown never waits on a server that does not answer', () => {
   const hanging = () => ({ ...fixtureServerConfig('never-answers-initialize'), timeout: 0 });
   /** Resolves once `name` is connecting; the check and the subscription happen in one tick. */
-  const untilConnecting = async (daemon: Pick<Daemon, 'manager'>, name: string): Promise<void> => {
+  const untilConnecting = async (daemon: Pick<Daemon, 'manager' | 'bus'>, name: string): Promise<void> => {
     if (daemon.manager.getConnectionStatus(name) === 'connecting') return;
     await nextManagerEvent(daemon, 'server.status', (e) => e.server === name && e.status === 'connecting');
   };

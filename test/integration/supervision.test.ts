@@ -5,6 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { MCPManager, type ManagerOptions } from '../../src/mcp/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
+import { EventBus } from '../../src/runtime/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { collectUntil, openEvents } from '../helpers/events.js';
@@ -20,10 +21,12 @@ import { freePort } from '../helpers/free-port.js';
  * ping settings, measured.
  */
 
-function newManager(options: ManagerOptions = {}): MCPManager {
-  const manager = new MCPManager(options);
+/** A manager publishing to its own bus, as the composition root wires it. */
+function newManager(options: ManagerOptions = {}): { manager: MCPManager; bus: EventBus } {
+  const bus = new EventBus();
+  const manager = new MCPManager({ ...options, publish: bus.publish });
   onTestFinished(() => manager.disconnectAll());
-  return manager;
+  return { manager, bus };
 }
 
 function errorCode(result: { _meta?: Record<string, unknown> }): unknown {
@@ -39,8 +42,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   it('respawns a stdio server that crashed mid-call: pid changes, tools live again, events in order', async () => {
     const dir = await tempDir();
     const pidFile = join(dir, 'pid.json');
-    const manager = newManager();
-    const events = readManagerEvents(manager);
+    const { manager, bus } = newManager();
+    const events = readManagerEvents(bus);
     await manager.connectServers({ sup: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
     const firstPid = (await readPidFile(pidFile)).pid;
 
@@ -73,8 +76,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   it('detects a frozen server (alive, silent) by ping within interval + deadline, and replaces it', async () => {
     const dir = await tempDir();
     const pidFile = join(dir, 'pid.json');
-    const manager = newManager({ health: { pingIntervalMs: 200, pingTimeoutMs: 300 } });
-    const events = readManagerEvents(manager);
+    const { manager, bus } = newManager({ health: { pingIntervalMs: 200, pingTimeoutMs: 300 } });
+    const events = readManagerEvents(bus);
     await manager.connectServers({ frozen: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
     const pid = (await readPidFile(pidFile)).pid;
     onTestFinished(() => {
@@ -98,8 +101,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const port = String(await freePort());
     let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
     onTestFinished(() => http.close());
-    const manager = newManager();
-    const events = readManagerEvents(manager);
+    const { manager, bus } = newManager();
+    const events = readManagerEvents(bus);
     await manager.connectServers({ web: { type: 'http', url: http.url } });
     expect(text(await manager.callTool('mcp_web_echo', { text: 'one' }))).toBe('one');
 
@@ -125,8 +128,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
 
   it('suspends a crash loop after more than 5 crashes within 30 s (manual clock); a reload revives it', async () => {
     const clock = new ManualClock();
-    const manager = newManager({ clock, random: () => 0.5 });
-    const events = readManagerEvents(manager);
+    const { manager, bus } = newManager({ clock, random: () => 0.5 });
+    const events = readManagerEvents(bus);
     const config = fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '150', EXIT_CODE: '7' } });
     await manager.connectServers({ loop: config });
 
@@ -158,8 +161,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const clock = new ManualClock();
     const port = String(await freePort());
     const http = await startFixtureHttp('echo-http', { env: { PORT: port } });
-    const manager = newManager({ clock, random: () => 0.5 });
-    const events = readManagerEvents(manager);
+    const { manager, bus } = newManager({ clock, random: () => 0.5 });
+    const events = readManagerEvents(bus);
     await manager.connectServers({ gone: { type: 'http', url: http.url } });
     await http.close();
     // A failed call tells the upstream it is gone; the call itself keeps waiting (retry). `reverse`
@@ -187,7 +190,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const hangLonger: ServerConfig = { ...fixtureServerConfig('never-answers-initialize'), timeout: 4000, callTimeout: 300 };
     store.put('forever', configHash(hangForever), cached);
     store.put('longer', configHash(hangLonger), cached);
-    const manager = newManager({ store });
+    const { manager } = newManager({ store });
     await manager.connectServers({ forever: hangForever, longer: hangLonger });
     expect(manager.getCatalogue().get('mcp_forever_echo')?.deferred).toBe(true);
 
@@ -205,8 +208,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
 
   it('retries a call lost mid-flight once when the tool is idempotent, and never replays one that is not', async () => {
     const dir = await tempDir();
-    const manager = newManager();
-    const events = readManagerEvents(manager);
+    const { manager, bus } = newManager();
+    const events = readManagerEvents(bus);
     await manager.connectServers({ sup: fixtureServerConfig('supervised') });
 
     const safeMarker = join(dir, 'safe');
@@ -223,7 +226,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   });
 
   it('coalesces a list_changed storm into one re-list in flight and at most one queued', async () => {
-    const manager = newManager();
+    const { manager } = newManager();
     await manager.connectServers({ sup: fixtureServerConfig('supervised') });
     await manager.callTool('mcp_sup_storm', { count: 50 });
     await manager.relistSettled('sup');
@@ -236,7 +239,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
 
 describe('errors that name the real cause (real processes)', () => {
   it('reports an answer over the 64 MiB cap as such, not as the kill that followed', async () => {
-    const manager = newManager();
+    const { manager } = newManager();
     await manager.connectServers({ big: fixtureServerConfig('introspect') });
     const result = await manager.callTool('mcp_big_big', { bytes: 70 * 1024 * 1024 });
     expect(errorCode(result)).toBe('UPSTREAM_MESSAGE_TOO_LARGE');
@@ -246,8 +249,8 @@ describe('errors that name the real cause (real processes)', () => {
 
   it('names server, exit code and stderr when a server exits right after initialize', async () => {
     for (let round = 0; round < 3; round++) {
-      const manager = newManager({ health: { enabled: false } });
-      const events = readManagerEvents(manager);
+      const { manager, bus } = newManager({ health: { enabled: false } });
+      const events = readManagerEvents(bus);
       const { errors } = await manager.connectServers({
         brief: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '0' } }),
       });

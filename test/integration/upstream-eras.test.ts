@@ -2,8 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
+import type { PublishEvent } from '../../src/mcp/events.js';
 import { MCPManager } from '../../src/mcp/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
+import { EventBus } from '../../src/runtime/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import type { ToolCacheStore } from '../../src/store/tool-cache-store.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
@@ -23,8 +25,8 @@ async function store(dir: string): Promise<ToolCacheStore> {
   return opened.store;
 }
 
-async function start(servers: Record<string, ServerConfig>, cache: ToolCacheStore): Promise<MCPManager> {
-  const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
+async function start(servers: Record<string, ServerConfig>, cache: ToolCacheStore, publish?: PublishEvent): Promise<MCPManager> {
+  const manager = new MCPManager({ store: cache, startupGateMs: 60_000, ...(publish ? { publish } : {}) });
   onTestFinished(() => manager.disconnectAll());
   await manager.connectServers(servers);
   return manager;
@@ -89,8 +91,9 @@ describe('stdio upstreams of either era', () => {
 
   it('a modern upstream announces tools/list_changed on its subscriptions/listen stream', async () => {
     const dir = await tempDir();
-    const manager = await start({ m: fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }) }, await store(dir));
-    const reader = readManagerEvents(manager);
+    const bus = new EventBus();
+    const manager = await start({ m: fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }) }, await store(dir), bus.publish);
+    const reader = readManagerEvents(bus);
     await manager.callTool('mcp_m_add_tool', { name: 'fresh' });
     expect(await reader.next('tools.changed', (e) => e.cause === 'list_changed')).toMatchObject({ server: 'm', added: ['mcp_m_fresh'] });
   });

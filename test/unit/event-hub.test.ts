@@ -5,29 +5,26 @@ import {
   EventHub,
   type EventHubOptions,
   type EventSink,
-  type EventSource,
+  type SnapshotSource,
   type WireEvent,
 } from '../../src/http/ws/event-hub.js';
 import type { ManagerEvent } from '../../src/mcp/events.js';
 import type { ServerSnapshot } from '../../src/mcp/upstream/server-snapshot.js';
+import { EventBus } from '../../src/runtime/event-bus.js';
 
-/** A manager stand-in: an ordered synchronous emitter plus the read-only views the hub uses. */
-function fakeManager(servers: ServerSnapshot[] = []) {
-  const listeners = new Set<(event: ManagerEvent) => void>();
+/** A real bus to publish on, plus a manager stand-in for the read-only views the hello uses. */
+function fakeManager(servers: ServerSnapshot[] = [], now?: () => Date) {
+  const bus = new EventBus(now ? { now } : {});
   const catalogue = { version: 7, list: () => [{ name: 'a' }, { name: 'b' }] };
-  const source: EventSource = {
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+  const source: SnapshotSource = {
     listServers: () => servers,
     getCatalogue: () => catalogue,
   };
   return {
     source,
-    listeners,
+    bus,
     emit(event: ManagerEvent = { type: 'reload.started', server: null }) {
-      for (const listener of listeners) listener(event);
+      bus.publish(event);
     },
   };
 }
@@ -54,9 +51,10 @@ class ArraySink implements EventSink {
   }
 }
 
-function createHub(options: Partial<EventHubOptions> = {}) {
-  const manager = fakeManager();
-  const hub = new EventHub({ manager: manager.source, runtime: { state: 'ready' }, ...options });
+/** `now` is the bus's clock (events) and the hub's (hello) alike. */
+function createHub(options: Partial<Omit<EventHubOptions, 'bus' | 'manager'>> = {}) {
+  const manager = fakeManager([], options.now);
+  const hub = new EventHub({ bus: manager.bus, manager: manager.source, runtime: { state: 'ready' }, ...options });
   return { hub, manager };
 }
 
@@ -103,7 +101,7 @@ describe('EventHub', () => {
   it('hello is a snapshot as of the last seq', () => {
     const server = { name: 'echo', status: 'connected', toolCount: 2 } as ServerSnapshot;
     const manager = fakeManager([server]);
-    const hub = new EventHub({ manager: manager.source, runtime: { state: 'starting' } });
+    const hub = new EventHub({ bus: manager.bus, manager: manager.source, runtime: { state: 'starting' } });
     manager.emit();
     manager.emit();
     const sink = new ArraySink();
@@ -119,6 +117,21 @@ describe('EventHub', () => {
         toolCount: 2,
       },
     ]);
+  });
+
+  it('a hub made after events were published starts at the bus seq and never replays from before it', () => {
+    const manager = fakeManager();
+    for (let i = 0; i < 4; i++) manager.emit();
+    const hub = new EventHub({ bus: manager.bus, manager: manager.source, runtime: { state: 'ready' } });
+    expect(hub.seq).toBe(4);
+    expect(hub.since(4)).toEqual([]);
+    expect(hub.since(2)).toBeUndefined();
+    const sink = new ArraySink();
+    hub.subscribe(sink);
+    manager.emit();
+    expect(sink.messages[0]).toMatchObject({ type: 'hello', seq: 4 });
+    expect(sink.seqs).toEqual([5]);
+    expect(hub.since(4)?.map((e) => e.seq)).toEqual([5]);
   });
 
   it('keeps only the last ringSize events', () => {
@@ -259,10 +272,10 @@ describe('EventHub', () => {
     expect(late.closed?.code).toBe(CLOSE_GOING_AWAY);
     expect(late.raw).toEqual([]);
 
-    expect(manager.listeners.size).toBe(1);
+    expect(manager.bus.subscriberCount).toBe(1);
     hub.stop();
     hub.stop();
-    expect(manager.listeners.size).toBe(0);
+    expect(manager.bus.subscriberCount).toBe(0);
   });
 
   it('rejects a ring size or bound that is not a positive integer', () => {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
 import type { ManagerEvent } from '../../mcp/events.js';
 import type { MCPManager, ServerTrafficEvent } from '../../mcp/manager.js';
+import type { EventBus } from '../../runtime/event-bus.js';
 import { asAgentLog, passesLevel } from './agent-channel.js';
 import type { LegacySession } from './legacy-sessions.js';
 
@@ -14,7 +15,9 @@ const KIND_OF: Partial<Record<ManagerEvent['type'], ListKind>> = {
 };
 
 export interface SessionRelayOptions {
-  manager: Pick<MCPManager, 'subscribe' | 'onServerTraffic'>;
+  manager: Pick<MCPManager, 'onServerTraffic'>;
+  /** The event bus: its catalogue changes become `list_changed`. */
+  bus: Pick<EventBus, 'subscribe'>;
   /** The open 2025-era sessions. */
   sessions: () => Iterable<[string, LegacySession]>;
   /** The 2026-07-28 side: its `subscriptions/listen` streams. */
@@ -36,7 +39,7 @@ export class SessionRelay {
 
   constructor(private readonly options: SessionRelayOptions) {
     this.stops = [
-      options.manager.subscribe((event) => {
+      options.bus.subscribe((event) => {
         const kind = KIND_OF[event.type];
         if (kind) this.listChanged(kind);
       }),

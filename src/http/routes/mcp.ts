@@ -3,6 +3,7 @@ import { classifyInboundRequest, createMcpHandler, isInitializeRequest, type Inb
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
+import type { EventBus } from '../../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 import { delay } from '../../util/delay.js';
@@ -15,7 +16,9 @@ import { RelayStates } from '../mcp/relay-state.js';
 import { SessionRelay } from '../mcp/session-relay.js';
 
 export interface McpRoutesOptions {
-  manager: AgentSource & Pick<MCPManager, 'subscribe' | 'onServerTraffic' | 'requests'>;
+  manager: AgentSource & Pick<MCPManager, 'onServerTraffic' | 'requests'>;
+  /** Catalogue changes, for `list_changed`. */
+  bus: Pick<EventBus, 'subscribe'>;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   /** Aborted when shutdown's grace runs out: in-flight `/mcp` calls are cancelled then. */
   shutdownSignal: AbortSignal;
@@ -81,6 +84,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   const serveModern = toNodeHandler(modern, { onerror });
   const relay = new SessionRelay({
     manager,
+    bus: options.bus,
     sessions: () => sessions.entries(),
     modern: modern.notify,
     debounceMs: options.listChangedDebounceMs ?? 50,

@@ -1,9 +1,8 @@
-import type { ManagerEvent } from '../../mcp/events.js';
 import type { ServerSnapshot } from '../../mcp/upstream/server-snapshot.js';
+import type { EventBus, StampedEvent } from '../../runtime/event-bus.js';
 import type { RuntimeState, SwitchboardRuntime } from '../../runtime/runtime.js';
 
-/** A manager event as sent on `/events`: the same object with its place in the stream and time. */
-export type StampedEvent = ManagerEvent & { seq: number; ts: string };
+export type { StampedEvent } from '../../runtime/event-bus.js';
 
 /**
  * The snapshot a subscriber gets first (and again when its `since` is too old). `seq` is the last
@@ -37,15 +36,16 @@ export const CLOSE_TOO_SLOW = 4008;
 /** Close code when the daemon shuts down (RFC 6455 "going away"). */
 export const CLOSE_GOING_AWAY = 1001;
 
-/** The part of the manager the hub reads (`MCPManager` fits); a fake emitter in unit tests. */
-export interface EventSource {
-  subscribe(listener: (event: ManagerEvent) => void): () => void;
+/** What the hello snapshot reads (`MCPManager` fits). */
+export interface SnapshotSource {
   listServers(): ServerSnapshot[];
   getCatalogue(): { readonly version: number; list(): readonly unknown[] };
 }
 
 export interface EventHubOptions {
-  manager: EventSource;
+  /** The stream the hub relays; its seq is the feed's seq. */
+  bus: Pick<EventBus, 'seq' | 'subscribe'>;
+  manager: SnapshotSource;
   runtime: Pick<SwitchboardRuntime, 'state'>;
   /** How many recent events are kept for `since` replays. @default 1000 */
   ringSize?: number;
@@ -54,7 +54,7 @@ export interface EventHubOptions {
    * `CLOSE_TOO_SLOW`; the others are not affected. @default 1048576 (1 MiB)
    */
   maxBufferedBytes?: number;
-  /** @default () => new Date() */
+  /** Time of the hello snapshot (events carry the bus's). @default () => new Date() */
   now?: () => Date;
 }
 
@@ -74,13 +74,14 @@ const DEFAULT_RING_SIZE = 1000;
 const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 /**
- * Stamps every manager event with a gap-free `seq`, keeps the last `ringSize` of them and fans
- * them out to subscribers. Everything here is synchronous: the manager emits synchronously and
- * `subscribe` sends the hello or replay and joins the live set in the same tick, so no event can
- * fall between replay and live, and none can be sent twice.
+ * The `/events` side of the event bus: keeps the last `ringSize` events (serialised once) for
+ * `since` replays and fans them out to subscribers, dropping the slow ones. Everything here is
+ * synchronous: the bus delivers synchronously and `subscribe` sends the hello or replay and joins
+ * the live set in the same tick, so no event can fall between replay and live, and none can be
+ * sent twice.
  */
 export class EventHub {
-  private readonly manager: EventSource;
+  private readonly manager: SnapshotSource;
   private readonly runtime: Pick<SwitchboardRuntime, 'state'>;
   private readonly ringSize: number;
   private readonly maxBufferedBytes: number;
@@ -88,7 +89,10 @@ export class EventHub {
   /** Circular buffer; `ring[seq % ringSize]` holds event `seq` while it is kept. */
   private readonly ring: Array<RingEntry | undefined>;
   private readonly sinks = new Set<EventSink>();
-  private lastSeq = 0;
+  /** The last event received (the bus's seq when the hub was made, before the first). */
+  private lastSeq: number;
+  /** The first seq this hub saw: events before it were never in its ring. */
+  private readonly firstSeq: number;
   private closed = false;
   private unsubscribe: (() => void) | undefined;
 
@@ -99,7 +103,9 @@ export class EventHub {
     this.maxBufferedBytes = positiveInteger(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, 'maxBufferedBytes');
     this.now = options.now ?? (() => new Date());
     this.ring = new Array<RingEntry | undefined>(this.ringSize);
-    this.unsubscribe = this.manager.subscribe((event) => this.publish(event));
+    this.lastSeq = options.bus.seq;
+    this.firstSeq = this.lastSeq + 1;
+    this.unsubscribe = options.bus.subscribe((event) => this.receive(event));
   }
 
   /** The seq of the last event (0 before the first). */
@@ -157,7 +163,7 @@ export class EventHub {
     };
   }
 
-  /** Closes every subscriber with 1001 and refuses new ones; events are still stamped until `stop()`. */
+  /** Closes every subscriber with 1001 and refuses new ones; events are still kept until `stop()`. */
   close(): void {
     this.closed = true;
     const sinks = [...this.sinks];
@@ -165,23 +171,23 @@ export class EventHub {
     for (const sink of sinks) closeQuietly(sink, CLOSE_GOING_AWAY, 'going away');
   }
 
-  /** Stops listening to the manager. Idempotent. */
+  /** Stops listening to the bus. Idempotent. */
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
 
-  private publish(event: ManagerEvent): void {
-    const seq = ++this.lastSeq;
-    const stamped = { seq, ts: this.now().toISOString(), ...event } as StampedEvent;
-    const entry: RingEntry = { seq, event: stamped, data: JSON.stringify(stamped) };
+  private receive(event: StampedEvent): void {
+    const seq = event.seq;
+    this.lastSeq = seq;
+    const entry: RingEntry = { seq, event, data: JSON.stringify(event) };
     this.ring[seq % this.ringSize] = entry;
     for (const sink of this.sinks) this.deliver(sink, entry.data);
   }
 
   private entriesSince(seq: number): RingEntry[] | undefined {
     if (!Number.isSafeInteger(seq) || seq < 0 || seq > this.lastSeq) return undefined;
-    const oldestKept = Math.max(1, this.lastSeq - this.ringSize + 1);
+    const oldestKept = Math.max(this.firstSeq, this.lastSeq - this.ringSize + 1);
     if (seq + 1 < oldestKept) return undefined;
     const entries: RingEntry[] = [];
     for (let next = seq + 1; next <= this.lastSeq; next++) {

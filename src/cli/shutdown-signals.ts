@@ -1,0 +1,61 @@
+/** How `serve` ends: SIGTERM/SIGINT wired to the daemon's drain, and a second signal's way out. */
+import type { Daemon } from '../daemon.js';
+import { errorMessage } from '../errors.js';
+
+/** Where signals come from; `process` in production. */
+export interface SignalSource {
+  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+}
+
+export interface ShutdownWiring {
+  /** @default process */
+  signals?: SignalSource;
+  /** Called once with 0 after a clean close, or 1 when close failed. */
+  onStopped: (exitCode: number) => void;
+  /** The second signal's way out, without waiting for anything. @default process.exit */
+  forceExit?: (exitCode: number) => void;
+}
+
+const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+
+/**
+ * SIGTERM/SIGINT close the daemon once (in-flight calls drain within `shutdownGraceMs`); a
+ * second signal while that runs forces exit 1. Returns a function that removes the handlers.
+ */
+export function handleShutdownSignals(
+  handle: { close(): Promise<void>; daemon: Pick<Daemon, 'logger'> },
+  wiring: ShutdownWiring,
+): () => void {
+  const signals = wiring.signals ?? process;
+  const forceExit = wiring.forceExit ?? ((code: number) => process.exit(code));
+  const log = handle.daemon.logger;
+  let closing = false;
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (closing) {
+      log.warn({ signal }, 'second signal, exiting now');
+      forceExit(1);
+      return;
+    }
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    handle.close().then(
+      () => {
+        log.info('stopped');
+        dispose();
+        wiring.onStopped(0);
+      },
+      (err: unknown) => {
+        log.error({ err: errorMessage(err) }, 'shutdown failed');
+        dispose();
+        wiring.onStopped(1);
+      },
+    );
+  };
+  const dispose = (): void => {
+    for (const signal of SHUTDOWN_SIGNALS) signals.off(signal, onSignal);
+  };
+  for (const signal of SHUTDOWN_SIGNALS) signals.on(signal, onSignal);
+  return dispose;
+}

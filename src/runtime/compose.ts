@@ -1,0 +1,198 @@
+import { isIP } from 'node:net';
+import { homedir } from 'node:os';
+import { dirname } from 'node:path';
+import type { Logger } from 'pino';
+import { discoverMCPServers } from '../config/discover.js';
+import { defaultDbPath } from '../config/load.js';
+import { createValueResolver } from '../config/resolve-values.js';
+import type { DaemonConfig } from '../config/schema.js';
+import type { DiscoveryResult } from '../config/types.js';
+import { createLogger } from '../logger.js';
+import { MCPManager, type HealthOptions } from '../mcp/manager.js';
+import { OAuthBroker } from '../mcp/oauth/broker.js';
+import { keepChildRecords } from '../mcp/process/child-registry.js';
+import { reapLeftovers } from '../mcp/process/leftover-reaper.js';
+import { forwardServerLogs } from '../mcp/process/log-forwarding.js';
+import { connectToServer, type ConnectOptions } from '../mcp/transport/client.js';
+import { loadInstanceIdentity } from '../mcp/upstream/instance.js';
+import { openMemoryOAuthStore, openToolCache } from '../store/open-tool-cache.js';
+import { MemoryStateStore } from '../store/state-store.js';
+import type { ToolCacheStore } from '../store/tool-cache-store.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { EventBus } from './event-bus.js';
+import { SwitchboardRuntime, type LoadError } from './runtime.js';
+
+/** The settings the runtime reads; the daemon hands in its whole config. */
+export type RuntimeConfig = Pick<
+  DaemonConfig,
+  'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
+> &
+  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig'>>;
+
+/** The edges of the runtime, each with the real thing as its default (STYLE rule 11). */
+export interface RuntimeDeps {
+  /** @default a pino logger on stdout at `config.logLevel` */
+  logger?: Logger;
+  /** A ready tool cache; wins over `config.dbPath`, and stays the caller's to close. @default the SQLite cache at `config.dbPath` */
+  store?: ToolCacheStore;
+  /** @default process.cwd() */
+  cwd?: string;
+  /** @default os.homedir() */
+  home?: string;
+  /** @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** The file discovery reads as Switchboard's own config (the `--config` path). */
+  configPath?: string;
+  /** Selects OS-specific config locations. @default process.platform */
+  platform?: NodeJS.Platform;
+  /** Replaces discovery (tests and embedders with a fixed server set). */
+  discover?: () => Promise<DiscoveryResult>;
+  /** @default connectToServer */
+  connect?: typeof connectToServer;
+  /** Time of the supervision and of OAuth token expiry; tests about timing inject a manual one. @default the system clock */
+  clock?: Clock;
+  /** Sent to every server in `initialize`. @default Switchboard's own */
+  clientInfo?: ConnectOptions['clientInfo'];
+  /**
+   * Where this process serves MCP itself, asked for at each discovery and at the first connect:
+   * discovery skips configs pointing at it, and the instance id (SPEC §11) is kept per port.
+   * @default nowhere
+   */
+  listening?: () => { host: string; port: number } | undefined;
+  /**
+   * The redirect URI of OAuth sign-ins (the daemon's `/oauth/callback`). Without one nobody could
+   * come back from a sign-in, so a server that asks for OAuth fails its connect instead.
+   */
+  callbackUrl?: () => string | undefined;
+}
+
+/** Everything but HTTP: what `createDaemon` serves and what `discoverAndLoadMCPTools` hands out. */
+export interface ComposedRuntime {
+  /** The one ordered event stream (`seq`); subscribe here for every event of the runtime. */
+  bus: EventBus;
+  manager: MCPManager;
+  runtime: SwitchboardRuntime;
+  store: ToolCacheStore;
+  /** OAuth sign-in to upstreams, and the credentials an embedder stores per server (SPEC §3). */
+  oauth: OAuthBroker;
+  logger: Logger;
+  /** Reaps what a killed predecessor left running, then discovers and connects behind the startup gate. */
+  start(): Promise<LoadError[]>;
+  /** `runtime.close()`: disconnects every server, then closes what was opened here. Joinable. */
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: builds the bus, the store, the manager and the runtime from their
+ * dependencies, without connecting anything. The daemon and the embedding API both start here.
+ */
+export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): ComposedRuntime {
+  const env = deps.env ?? process.env;
+  const home = deps.home ?? homedir();
+  const cwd = deps.cwd ?? process.cwd();
+  const logger = deps.logger ?? createLogger({ level: config.logLevel });
+  const clock = deps.clock ?? systemClock;
+  const bus = new EventBus({ logger: logger.child({ component: 'events' }) });
+
+  const dbPath = config.dbPath ?? defaultDbPath(home, env);
+  const cache = deps.store
+    ? { store: deps.store, state: new MemoryStateStore(), oauth: openMemoryOAuthStore(), warnings: [] as string[] }
+    : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
+  for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
+  const ownsStore = deps.store === undefined;
+
+  const oauth = new OAuthBroker({
+    store: cache.oauth,
+    clock,
+    log: logger.child({ component: 'oauth' }),
+    callbackUrl: deps.callbackUrl ?? (() => undefined),
+  });
+  const resolver = createValueResolver({
+    trustProjectCommands: config.trustProjectCommands,
+    logger: logger.child({ component: 'values' }),
+    // SPEC §3's stored credentials, in the same store as the OAuth sign-ins.
+    credentials: { injectCredentials: (name) => oauth.storedCredential(name) },
+  });
+  const listeningPort = (): number | undefined => deps.listening?.()?.port;
+
+  const manager = new MCPManager({
+    logger,
+    store: cache.store,
+    startupGateMs: config.startupGateMs,
+    // stderr lines and MCP log messages become `server.log` events (`switchboard logs --follow`).
+    connect: forwardServerLogs(deps.connect ?? connectToServer, bus.publish),
+    env,
+    health: healthOptions(config.health),
+    protocol: config.protocol,
+    clock,
+    ...(deps.callbackUrl ? { oauth } : {}),
+    identity: () => {
+      const where = deps.listening?.();
+      const label = where === undefined ? 'switchboard' : `${isIP(where.host) === 6 ? `[${where.host}]` : where.host}:${where.port}`;
+      return loadInstanceIdentity(cache.state, where?.port, label);
+    },
+    resolveValues: async (name, serverConfig, source) => {
+      const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
+      for (const warning of warnings) logger.warn({ server: name }, warning);
+      return resolved;
+    },
+    connectOptions: {
+      roots: config.roots ?? [cwd],
+      inheritEnv: config.inheritEnv,
+      ...(deps.clientInfo ? { clientInfo: deps.clientInfo } : {}),
+    },
+    publish: bus.publish,
+  });
+
+  const discover =
+    deps.discover ??
+    (() => {
+      const port = listeningPort();
+      return discoverMCPServers({
+        cwd,
+        home,
+        env,
+        ...(deps.platform ? { platform: deps.platform } : {}),
+        ...(deps.configPath ? { configPath: deps.configPath } : {}),
+        ...(config.enableProjectConfig !== undefined ? { enableProjectConfig: config.enableProjectConfig } : {}),
+        selfPorts: port === undefined ? [] : [port],
+      });
+    });
+
+  // Stdio children are recorded beside the database, and what a killed process left there is
+  // reaped at start (SPEC §6 "No orphans, ever"). Reaped before recording our own, and reaping
+  // runs on while the servers connect: it only ever kills what it verified is a leftover.
+  const stateDir = ownsStore && dbPath !== ':memory:' ? dirname(dbPath) : undefined;
+  let children: { reaped: Promise<unknown>; release: () => void } | undefined;
+
+  const runtime = new SwitchboardRuntime({
+    manager,
+    discover,
+    publish: bus.publish,
+    logger,
+    storeWarnings: cache.warnings,
+    watchConfig: config.watch,
+    onClosed: async () => {
+      if (ownsStore) cache.store.close();
+      await children?.reaped;
+      children?.release();
+      cache.oauth.close();
+    },
+  });
+
+  const start = (): Promise<LoadError[]> => {
+    if (stateDir !== undefined && !children) {
+      const log = logger.child({ component: 'children' });
+      children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
+    }
+    return runtime.start();
+  };
+
+  return { bus, manager, runtime, store: cache.store, oauth, logger, start, close: () => runtime.close() };
+}
+
+/** `health: true | false | {…}` of the config file → the manager's health options. */
+function healthOptions(health: RuntimeConfig['health']): HealthOptions {
+  if (typeof health === 'boolean') return { enabled: health };
+  return { enabled: health.enabled, pingIntervalMs: health.pingIntervalMs, pingTimeoutMs: health.pingTimeoutMs };
+}
