@@ -1,65 +1,30 @@
 import { StreamableHTTPClientTransport, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
-import type {
-  CallToolResult,
-  Client,
-  ServerCapabilities,
-  StandardSchemaV1,
-  Transport,
-} from '@modelcontextprotocol/client';
-import type { Logger } from 'pino';
+import type { CallToolResult, ServerCapabilities, StandardSchemaV1 } from '@modelcontextprotocol/client';
 import type { TransportKind } from '../../config/types.js';
 import { SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../../errors.js';
 import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../../util/abort.js';
-import type { ListenerSet } from '../../util/listeners.js';
 import { collectPages, collectToolPages, type Listing, type Page, type ToolListing } from './list-tools.js';
 import { authErrorOf } from '../oauth/auth-errors.js';
 import type { EraVerdict, ProtocolEra } from './protocol-era.js';
 import { withAnswers } from '../forwarding/input-required.js';
 import { PassThroughResult, ToolPageResult } from './result-schemas.js';
-import type { AgentRequestHandler, RelayedNotification, ServerTraffic } from './server-traffic.js';
+import type { AgentRequestHandler, RelayedNotification } from './server-traffic.js';
 import { ModernListen } from './modern-listen.js';
 import type { CallToolOptions, ListItem, ListKind, ListToolsOptions, RequestOptions, ServerConnection } from './server-connection.js';
 import type { StderrRing } from './stderr-ring.js';
+import { LIST_METHODS, listParams, type ConnectionParts } from './connection-parts.js';
+import { BROKEN_PIPE_WAIT_MS, closeClient, describeExit, isBrokenPipe, withStderr } from './connection-failure.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 
-export interface ConnectionParts {
-  name: string;
-  kind: TransportKind;
-  client: Client;
-  verdict: EraVerdict;
-  fromCache: boolean;
-  transport: Transport;
-  stderr: StderrRing;
-  /** Bounds list and ping; 0 disables. */
-  timeoutMs: number;
-  /** Bounds a tool call between progress notifications; 0 disables. */
-  callTimeoutMs: number;
-  toolsListChanged: ListenerSet<[]>;
-  transportErrors: ListenerSet<[Error]>;
-  traffic: ServerTraffic;
-  closed: ListenerSet<[Error]>;
-  logger?: Logger;
-}
 
-const LIST_METHODS = {
-  prompts: { method: 'prompts/list', key: 'prompts' },
-  resources: { method: 'resources/list', key: 'resources' },
-  resourceTemplates: { method: 'resources/templates/list', key: 'resourceTemplates' },
-} as const;
 
+export { closeClient, describeExit, withStderr } from './connection-failure.js';
+export type { ConnectionParts } from './connection-parts.js';
 export type { CallToolOptions, ListItem, ListKind, ListToolsOptions, RequestOptions, ServerConnection } from './server-connection.js';
 
-/** How long a failed write waits for the child's exit to be seen, to report it. */
-const BROKEN_PIPE_WAIT_MS = 1_000;
-
-function isBrokenPipe(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
-  return code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || (err instanceof Error && err.message === 'Not connected');
-}
 
 /** How long close() waits for an HTTP server to acknowledge the session's end. */
 const TERMINATE_SESSION_MS = 1_000;
-const STDERR_TAIL_LINES = 10;
 const ignoreProgress = () => {};
 
 type State = 'open' | 'crashed' | 'closed';
@@ -115,24 +80,13 @@ export class McpServerConnection implements ServerConnection {
   }
 
   async listTools(opts: ListToolsOptions = {}): Promise<ToolListing> {
-    this.#assertOpen();
-    const timeoutMs = opts.timeoutMs ?? this.#parts.timeoutMs;
-    const deadline = createDeadline(opts.signal, timeoutMs);
-    try {
-      // client.request rather than client.listTools: the latter resets its output-schema cache on
-      // every page, and we pass results through unvalidated anyway (see callTool).
-      return await collectToolPages((cursor) =>
-        this.#parts.client.request(
-          { method: 'tools/list', params: listParams(cursor, opts.meta) },
-          ToolPageResult,
-          { signal: deadline.signal, timeout: MAX_TIMER_MS },
-        ),
-      );
-    } catch (err) {
-      throw await this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_CONNECT_TIMEOUT', `tools/list timed out after ${timeoutMs} ms`);
-    } finally {
-      deadline.dispose();
-    }
+    // client.request rather than client.listTools: the latter resets its output-schema cache on
+    // every page, and we pass results through unvalidated anyway (see callTool).
+    return this.#bounded(opts, 'UPSTREAM_CONNECT_TIMEOUT', 'tools/list', (signal) =>
+      collectToolPages((cursor) =>
+        this.#parts.client.request({ method: 'tools/list', params: listParams(cursor, opts.meta) }, ToolPageResult, { signal, timeout: MAX_TIMER_MS }),
+      ),
+    );
   }
 
   async callTool(name: string, args: Record<string, unknown> | undefined, opts: CallToolOptions = {}): Promise<CallToolResult> {
@@ -149,19 +103,12 @@ export class McpServerConnection implements ServerConnection {
   }
 
   async ping(opts: RequestOptions = {}): Promise<void> {
-    this.#assertOpen();
-    const timeoutMs = opts.timeoutMs ?? this.#parts.timeoutMs;
-    const deadline = createDeadline(opts.signal, timeoutMs);
-    try {
+    await this.#bounded(opts, 'UPSTREAM_PING_TIMEOUT', 'ping', async (signal) => {
       // The modern era has no ping: a `server/discover` is its cheapest proof of life.
-      const options = { signal: deadline.signal, timeout: MAX_TIMER_MS };
+      const options = { signal, timeout: MAX_TIMER_MS };
       if (this.era === 'modern') await this.#parts.client.discover(options);
       else await this.#parts.client.ping(options);
-    } catch (err) {
-      throw await this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_PING_TIMEOUT', `ping timed out after ${timeoutMs} ms`);
-    } finally {
-      deadline.dispose();
-    }
+    });
   }
 
   onClose(listener: (reason: Error) => void): () => void {
@@ -185,20 +132,30 @@ export class McpServerConnection implements ServerConnection {
   }
 
   async list<K extends ListKind>(kind: K, opts: RequestOptions = {}): Promise<Listing<ListItem<K>>> {
-    this.#assertOpen();
     const { method, key } = LIST_METHODS[kind];
-    const timeoutMs = opts.timeoutMs ?? this.#parts.timeoutMs;
-    const deadline = createDeadline(opts.signal, timeoutMs);
-    try {
-      return await collectPages<typeof key, ListItem<K>>(method, key, (cursor) =>
+    return this.#bounded(opts, 'UPSTREAM_CONNECT_TIMEOUT', method, (signal) =>
+      collectPages<typeof key, ListItem<K>>(method, key, (cursor) =>
         this.#parts.client.request(
           { method, params: cursor === undefined ? undefined : { cursor } },
           PassThroughResult as StandardSchemaV1<unknown, Page<typeof key, ListItem<K>>>,
-          { signal: deadline.signal, timeout: MAX_TIMER_MS },
+          { signal, timeout: MAX_TIMER_MS },
         ),
-      );
+      ),
+    );
+  }
+
+  /**
+   * A request of our own (a list, a ping) under one deadline: the server's connect timeout unless
+   * `opts` says otherwise; past it, `code` with "`what` timed out".
+   */
+  async #bounded<T>(opts: RequestOptions, code: SwitchboardErrorCode, what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    const timeoutMs = opts.timeoutMs ?? this.#parts.timeoutMs;
+    const deadline = createDeadline(opts.signal, timeoutMs);
+    try {
+      return await work(deadline.signal);
     } catch (err) {
-      throw await this.#requestError(err, opts.signal, deadline.timedOut, 'UPSTREAM_CONNECT_TIMEOUT', `${method} timed out after ${timeoutMs} ms`);
+      throw await this.#requestError(err, opts.signal, deadline.timedOut, code, `${what} timed out after ${timeoutMs} ms`);
     } finally {
       deadline.dispose();
     }
@@ -328,28 +285,6 @@ export class McpServerConnection implements ServerConnection {
   }
 }
 
-function listParams(cursor: string | undefined, meta: Record<string, unknown> | undefined): { cursor?: string; _meta?: Record<string, unknown> } | undefined {
-  if (cursor === undefined && meta === undefined) return undefined;
-  return { ...(cursor !== undefined ? { cursor } : {}), ...(meta !== undefined ? { _meta: meta } : {}) };
-}
 
-/**
- * Closes the SDK client and, for stdio, waits for the process group to be gone. `client.close()`
- * alone is not enough: after a failed initialize the SDK has already let go of the transport
- * (`void this.close()`) without waiting for it.
- */
-export async function closeClient(client: Client, transport: Transport): Promise<void> {
-  await client.close().catch(() => {});
-  if (transport instanceof StdioProcessTransport) await transport.close();
-}
 
-export function describeExit(exit: { code: number | null; signal: NodeJS.Signals | null } | undefined): string {
-  if (!exit) return '';
-  return exit.signal ? ` (killed by ${exit.signal})` : ` (exited with code ${exit.code})`;
-}
 
-/** Appends the last stderr lines, the server's own account of what went wrong. */
-export function withStderr(message: string, stderr: StderrRing): string {
-  const tail = stderr.tail(STDERR_TAIL_LINES);
-  return tail ? `${message}\nstderr:\n${tail}` : message;
-}
