@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
@@ -14,15 +15,15 @@ import { EventHub } from './http/ws/event-hub.js';
 import { keepChildRecords } from './mcp/process/child-registry.js';
 import { connectToServer } from './mcp/transport/client.js';
 import { reapLeftovers } from './mcp/process/leftover-reaper.js';
-import { loadInstanceIdentity } from './mcp/upstream/instance.js';
+import { loadInstanceId } from './mcp/upstream/instance.js';
 import { forwardServerLogs } from './mcp/process/log-forwarding.js';
 import { MCPManager, type HealthOptions } from './mcp/manager.js';
 import { callbackUrlOf, OAuthBroker } from './mcp/oauth/broker.js';
 import { MemoryStateStore } from './store/state-store.js';
 import { createLogger } from './logger.js';
 import { SwitchboardRuntime } from './runtime/runtime.js';
-import { openMemoryOAuthStore, openToolCache } from './store/open-tool-cache.js';
-import type { ToolCacheStore } from './store/tool-cache-store.js';
+import { openMemoryOAuthStore, openToolCache, type OpenedStores } from './store/open-tool-cache.js';
+import type { ToolCacheStore } from './store/ports.js';
 import { systemClock, type Clock } from './util/clock.js';
 
 export interface DaemonDeps {
@@ -83,6 +84,12 @@ function listeningPorts(app: FastifyInstance, configured: number): number[] {
   return configured > 0 ? [configured] : [];
 }
 
+/** An embedder's own tool cache: the state and the sign-ins then last as long as this process. */
+function besideOwnCache(store: ToolCacheStore): OpenedStores {
+  const oauth = openMemoryOAuthStore();
+  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, warnings: [] };
+}
+
 /** How long calls cancelled at the end of the shutdown grace get to send their 503. */
 const ABORTED_ANSWER_MS = 250;
 
@@ -94,13 +101,14 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
   const dbPath = config.dbPath ?? defaultDbPath(home, env);
   const clock = deps.clock ?? systemClock;
-  const cache = deps.store
-    ? { store: deps.store, state: new MemoryStateStore(), oauth: openMemoryOAuthStore(), warnings: [] as string[] }
-    : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
+  const cache = deps.store ? besideOwnCache(deps.store) : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
+  /** This daemon's instance id (SPEC §11); see `identity` and `start`. */
+  let instanceId: string | undefined;
   const store = cache.store;
   const oauth = new OAuthBroker({
     store: cache.oauth,
+    credentials: cache.credentials,
     clock,
     log: logger.child({ component: 'oauth' }),
     callbackUrl: () => callbackUrlOf(app.server.address()),
@@ -123,11 +131,13 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     protocol: config.protocol,
     clock,
     oauth,
-    // Asked for at the first connect, after the listener is up: the id is kept per port.
+    // Asked for at the first connect, after the listener is up (the label names the bound port).
+    // The id is read from the state store in start(), before anything connects; asked for
+    // earlier (an embedder that never starts), the daemon is a fresh instance.
     identity: () => {
       const port = listeningPorts(app, config.port)[0];
       const label = port === undefined ? 'switchboard' : `${isIP(config.host) === 6 ? `[${config.host}]` : config.host}:${port}`;
-      return loadInstanceIdentity(cache.state, port, label);
+      return { id: (instanceId ??= randomUUID()), label };
     },
     resolveValues: async (name, serverConfig, source) => {
       const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
@@ -164,10 +174,15 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   // runs on while the servers connect: it only ever kills what it verified is a leftover.
   const stateDir = dbPath === ':memory:' ? undefined : dirname(dbPath);
   let children: { reaped: Promise<unknown>; release: () => void } | undefined;
-  const start = (): Promise<unknown> => {
+  const start = async (): Promise<unknown> => {
     if (stateDir !== undefined && !children) {
       const log = logger.child({ component: 'children' });
       children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
+    }
+    // Kept per configured port (SPEC §11): the same daemon keeps its place in any loop it is part of.
+    if (instanceId === undefined) {
+      const loaded = await loadInstanceId(cache.state, config.port > 0 ? config.port : undefined);
+      instanceId ??= loaded;
     }
     return runtime.start();
   };
@@ -193,10 +208,10 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
         shutdown.abort(new Error('shutting down'));
         await runtime.close();
         events.stop();
-        store.close();
+        await store.close();
         await children?.reaped;
         children?.release();
-        cache.oauth.close();
+        await cache.oauth.close();
       }
     })();
     return closing;

@@ -8,7 +8,8 @@ import { MCPManager } from '../mcp/manager.js';
 import type { BridgedTool } from '../mcp/catalogue/tool-bridge.js';
 import { SwitchboardRuntime, type LoadError } from './runtime.js';
 import { openToolCache } from '../store/open-tool-cache.js';
-import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
+import type { ToolCacheStore } from '../store/ports.js';
+import { NoopToolCacheStore } from '../store/tool-cache-store.js';
 
 export interface LoadMCPToolsOptions extends Partial<Omit<DiscoveryOptions, 'cwd'>> {
   logger?: Logger;

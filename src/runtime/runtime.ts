@@ -17,8 +17,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Warnings from opening the tool cache (moved aside, read-only), shown in `/status`. */
   storeWarnings?: readonly string[];
-  /** Runs last in `close()`, e.g. to close a store the embedder did not open itself. */
-  onClosed?: () => void;
+  /** Runs last in `close()`, which waits for it: e.g. to close a store the embedder did not open itself. */
+  onClosed?: () => void | Promise<void>;
   /**
    * Watch the config files discovery reads (and the directories where they could appear) and
    * apply edits live (SPEC §8). `debounceMs`: quiet period after the last change. @default false
@@ -68,7 +68,7 @@ export class SwitchboardRuntime {
   private lastErrors: LoadError[] = [];
   private closing: Promise<void> | undefined;
   private readonly loggedSkips = new Set<string>();
-  private readonly onClosed: (() => void) | undefined;
+  private readonly onClosed: (() => void | Promise<void>) | undefined;
 
   constructor(options: RuntimeOptions) {
     this.manager = options.manager;
@@ -198,7 +198,7 @@ export class SwitchboardRuntime {
       this.stopAccepting();
       await this.queue.run(() => this.manager.disconnectAll());
       this.currentState = 'stopped';
-      this.onClosed?.();
+      await this.onClosed?.();
     })();
     return this.closing;
   }
