@@ -9,7 +9,7 @@ import { callbackUrlOf, type OAuthBroker } from './mcp/oauth/broker.js';
 import { createRuntime, type RuntimeDeps } from './runtime/compose.js';
 import type { EventBus } from './runtime/event-bus.js';
 import type { SwitchboardRuntime } from './runtime/runtime.js';
-import type { ToolCacheStore } from './store/tool-cache-store.js';
+import type { ToolCacheStore } from './store/ports.js';
 
 /** The runtime's edges (logger, store, clock, connect, discovery…); where it listens is the daemon's own. */
 export type DaemonDeps = Omit<RuntimeDeps, 'listening' | 'callbackUrl'>;
@@ -63,6 +63,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
       return port === undefined ? undefined : { host: config.host, port };
     },
     callbackUrl: () => callbackUrlOf(app.server.address()),
+    ...(config.port > 0 ? { fixedPort: config.port } : {}),
   });
   const { bus, manager, runtime, store, oauth, logger } = composed;
   const events = new EventHub({ bus, manager, runtime });

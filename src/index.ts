@@ -44,7 +44,9 @@ export type { ManagerEvent, PublishEvent, ServerStatus, ToolsChangedCause } from
 
 // Tool cache
 export { openToolCache } from './store/open-tool-cache.js';
-export { SqliteToolCacheStore, NoopToolCacheStore, type ToolCacheStore } from './store/tool-cache-store.js';
+export { SqliteToolCacheStore, NoopToolCacheStore } from './store/tool-cache-store.js';
+// The store ports a backend implements (every method returns a promise; see store/ports.ts).
+export type { ToolCacheStore, CachedToolList, ListHints, StoredVerdict, StateStore, CredentialStore, OAuthStore } from './store/ports.js';
 export { configHash } from './config/config-hash.js';
 
 // OAuth upstreams (issue #16): sign-in, and the credentials an embedder stores per server

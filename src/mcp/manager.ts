@@ -1,17 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { pino, type Logger } from 'pino';
 import type { ServerConfig, ServerSource } from '../config/types.js';
 import { validateServerConfig } from '../config/validate.js';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { configHash } from '../config/config-hash.js';
-import { MemoryStateStore } from '../store/state-store.js';
-import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
+import type { ToolCacheStore } from '../store/ports.js';
+import { NoopToolCacheStore } from '../store/tool-cache-store.js';
 import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { ListenerSet } from '../util/listeners.js';
 import { connectToServer, resolveCallTimeout, type ServerConnection } from './transport/client.js';
 import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
-import { buildInstanceAd, loadInstanceIdentity, type InstanceAd, type InstanceIdentity } from './upstream/instance.js';
+import { buildInstanceAd, type InstanceAd, type InstanceIdentity } from './upstream/instance.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './upstream/server-snapshot.js';
 import { passStartupGate } from './upstream/startup-gate.js';
 import { aggregateCapabilities, aggregateListHints, type AggregateCapabilities, type ListHintsAggregate } from './catalogue/aggregate.js';
@@ -19,6 +20,7 @@ import { Catalogues } from './catalogue/catalogues.js';
 import { RequestRouter, type SendOptions } from './forwarding/request-router.js';
 import type { ToolCatalogue } from './catalogue/tool-catalogue.js';
 import { Upstream } from './upstream/upstream.js';
+import { CachedLists } from './upstream/cached-lists.js';
 import { statusEvent } from './upstream/status-event.js';
 import { createUpstreamHost, type ConnectTask, type HealthSettings, type UpstreamHost } from './upstream/upstream-host.js';
 import { DEFAULT_HEALTH, healthFor, type ConnectSummary, type ManagerOptions, type ServerError } from './manager-options.js';
@@ -42,6 +44,7 @@ export class MCPManager {
   private readonly traffic = new ListenerSet<[ServerTrafficEvent]>((err) => this.log.error({ err: errorMessage(err) }, 'traffic listener threw'));
   private readonly log: Logger;
   private readonly store: ToolCacheStore;
+  private readonly cachedLists: CachedLists;
   private readonly startupGateMs: number;
   private readonly env: NodeJS.ProcessEnv;
   private readonly clock: Clock;
@@ -53,11 +56,12 @@ export class MCPManager {
   constructor(private readonly options: ManagerOptions = {}) {
     this.log = options.logger ?? pino({ level: 'silent' });
     this.store = options.store ?? new NoopToolCacheStore();
+    this.cachedLists = new CachedLists(this.store, this.log);
     this.startupGateMs = options.startupGateMs ?? 250;
     this.env = options.env ?? process.env;
     this.clock = options.clock ?? systemClock;
     this.health = { ...DEFAULT_HEALTH, ...options.health, backoff: { ...DEFAULT_BACKOFF, ...options.health?.backoff } };
-    this.identityFn = options.identity ?? (() => loadInstanceIdentity(new MemoryStateStore(), undefined, 'switchboard'));
+    this.identityFn = options.identity ?? (() => ({ id: randomUUID(), label: 'switchboard' }));
     this.catalogues = new Catalogues(
       (event) => this.emit(event),
       () => this.identity.id,
@@ -69,6 +73,7 @@ export class MCPManager {
       clock: this.clock,
       random: options.random ?? Math.random,
       store: this.store,
+      lists: this.cachedLists,
       env: this.env,
       connect: options.connect ?? connectToServer,
       resolveValues: options.resolveValues ?? ((_name, config) => Promise.resolve(config)),
@@ -197,11 +202,18 @@ export class MCPManager {
       tasks.push(upstream.start(cause, phase));
     }
 
-    await passStartupGate(tasks, this.startupGateMs, (task) => {
-      const cached = this.store.get(task.upstream.name, task.upstream.configHash);
-      if (cached) this.catalogues.servedFromCache(task.upstream, cached.tools, cached.hints, cause);
-      return cached !== undefined;
-    });
+    // Read while the servers connect, so the gate knows what the cache holds when it opens.
+    const cachedLists = Promise.all(tasks.map((task) => this.cachedLists.load(task.upstream)));
+    await passStartupGate(
+      tasks,
+      this.startupGateMs,
+      (task) => {
+        const cached = this.cachedLists.peek(task.upstream);
+        if (cached) this.catalogues.servedFromCache(task.upstream, cached.tools, cached.hints, cause);
+        return cached !== undefined;
+      },
+      cachedLists,
+    );
 
     phase.returned = true;
     for (const task of tasks) {

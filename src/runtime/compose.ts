@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
@@ -14,10 +15,10 @@ import { keepChildRecords } from '../mcp/process/child-registry.js';
 import { reapLeftovers } from '../mcp/process/leftover-reaper.js';
 import { forwardServerLogs } from '../mcp/process/log-forwarding.js';
 import { connectToServer, type ConnectOptions } from '../mcp/transport/client.js';
-import { loadInstanceIdentity } from '../mcp/upstream/instance.js';
-import { openMemoryOAuthStore, openToolCache } from '../store/open-tool-cache.js';
+import { loadInstanceId } from '../mcp/upstream/instance.js';
+import { openMemoryOAuthStore, openToolCache, type OpenedStores } from '../store/open-tool-cache.js';
 import { MemoryStateStore } from '../store/state-store.js';
-import type { ToolCacheStore } from '../store/tool-cache-store.js';
+import type { ToolCacheStore } from '../store/ports.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { EventBus } from './event-bus.js';
 import { SwitchboardRuntime, type LoadError } from './runtime.js';
@@ -60,6 +61,12 @@ export interface RuntimeDeps {
    */
   listening?: () => { host: string; port: number } | undefined;
   /**
+   * The port this process always serves on, when it has a fixed one: the instance id (SPEC §11)
+   * is kept per fixed port, so the same daemon keeps its place in any loop. Without one the id
+   * is fresh each run. @default none
+   */
+  fixedPort?: number;
+  /**
    * The redirect URI of OAuth sign-ins (the daemon's `/oauth/callback`). Without one nobody could
    * come back from a sign-in, so a server that asks for OAuth fails its connect instead.
    */
@@ -95,14 +102,13 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
   const bus = new EventBus({ logger: logger.child({ component: 'events' }) });
 
   const dbPath = config.dbPath ?? defaultDbPath(home, env);
-  const cache = deps.store
-    ? { store: deps.store, state: new MemoryStateStore(), oauth: openMemoryOAuthStore(), warnings: [] as string[] }
-    : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
+  const cache = deps.store ? besideOwnCache(deps.store) : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const ownsStore = deps.store === undefined;
 
   const oauth = new OAuthBroker({
     store: cache.oauth,
+    credentials: cache.credentials,
     clock,
     log: logger.child({ component: 'oauth' }),
     callbackUrl: deps.callbackUrl ?? (() => undefined),
@@ -114,6 +120,8 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     credentials: { injectCredentials: (name) => oauth.storedCredential(name) },
   });
   const listeningPort = (): number | undefined => deps.listening?.()?.port;
+  /** This process's instance id (SPEC §11); see `identity` and `start`. */
+  let instanceId: string | undefined;
 
   const manager = new MCPManager({
     logger,
@@ -126,10 +134,12 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     protocol: config.protocol,
     clock,
     ...(deps.callbackUrl ? { oauth } : {}),
+    // The id is read from the state store in start(), before anything connects; asked for
+    // earlier (an embedder that never starts), this is a fresh instance.
     identity: () => {
       const where = deps.listening?.();
       const label = where === undefined ? 'switchboard' : `${isIP(where.host) === 6 ? `[${where.host}]` : where.host}:${where.port}`;
-      return loadInstanceIdentity(cache.state, where?.port, label);
+      return { id: (instanceId ??= randomUUID()), label };
     },
     resolveValues: async (name, serverConfig, source) => {
       const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
@@ -173,17 +183,21 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     storeWarnings: cache.warnings,
     watchConfig: config.watch,
     onClosed: async () => {
-      if (ownsStore) cache.store.close();
+      if (ownsStore) await cache.store.close();
       await children?.reaped;
       children?.release();
-      cache.oauth.close();
+      await cache.oauth.close();
     },
   });
 
-  const start = (): Promise<LoadError[]> => {
+  const start = async (): Promise<LoadError[]> => {
     if (stateDir !== undefined && !children) {
       const log = logger.child({ component: 'children' });
       children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
+    }
+    if (instanceId === undefined) {
+      const loaded = await loadInstanceId(cache.state, deps.fixedPort);
+      instanceId ??= loaded;
     }
     return runtime.start();
   };
@@ -195,4 +209,10 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
 function healthOptions(health: RuntimeConfig['health']): HealthOptions {
   if (typeof health === 'boolean') return { enabled: health };
   return { enabled: health.enabled, pingIntervalMs: health.pingIntervalMs, pingTimeoutMs: health.pingTimeoutMs };
+}
+
+/** The stores that go with an embedder's own tool cache: state and sign-ins last as long as this process. */
+function besideOwnCache(store: ToolCacheStore): OpenedStores {
+  const oauth = openMemoryOAuthStore();
+  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, warnings: [] };
 }

@@ -21,7 +21,7 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Warnings from opening the tool cache (moved aside, read-only), shown in `/status`. */
   storeWarnings?: readonly string[];
-  /** Runs last in `close()`, e.g. to close what the composition root opened. */
+  /** Runs last in `close()`, which waits for it: e.g. to close a store the embedder did not open itself. */
   onClosed?: () => void | Promise<void>;
   /**
    * Watch the config files discovery reads (and the directories where they could appear) and

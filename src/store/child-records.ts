@@ -14,7 +14,9 @@ import { ensureDirectory } from './db-files.js';
  * rewritten (write to a temporary file, then rename: a reader never sees half a file, even if we
  * are killed mid-write) whenever a child starts or is gone. A file, not rows in the SQLite store: it must
  * work when the database is read-only, disabled or in use by another daemon, and it must not
- * depend on a transaction committing before a SIGKILL.
+ * depend on a transaction committing before a SIGKILL. Nor is it one of the store ports
+ * (ports.ts) a shared, networked backend could take over: the pids name processes of this
+ * machine, so the file stays local whatever holds the rest of the daemon's state.
  *
  * Nothing secret is written: a command line can hold resolved `${VAR}` values, so only its hash
  * (to recognise the process) and the program's base name (for the log) are kept.

@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { CredentialStore } from './ports.js';
 
 /** How the owning store runs a statement: a failing read is a miss, a failing write is logged. */
 export interface Guard {
@@ -7,11 +8,10 @@ export interface Guard {
 }
 
 /**
- * The credentials an embedder stores per server (SPEC §3 "stored credentials"): a token the
- * daemon sends as `Authorization: Bearer …` to an http/sse server, or as `OAUTH_ACCESS_TOKEN`
- * to a stdio one. Kept in the OAuth store's database, never logged.
+ * The SQLite credential store (SPEC §3 "stored credentials"), in the OAuth store's database and
+ * on its connection: the OAuth store's guard runs every statement.
  */
-export class CredentialStore {
+export class SqliteCredentialStore implements CredentialStore {
   readonly #guard: Guard;
   readonly #get: Statement<[string], { token: string }>;
   readonly #put: Statement<[string, string, number]>;
@@ -26,15 +26,15 @@ export class CredentialStore {
     this.#delete = db.prepare('DELETE FROM stored_credential WHERE server = ?');
   }
 
-  get(server: string): string | undefined {
+  async get(server: string): Promise<string | undefined> {
     return this.#guard.read('credential read', server, () => this.#get.get(server)?.token);
   }
 
-  put(server: string, token: string, now: number): void {
+  async put(server: string, token: string, now: number): Promise<void> {
     this.#guard.write('credential write', server, () => this.#put.run(server, token, now));
   }
 
-  delete(server: string): void {
+  async delete(server: string): Promise<void> {
     this.#guard.write('credential delete', server, () => this.#delete.run(server));
   }
 }

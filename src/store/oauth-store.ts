@@ -1,48 +1,8 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
-import { CredentialStore } from './credential-store.js';
+import { SqliteCredentialStore } from './credential-store.js';
 import type { StoreLogger } from './db.js';
-
-/**
- * What OAuth upstreams keep between runs (issue #16), beside the tool cache in the same 0600
- * database: client registrations per authorization server (`issuer`), tokens, discovery state
- * and the pending sign-ins (by the hash of their `state`, with the PKCE verifier), plus — through
- * `credentials` — the static credentials an embedder stores for a server (SPEC §3). Rows are keyed by server and the hash
- * of the settings a sign-in depends on (`authHash`), so an edit to those forgets the sign-in.
- *
- * Values are opaque JSON to this module. Statements are prepared once and every write is one
- * synchronous statement or transaction. Like the other stores it never throws: a failing read
- * is a miss and a failing write is logged — by key, never by value.
- */
-
-/** One server's sign-in scope: its name and the hash of its OAuth-relevant settings. */
-export interface OAuthKey {
-  server: string;
-  authHash: string;
-}
-
-/** How a client registration came to be. */
-export type ClientOrigin = 'registered' | 'configured' | 'metadata-document';
-
-export interface StoredClient {
-  info: Record<string, unknown>;
-  origin: ClientOrigin;
-}
-
-export interface StoredTokens {
-  issuer: string;
-  tokens: Record<string, unknown>;
-  /** When the access token expires (ms since the epoch); undefined when the server did not say. */
-  expiresAt: number | undefined;
-  savedAt: number;
-}
-
-export interface PendingSignIn {
-  server: string;
-  authHash: string;
-  codeVerifier: string | undefined;
-  expiresAt: number;
-}
+import type { ClientOrigin, OAuthKey, OAuthStore, PendingSignIn, StoredClient, StoredDiscovery, StoredTokens } from './ports.js';
 
 interface TokenRow {
   issuer: string;
@@ -64,9 +24,15 @@ export interface OAuthStoreOptions {
   ownsConnection?: boolean;
 }
 
-export class OAuthStore {
+/**
+ * The SQLite OAuth store (see `OAuthStore` in ports.ts), beside the tool cache in the same 0600
+ * database, plus — as `credentials` — the static credentials an embedder stores for a server
+ * (SPEC §3), on the same connection. Statements are prepared once and every write is one
+ * synchronous statement or transaction, run at the call.
+ */
+export class SqliteOAuthStore implements OAuthStore {
   /** The static credentials of SPEC §3, in the same database. */
-  readonly credentials: CredentialStore;
+  readonly credentials: SqliteCredentialStore;
   readonly #db: Database;
   readonly #log: StoreLogger | undefined;
   readonly #ownsConnection: boolean;
@@ -98,7 +64,7 @@ export class OAuthStore {
     this.#db = db;
     this.#log = options.logger;
     this.#ownsConnection = options.ownsConnection ?? false;
-    this.credentials = new CredentialStore(db, { read: (what, server, read) => this.#read(what, server, read), write: (what, server, write) => this.#write(what, server, write) });
+    this.credentials = new SqliteCredentialStore(db, { read: (what, server, read) => this.#read(what, server, read), write: (what, server, write) => this.#write(what, server, write) });
     const key = 'server = ? AND auth_hash = ?';
     this.#sql = {
       getClient: db.prepare(`SELECT client_json, origin FROM oauth_client WHERE ${key} AND issuer = ?`),
@@ -134,15 +100,14 @@ export class OAuthStore {
 
   // --- client registrations ---------------------------------------------------------------
 
-  getClient(key: OAuthKey, issuer: string): StoredClient | undefined {
+  async getClient(key: OAuthKey, issuer: string): Promise<StoredClient | undefined> {
     return this.#read('client read', key.server, () => {
       const row = this.#sql.getClient.get(key.server, key.authHash, issuer);
       return row && { info: parse(row.client_json), origin: row.origin };
     });
   }
 
-  /** Every registration of this server, by issuer (a configured client id is bound to one). */
-  clientsOf(key: OAuthKey): Array<StoredClient & { issuer: string }> {
+  async clientsOf(key: OAuthKey): Promise<Array<StoredClient & { issuer: string }>> {
     return (
       this.#read('client read', key.server, () =>
         this.#sql.clientsOf.all(key.server, key.authHash).map((row) => ({ issuer: row.issuer, info: parse(row.client_json), origin: row.origin })),
@@ -150,65 +115,65 @@ export class OAuthStore {
     );
   }
 
-  putClient(key: OAuthKey, issuer: string, info: Record<string, unknown>, origin: ClientOrigin, now: number): void {
+  async putClient(key: OAuthKey, issuer: string, info: Record<string, unknown>, origin: ClientOrigin, now: number): Promise<void> {
     this.#write('client write', key.server, () => this.#sql.putClient.run(key.server, key.authHash, issuer, JSON.stringify(info), origin, now));
   }
 
-  /** The authorization server said it does not know our client: register afresh next time. */
-  deleteClients(key: OAuthKey): void {
+  async deleteClients(key: OAuthKey): Promise<void> {
     this.#write('client delete', key.server, () => this.#sql.deleteClients.run(key.server, key.authHash));
   }
 
   // --- tokens -----------------------------------------------------------------------------
 
-  getTokens(key: OAuthKey, issuer: string): StoredTokens | undefined {
+  async getTokens(key: OAuthKey, issuer: string): Promise<StoredTokens | undefined> {
     return this.#read('token read', key.server, () => tokensOf(this.#sql.getTokens.get(key.server, key.authHash, issuer)));
   }
 
-  /** The tokens saved last, whatever their issuer: what the next request to the server carries. */
-  latestTokens(key: OAuthKey): StoredTokens | undefined {
+  async latestTokens(key: OAuthKey): Promise<StoredTokens | undefined> {
     return this.#read('token read', key.server, () => tokensOf(this.#sql.latestTokens.get(key.server, key.authHash)));
   }
 
-  putTokens(key: OAuthKey, issuer: string, tokens: Record<string, unknown>, expiresAt: number | undefined, now: number): void {
+  async putTokens(key: OAuthKey, issuer: string, tokens: Record<string, unknown>, expiresAt: number | undefined, now: number): Promise<void> {
     this.#write('token write', key.server, () =>
       this.#sql.putTokens.run(key.server, key.authHash, issuer, JSON.stringify(tokens), expiresAt ?? null, now),
     );
   }
 
-  deleteTokens(key: OAuthKey, issuer: string): void {
+  async deleteTokens(key: OAuthKey, issuer: string): Promise<void> {
     this.#write('token delete', key.server, () => this.#sql.deleteTokens.run(key.server, key.authHash, issuer));
   }
 
-  deleteAllTokens(key: OAuthKey): void {
+  async deleteAllTokens(key: OAuthKey): Promise<void> {
     this.#write('token delete', key.server, () => this.#sql.deleteAllTokens.run(key.server, key.authHash));
   }
 
   // --- discovery --------------------------------------------------------------------------
 
-  getDiscovery(key: OAuthKey): { state: Record<string, unknown> | undefined; resourceUrl: string | undefined } {
-    const row = this.#read('discovery read', key.server, () => this.#sql.getDiscovery.get(key.server, key.authHash));
-    return { state: row?.state_json ? parse(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
+  async getDiscovery(key: OAuthKey): Promise<StoredDiscovery> {
+    const found = this.#read('discovery read', key.server, () => {
+      const row = this.#sql.getDiscovery.get(key.server, key.authHash);
+      return { state: row?.state_json ? parse(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
+    });
+    return found ?? { state: undefined, resourceUrl: undefined };
   }
 
-  putDiscovery(key: OAuthKey, state: Record<string, unknown> | undefined, now: number): void {
+  async putDiscovery(key: OAuthKey, state: Record<string, unknown> | undefined, now: number): Promise<void> {
     this.#write('discovery write', key.server, () =>
       this.#sql.putDiscovery.run(key.server, key.authHash, state === undefined ? null : JSON.stringify(state), now),
     );
   }
 
-  putResourceUrl(key: OAuthKey, resourceUrl: string, now: number): void {
+  async putResourceUrl(key: OAuthKey, resourceUrl: string, now: number): Promise<void> {
     this.#write('discovery write', key.server, () => this.#sql.putResource.run(key.server, key.authHash, resourceUrl, now));
   }
 
-  deleteDiscovery(key: OAuthKey): void {
+  async deleteDiscovery(key: OAuthKey): Promise<void> {
     this.#write('discovery delete', key.server, () => this.#sql.deleteDiscovery.run(key.server, key.authHash));
   }
 
   // --- pending sign-ins -------------------------------------------------------------------
 
-  /** Records a sign-in started with the `state` whose hash is given; expired ones are dropped. */
-  addPending(stateHash: string, key: OAuthKey, now: number, expiresAt: number): void {
+  async addPending(stateHash: string, key: OAuthKey, now: number, expiresAt: number): Promise<void> {
     this.#write('pending write', key.server, () =>
       this.#db.transaction(() => {
         this.#sql.prunePending.run(now);
@@ -217,21 +182,17 @@ export class OAuthStore {
     );
   }
 
-  setVerifier(stateHash: string, codeVerifier: string): void {
+  async setVerifier(stateHash: string, codeVerifier: string): Promise<void> {
     this.#write('pending write', '', () => this.#sql.setVerifier.run(codeVerifier, stateHash));
   }
 
-  /** Looks a pending sign-in up without using it. */
-  peekPending(stateHash: string, now: number): PendingSignIn | undefined {
+  async peekPending(stateHash: string, now: number): Promise<PendingSignIn | undefined> {
     const row = this.#read('pending read', '', () => this.#sql.getPending.get(stateHash));
     return row && row.expires_at > now ? pendingOf(row) : undefined;
   }
 
-  /**
-   * Takes a pending sign-in out, so its `state` can never be used twice. Undefined when unknown,
-   * already taken or expired (an expired one is deleted all the same).
-   */
-  takePending(stateHash: string, now: number): PendingSignIn | undefined {
+  async takePending(stateHash: string, now: number): Promise<PendingSignIn | undefined> {
+    // One transaction: two takes of the same state cannot both find it.
     const row = this.#read('pending read', '', () =>
       this.#db.transaction(() => {
         const found = this.#sql.getPending.get(stateHash);
@@ -244,8 +205,7 @@ export class OAuthStore {
 
   // --- forgetting -------------------------------------------------------------------------
 
-  /** `logout`: every token and pending sign-in of the server, whatever its settings hash. */
-  forgetSignIn(server: string): void {
+  async forgetSignIn(server: string): Promise<void> {
     this.#write('logout', server, () =>
       this.#db.transaction(() => {
         this.#sql.deleteServerTokens.run(server);
@@ -255,7 +215,7 @@ export class OAuthStore {
   }
 
   /** Closes the connection if this store opened it; the shared one is the tool cache's to close. */
-  close(): void {
+  async close(): Promise<void> {
     if (this.#ownsConnection && this.#db.open) this.#db.close();
   }
 

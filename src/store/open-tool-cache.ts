@@ -1,8 +1,9 @@
 import { errorMessage } from '../errors.js';
 import { openDatabase, type StoreLogger } from './db.js';
-import { OAuthStore } from './oauth-store.js';
-import { MemoryStateStore, SqliteStateStore, type StateStore } from './state-store.js';
-import { NoopToolCacheStore, SqliteToolCacheStore, type ToolCacheStore } from './tool-cache-store.js';
+import { SqliteOAuthStore } from './oauth-store.js';
+import type { CredentialStore, OAuthStore, StateStore, ToolCacheStore } from './ports.js';
+import { MemoryStateStore, SqliteStateStore } from './state-store.js';
+import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
 
 export interface OpenToolCacheOptions {
   logger?: StoreLogger;
@@ -10,19 +11,30 @@ export interface OpenToolCacheOptions {
   now?: () => number;
 }
 
+/** The stores of one SQLite database, each used through its port. */
+export interface OpenedStores {
+  store: ToolCacheStore;
+  state: StateStore;
+  oauth: OAuthStore;
+  /** On the OAuth store's connection. */
+  credentials: CredentialStore;
+  warnings: string[];
+}
+
 /**
- * The daemon's one-call setup: opens the database at `path` (or `':memory:'`) and wraps it in a
- * store. Never throws; when there is no usable database the store is a `NoopToolCacheStore`
- * and `warnings` says why. The warnings are returned, not logged: the caller logs them and
- * shows them in `/status`.
+ * The daemon's one-call setup: opens the database at `path` (or `':memory:'`) and wraps it in
+ * the stores. Never throws; when there is no usable database the tool cache is a
+ * `NoopToolCacheStore` and `warnings` says why. The warnings are returned, not logged: the
+ * caller logs them and shows them in `/status`. Closing `store` closes the file (it owns the
+ * connection); closing `oauth` closes only an in-memory fallback of its own.
  */
-export function openToolCache(
-  path: string,
-  options: OpenToolCacheOptions = {},
-): { store: ToolCacheStore; state: StateStore; oauth: OAuthStore; warnings: string[] } {
+export function openToolCache(path: string, options: OpenToolCacheOptions = {}): OpenedStores {
   const opened = openDatabase(path, options.logger ? { logger: options.logger } : {});
   const warnings = [...opened.warnings];
-  const result = (store: ToolCacheStore, state: StateStore) => ({ store, state, oauth: openOAuthStore(opened, path, warnings, options.logger), warnings });
+  const result = (store: ToolCacheStore, state: StateStore): OpenedStores => {
+    const oauth = openOAuthStore(opened, path, warnings, options.logger);
+    return { store, state, oauth, credentials: oauth.credentials, warnings };
+  };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {
     readOnly: opened.readOnly,
@@ -58,11 +70,11 @@ function openOAuthStore(
   path: string,
   warnings: string[],
   logger: StoreLogger | undefined,
-): OAuthStore {
+): SqliteOAuthStore {
   const storeOptions = logger ? { logger } : {};
   if (opened.db?.open && !opened.readOnly) {
     try {
-      return new OAuthStore(opened.db, storeOptions);
+      return new SqliteOAuthStore(opened.db, storeOptions);
     } catch (err) {
       warnings.push(`OAuth sign-ins kept in memory only: ${path} has no usable OAuth tables (${errorMessage(err)})`);
     }
@@ -71,9 +83,9 @@ function openOAuthStore(
 }
 
 /** An OAuth store that lasts as long as this process (no usable file, or an embedder's own cache). */
-export function openMemoryOAuthStore(logger?: StoreLogger): OAuthStore {
+export function openMemoryOAuthStore(logger?: StoreLogger): SqliteOAuthStore {
   const storeOptions = logger ? { logger } : {};
   const memory = openDatabase(':memory:', storeOptions);
   // An in-memory database always opens; the assertion documents that, not a hope.
-  return new OAuthStore(memory.db as NonNullable<typeof memory.db>, { ...storeOptions, ownsConnection: true });
+  return new SqliteOAuthStore(memory.db as NonNullable<typeof memory.db>, { ...storeOptions, ownsConnection: true });
 }

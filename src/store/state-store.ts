@@ -1,42 +1,34 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import type { StoreLogger } from './db.js';
+import type { StateStore } from './ports.js';
 
-/**
- * Small named values the daemon keeps between runs (its instance id, …), beside the tool cache
- * in the same database. Like the cache, it never throws: a daemon without a usable database
- * still runs, it just forgets these values when it stops.
- */
-export interface StateStore {
-  get(key: string): string | undefined;
-  /** Best effort: a failed write is logged and the value kept in memory for this run. */
-  set(key: string, value: string): void;
-  delete(key: string): void;
-}
+export type { StateStore } from './ports.js';
 
 /** Values kept in this process only: the store when there is no database. */
 export class MemoryStateStore implements StateStore {
   private readonly values = new Map<string, string>();
 
-  get(key: string): string | undefined {
+  async get(key: string): Promise<string | undefined> {
     return this.values.get(key);
   }
 
-  set(key: string, value: string): void {
+  async set(key: string, value: string): Promise<void> {
     this.values.set(key, value);
   }
 
-  delete(key: string): void {
+  async delete(key: string): Promise<void> {
     this.values.delete(key);
   }
 }
 
 /**
- * The SQLite state store. It shares the connection the tool cache owns and never closes it;
- * after the cache closed the database it answers from memory only.
+ * The SQLite state store, beside the tool cache in the same database. It shares the connection
+ * the tool cache owns and never closes it. A value it could not write (read-only file, closed
+ * connection, failing statement) is kept in memory for this run.
  */
 export class SqliteStateStore implements StateStore {
-  private readonly memory = new MemoryStateStore();
+  private readonly memory = new Map<string, string>();
   private readonly selectValue: Statement<[string], { value: string }>;
   private readonly upsertValue: Statement<[string, string, number]>;
   private readonly deleteValue: Statement<[string]>;
@@ -54,7 +46,7 @@ export class SqliteStateStore implements StateStore {
     this.deleteValue = db.prepare('DELETE FROM daemon_state WHERE key = ?');
   }
 
-  get(key: string): string | undefined {
+  async get(key: string): Promise<string | undefined> {
     const kept = this.memory.get(key);
     if (kept !== undefined || !this.db.open) return kept;
     try {
@@ -65,7 +57,7 @@ export class SqliteStateStore implements StateStore {
     }
   }
 
-  set(key: string, value: string): void {
+  async set(key: string, value: string): Promise<void> {
     this.memory.set(key, value);
     if (this.options.readOnly || !this.db.open) return;
     try {
@@ -75,7 +67,7 @@ export class SqliteStateStore implements StateStore {
     }
   }
 
-  delete(key: string): void {
+  async delete(key: string): Promise<void> {
     this.memory.delete(key);
     if (this.options.readOnly || !this.db.open) return;
     try {

@@ -2,58 +2,10 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import type { StoreLogger } from './db.js';
+import { CACHE_FORMAT_VERSION, CACHE_MAX_AGE_MS, type CachedToolList, type ListHints, type StoredVerdict, type ToolCacheStore } from './ports.js';
 
-/**
- * Bump when the stored shape of `tools_json` changes meaning; older rows then miss instead of
- * being misread, and the next successful `tools/list` overwrites them.
- */
-export const CACHE_FORMAT_VERSION = 1;
-
-/** A list older than this is not served: the server has likely changed since. */
-export const CACHE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
-
-export interface CachedToolList {
-  server: string;
-  configHash: string;
-  formatVersion: number;
-  /** The raw definitions as the server listed them. */
-  tools: Tool[];
-  /** When the list was written, in ms since the epoch. */
-  cachedAt: number;
-  /** The caching hints a modern-era server sent with the list. */
-  hints?: ListHints;
-}
-
-/** Caching hints of a 2026-07-28 list result (SEP-2549). */
-export interface ListHints {
-  ttlMs?: number;
-  cacheScope?: 'public' | 'private';
-}
-
-/** A protocol-era verdict (the SDK's `prior`), with when it was reached. */
-export interface StoredVerdict {
-  verdict: { kind: 'legacy' } | { kind: 'modern'; discover: Record<string, unknown> };
-  probedAt: number;
-}
-
-/**
- * The last known tool list per server (SPEC §5). Every method is synchronous and none throws:
- * the cache only ever makes startup faster, so a failing cache must not fail anything else.
- */
-export interface ToolCacheStore {
-  /** The cached list, or `undefined` when absent, empty, expired or written for another config. */
-  get(server: string, configHash: string): CachedToolList | undefined;
-  /** Replaces the server's list; an empty list removes it. Best effort. */
-  put(server: string, configHash: string, tools: readonly Tool[], hints?: ListHints): void;
-  delete(server: string): void;
-  /** The era verdict kept for this config, or `undefined` (absent, or for another config). */
-  getVerdict(server: string, configHash: string): StoredVerdict | undefined;
-  /** Best effort, like `put`. */
-  putVerdict(server: string, configHash: string, verdict: StoredVerdict['verdict']): void;
-  deleteVerdict(server: string): void;
-  /** Idempotent. */
-  close(): void;
-}
+// Callers outside the store import the port from here too: the implementation sits beside it.
+export { CACHE_FORMAT_VERSION, CACHE_MAX_AGE_MS, type CachedToolList, type ListHints, type StoredVerdict, type ToolCacheStore } from './ports.js';
 
 export interface SqliteToolCacheStoreOptions {
   /** Skip writes; set when the database was opened read-only. @default false */
@@ -77,7 +29,10 @@ interface VerdictRow {
   probed_at: number;
 }
 
-/** The SQLite store. It owns the connection it is given: `close()` closes it. */
+/**
+ * The SQLite tool cache. It owns the connection it is given: `close()` closes it. Each method
+ * runs its statement at the call, so a write is in the file before the call returns.
+ */
 export class SqliteToolCacheStore implements ToolCacheStore {
   private readonly selectRow: Statement<[string], Row>;
   private readonly upsertRow: Statement<[string, string, number, string, number, number, string | null]>;
@@ -121,7 +76,7 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     this.deleteVerdictRow = db.prepare('DELETE FROM protocol_verdict WHERE server = ?');
   }
 
-  get(server: string, configHash: string): CachedToolList | undefined {
+  async get(server: string, configHash: string): Promise<CachedToolList | undefined> {
     if (!this.db.open) return undefined;
     let row: Row | undefined;
     try {
@@ -141,9 +96,9 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     return { server, configHash, formatVersion: row.format_version, tools, cachedAt: row.cached_at, ...(hints ? { hints } : {}) };
   }
 
-  put(server: string, configHash: string, tools: readonly Tool[], hints?: ListHints): void {
+  async put(server: string, configHash: string, tools: readonly Tool[], hints?: ListHints): Promise<void> {
     if (tools.length === 0) {
-      this.delete(server);
+      this.#delete(server);
       return;
     }
     if (this.skipWrite(server)) return;
@@ -155,7 +110,11 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     }
   }
 
-  delete(server: string): void {
+  async delete(server: string): Promise<void> {
+    this.#delete(server);
+  }
+
+  #delete(server: string): void {
     if (this.skipWrite(server)) return;
     try {
       this.deleteRow.run(server);
@@ -164,7 +123,7 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     }
   }
 
-  getVerdict(server: string, configHash: string): StoredVerdict | undefined {
+  async getVerdict(server: string, configHash: string): Promise<StoredVerdict | undefined> {
     if (!this.db.open) return undefined;
     try {
       const row = this.selectVerdict.get(server);
@@ -177,7 +136,7 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     }
   }
 
-  putVerdict(server: string, configHash: string, verdict: StoredVerdict['verdict']): void {
+  async putVerdict(server: string, configHash: string, verdict: StoredVerdict['verdict']): Promise<void> {
     if (this.skipWrite(server)) return;
     try {
       this.upsertVerdict.run(server, configHash, JSON.stringify(verdict), this.now());
@@ -186,7 +145,7 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     }
   }
 
-  deleteVerdict(server: string): void {
+  async deleteVerdict(server: string): Promise<void> {
     if (this.skipWrite(server)) return;
     try {
       this.deleteVerdictRow.run(server);
@@ -195,7 +154,7 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 
@@ -213,23 +172,23 @@ export class SqliteToolCacheStore implements ToolCacheStore {
 
 /** The store used when there is no database: everything misses, nothing is kept. */
 export class NoopToolCacheStore implements ToolCacheStore {
-  get(): CachedToolList | undefined {
+  async get(): Promise<CachedToolList | undefined> {
     return undefined;
   }
 
-  put(): void {}
+  async put(): Promise<void> {}
 
-  delete(): void {}
+  async delete(): Promise<void> {}
 
-  getVerdict(): StoredVerdict | undefined {
+  async getVerdict(): Promise<StoredVerdict | undefined> {
     return undefined;
   }
 
-  putVerdict(): void {}
+  async putVerdict(): Promise<void> {}
 
-  deleteVerdict(): void {}
+  async deleteVerdict(): Promise<void> {}
 
-  close(): void {}
+  async close(): Promise<void> {}
 }
 
 function parseHints(json: string | null): ListHints | undefined {

@@ -9,6 +9,7 @@ import { EventBus } from '../../src/runtime/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { nextManagerEvent, recordManagerEvents } from '../helpers/daemon.js';
 import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
+import { withLatency } from '../helpers/late-store.js';
 import { isProcessGone, tempDir } from '../helpers/process.js';
 
 const ECHO_TOOLS: Tool[] = ['add', 'echo', 'reverse'].map((name) => ({
@@ -41,7 +42,7 @@ describe('MCPManager startup gate', () => {
       uncached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '3500' } }),
       broken: fixtureServerConfig('exits-at-start'),
     };
-    store.put('cached', configHash(configs.cached as ServerConfig), ECHO_TOOLS);
+    await store.put('cached', configHash(configs.cached as ServerConfig), ECHO_TOOLS);
     const { manager, bus } = newManager({ store, startupGateMs: 2500 });
     const events = recordManagerEvents({ bus });
 
@@ -88,7 +89,7 @@ describe('MCPManager startup gate', () => {
   it('a deferred tool call waits for the connection and then succeeds', async () => {
     const store = await cacheStore();
     const config = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '2500' } });
-    store.put('slow', configHash(config), ECHO_TOOLS);
+    await store.put('slow', configHash(config), ECHO_TOOLS);
     const { manager } = newManager({ store, startupGateMs: 0 });
 
     await manager.connectServers({ slow: config });
@@ -99,11 +100,23 @@ describe('MCPManager startup gate', () => {
     expect(manager.getConnectionStatus('slow')).toBe('connected');
   });
 
+  it('waits for a cache that answers late (a networked one) and serves its tools deferred all the same', async () => {
+    const store = await cacheStore();
+    const config = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '9000' } });
+    await store.put('slow', configHash(config), ECHO_TOOLS);
+    // The gate opens at once, long before the cache answers; it must not take "not answered yet" for "not cached".
+    const { manager } = newManager({ store: withLatency(store, 300), startupGateMs: 0 });
+
+    await manager.connectServers({ slow: config });
+    expect(manager.getConnectionStatus('slow')).toBe('connecting');
+    expect(manager.getCatalogue().get('mcp_slow_echo')).toMatchObject({ description: 'cached echo', deferred: true });
+  });
+
   it('does not serve cached tools after the config changed: the server is awaited instead', async () => {
     const store = await cacheStore();
     const oldConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '800' } });
     const newConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '801' } });
-    store.put('slow', configHash(oldConfig), ECHO_TOOLS);
+    await store.put('slow', configHash(oldConfig), ECHO_TOOLS);
     const { manager, bus } = newManager({ store, startupGateMs: 0 });
     const events = recordManagerEvents({ bus });
 
@@ -113,7 +126,7 @@ describe('MCPManager startup gate', () => {
     expect(events.filter((e) => e.type === 'tools.changed' && e.deferred)).toEqual([]);
     expect(manager.getCatalogue().get('mcp_slow_echo')?.description).toBe('Returns its text unchanged');
     // The fresh list was written back under the new hash.
-    expect(store.get('slow', configHash(newConfig))?.tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'reverse']);
+    expect((await store.get('slow', configHash(newConfig)))?.tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'reverse']);
   });
 });
 

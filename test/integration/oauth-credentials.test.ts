@@ -119,15 +119,15 @@ describe('static credentials', () => {
       servers: { remote: { type: 'http', url: fixture.url }, local: fixtureServerConfig('introspect') },
       until: 'idle',
     });
-    sb.daemon.oauth.setStoredCredential('remote', STATIC);
-    sb.daemon.oauth.setStoredCredential('local', 'stdio-stored-token');
+    await sb.daemon.oauth.setStoredCredential('remote', STATIC);
+    await sb.daemon.oauth.setStoredCredential('local', 'stdio-stored-token');
     await sb.daemon.start();
     await serverStatus(sb, 'remote', 'connected');
     expect(JSON.parse((await callTool(sb, 'mcp_local_env')).content[0]!.text)).toMatchObject({ OAUTH_ACCESS_TOKEN: 'stdio-stored-token' });
     expect(await fixture.state()).toMatchObject({ unauthorized: 0, authorizationHeaders: [`Bearer ${STATIC}`], as: { registrations: 0 } });
 
     // Forgotten, the credential no longer stands in the way: the next connect asks for a sign-in.
-    sb.daemon.oauth.deleteStoredCredential('remote');
+    await sb.daemon.oauth.deleteStoredCredential('remote');
     expect((await sb.json('/servers/remote/reload', { method: 'POST' })).status).toBe(200);
     await serverStatus(sb, 'remote', 'needs_auth');
   });

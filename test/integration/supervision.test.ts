@@ -188,8 +188,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const cached: Tool[] = [{ name: 'echo', inputSchema: { type: 'object' } }];
     const hangForever: ServerConfig = { ...fixtureServerConfig('never-answers-initialize'), timeout: 0 };
     const hangLonger: ServerConfig = { ...fixtureServerConfig('never-answers-initialize'), timeout: 4000, callTimeout: 300 };
-    store.put('forever', configHash(hangForever), cached);
-    store.put('longer', configHash(hangLonger), cached);
+    await store.put('forever', configHash(hangForever), cached);
+    await store.put('longer', configHash(hangLonger), cached);
     const { manager } = newManager({ store });
     await manager.connectServers({ forever: hangForever, longer: hangLonger });
     expect(manager.getCatalogue().get('mcp_forever_echo')?.deferred).toBe(true);

@@ -7,7 +7,7 @@ import { MCPManager } from '../../src/mcp/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
 import { EventBus } from '../../src/runtime/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
-import type { ToolCacheStore } from '../../src/store/tool-cache-store.js';
+import type { ToolCacheStore } from '../../src/store/ports.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { readManagerEvents } from '../helpers/manager-events.js';
 import { tempDir } from '../helpers/process.js';
@@ -82,11 +82,11 @@ describe('stdio upstreams of either era', () => {
     const log = join(dir, 'events.log');
     const cache = await store(dir);
     const config = fixtureServerConfig('era-stdio', { env: { ERA: 'legacy', EVENT_LOG: log } });
-    cache.putVerdict('was_modern', configHash(config), { kind: 'modern', discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} } } });
+    await cache.putVerdict('was_modern', configHash(config), { kind: 'modern', discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} } } });
     const manager = await start({ was_modern: config }, cache);
     expect(manager.getServer('was_modern')).toMatchObject({ status: 'connected', protocol: { era: 'legacy' } });
     expect(await echo(manager, 'was_modern')).toBe('hi was_modern');
-    expect(cache.getVerdict('was_modern', configHash(config))?.verdict).toEqual({ kind: 'legacy' });
+    expect((await cache.getVerdict('was_modern', configHash(config)))?.verdict).toEqual({ kind: 'legacy' });
   });
 
   it('a modern upstream announces tools/list_changed on its subscriptions/listen stream', async () => {
@@ -153,6 +153,6 @@ describe('Streamable HTTP upstreams of either era', () => {
     onTestFinished(() => http.close());
     const manager = await start({ hinted: { type: 'http', url: http.url } }, cache);
     expect(manager.listHints(10_000)).toEqual({ ttlMs: 45_000, cacheScope: 'private' });
-    expect(cache.get('hinted', configHash({ type: 'http', url: http.url }))?.hints).toEqual({ ttlMs: 45_000, cacheScope: 'private' });
+    expect((await cache.get('hinted', configHash({ type: 'http', url: http.url })))?.hints).toEqual({ ttlMs: 45_000, cacheScope: 'private' });
   });
 });

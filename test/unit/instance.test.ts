@@ -3,7 +3,7 @@ import {
   buildInstanceAd,
   findLoop,
   INSTANCE_META_KEY,
-  loadInstanceIdentity,
+  loadInstanceId,
   ORIGIN_META_KEY,
   parseInstanceAd,
   withoutOwnTools,
@@ -15,11 +15,18 @@ const node = (id: string, upstreams: InstanceAd[] = []): InstanceAd => ({ id, la
 const self = (id: string) => ({ id, label: `host-${id}` });
 
 describe('instance identity and loops', () => {
-  it('keeps one id per port in the state store', () => {
+  it('keeps one id per port in the state store', async () => {
     const state = new MemoryStateStore();
-    const a = loadInstanceIdentity(state, 7001, 'x');
-    expect(loadInstanceIdentity(state, 7001, 'x').id).toBe(a.id);
-    expect(loadInstanceIdentity(state, 7002, 'y').id).not.toBe(a.id);
+    const a = await loadInstanceId(state, 7001);
+    expect(await loadInstanceId(state, 7001)).toBe(a);
+    expect(await state.get('instance-id:7001')).toBe(a);
+    expect(await loadInstanceId(state, 7002)).not.toBe(a);
+  });
+
+  it('gives a daemon without a fixed port a fresh id every time, and keeps none', async () => {
+    const state = new MemoryStateStore();
+    expect(await loadInstanceId(state, undefined)).not.toBe(await loadInstanceId(state, undefined));
+    expect(await state.get('instance-id:unbound')).toBeUndefined();
   });
 
   it('finds no loop in a tree that does not lead back', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { authHashOf, callbackUrlOf } from '../../src/mcp/oauth/broker.js';
 import { hashState, refreshDue, SIGN_IN_TTL_MS, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from '../../src/mcp/oauth/provider.js';
 import { openMemoryOAuthStore } from '../../src/store/open-tool-cache.js';
-import type { OAuthStore, StoredTokens } from '../../src/store/oauth-store.js';
+import type { StoredTokens } from '../../src/store/ports.js';
 
 /** The store-backed OAuthClientProvider: what it keeps apart and when it refreshes (issue #16). */
 
@@ -23,44 +23,44 @@ function setup(settings: ProviderScope['settings'] = undefined, redirectUrl = CA
 }
 
 describe('client registrations', () => {
-  it('are keyed by issuer: a client id registered with one authorization server is never offered to another', () => {
+  it('are keyed by issuer: a client id registered with one authorization server is never offered to another', async () => {
     const { provider } = setup();
-    provider.saveClientInformation({ client_id: 'registered-at-a', redirect_uris: [CALLBACK] }, { issuer: A });
-    expect(provider.clientInformation({ issuer: A })).toMatchObject({ client_id: 'registered-at-a', issuer: A });
-    expect(provider.clientInformation({ issuer: B })).toBeUndefined();
-    expect(provider.clientInformation()).toBeUndefined();
+    await provider.saveClientInformation({ client_id: 'registered-at-a', redirect_uris: [CALLBACK] }, { issuer: A });
+    expect(await provider.clientInformation({ issuer: A })).toMatchObject({ client_id: 'registered-at-a', issuer: A });
+    expect(await provider.clientInformation({ issuer: B })).toBeUndefined();
+    expect(await provider.clientInformation()).toBeUndefined();
   });
 
-  it('are dropped when registered for another redirect URI (the daemon moved to another port)', () => {
+  it('are dropped when registered for another redirect URI (the daemon moved to another port)', async () => {
     const { store, services, scope, provider } = setup();
-    provider.saveClientInformation({ client_id: 'old-port', redirect_uris: ['http://127.0.0.1:1111/oauth/callback'] }, { issuer: A });
-    expect(provider.clientInformation({ issuer: A })).toBeUndefined();
-    expect(store.getClient(scope.key, A)).toBeDefined();
+    await provider.saveClientInformation({ client_id: 'old-port', redirect_uris: ['http://127.0.0.1:1111/oauth/callback'] }, { issuer: A });
+    expect(await provider.clientInformation({ issuer: A })).toBeUndefined();
+    expect(await store.getClient(scope.key, A)).toBeDefined();
     const elsewhere = new UpstreamOAuthProvider({ ...scope, redirectUrl: 'http://127.0.0.1:1111/oauth/callback' }, services);
-    expect(elsewhere.clientInformation({ issuer: A })).toMatchObject({ client_id: 'old-port' });
+    expect(await elsewhere.clientInformation({ issuer: A })).toMatchObject({ client_id: 'old-port' });
   });
 
-  it('a configured client id goes to the first authorization server it meets, and to no other', () => {
+  it('a configured client id goes to the first authorization server it meets, and to no other', async () => {
     const { provider } = setup({ clientId: 'configured', clientSecret: 'shh' });
-    expect(provider.clientInformation({ issuer: A })).toEqual({ client_id: 'configured', client_secret: 'shh', issuer: A });
-    expect(provider.clientInformation({ issuer: B })).toBeUndefined();
-    expect(provider.clientInformation({ issuer: A })).toMatchObject({ client_id: 'configured' });
+    expect(await provider.clientInformation({ issuer: A })).toEqual({ client_id: 'configured', client_secret: 'shh', issuer: A });
+    expect(await provider.clientInformation({ issuer: B })).toBeUndefined();
+    expect(await provider.clientInformation({ issuer: A })).toMatchObject({ client_id: 'configured' });
   });
 
-  it('a Client ID Metadata Document URL is offered as the metadata URL and kept as such', () => {
+  it('a Client ID Metadata Document URL is offered as the metadata URL and kept as such', async () => {
     const url = 'https://switchboard.example/client.json';
     const { provider } = setup({ clientMetadataUrl: url, scopes: ['mcp'] });
     expect(provider.clientMetadataUrl).toBe(url);
     expect(provider.clientMetadata).toMatchObject({ redirect_uris: [CALLBACK], grant_types: ['authorization_code', 'refresh_token'], scope: 'mcp' });
-    provider.saveClientInformation({ client_id: url }, { issuer: A });
-    expect(provider.clientInformation({ issuer: A })).toMatchObject({ client_id: url });
+    await provider.saveClientInformation({ client_id: url }, { issuer: A });
+    expect(await provider.clientInformation({ issuer: A })).toMatchObject({ client_id: url });
   });
 });
 
 describe('tokens', () => {
   it('are kept per issuer; the request path reads the latest, refreshed within its last minute', async () => {
     const { provider, refresh, tick } = setup();
-    provider.saveTokens({ access_token: 'a1', token_type: 'Bearer', expires_in: 3600, refresh_token: 'r1' }, { issuer: A });
+    await provider.saveTokens({ access_token: 'a1', token_type: 'Bearer', expires_in: 3600, refresh_token: 'r1' }, { issuer: A });
     expect(await provider.tokens({ issuer: A })).toMatchObject({ access_token: 'a1', issuer: A });
     expect(await provider.tokens({ issuer: B })).toBeUndefined();
     expect(await provider.tokens()).toMatchObject({ access_token: 'a1' });
@@ -82,45 +82,45 @@ describe('tokens', () => {
     expect(refreshDue(base, 5_000)).toBe(true);
   });
 
-  it('invalidateCredentials forgets what the authorization server no longer accepts', () => {
+  it('invalidateCredentials forgets what the authorization server no longer accepts', async () => {
     const { provider, store, scope } = setup();
-    provider.saveClientInformation({ client_id: 'c', redirect_uris: [CALLBACK] }, { issuer: A });
-    provider.saveTokens({ access_token: 'a', token_type: 'Bearer' }, { issuer: A });
-    provider.invalidateCredentials('tokens');
-    expect(store.latestTokens(scope.key)).toBeUndefined();
-    expect(store.getClient(scope.key, A)).toBeDefined();
-    provider.invalidateCredentials('client');
-    expect(store.getClient(scope.key, A)).toBeUndefined();
+    await provider.saveClientInformation({ client_id: 'c', redirect_uris: [CALLBACK] }, { issuer: A });
+    await provider.saveTokens({ access_token: 'a', token_type: 'Bearer' }, { issuer: A });
+    await provider.invalidateCredentials('tokens');
+    expect(await store.latestTokens(scope.key)).toBeUndefined();
+    expect(await store.getClient(scope.key, A)).toBeDefined();
+    await provider.invalidateCredentials('client');
+    expect(await store.getClient(scope.key, A)).toBeUndefined();
   });
 });
 
 describe('a sign-in', () => {
-  it('keeps its state only as a hash, with the PKCE verifier, usable once and for ten minutes', () => {
+  it('keeps its state only as a hash, with the PKCE verifier, usable once and for ten minutes', async () => {
     const { provider, store, offers, scope, tick } = setup({ scopes: ['extra'] });
-    const state = provider.state();
-    provider.saveCodeVerifier('the-verifier');
+    const state = await provider.state();
+    await provider.saveCodeVerifier('the-verifier');
     const url = new URL(`https://as.example/authorize?state=${state}&scope=mcp`);
     provider.redirectToAuthorization(url);
     expect(new URL(offers[0]!).searchParams.get('scope')).toBe('extra mcp');
-    expect(store.peekPending(state, 0)).toBeUndefined();
+    expect(await store.peekPending(state, 0)).toBeUndefined();
     const hash = hashState(state);
-    expect(store.takePending(hash, 1_000_000)).toMatchObject({ server: 'remote', authHash: scope.key.authHash, codeVerifier: 'the-verifier' });
-    expect(store.takePending(hash, 1_000_000)).toBeUndefined();
+    expect(await store.takePending(hash, 1_000_000)).toMatchObject({ server: 'remote', authHash: scope.key.authHash, codeVerifier: 'the-verifier' });
+    expect(await store.takePending(hash, 1_000_000)).toBeUndefined();
 
-    const later = provider.state();
+    const later = await provider.state();
     tick(SIGN_IN_TTL_MS);
-    expect(store.takePending(hashState(later), 1_000_000 + SIGN_IN_TTL_MS)).toBeUndefined();
+    expect(await store.takePending(hashState(later), 1_000_000 + SIGN_IN_TTL_MS)).toBeUndefined();
   });
 
-  it('forgetting a server drops its tokens and pending sign-ins, not its registrations', () => {
+  it('forgetting a server drops its tokens and pending sign-ins, not its registrations', async () => {
     const { provider, store, scope } = setup();
-    provider.saveClientInformation({ client_id: 'c', redirect_uris: [CALLBACK] }, { issuer: A });
-    provider.saveTokens({ access_token: 'a', token_type: 'Bearer' }, { issuer: A });
-    const state = provider.state();
-    (store as OAuthStore).forgetSignIn('remote');
-    expect(store.latestTokens(scope.key)).toBeUndefined();
-    expect(store.peekPending(hashState(state), 0)).toBeUndefined();
-    expect(store.getClient(scope.key, A)).toBeDefined();
+    await provider.saveClientInformation({ client_id: 'c', redirect_uris: [CALLBACK] }, { issuer: A });
+    await provider.saveTokens({ access_token: 'a', token_type: 'Bearer' }, { issuer: A });
+    const state = await provider.state();
+    await store.forgetSignIn('remote');
+    expect(await store.latestTokens(scope.key)).toBeUndefined();
+    expect(await store.peekPending(hashState(state), 0)).toBeUndefined();
+    expect(await store.getClient(scope.key, A)).toBeDefined();
   });
 });
 
@@ -145,13 +145,13 @@ describe('redirect URI and settings hash', () => {
 describe('discovery state', () => {
   it('is offered to the SDK, except right after a request carried our token (a 401 there may mean the server moved)', async () => {
     const { provider, scope, services } = setup();
-    provider.saveDiscoveryState({ authorizationServerUrl: A });
-    expect(provider.discoveryState()).toEqual({ authorizationServerUrl: A });
-    provider.saveTokens({ access_token: 'a', token_type: 'Bearer' }, { issuer: A });
+    await provider.saveDiscoveryState({ authorizationServerUrl: A });
+    expect(await provider.discoveryState()).toEqual({ authorizationServerUrl: A });
+    await provider.saveTokens({ access_token: 'a', token_type: 'Bearer' }, { issuer: A });
     await provider.tokens();
-    expect(provider.discoveryState()).toBeUndefined();
-    expect(provider.discoveryState()).toEqual({ authorizationServerUrl: A });
+    expect(await provider.discoveryState()).toBeUndefined();
+    expect(await provider.discoveryState()).toEqual({ authorizationServerUrl: A });
     // A callback's provider never sent a token: it gets the state its sign-in started with.
-    expect(new UpstreamOAuthProvider(scope, services, { codeVerifier: 'v' }).discoveryState()).toEqual({ authorizationServerUrl: A });
+    expect(await new UpstreamOAuthProvider(scope, services, { codeVerifier: 'v' }).discoveryState()).toEqual({ authorizationServerUrl: A });
   });
 });

@@ -5,7 +5,7 @@ import type { ServerConfig } from '../../config/types.js';
 import { resolveTransportKind } from '../../config/validate.js';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import { configHash } from '../../config/config-hash.js';
-import type { OAuthKey, OAuthStore, StoredTokens } from '../../store/oauth-store.js';
+import type { CredentialStore, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 import type { Clock } from '../../util/clock.js';
 import { hashState, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';
 import { refreshStoredTokens } from './refresh.js';
@@ -43,6 +43,8 @@ export interface CallbackQuery {
 
 export interface OAuthBrokerOptions {
   store: OAuthStore;
+  /** The credentials an embedder stores per server (SPEC §3). */
+  credentials: CredentialStore;
   clock: Clock;
   log: Logger;
   /** The daemon's callback URL; undefined while it does not listen (then nobody can sign in). */
@@ -59,6 +61,7 @@ export interface OAuthBrokerOptions {
  */
 export class OAuthBroker {
   readonly #store: OAuthStore;
+  readonly #credentials: CredentialStore;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #callbackUrl: () => string | undefined;
@@ -69,6 +72,7 @@ export class OAuthBroker {
 
   constructor(options: OAuthBrokerOptions) {
     this.#store = options.store;
+    this.#credentials = options.credentials;
     this.#clock = options.clock;
     this.#log = options.log;
     this.#callbackUrl = options.callbackUrl;
@@ -112,12 +116,12 @@ export class OAuthBroker {
    * exist: a person asking to sign in may want another account or more scope).
    */
   async begin(name: string, config: ServerConfig): Promise<SignInOffer> {
-    const scope = this.#applicable(name, config);
+    const scope = await this.#applicable(name, config);
     const waiting = this.signInOffer(name, config);
     if (waiting) return waiting;
     // Discovery runs afresh: the server may have moved to another authorization server since
     // (its old one then keeps accepting our refresh token while the server refuses what it issues).
-    this.#store.deleteDiscovery(scope.key);
+    await this.#store.deleteDiscovery(scope.key);
     const provider = new UpstreamOAuthProvider(scope, this.#services);
     try {
       await auth(provider, { serverUrl: scope.serverUrl, forceReauthorization: true, fetchFn: this.#fetch });
@@ -136,7 +140,7 @@ export class OAuthBroker {
    * started with, and returns the server's name.
    */
   async complete(query: CallbackQuery, configOf: (server: string) => ServerConfig | undefined): Promise<string> {
-    const pending = query.state ? this.#store.takePending(hashState(query.state), this.#clock.now()) : undefined;
+    const pending = query.state ? await this.#store.takePending(hashState(query.state), this.#clock.now()) : undefined;
     if (!pending) throw new SwitchboardError('OAUTH_STATE_INVALID');
     const { server } = pending;
     if (this.#offers.get(server)?.authHash === pending.authHash) this.#offers.delete(server);
@@ -162,28 +166,28 @@ export class OAuthBroker {
 
   /** `logout`: revokes what the authorization server will take back, then forgets every token. */
   async forget(name: string, config: ServerConfig): Promise<void> {
-    const scope = this.#applicable(name, config);
+    const scope = await this.#applicable(name, config);
     const revoked = await revokeStoredTokens(this.#store, scope.key, this.#fetch);
-    this.#store.forgetSignIn(name);
+    await this.#store.forgetSignIn(name);
     this.#offers.delete(name);
     this.#log.info({ server: name, revoked }, 'signed out');
   }
 
   /** The credential an embedder stored for `name` (SPEC §3): a bearer token, or stdio's `OAUTH_ACCESS_TOKEN`. */
-  storedCredential(name: string): string | undefined {
-    return this.#store.credentials.get(name);
+  storedCredential(name: string): Promise<string | undefined> {
+    return this.#credentials.get(name);
   }
 
-  setStoredCredential(name: string, token: string): void {
-    this.#store.credentials.put(name, token, this.#clock.now());
+  setStoredCredential(name: string, token: string): Promise<void> {
+    return this.#credentials.put(name, token, this.#clock.now());
   }
 
-  deleteStoredCredential(name: string): void {
-    this.#store.credentials.delete(name);
+  deleteStoredCredential(name: string): Promise<void> {
+    return this.#credentials.delete(name);
   }
 
-  #applicable(name: string, config: ServerConfig): ProviderScope {
-    const scope = this.#scopeOf(name, config, this.#store.credentials.get(name) !== undefined);
+  async #applicable(name: string, config: ServerConfig): Promise<ProviderScope> {
+    const scope = this.#scopeOf(name, config, (await this.#credentials.get(name)) !== undefined);
     if (typeof scope === 'string') throw new SwitchboardError('OAUTH_NOT_APPLICABLE', scope);
     return scope;
   }

@@ -8,7 +8,7 @@ import type {
   StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { ServerOAuthConfig } from '../../config/types.js';
-import type { ClientOrigin, OAuthKey, OAuthStore, StoredTokens } from '../../store/oauth-store.js';
+import type { ClientOrigin, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 
 /** How long a started sign-in (its `state` and PKCE verifier) stays usable. */
 export const SIGN_IN_TTL_MS = 10 * 60 * 1000;
@@ -49,10 +49,12 @@ export function refreshDue(stored: StoredTokens, now: number): boolean {
 }
 
 /**
- * The SDK's `OAuthClientProvider` for one upstream, backed by the SQLite store: registrations
+ * The SDK's `OAuthClientProvider` for one upstream, backed by the OAuth store: registrations
  * per issuer (a client id from one authorization server is never offered to another), tokens,
  * the PKCE verifier and discovery state. A fresh one is made per connect attempt or sign-in;
  * everything lasting is in the store. `bound` is the pending sign-in a callback completes.
+ * Every store call is awaited (the SDK awaits the provider): a write is kept before the flow
+ * goes on — the verifier, say, before the browser can come back with the code.
  */
 export class UpstreamOAuthProvider implements OAuthClientProvider {
   readonly #scope: ProviderScope;
@@ -90,37 +92,37 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  state(): string {
+  async state(): Promise<string> {
     const state = randomBytes(32).toString('base64url');
     const now = this.#services.now();
-    this.#services.store.addPending(hashState(state), this.#scope.key, now, now + SIGN_IN_TTL_MS);
     this.#state = state;
+    await this.#services.store.addPending(hashState(state), this.#scope.key, now, now + SIGN_IN_TTL_MS);
     return state;
   }
 
-  clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation | undefined {
+  async clientInformation(ctx?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
     if (!ctx) return undefined;
     const { store } = this.#services;
     const { key, settings } = this.#scope;
-    const stored = store.getClient(key, ctx.issuer);
+    const stored = await store.getClient(key, ctx.issuer);
     if (stored && this.#stillValid(stored.info, stored.origin)) return { ...stored.info, issuer: ctx.issuer } as StoredOAuthClientInformation;
     if (!settings?.clientId) return undefined;
     // A configured client id belongs to the first authorization server it is used with; one
     // named by the server later is never sent it, and registers a client of its own instead.
-    const bound = store.clientsOf(key).find((client) => client.origin === 'configured');
+    const bound = (await store.clientsOf(key)).find((client) => client.origin === 'configured');
     if (bound && bound.issuer !== ctx.issuer) return undefined;
     const info = { client_id: settings.clientId, ...(settings.clientSecret ? { client_secret: settings.clientSecret } : {}), issuer: ctx.issuer };
-    store.putClient(key, ctx.issuer, info, 'configured', this.#services.now());
+    await store.putClient(key, ctx.issuer, info, 'configured', this.#services.now());
     return info;
   }
 
-  saveClientInformation(info: StoredOAuthClientInformation, ctx?: OAuthClientInformationContext): void {
+  async saveClientInformation(info: StoredOAuthClientInformation, ctx?: OAuthClientInformationContext): Promise<void> {
     const issuer = ctx?.issuer ?? info.issuer;
     if (!issuer) return;
     const { settings } = this.#scope;
     const origin: ClientOrigin =
       info.client_id === settings?.clientMetadataUrl ? 'metadata-document' : info.client_id === settings?.clientId ? 'configured' : 'registered';
-    this.#services.store.putClient(this.#scope.key, issuer, { ...info, issuer }, origin, this.#services.now());
+    await this.#services.store.putClient(this.#scope.key, issuer, { ...info, issuer }, origin, this.#services.now());
   }
 
   /**
@@ -129,7 +131,7 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
    */
   async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
     const { store } = this.#services;
-    const stored = ctx ? store.getTokens(this.#scope.key, ctx.issuer) : store.latestTokens(this.#scope.key);
+    const stored = await (ctx ? store.getTokens(this.#scope.key, ctx.issuer) : store.latestTokens(this.#scope.key));
     if (!stored) return undefined;
     if (ctx) return asTokens(stored);
     const sent = refreshDue(stored, this.#services.now()) ? await this.#services.refresh(this.#scope, stored) : stored;
@@ -137,12 +139,12 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     return sent && asTokens(sent);
   }
 
-  saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): void {
+  async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
     const issuer = ctx?.issuer ?? tokens.issuer;
     if (!issuer) return;
     const now = this.#services.now();
     const expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
-    this.#services.store.putTokens(this.#scope.key, issuer, { ...tokens, issuer }, expiresAt, now);
+    await this.#services.store.putTokens(this.#scope.key, issuer, { ...tokens, issuer }, expiresAt, now);
   }
 
   redirectToAuthorization(url: URL): void {
@@ -157,8 +159,8 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     this.#services.offer(this.#scope.key, url, now + SIGN_IN_TTL_MS);
   }
 
-  saveCodeVerifier(codeVerifier: string): void {
-    if (this.#state) this.#services.store.setVerifier(hashState(this.#state), codeVerifier);
+  async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    if (this.#state) await this.#services.store.setVerifier(hashState(this.#state), codeVerifier);
   }
 
   codeVerifier(): string {
@@ -166,16 +168,16 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     return this.#bound.codeVerifier;
   }
 
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const { store } = this.#services;
     const { key } = this.#scope;
-    if (scope === 'all' || scope === 'client') store.deleteClients(key);
-    if (scope === 'all' || scope === 'tokens') store.deleteAllTokens(key);
-    if (scope === 'all' || scope === 'discovery') store.deleteDiscovery(key);
+    if (scope === 'all' || scope === 'client') await store.deleteClients(key);
+    if (scope === 'all' || scope === 'tokens') await store.deleteAllTokens(key);
+    if (scope === 'all' || scope === 'discovery') await store.deleteDiscovery(key);
   }
 
-  saveDiscoveryState(state: OAuthDiscoveryState): void {
-    this.#services.store.putDiscovery(this.#scope.key, state as unknown as Record<string, unknown>, this.#services.now());
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    await this.#services.store.putDiscovery(this.#scope.key, state as unknown as Record<string, unknown>, this.#services.now());
   }
 
   /**
@@ -184,20 +186,20 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
    * server may have moved to another authorization server (SEP-2352) — so it is not offered and
    * the SDK discovers afresh. A sign-in's callback leg reads it from a provider of its own.
    */
-  discoveryState(): OAuthDiscoveryState | undefined {
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     if (this.#tokenSent) {
       this.#tokenSent = false;
       return undefined;
     }
-    return this.#services.store.getDiscovery(this.#scope.key).state as OAuthDiscoveryState | undefined;
+    return (await this.#services.store.getDiscovery(this.#scope.key)).state as OAuthDiscoveryState | undefined;
   }
 
-  saveResourceUrl(resourceUrl: string): void {
-    this.#services.store.putResourceUrl(this.#scope.key, resourceUrl, this.#services.now());
+  async saveResourceUrl(resourceUrl: string): Promise<void> {
+    await this.#services.store.putResourceUrl(this.#scope.key, resourceUrl, this.#services.now());
   }
 
-  resourceUrl(): string | undefined {
-    return this.#services.store.getDiscovery(this.#scope.key).resourceUrl;
+  async resourceUrl(): Promise<string | undefined> {
+    return (await this.#services.store.getDiscovery(this.#scope.key)).resourceUrl;
   }
 
   /**

@@ -2,7 +2,7 @@ import { OAuthError, OAuthErrorCode, refreshAuthorization } from '@modelcontextp
 import type { AuthorizationServerMetadata, FetchLike, OAuthClientInformationMixed } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
-import type { OAuthStore, StoredTokens } from '../../store/oauth-store.js';
+import type { OAuthStore, StoredTokens } from '../../store/ports.js';
 import type { ProviderScope } from './provider.js';
 
 export interface RefreshDeps {
@@ -26,9 +26,8 @@ export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScop
   const { store } = deps;
   const { key } = scope;
   const refreshToken = stored.tokens.refresh_token;
-  const discovery = store.getDiscovery(key);
+  const [discovery, client] = await Promise.all([store.getDiscovery(key), store.getClient(key, stored.issuer)]);
   const asUrl = discovery.state?.authorizationServerUrl;
-  const client = store.getClient(key, stored.issuer);
   if (typeof refreshToken !== 'string' || typeof asUrl !== 'string' || !client) return stored;
   const log = deps.log.child({ server: key.server });
   try {
@@ -42,12 +41,12 @@ export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScop
     const now = deps.now();
     const expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
     const saved = { ...tokens, issuer: stored.issuer };
-    store.putTokens(key, stored.issuer, saved, expiresAt, now);
+    await store.putTokens(key, stored.issuer, saved, expiresAt, now);
     log.debug('access token refreshed');
     return { issuer: stored.issuer, tokens: saved, expiresAt, savedAt: now };
   } catch (err) {
     if (err instanceof OAuthError && REJECTED.has(err.code)) {
-      store.deleteTokens(key, stored.issuer);
+      await store.deleteTokens(key, stored.issuer);
       log.info({ code: err.code }, 'refresh token rejected; the server needs a new sign-in');
       return undefined;
     }

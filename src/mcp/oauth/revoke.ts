@@ -1,5 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
-import type { OAuthKey, OAuthStore } from '../../store/oauth-store.js';
+import type { OAuthKey, OAuthStore } from '../../store/ports.js';
 
 /** How long a logout waits for the authorization server to take the tokens back. */
 const REVOKE_TIMEOUT_MS = 5_000;
@@ -11,10 +11,10 @@ const REVOKE_TIMEOUT_MS = 5_000;
  * not stop a logout; the result says how many tokens the server accepted back.
  */
 export async function revokeStoredTokens(store: OAuthStore, key: OAuthKey, fetchFn: FetchLike): Promise<number> {
-  const stored = store.latestTokens(key);
-  const metadata = store.getDiscovery(key).state?.authorizationServerMetadata as Record<string, unknown> | undefined;
+  const [stored, discovery] = await Promise.all([store.latestTokens(key), store.getDiscovery(key)]);
+  const metadata = discovery.state?.authorizationServerMetadata as Record<string, unknown> | undefined;
   const endpoint = metadata?.revocation_endpoint;
-  const client = stored && store.getClient(key, stored.issuer)?.info;
+  const client = stored && (await store.getClient(key, stored.issuer))?.info;
   if (!stored || typeof endpoint !== 'string' || !client || typeof client.client_id !== 'string') return 0;
   let revoked = 0;
   for (const hint of ['refresh_token', 'access_token'] as const) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import type { StateStore } from '../../store/state-store.js';
+import type { StateStore } from '../../store/ports.js';
 
 /**
  * Loops between Switchboard instances (SPEC §11). Each daemon has an instance id and, in the
@@ -24,7 +24,7 @@ const MAX_DEPTH = 8;
 const MAX_NODES = 64;
 
 export interface InstanceIdentity {
-  /** Random, kept in the state store per listening port, so it survives restarts. */
+  /** Random, kept in the state store per configured port, so it survives restarts. */
   readonly id: string;
   /** How people know this daemon: its listening address. */
   readonly label: string;
@@ -43,15 +43,19 @@ export interface LoopVerdict {
   message: string;
 }
 
-/** The id this daemon keeps for `port`, made on first use. Two daemons on two ports get two ids. */
-export function loadInstanceIdentity(state: StateStore, port: number | undefined, label: string): InstanceIdentity {
-  const key = `instance-id:${port ?? 'unbound'}`;
-  let id = state.get(key);
-  if (id === undefined) {
-    id = randomUUID();
-    state.set(key, id);
-  }
-  return { id, label };
+/**
+ * The id this daemon keeps for `port`, made on first use: two daemons on two ports get two ids.
+ * Without a fixed port (port 0: a new one every run) there is nothing to keep it by, and two such
+ * daemons sharing a store must still differ, so the id is a fresh one each time.
+ */
+export async function loadInstanceId(state: StateStore, port: number | undefined): Promise<string> {
+  if (port === undefined) return randomUUID();
+  const key = `instance-id:${port}`;
+  const kept = await state.get(key);
+  if (kept !== undefined) return kept;
+  const id = randomUUID();
+  await state.set(key, id);
+  return id;
 }
 
 const NodeSchema = z.object({

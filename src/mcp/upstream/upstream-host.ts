@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import { SwitchboardError } from '../../errors.js';
-import type { StoredVerdict, ToolCacheStore } from '../../store/tool-cache-store.js';
+import { errorMessage, SwitchboardError } from '../../errors.js';
+import type { StoredVerdict, ToolCacheStore } from '../../store/ports.js';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import type { OAuthBroker } from '../oauth/broker.js';
@@ -15,6 +15,7 @@ import type { ListKind } from '../transport/connection.js';
 import type { ToolListing } from '../transport/list-tools.js';
 import { listOthers, type OtherLists } from '../transport/other-lists.js';
 import { sameVerdict, type EraVerdict, type ProtocolMode } from '../transport/protocol-era.js';
+import type { CachedLists } from './cached-lists.js';
 
 /** Health pings, reconnects and crash-loop suspension (SPEC §6), resolved for one server. */
 export interface HealthSettings {
@@ -115,6 +116,8 @@ export interface HostDeps {
   clock: Clock;
   random: () => number;
   store: ToolCacheStore;
+  /** The cached tool lists, loaded ahead for the startup gate (the manager's). */
+  lists: CachedLists;
   env: NodeJS.ProcessEnv;
   connect: typeof connectToServer;
   resolveValues: ResolveValues;
@@ -134,15 +137,20 @@ export interface HostDeps {
  * (introducing this daemon, refusing a loop) and where a listing goes (catalogue and cache).
  */
 export function createUpstreamHost(deps: HostDeps): UpstreamHost {
-  const verdicts = new VerdictCache(deps.store, deps.clock);
+  const verdicts = new VerdictCache(deps.store, deps.clock, deps.log);
   return {
     log: deps.log,
     clock: deps.clock,
     random: deps.random,
     async connect(upstream, signal, options = {}) {
-      const resolved = await deps.resolveValues(upstream.name, upstream.config, upstream.source);
       const protocol = upstream.config.protocol ?? deps.protocol;
-      const cached = options.ignoreCachedVerdict || protocol === 'legacy' ? undefined : verdicts.get(upstream);
+      // The store answers while values resolve. The cached list is loaded here too, so a server
+      // that ends up waiting for a sign-in finds it (`cachedTools`).
+      const [resolved, cached] = await Promise.all([
+        deps.resolveValues(upstream.name, upstream.config, upstream.source),
+        options.ignoreCachedVerdict || protocol === 'legacy' ? undefined : verdicts.get(upstream),
+        deps.lists.load(upstream),
+      ]);
       // Decided on the resolved config: an Authorization header (written, `!cmd` or stored) wins.
       const authProvider = deps.oauth?.providerFor(upstream.name, resolved);
       const connection = await deps.connect(upstream.name, resolved, {
@@ -181,12 +189,12 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
       }),
     listed(upstream, listing, cause) {
       deps.sink.listed(upstream, listing, cause);
-      deps.store.put(upstream.name, upstream.configHash, listing.tools, listing.hints);
+      deps.lists.save(upstream, listing.tools, listing.hints);
     },
     setOthers: (upstream, lists, cause) => deps.sink.setOthers(upstream, lists, cause),
     markStale: (upstream) => deps.sink.markStale(upstream),
     dropTools: (upstream, cause) => deps.sink.dropTools(upstream, cause),
-    holdForSignIn: (upstream, cause) => deps.sink.holdForSignIn(upstream, cause, deps.store.get(upstream.name, upstream.configHash)?.tools),
+    holdForSignIn: (upstream, cause) => deps.sink.holdForSignIn(upstream, cause, deps.lists.peek(upstream)?.tools),
     resourceUpdated: (upstream, uri) => deps.sink.resourceUpdated(upstream, uri),
     logMessage: (upstream, params, callers) => deps.sink.logMessage(upstream, params, callers),
     statusChanged: (change) => deps.sink.statusChanged(change),
@@ -218,11 +226,13 @@ class VerdictCache {
   constructor(
     private readonly store: ToolCacheStore,
     private readonly clock: Clock,
+    private readonly log: Logger,
   ) {}
 
-  get(upstream: UpstreamIdentity): EraVerdict | undefined {
+  async get(upstream: UpstreamIdentity): Promise<EraVerdict | undefined> {
     const kept = this.kept.get(upstream.name);
-    const stored = kept?.configHash === upstream.configHash ? kept : this.store.getVerdict(upstream.name, upstream.configHash);
+    const stored =
+      kept?.configHash === upstream.configHash ? kept : await this.store.getVerdict(upstream.name, upstream.configHash).catch(() => undefined);
     if (!stored) return undefined;
     if (stored.verdict.kind === 'legacy' && this.clock.now() - stored.probedAt > LEGACY_VERDICT_MAX_AGE_MS) return undefined;
     return stored.verdict as EraVerdict;
@@ -231,11 +241,16 @@ class VerdictCache {
   put(upstream: UpstreamIdentity, verdict: EraVerdict): void {
     const stored = verdict as StoredVerdict['verdict'];
     this.kept.set(upstream.name, { configHash: upstream.configHash, verdict: stored, probedAt: this.clock.now() });
-    this.store.putVerdict(upstream.name, upstream.configHash, stored);
+    // In the background, best effort: this process goes on with the verdict it keeps.
+    void this.store.putVerdict(upstream.name, upstream.configHash, stored).catch((err: unknown) => this.failed(upstream, 'write', err));
   }
 
   drop(upstream: UpstreamIdentity): void {
     this.kept.delete(upstream.name);
-    this.store.deleteVerdict(upstream.name);
+    void this.store.deleteVerdict(upstream.name).catch((err: unknown) => this.failed(upstream, 'delete', err));
+  }
+
+  private failed(upstream: UpstreamIdentity, what: string, err: unknown): void {
+    this.log.warn({ server: upstream.name, err: errorMessage(err) }, `protocol verdict ${what} failed`);
   }
 }

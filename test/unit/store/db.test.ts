@@ -16,14 +16,14 @@ function open(path: string, options: Parameters<typeof openDatabase>[1] = {}) {
 }
 
 /** Writes a few lists through the real store, then closes it cleanly. */
-function seed(path: string): void {
+async function seed(path: string): Promise<void> {
   const { store, warnings } = openToolCache(path);
   expect(warnings).toEqual([]);
   for (let i = 0; i < 40; i += 1) {
-    store.put(`server-${i}`, HASH, [{ ...TOOLS[0]!, description: 'x'.repeat(400) }]);
+    await store.put(`server-${i}`, HASH, [{ ...TOOLS[0]!, description: 'x'.repeat(400) }]);
   }
-  store.put('echo', HASH, TOOLS);
-  store.close();
+  await store.put('echo', HASH, TOOLS);
+  await store.close();
 }
 
 describe('openDatabase', () => {
@@ -37,7 +37,7 @@ describe('openDatabase', () => {
     expect(opened.db!.pragma('busy_timeout', { simple: true })).toBe(1234);
   });
 
-  it('keeps the file, its -wal and its new directory private to this user: it holds OAuth tokens', () => {
+  it('keeps the file, its -wal and its new directory private to this user: it holds OAuth tokens', async () => {
     const dir = join(tempDir(), 'state');
     const path = join(dir, 'cache.db');
     open(path).db!.prepare('INSERT INTO stored_credential (server, token, saved_at) VALUES (?, ?, ?)').run('s', 't', 0);
@@ -47,7 +47,7 @@ describe('openDatabase', () => {
 
     // A file an older version left readable by others is narrowed on open.
     const older = join(tempDir(), 'older.db');
-    seed(older);
+    await seed(older);
     chmodSync(older, 0o644);
     const reopened = open(older);
     expect(reopened.warnings).toEqual([]);
@@ -75,7 +75,7 @@ describe('openDatabase', () => {
     expect(opened.db!.prepare('SELECT count(*) FROM tool_cache').pluck().get()).toBe(0);
   });
 
-  it('moves a file of garbage aside, with its -wal and -shm, and starts empty', () => {
+  it('moves a file of garbage aside, with its -wal and -shm, and starts empty', async () => {
     const dir = tempDir();
     const path = join(dir, 'cache.db');
     const garbage = Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919) % 251));
@@ -94,14 +94,14 @@ describe('openDatabase', () => {
     expect(readFileSync(join(dir, aside[0]!))).toEqual(garbage);
 
     expect(store).toBeInstanceOf(SqliteToolCacheStore);
-    store.put('echo', HASH, TOOLS);
-    expect(store.get('echo', HASH)?.tools).toEqual(TOOLS);
+    await store.put('echo', HASH, TOOLS);
+    expect((await store.get('echo', HASH))?.tools).toEqual(TOOLS);
   });
 
-  it('moves aside a database whose pages are damaged past the header', () => {
+  it('moves aside a database whose pages are damaged past the header', async () => {
     const dir = tempDir();
     const path = join(dir, 'cache.db');
-    seed(path);
+    await seed(path);
     // Page 1 (the header and schema) stays intact, so opening works; page 3 is overwritten.
     const pageSize = 4096;
     expect(readFileSync(path).length).toBeGreaterThan(pageSize * 3);
@@ -113,14 +113,14 @@ describe('openDatabase', () => {
     onTestFinished(() => store.close());
     expect(warnings).toEqual([expect.stringMatching(/was corrupt .*moved it to/)]);
     expect(readdirSync(dir).some((name) => name.startsWith('cache.db.corrupt-'))).toBe(true);
-    expect(store.get('echo', HASH)).toBeUndefined();
-    store.put('echo', HASH, TOOLS);
-    expect(store.get('echo', HASH)?.tools).toEqual(TOOLS);
+    expect(await store.get('echo', HASH)).toBeUndefined();
+    await store.put('echo', HASH, TOOLS);
+    expect((await store.get('echo', HASH))?.tools).toEqual(TOOLS);
   });
 
-  it('disables caching for a file written by a newer version, and leaves it alone', () => {
+  it('disables caching for a file written by a newer version, and leaves it alone', async () => {
     const path = join(tempDir(), 'cache.db');
-    seed(path);
+    await seed(path);
     const raw = new Database(path);
     raw.prepare('INSERT INTO migrations (id, name, applied_at) VALUES (999, ?, 0)').run('from-the-future');
     raw.close();
@@ -131,25 +131,25 @@ describe('openDatabase', () => {
     expect(readdirSync(join(path, '..')).filter((name) => name.includes('corrupt'))).toEqual([]);
   });
 
-  it('disables caching when the directory cannot be created, even as root, without hanging', () => {
+  it('disables caching when the directory cannot be created, even as root, without hanging', async () => {
     // /proc/self refuses new entries for every user; Node's recursive mkdir loops forever here.
     const { store, warnings } = openToolCache('/proc/self/switchboard/cache.db');
     expect(warnings).toEqual([expect.stringMatching(/^Tool cache disabled: cannot create the directory/)]);
     expect(store).toBeInstanceOf(NoopToolCacheStore);
-    expect(() => store.put('echo', HASH, TOOLS)).not.toThrow();
-    expect(store.get('echo', HASH)).toBeUndefined();
+    await expect(store.put('echo', HASH, TOOLS)).resolves.toBeUndefined();
+    expect(await store.get('echo', HASH)).toBeUndefined();
   });
 
-  it('opens read-only on request: reads work, writes are skipped', () => {
+  it('opens read-only on request: reads work, writes are skipped', async () => {
     const path = join(tempDir(), 'cache.db');
-    seed(path);
+    await seed(path);
     const opened = open(path, { readOnly: true });
     expect(opened.readOnly).toBe(true);
     expect(opened.warnings).toEqual([]);
     const store = new SqliteToolCacheStore(opened.db!, { readOnly: true });
-    expect(store.get('echo', HASH)?.tools).toEqual(TOOLS);
-    expect(() => store.put('echo', HASH, TOOLS.slice(1))).not.toThrow();
-    expect(store.get('echo', HASH)?.tools).toEqual(TOOLS);
+    expect((await store.get('echo', HASH))?.tools).toEqual(TOOLS);
+    await expect(store.put('echo', HASH, TOOLS.slice(1))).resolves.toBeUndefined();
+    expect((await store.get('echo', HASH))?.tools).toEqual(TOOLS);
     // The connection itself refuses writes, so this is not only the store being polite.
     expect(() => opened.db!.exec('DELETE FROM tool_cache')).toThrow(/readonly/);
   });

@@ -46,7 +46,7 @@ export async function bundleReadOnlyScenario(dir: string): Promise<string> {
         "import { runReadOnlyScenario } from './read-only-scenario.js';",
         'const path = process.argv[2];',
         "if (!path) throw new Error('usage: read-only-scenario.cjs <db path>');",
-        'process.stdout.write(JSON.stringify(runReadOnlyScenario(path)));',
+        'runReadOnlyScenario(path).then((outcome) => process.stdout.write(JSON.stringify(outcome)));',
       ].join('\n'),
       resolveDir: SCENARIO_DIR,
       sourcefile: 'read-only-child-entry.ts',

@@ -22,21 +22,21 @@ export interface ReadOnlyOutcome {
   fileUnchanged: boolean;
 }
 
-export function runReadOnlyScenario(path: string): ReadOnlyOutcome {
+export async function runReadOnlyScenario(path: string): Promise<ReadOnlyOutcome> {
   const bytes = readFileSync(path);
   const { store, warnings } = openToolCache(path);
-  const names = () => store.get('echo', HASH)?.tools.map((tool) => tool.name) ?? null;
-  const before = names();
+  const names = async () => (await store.get('echo', HASH))?.tools.map((tool) => tool.name) ?? null;
+  const before = await names();
   let putThrew: string | null = null;
   try {
-    store.put('echo', HASH, [{ name: 'replaced', inputSchema: { type: 'object' } }]);
-    store.put('other', HASH, TOOLS);
-    store.delete('echo');
+    await store.put('echo', HASH, [{ name: 'replaced', inputSchema: { type: 'object' } }]);
+    await store.put('other', HASH, TOOLS);
+    await store.delete('echo');
   } catch (err) {
     putThrew = String(err);
   }
-  const after = names();
-  store.close();
+  const after = await names();
+  await store.close();
   return {
     uid: process.getuid?.() ?? null,
     warnings,

@@ -26,7 +26,7 @@ const execFileAsync = promisify(execFile);
 const NOBODY = 65534;
 
 /** A seeded cache file at `<tmp>/state/cache.db`, in a tree an unprivileged user may enter. */
-function seededCache(): { dir: string; path: string } {
+async function seededCache(): Promise<{ dir: string; path: string }> {
   const root = tempDir();
   chmodSync(root, 0o755);
   const dir = join(root, 'state');
@@ -34,8 +34,8 @@ function seededCache(): { dir: string; path: string } {
   const path = join(dir, 'cache.db');
   const { store, warnings } = openToolCache(path);
   expect(warnings).toEqual([]);
-  store.put('echo', HASH, TOOLS);
-  store.close();
+  await store.put('echo', HASH, TOOLS);
+  await store.close();
   return { dir, path };
 }
 
@@ -80,7 +80,7 @@ async function runWithModeBits(t: TestContext, dir: string, path: string): Promi
 
 describe('a cache file the daemon may not write (mode bits)', () => {
   it('file 0444 in a 0555 directory: no cache, a warning, and writes never throw', async (t) => {
-    const { dir, path } = seededCache();
+    const { dir, path } = await seededCache();
     chmodSync(path, 0o444);
     chmodSync(dir, 0o555);
     try {
@@ -103,7 +103,7 @@ describe('a cache file the daemon may not write (mode bits)', () => {
   });
 
   it('file 0444 in a writable directory: cached tools still load, nothing is written', async (t) => {
-    const { dir, path } = seededCache();
+    const { dir, path } = await seededCache();
     chmodSync(path, 0o444);
     chmodSync(dir, 0o777);
     const outcome = await runWithModeBits(t, dir, path);
@@ -131,11 +131,11 @@ describe('an immutable cache file (chattr +i), refused even to root', () => {
     }
   }
 
-  it('immutable file: cached tools still load, writes are skipped without throwing', (t) => {
-    const { path } = seededCache();
+  it('immutable file: cached tools still load, writes are skipped without throwing', async (t) => {
+    const { path } = await seededCache();
     chattr(t, '+i', path);
     try {
-      expect(runReadOnlyScenario(path)).toEqual({
+      expect(await runReadOnlyScenario(path)).toEqual({
         uid: expect.any(Number),
         warnings: [expect.stringMatching(/cache\.db is not writable \(EPERM\); cached tools are read but not updated$/)],
         store: 'sqlite',
@@ -149,13 +149,13 @@ describe('an immutable cache file (chattr +i), refused even to root', () => {
     }
   });
 
-  it('immutable file and directory: no cache, a warning, and writes never throw', (t) => {
-    const { dir, path } = seededCache();
+  it('immutable file and directory: no cache, a warning, and writes never throw', async (t) => {
+    const { dir, path } = await seededCache();
     chattr(t, '+i', path);
     try {
       chattr(t, '+i', dir);
       try {
-        expect(runReadOnlyScenario(path)).toEqual({
+        expect(await runReadOnlyScenario(path)).toEqual({
           uid: expect.any(Number),
           warnings: [expect.stringMatching(/^Tool cache disabled: .*is not writable \(EPERM\) and cannot be read/)],
           store: 'noop',

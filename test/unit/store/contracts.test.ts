@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import { openDatabase } from '../../../src/store/db.js';
+import { openMemoryOAuthStore, openToolCache } from '../../../src/store/open-tool-cache.js';
+import { MemoryStateStore, SqliteStateStore } from '../../../src/store/state-store.js';
+import { SqliteToolCacheStore } from '../../../src/store/tool-cache-store.js';
+import { describeCredentialContract } from './contracts/credential-contract.js';
+import { describeOAuthContract } from './contracts/oauth-contract.js';
+import { describeStateContract } from './contracts/state-contract.js';
+import { describeToolCacheContract } from './contracts/tool-cache-contract.js';
+import { withLatency } from '../../helpers/late-store.js';
+import { tempDir } from './store-helpers.js';
+
+/**
+ * Every backend of every store port against the port's contract. A new backend (PostgreSQL,
+ * say) adds one line per port here.
+ */
+
+/** The stores of a fresh SQLite file, closed when the test ends. */
+function sqliteFile(now?: () => number) {
+  const opened = openToolCache(join(tempDir(), 'state.db'), now ? { now } : {});
+  onTestFinished(async () => {
+    await opened.store.close();
+    await opened.oauth.close();
+  });
+  if (!(opened.store instanceof SqliteToolCacheStore)) throw new Error(`no SQLite store: ${opened.warnings.join('; ')}`);
+  return opened;
+}
+
+/** A store on its own in-memory database, closed when the test ends. */
+function sqliteMemory(now: () => number): SqliteToolCacheStore {
+  const opened = openDatabase(':memory:');
+  const store = new SqliteToolCacheStore(opened.db!, { now });
+  onTestFinished(() => store.close());
+  return store;
+}
+
+function memoryOAuth() {
+  const store = openMemoryOAuthStore();
+  onTestFinished(() => store.close());
+  return store;
+}
+
+describeToolCacheContract('SQLite file', async ({ now }) => sqliteFile(now).store);
+describeToolCacheContract('SQLite in memory', async ({ now }) => sqliteMemory(now));
+// Not a backend: proof that the suite holds a store that answers later, as a networked one does.
+describeToolCacheContract('SQLite in memory, answering 2 ms late', async ({ now }) => withLatency(sqliteMemory(now), 2));
+
+describeStateContract('SQLite file', async () => sqliteFile().state);
+describeStateContract('SQLite in memory', async () => {
+  const opened = openDatabase(':memory:');
+  onTestFinished(() => opened.close());
+  return new SqliteStateStore(opened.db!);
+});
+describeStateContract('memory', async () => new MemoryStateStore());
+
+describeCredentialContract('SQLite file', async () => sqliteFile().credentials);
+describeCredentialContract('SQLite in memory', async () => memoryOAuth().credentials);
+
+describeOAuthContract('SQLite file', async () => sqliteFile().oauth);
+describeOAuthContract('SQLite in memory', async () => memoryOAuth());
