@@ -124,3 +124,12 @@ export type ManagerEventType = ManagerEvent['type'];
 
 /** Puts an event on the bus; every publisher gets this, not the bus itself. */
 export type PublishEvent = (event: ManagerEvent) => void;
+
+/**
+ * What servers sent that `/mcp` sessions hear about: a list a server re-listed after saying it
+ * changed, an update of a resource, a log message no call in progress claimed.
+ */
+export type ServerTrafficEvent =
+  | { type: 'list.changed'; kind: 'tools' | 'prompts' | 'resources' }
+  | { type: 'resource.updated'; server: string; uri: string }
+  | { type: 'log'; server: string; params: Record<string, unknown> };

@@ -11,7 +11,7 @@ import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { ListenerSet } from '../util/listeners.js';
 import { connectToServer, resolveCallTimeout, type ServerConnection } from './transport/client.js';
-import type { ManagerEvent, ServerStatus, ToolsChangedCause } from './events.js';
+import type { ManagerEvent, ServerStatus, ServerTrafficEvent, ToolsChangedCause } from './events.js';
 import { buildInstanceAd, type InstanceAd, type InstanceIdentity } from './upstream/instance.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './upstream/server-snapshot.js';
 import { passStartupGate } from './upstream/startup-gate.js';
@@ -27,6 +27,7 @@ import { DEFAULT_HEALTH, healthFor, type ConnectSummary, type ManagerOptions, ty
 
 export type { ResolveValues } from './upstream/upstream-host.js';
 export type { AggregateCapabilities } from './catalogue/aggregate.js';
+export type { ServerTrafficEvent } from './events.js';
 export { DEFAULT_HEALTH, type ConnectSummary, type HealthOptions, type ManagerOptions, type ServerError } from './manager-options.js';
 
 const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
@@ -298,12 +299,3 @@ export class MCPManager {
     this.options.publish?.(event);
   }
 }
-
-/**
- * What servers sent that `/mcp` sessions hear about: a list a server re-listed after saying it
- * changed, an update of a resource, a log message no call in progress claimed.
- */
-export type ServerTrafficEvent =
-  | { type: 'list.changed'; kind: 'tools' | 'prompts' | 'resources' }
-  | { type: 'resource.updated'; server: string; uri: string }
-  | { type: 'log'; server: string; params: Record<string, unknown> };
