@@ -3,7 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { pino, type Logger } from 'pino';
 import type { ServerConfig, ServerSource } from '../config/types.js';
 import { validateServerConfig } from '../config/validate.js';
-import { errorMessage, SwitchboardError } from '../errors.js';
+import { errorMessage, SwitchboardError, type ErrorInfo } from '../errors.js';
 import { configHash } from '../config/config-hash.js';
 import { MemoryStateStore } from '../store/state-store.js';
 import { NoopToolCacheStore, type ToolCacheStore } from '../store/tool-cache-store.js';
@@ -65,7 +65,7 @@ export interface ManagerOptions {
 
 export interface ServerError {
   server: string;
-  error: string;
+  error: ErrorInfo;
 }
 
 export interface ConnectSummary {
@@ -244,8 +244,8 @@ export class MCPManager {
       const upstream = this.replaceUpstream(name, config, sources[name] ?? UNKNOWN_SOURCE, existing);
       const problems = validateServerConfig(name, config);
       if (problems.length > 0) {
-        const error = problems.join('; ');
-        upstream.fail({ code: 'CONFIG_INVALID', message: error });
+        const error: ErrorInfo = { code: 'CONFIG_INVALID', message: problems.join('; ') };
+        upstream.fail(error);
         errors.push({ server: name, error });
         continue;
       }

@@ -3,7 +3,7 @@ import { appliedOf, applyPlan, discoveryAsApplied, hasChanges } from './apply-pl
 import { planReconcile, type AppliedServers } from '../config/reconcile-plan.js';
 import type { DiscoveryResult } from '../config/types.js';
 import { ConfigWatcher } from '../config/watch.js';
-import { errorMessage, SwitchboardError } from '../errors.js';
+import { ERROR_CATALOGUE, errorMessage, SwitchboardError, toErrorInfo, type ErrorInfo } from '../errors.js';
 import type { MCPManager, ServerError } from '../mcp/manager.js';
 import type { ServerDetail, ServerSnapshot } from '../mcp/upstream/server-snapshot.js';
 import { SerialQueue } from '../util/serial-queue.js';
@@ -32,7 +32,8 @@ export const DISCOVERY_FAILURE_PATH = '.mcp.json';
 export interface LoadError {
   /** Server name, or `.mcp.json` for a hard discovery failure. */
   path: string;
-  error: string;
+  /** `DISCOVERY_FAILED` for a hard discovery failure, else why the server failed. */
+  error: ErrorInfo;
 }
 
 export interface ReloadOutcome {
@@ -62,7 +63,7 @@ export class SwitchboardRuntime {
   private discovery: DiscoveryResult = EMPTY_DISCOVERY;
   /** What runs: the config and source each server was connected with. */
   private applied: AppliedServers = {};
-  private discoveryError: string | undefined;
+  private discoveryError: ErrorInfo | undefined;
   private currentState: RuntimeState = 'idle';
   private readyPromise: Promise<LoadError[]> | undefined;
   private lastErrors: LoadError[] = [];
@@ -95,7 +96,8 @@ export class SwitchboardRuntime {
     return this.discovery;
   }
 
-  get lastDiscoveryError(): string | undefined {
+  /** Why the last discovery failed (`DISCOVERY_FAILED`, with the loader's own message), if it did. */
+  get lastDiscoveryError(): ErrorInfo | undefined {
     return this.discoveryError;
   }
 
@@ -132,15 +134,21 @@ export class SwitchboardRuntime {
    * connected (failed, disconnected) are tried again. `force`: disconnect all, then connect all.
    */
   reloadAll(options: ReloadOptions = {}): Promise<ReloadOutcome> {
-    return this.operation(null, async () => {
-      if (options.force) {
-        await this.manager.disconnectAll();
-        const errors = await this.discoverAndConnect('reload');
+    return this.operation(
+      null,
+      async () => {
+        if (options.force) {
+          await this.manager.disconnectAll();
+          const errors = await this.discoverAndConnect('reload');
+          return { servers: this.manager.listServers(), errors };
+        }
+        const errors = await this.reconcile('reload', []);
         return { servers: this.manager.listServers(), errors };
-      }
-      const errors = await this.reconcile('reload', []);
-      return { servers: this.manager.listServers(), errors };
-    });
+      },
+      // Discovery failing is the reload failing (nothing was reloaded), though the answer still
+      // lists the servers as they run; a server failing to connect is that server's own error.
+      (outcome) => outcome.errors.find((e) => e.error.code === 'DISCOVERY_FAILED')?.error,
+    );
   }
 
   /** Re-reads one server's config, disconnects it and connects it again; others untouched. */
@@ -203,23 +211,27 @@ export class SwitchboardRuntime {
     return this.closing;
   }
 
-  private operation<T>(server: string | null, work: () => Promise<T>): Promise<T> {
+  private operation<T>(server: string | null, work: () => Promise<T>, failureOf?: (result: T) => ErrorInfo | undefined): Promise<T> {
     this.assertAccepting();
     return this.queue.run(async () => {
       this.assertAccepting();
-      return this.announced(server, work);
+      return this.announced(server, work, failureOf);
     });
   }
 
-  /** Runs `work` between `reload.started` and `reload.finished`. */
-  private async announced<T>(server: string | null, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` between `reload.started` and `reload.finished`; the latter says `ok: false`, with
+   * the error, when `work` throws or `failureOf` finds a failure in its result.
+   */
+  private async announced<T>(server: string | null, work: () => Promise<T>, failureOf?: (result: T) => ErrorInfo | undefined): Promise<T> {
     this.manager.emitOperation({ type: 'reload.started', server });
     try {
       const result = await work();
-      this.manager.emitOperation({ type: 'reload.finished', server, ok: true });
+      const error = failureOf?.(result);
+      this.manager.emitOperation({ type: 'reload.finished', server, ...(error ? { ok: false, error } : { ok: true }) });
       return result;
     } catch (err) {
-      this.manager.emitOperation({ type: 'reload.finished', server, ok: false, error: errorMessage(err) });
+      this.manager.emitOperation({ type: 'reload.finished', server, ok: false, error: toErrorInfo(err) });
       throw err;
     }
   }
@@ -253,8 +265,9 @@ export class SwitchboardRuntime {
       this.watcher?.watch(discovery.files ?? []);
       return discovery;
     } catch (err) {
-      this.discoveryError = errorMessage(err);
-      throw new SwitchboardError('INTERNAL_ERROR', `Discovery failed: ${this.discoveryError}`, { cause: err });
+      // The loader's own message says what went wrong; the code says it was discovery.
+      this.discoveryError = { code: 'DISCOVERY_FAILED', message: errorMessage(err) };
+      throw new SwitchboardError('DISCOVERY_FAILED', `Discovery failed: ${this.discoveryError.message}`, { cause: err });
     }
   }
 
@@ -265,8 +278,8 @@ export class SwitchboardRuntime {
       // A loader that throws must not take the daemon down: serve nothing and say why.
       this.discovery = EMPTY_DISCOVERY;
       this.applied = {};
-      this.log.error({ err: this.discoveryError }, 'discovery failed');
-      this.lastErrors = [{ path: DISCOVERY_FAILURE_PATH, error: this.discoveryError ?? 'unknown' }];
+      this.log.error({ err: this.discoveryError?.message }, 'discovery failed');
+      this.lastErrors = [this.discoveryFailure()];
       return this.lastErrors;
     }
     this.logSkipped();
@@ -298,8 +311,8 @@ export class SwitchboardRuntime {
     try {
       discovery = await this.rediscover();
     } catch {
-      this.log.error({ err: this.discoveryError }, 'discovery failed; the running servers are kept');
-      this.lastErrors = [{ path: DISCOVERY_FAILURE_PATH, error: this.discoveryError ?? 'unknown' }, ...this.failures()];
+      this.log.error({ err: this.discoveryError?.message }, 'discovery failed; the running servers are kept');
+      this.lastErrors = [this.discoveryFailure(), ...this.failures()];
       return this.lastErrors;
     }
     const plan = planReconcile(this.applied, discovery);
@@ -321,11 +334,16 @@ export class SwitchboardRuntime {
     return errors.map(toLoadError);
   }
 
+  /** The synthetic error of a hard discovery failure (SPEC §2), as the original loader gave it. */
+  private discoveryFailure(): LoadError {
+    return { path: DISCOVERY_FAILURE_PATH, error: this.discoveryError ?? { code: 'DISCOVERY_FAILED', message: ERROR_CATALOGUE.DISCOVERY_FAILED.message } };
+  }
+
   private failures(): LoadError[] {
     return this.manager
       .listServers()
       .filter((server) => server.status === 'failed')
-      .map((server) => ({ path: server.name, error: server.lastError?.message ?? 'failed' }));
+      .map((server) => ({ path: server.name, error: server.lastError ?? { code: 'UPSTREAM_CONNECT_FAILED', message: `Server "${server.name}" failed` } }));
   }
 }
 

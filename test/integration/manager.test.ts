@@ -45,7 +45,7 @@ describe('MCPManager startup gate', () => {
     const { errors } = await manager.connectServers(configs);
 
     expect(errors.map((e) => e.server)).toEqual(['broken']);
-    expect(errors[0]?.error).toMatch(/exit/i);
+    expect(errors[0]?.error.message).toMatch(/exit/i);
     expect(manager.getConnectionStatus('fast')).toBe('connected');
     expect(manager.getConnectionStatus('uncached')).toBe('connected');
     expect(manager.getConnectionStatus('cached')).toBe('connecting');
@@ -175,6 +175,7 @@ describe('MCPManager teardown', () => {
     const dead = await manager.callTool('mcp_crashy_echo', { text: 'x' });
     expect(dead.isError).toBe(true);
     expect(dead.content).toEqual([{ type: 'text', text: expect.stringMatching(/^MCP error: .*disconnected/) }]);
+    expect(dead._meta).toEqual({ 'switchboard/error': { code: 'SERVER_NOT_CONNECTED' } });
   });
 
   it('re-lists tools on notifications/tools/list_changed and emits the change', async () => {
@@ -219,7 +220,7 @@ describe('MCPManager edge cases found in review', () => {
     const { errors } = await manager.connectServers({
       remote: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `Bearer ${secret}\nsecond line` } },
     });
-    expect(errors).toEqual([{ server: 'remote', error: expect.stringContaining('header "Authorization" has an invalid value') }]);
+    expect(errors).toEqual([{ server: 'remote', error: { code: 'UPSTREAM_CONNECT_FAILED', message: expect.stringContaining('header "Authorization" has an invalid value') } }]);
     expect(JSON.stringify(manager.listServers())).not.toContain(secret);
   });
 });

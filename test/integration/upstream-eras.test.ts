@@ -87,6 +87,18 @@ describe('stdio upstreams of either era', () => {
     expect(cache.getVerdict('was_modern', configHash(config))?.verdict).toEqual({ kind: 'legacy' });
   });
 
+  it('a cached modern verdict for a lenient 2025-only server (it answers, without resultType) is dropped too', async () => {
+    const dir = await tempDir();
+    const cache = await store(dir);
+    // Raw JSON-RPC: it answers a 2026-07-28 tools/list as a 2025 one, which the SDK refuses as
+    // not MCP (UPSTREAM_PROTOCOL_ERROR) — here the sign of a stale verdict, not a failure.
+    const config = fixtureServerConfig('many-tools');
+    cache.putVerdict('lenient', configHash(config), { kind: 'modern', discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} } } });
+    const manager = await start({ lenient: config }, cache);
+    expect(manager.getServer('lenient')).toMatchObject({ status: 'connected', protocol: { era: 'legacy' } });
+    expect(cache.getVerdict('lenient', configHash(config))?.verdict).toEqual({ kind: 'legacy' });
+  });
+
   it('a modern upstream announces tools/list_changed on its subscriptions/listen stream', async () => {
     const dir = await tempDir();
     const manager = await start({ m: fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }) }, await store(dir));
@@ -103,7 +115,7 @@ describe('stdio upstreams of either era', () => {
       old_talk: { ...fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }), protocol: 'legacy' },
       new_talk: { ...fixtureServerConfig('era-stdio', { env: { ERA: 'legacy' } }), protocol: 'modern' },
     });
-    const byServer = Object.fromEntries(errors.map((e) => [e.server, e.error]));
+    const byServer = Object.fromEntries(errors.map((e) => [e.server, e.error.message]));
     expect(byServer.old_talk).toMatch(/does not speak the 2025 protocol era .* set "protocol": "auto" or "modern"/);
     expect(byServer.new_talk).toMatch(/2026-07-28|modern/);
   });
@@ -139,8 +151,8 @@ describe('Streamable HTTP upstreams of either era', () => {
     const manager = new MCPManager();
     onTestFinished(() => manager.disconnectAll());
     const { errors } = await manager.connectServers({ strict: { type: 'http', url: http.url, protocol: 'legacy' } });
-    expect(errors[0]?.error).toMatch(/does not speak the 2025 protocol era/);
-    expect(errors[0]?.error).not.toMatch(/SSE/);
+    expect(errors[0]?.error.message).toMatch(/does not speak the 2025 protocol era/);
+    expect(errors[0]?.error.message).not.toMatch(/SSE/);
   });
 
   it('keeps a modern upstream\'s caching hints with its list', async () => {

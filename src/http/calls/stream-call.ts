@@ -4,7 +4,8 @@ import { SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { CallRunner } from './call-runner.js';
 import { CLIENT_GONE } from './in-flight-calls.js';
-import { errorBody, logHttpError } from '../error-handler.js';
+import { logHttpError } from '../error-handler.js';
+import { errorBody } from '../errors/http-error.js';
 import { EventStream } from './event-stream.js';
 import type { CallToolBody } from '../schemas.js';
 

@@ -2,7 +2,7 @@ import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { watchClientGone } from '../calls/client-gone.js';
-import { toForwardedError } from '../calls/forwarded-errors.js';
+import { toForwardedError } from '../errors/forwarded-error.js';
 import { CatalogueListQuerySchema, GetPromptBodySchema, NameParamsSchema, parseInput, ResourceReadQuerySchema, type GetPromptBody } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
 

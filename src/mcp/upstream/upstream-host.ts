@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import { SwitchboardError } from '../../errors.js';
+import { SwitchboardError, type ErrorInfo } from '../../errors.js';
 import type { StoredVerdict, ToolCacheStore } from '../../store/tool-cache-store.js';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
@@ -67,7 +67,7 @@ export interface ConnectTask {
   upstream: Upstream;
   /** Settles when the attempt finished and its outcome was applied. */
   done: Promise<void>;
-  outcome?: { ok: true } | { ok: false; error: string };
+  outcome?: { ok: true } | { ok: false; error: ErrorInfo };
 }
 
 /** How long a cached "legacy" era verdict is trusted before the server is probed again. */

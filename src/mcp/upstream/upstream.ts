@@ -153,7 +153,7 @@ export class Upstream {
       (err: unknown) => {
         if (generation !== this.#generation) return;
         const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
-        task.outcome = { ok: false, error: error.message };
+        task.outcome = { ok: false, error };
         if (error.code === 'UPSTREAM_AUTH_REQUIRED') {
           this.#needsAuth(error, late());
           return;
