@@ -1,68 +1,14 @@
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ZodError } from 'zod';
-import { ERROR_CATALOGUE, SwitchboardError, type ErrorCode } from '../errors.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SwitchboardError, type ErrorCode } from '../errors.js';
+import { errorBody, httpError, sendError, toHttpError, type HttpError } from './errors/http-error.js';
 
 /**
- * Every error the HTTP API answers with goes through here, so the wire shape is always
- * `{ error: { code, message } }` with the catalogue's status — never fastify's default body,
- * HTML or a stack trace.
+ * The app's handlers for what goes wrong: thrown errors, unknown routes, and requests Node's
+ * parser refuses. The answers themselves are built by `errors/http-error.ts`; this file decides
+ * what is logged, and how loudly.
  */
-
-export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
-}
-
-export interface HttpError {
-  status: number;
-  code: ErrorCode;
-  message: string;
-}
-
-export function errorBody(code: ErrorCode, message: string = ERROR_CATALOGUE[code].message): ErrorBody {
-  return { error: { code, message } };
-}
-
-/** Maps any thrown value to a catalogue code. Unknown errors never leak their message. */
-export function toHttpError(err: unknown): HttpError {
-  if (err instanceof SwitchboardError) return { status: err.status, code: err.code, message: err.message };
-  if (err instanceof ZodError) {
-    const issue = err.issues[0];
-    const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : 'body';
-    return fromCode('VALIDATION_FAILED', `${field}: ${issue?.message ?? 'Invalid input'}`);
-  }
-  const fastifyError = err as Partial<FastifyError> | null;
-  switch (fastifyError?.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return fromCode('PAYLOAD_TOO_LARGE');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return fromCode('UNSUPPORTED_MEDIA_TYPE');
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return fromCode('VALIDATION_FAILED', 'body: Not valid JSON');
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return fromCode('VALIDATION_FAILED', 'body: Size does not match Content-Length');
-    case 'FST_ERR_BAD_URL':
-      return fromCode('VALIDATION_FAILED', 'url: Not a valid URL component');
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return fromCode('VALIDATION_FAILED', 'params: Too long');
-  }
-  const status = fastifyError?.statusCode;
-  // Any other client error fastify raises (bad framing, proto poisoning, …) is bad input.
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    return fromCode('VALIDATION_FAILED', fastifyError?.message || undefined);
-  }
-  return fromCode('INTERNAL_ERROR');
-}
-
-function fromCode(code: ErrorCode, message?: string): HttpError {
-  const entry = ERROR_CATALOGUE[code];
-  return { status: entry.status, code, message: message ?? entry.message };
-}
-
-/** Sends an error in the wire shape; used by the error handler and by the auth/shutdown hooks. */
-export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
-  return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error.code, error.message));
-}
 
 /**
  * 5xx answers that report a state, not a fault: `/ready` polled during startup, a drain, an
@@ -105,7 +51,7 @@ export function logHttpError(err: unknown, request: FastifyRequest): HttpError {
 
 /** Unknown routes: 404 `ROUTE_NOT_FOUND` in the same shape as every other error. */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendError(reply, fromCode('ROUTE_NOT_FOUND', `No route ${request.method} ${pathOf(request.url)}`));
+  return sendError(reply, httpError('ROUTE_NOT_FOUND', `No route ${request.method} ${pathOf(request.url)}`));
 }
 
 /** The path without its query string (which may carry `?token=`). */
@@ -127,10 +73,11 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? 'request: Not received in time'
         : 'request: Malformed HTTP';
-  const body = JSON.stringify(errorBody('VALIDATION_FAILED', message));
+  const error = httpError('VALIDATION_FAILED', message);
+  const body = JSON.stringify(errorBody(error.code, error.message));
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }

@@ -80,7 +80,8 @@ export interface ReloadFinishedEvent {
   type: 'reload.finished';
   server: string | null;
   ok: boolean;
-  error?: string;
+  /** When `ok` is false: why (`DISCOVERY_FAILED` when a full reload could not read the configs). */
+  error?: ErrorInfo;
 }
 
 /**

@@ -136,9 +136,8 @@ export class MCPManager {
     return this.catalogues.tools;
   }
 
-  getTools(): ReturnType<ToolCatalogue['list']> {
-    return this.catalogues.tools.list();
-  }
+  /** The aggregated tools, sorted by name (a shorthand for `getCatalogue().list()`). */
+  getTools = (): ReturnType<ToolCatalogue['list']> => this.catalogues.tools.list();
 
   /** The aggregated prompts and resources (SPEC §7). */
   getPrompts(): Catalogues['prompts'] {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { appliedOf, applyPlan, discoveryAsApplied, hasChanges } from './apply-plan.js';
 import { planReconcile, type AppliedServers } from '../config/reconcile-plan.js';
 import type { DiscoveryResult } from '../config/types.js';
-import { errorMessage, SwitchboardError } from '../errors.js';
+import { ERROR_CATALOGUE, errorMessage, SwitchboardError, type ErrorInfo } from '../errors.js';
 import type { PublishEvent } from '../mcp/events.js';
 import type { MCPManager, ServerError } from '../mcp/manager.js';
 import type { ServerDetail } from '../mcp/upstream/server-snapshot.js';
@@ -13,7 +13,8 @@ export const DISCOVERY_FAILURE_PATH = '.mcp.json';
 export interface LoadError {
   /** Server name, or `.mcp.json` for a hard discovery failure. */
   path: string;
-  error: string;
+  /** `DISCOVERY_FAILED` for a hard discovery failure, else why the server failed. */
+  error: ErrorInfo;
 }
 
 export interface ReconcilerOptions {
@@ -45,7 +46,7 @@ export class Reconciler {
   private discovery: DiscoveryResult = EMPTY_DISCOVERY;
   /** What runs: the config and source each server was connected with. */
   private applied: AppliedServers = {};
-  private discoveryError: string | undefined;
+  private discoveryError: ErrorInfo | undefined;
   private lastErrors: LoadError[] = [];
   private readonly loggedSkips = new Set<string>();
 
@@ -56,7 +57,7 @@ export class Reconciler {
     return this.discovery;
   }
 
-  get lastDiscoveryError(): string | undefined {
+  get lastDiscoveryError(): ErrorInfo | undefined {
     return this.discoveryError;
   }
 
@@ -74,8 +75,8 @@ export class Reconciler {
       // A loader that throws must not take the daemon down: serve nothing and say why.
       this.discovery = EMPTY_DISCOVERY;
       this.applied = {};
-      log.error({ err: this.discoveryError }, 'discovery failed');
-      this.lastErrors = [{ path: DISCOVERY_FAILURE_PATH, error: this.discoveryError ?? 'unknown' }];
+      log.error({ err: this.discoveryError?.message }, 'discovery failed');
+      this.lastErrors = [this.discoveryFailure()];
       return this.lastErrors;
     }
     this.logSkipped();
@@ -97,8 +98,8 @@ export class Reconciler {
     try {
       discovery = await this.rediscover();
     } catch {
-      log.error({ err: this.discoveryError }, 'discovery failed; the running servers are kept');
-      this.lastErrors = [{ path: DISCOVERY_FAILURE_PATH, error: this.discoveryError ?? 'unknown' }, ...this.failures()];
+      log.error({ err: this.discoveryError?.message }, 'discovery failed; the running servers are kept');
+      this.lastErrors = [this.discoveryFailure(), ...this.failures()];
       return this.lastErrors;
     }
     const plan = planReconcile(this.applied, discovery);
@@ -156,8 +157,9 @@ export class Reconciler {
       this.options.discovered?.(discovery.files ?? []);
       return discovery;
     } catch (err) {
-      this.discoveryError = errorMessage(err);
-      throw new SwitchboardError('INTERNAL_ERROR', `Discovery failed: ${this.discoveryError}`, { cause: err });
+      // The loader's own message says what went wrong; the code says it was discovery.
+      this.discoveryError = { code: 'DISCOVERY_FAILED', message: errorMessage(err) };
+      throw new SwitchboardError('DISCOVERY_FAILED', `Discovery failed: ${this.discoveryError.message}`, { cause: err });
     }
   }
 
@@ -171,11 +173,16 @@ export class Reconciler {
     }
   }
 
+  /** The synthetic error of a hard discovery failure (SPEC §2), as the original loader gave it. */
+  private discoveryFailure(): LoadError {
+    return { path: DISCOVERY_FAILURE_PATH, error: this.discoveryError ?? { code: 'DISCOVERY_FAILED', message: ERROR_CATALOGUE.DISCOVERY_FAILED.message } };
+  }
+
   private failures(): LoadError[] {
     return this.options.manager
       .listServers()
       .filter((server) => server.status === 'failed')
-      .map((server) => ({ path: server.name, error: server.lastError?.message ?? 'failed' }));
+      .map((server) => ({ path: server.name, error: server.lastError ?? { code: 'UPSTREAM_CONNECT_FAILED', message: `Server "${server.name}" failed` } }));
   }
 }
 
@@ -187,5 +194,5 @@ export function detailOf(manager: Pick<MCPManager, 'getServer'>, name: string): 
 }
 
 function toLoadError({ server, error }: ServerError): LoadError {
-  return { path: server, error: error.message };
+  return { path: server, error };
 }

@@ -1,7 +1,7 @@
 import { pino, type Logger } from 'pino';
 import type { DiscoveryResult } from '../config/types.js';
 import { ConfigWatcher } from '../config/watch.js';
-import { errorMessage, SwitchboardError } from '../errors.js';
+import { errorMessage, SwitchboardError, toErrorInfo, type ErrorInfo } from '../errors.js';
 import type { PublishEvent } from '../mcp/events.js';
 import type { MCPManager } from '../mcp/manager.js';
 import type { ServerDetail, ServerSnapshot } from '../mcp/upstream/server-snapshot.js';
@@ -91,7 +91,8 @@ export class SwitchboardRuntime {
     return this.reconciler.lastDiscovery;
   }
 
-  get lastDiscoveryError(): string | undefined {
+  /** Why the last discovery failed (`DISCOVERY_FAILED`, with the loader's own message), if it did. */
+  get lastDiscoveryError(): ErrorInfo | undefined {
     return this.reconciler.lastDiscoveryError;
   }
 
@@ -128,15 +129,21 @@ export class SwitchboardRuntime {
    * connected (failed, disconnected) are tried again. `force`: disconnect all, then connect all.
    */
   reloadAll(options: ReloadOptions = {}): Promise<ReloadOutcome> {
-    return this.operation(null, async () => {
-      if (options.force) {
-        await this.manager.disconnectAll();
-        const errors = await this.reconciler.discoverAndConnect('reload');
+    return this.operation(
+      null,
+      async () => {
+        if (options.force) {
+          await this.manager.disconnectAll();
+          const errors = await this.reconciler.discoverAndConnect('reload');
+          return { servers: this.manager.listServers(), errors };
+        }
+        const errors = await this.reconciler.reconcile('reload', []);
         return { servers: this.manager.listServers(), errors };
-      }
-      const errors = await this.reconciler.reconcile('reload', []);
-      return { servers: this.manager.listServers(), errors };
-    });
+      },
+      // Discovery failing is the reload failing (nothing was reloaded), though the answer still
+      // lists the servers as they run; a server failing to connect is that server's own error.
+      (outcome) => outcome.errors.find((e) => e.error.code === 'DISCOVERY_FAILED')?.error,
+    );
   }
 
   /** Re-reads one server's config, disconnects it and connects it again; others untouched. */
@@ -183,23 +190,27 @@ export class SwitchboardRuntime {
     return this.closing;
   }
 
-  private operation<T>(server: string | null, work: () => Promise<T>): Promise<T> {
+  private operation<T>(server: string | null, work: () => Promise<T>, failureOf?: (result: T) => ErrorInfo | undefined): Promise<T> {
     this.assertAccepting();
     return this.queue.run(async () => {
       this.assertAccepting();
-      return this.announced(server, work);
+      return this.announced(server, work, failureOf);
     });
   }
 
-  /** Runs `work` between `reload.started` and `reload.finished`. */
-  private async announced<T>(server: string | null, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` between `reload.started` and `reload.finished`; the latter says `ok: false`, with
+   * the error, when `work` throws or `failureOf` finds a failure in its result.
+   */
+  private async announced<T>(server: string | null, work: () => Promise<T>, failureOf?: (result: T) => ErrorInfo | undefined): Promise<T> {
     this.publish({ type: 'reload.started', server });
     try {
       const result = await work();
-      this.publish({ type: 'reload.finished', server, ok: true });
+      const error = failureOf?.(result);
+      this.publish({ type: 'reload.finished', server, ...(error ? { ok: false, error } : { ok: true }) });
       return result;
     } catch (err) {
-      this.publish({ type: 'reload.finished', server, ok: false, error: errorMessage(err) });
+      this.publish({ type: 'reload.finished', server, ok: false, error: toErrorInfo(err) });
       throw err;
     }
   }

@@ -60,6 +60,16 @@ describe('switchboard status', () => {
     expect(body.servers).toEqual([expect.objectContaining({ name: 'echo', status: 'connected' })]);
   });
 
+  it('lists load errors as `path: CODE: message`, a discovery failure included', async () => {
+    const broken = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio'), broken: { type: 'stdio' } } });
+    const failed = await run(runStatus, ['--url', broken.url]);
+    expect(failed.code).toBe(0);
+    expect(failed.stdout).toMatch(/\nErrors:\n {2}broken: CONFIG_INVALID: \S.*\n/);
+
+    const lost = await startDaemon({ discover: () => Promise.reject(new Error('loader exploded')) });
+    expect((await run(runStatus, ['--url', lost.url])).stdout).toContain('\nErrors:\n  .mcp.json: DISCOVERY_FAILED: loader exploded\n');
+  });
+
   it('reads the daemon URL from SWITCHBOARD_URL', async () => {
     const d = await echoDaemon();
     const result = await run(runStatus, [], { SWITCHBOARD_URL: d.url });

@@ -22,9 +22,9 @@ interface StatusBody {
   toolCount: number;
   serverCounts: Record<string, number>;
   servers: Array<{ name: string; status: string }>;
-  errors: Array<{ path: string; error: string }>;
+  errors: Array<{ path: string; error: { code: string; message: string } }>;
   collisions: unknown[];
-  discovery: { error: string | null; warnings: unknown[]; shadowed: Array<Record<string, unknown>>; exaApiKeyCount: number };
+  discovery: { error: { code: string; message: string } | null; warnings: unknown[]; shadowed: Array<Record<string, unknown>>; exaApiKeyCount: number };
 }
 interface DetailBody {
   name: string;
@@ -119,7 +119,7 @@ describe('GET /status', () => {
       ['broken', 'failed'],
       ['echo', 'connected'],
     ]);
-    expect(body.errors).toEqual([{ path: 'broken', error: expect.any(String) }]);
+    expect(body.errors).toEqual([{ path: 'broken', error: { code: 'CONFIG_INVALID', message: expect.any(String) } }]);
     expect(body.collisions).toEqual([]);
     expect(body.discovery.error).toBeNull();
     expect(body.discovery.warnings).toEqual([{ message: 'unknown key "foo"', path: '/test/mcp.json' }]);
@@ -136,8 +136,8 @@ describe('GET /status', () => {
     const { body } = await sb.json<StatusBody>('/status');
     expect(body.state).toBe('ready');
     expect(body.toolCount).toBe(0);
-    expect(body.errors).toEqual([{ path: '.mcp.json', error: 'loader exploded' }]);
-    expect(body.discovery.error).toBe('loader exploded');
+    expect(body.errors).toEqual([{ path: '.mcp.json', error: { code: 'DISCOVERY_FAILED', message: 'loader exploded' } }]);
+    expect(body.discovery.error).toEqual({ code: 'DISCOVERY_FAILED', message: 'loader exploded' });
   });
 });
 

@@ -120,7 +120,7 @@ describe('POST /reload', () => {
     servers.c = echo();
     servers.bad = { type: 'stdio' };
 
-    const res = await sb.json<{ servers: ServerView[]; errors: Array<{ path: string; error: string }> }>('/reload', {
+    const res = await sb.json<{ servers: ServerView[]; errors: Array<{ path: string; error: { code: string; message: string } }> }>('/reload', {
       method: 'POST',
     });
     expect(res.status).toBe(200);
@@ -129,7 +129,7 @@ describe('POST /reload', () => {
       ['bad', 'failed'],
       ['c', 'connected'],
     ]);
-    expect(res.body.errors).toEqual([{ path: 'bad', error: expect.any(String) }]);
+    expect(res.body.errors).toEqual([{ path: 'bad', error: { code: 'CONFIG_INVALID', message: expect.any(String) } }]);
     const servedBy = new Set((await sb.json<ToolList>('/tools')).body.tools.map((t) => t.server));
     expect([...servedBy].sort()).toEqual(['a', 'c']);
   });
@@ -168,5 +168,35 @@ describe('POST /reload', () => {
       expect.objectContaining({ type: 'tools.changed', server: 'b', cause: 'disconnect', toolCount: 0 }),
       expect.objectContaining({ type: 'server.status', server: 'b', status: 'disconnected' }),
     ]);
+  });
+
+  it('keeps the running servers when discovery fails, and says so: DISCOVERY_FAILED in the answer and in reload.finished', async () => {
+    let fail = false;
+    const sb = await startDaemon({
+      config: WAIT_FOR_ALL,
+      discover: async () => {
+        if (fail) throw new Error('the config directory is gone');
+        return discoveryOf({ a: echo() });
+      },
+    });
+    fail = true;
+    const events = recordManagerEvents(sb.daemon);
+
+    const res = await sb.json<{ servers: ServerView[]; errors: unknown[] }>('/reload', { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(res.body.servers.map((s) => [s.name, s.status])).toEqual([['a', 'connected']]);
+    const error = { code: 'DISCOVERY_FAILED', message: 'the config directory is gone' };
+    expect(res.body.errors).toEqual([{ path: '.mcp.json', error }]);
+    expect(events).toEqual([
+      { type: 'reload.started', server: null },
+      { type: 'reload.finished', server: null, ok: false, error },
+    ]);
+
+    // One server's reload needs discovery to find it: it fails as a whole, and leaves no trace.
+    const one = await sb.json<ErrorBody>('/servers/a/reload', { method: 'POST' });
+    expect(one.status).toBe(500);
+    expect(one.body.error).toEqual({ code: 'DISCOVERY_FAILED', message: 'Discovery failed: the config directory is gone' });
+    expect(events).toHaveLength(2);
+    expect((await sb.json<ServerView>('/servers/a')).body.status).toBe('connected');
   });
 });

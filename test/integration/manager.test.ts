@@ -191,6 +191,7 @@ describe('MCPManager teardown', () => {
     const dead = await manager.callTool('mcp_crashy_echo', { text: 'x' });
     expect(dead.isError).toBe(true);
     expect(dead.content).toEqual([{ type: 'text', text: expect.stringMatching(/^MCP error: .*disconnected/) }]);
+    expect(dead._meta).toEqual({ 'switchboard/error': { code: 'SERVER_NOT_CONNECTED' } });
   });
 
   it('re-lists tools on notifications/tools/list_changed and emits the change', async () => {

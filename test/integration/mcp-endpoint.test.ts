@@ -107,6 +107,7 @@ describe('/mcp', () => {
     const error = await client.callTool({ name: 'mcp_echo_nope', arguments: {} }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as ProtocolError).code).toBe(ProtocolErrorCode.InvalidParams);
+    expect((error as ProtocolError).data).toEqual({ code: 'TOOL_NOT_FOUND' });
   });
 
   it('sends notifications/tools/list_changed after a server reload', async () => {
@@ -151,7 +152,7 @@ describe('/mcp', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ error: { code: -32001 } });
+    expect(await res.json()).toMatchObject({ error: { code: -32001, data: { code: 'MCP_SESSION_NOT_FOUND' } } });
   });
 
   it('refuses a request without a session that is not an initialize', async () => {
@@ -162,6 +163,7 @@ describe('/mcp', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'MCP_SESSION_REQUIRED' } } });
   });
 
   it('cancels the upstream call when the MCP client cancels', async () => {

@@ -68,4 +68,31 @@ describe('/mcp sessions', () => {
     expect((await listTools(url, first)).status).toBe(200);
     expect((await listTools(url, third)).status).toBe(200);
   });
+
+  it('refuses an initialize with 503 TOO_MANY_MCP_SESSIONS when every session is busy', async () => {
+    const url = await mcpApp(1);
+    const busy = await initialize(url);
+    // An open GET stream keeps its session busy: it cannot be evicted.
+    const stream = new AbortController();
+    onTestFinished(() => stream.abort());
+    const open = await fetch(url, {
+      headers: { accept: 'text/event-stream', 'mcp-session-id': busy, 'mcp-protocol-version': '2025-06-18' },
+      signal: stream.signal,
+    });
+    expect(open.status).toBe(200);
+
+    const refused = await fetch(url, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+      }),
+    });
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Too many MCP sessions', data: { code: 'TOO_MANY_MCP_SESSIONS' } } });
+    expect((await listTools(url, busy)).status).toBe(200);
+  });
 });

@@ -66,6 +66,28 @@ describe('GET /oauth/callback', () => {
   });
 });
 
+describe('GET /oauth/callback when the sign-in did not complete', () => {
+  it('answers 502 UPSTREAM_AUTH_FAILED for a refused authorization, echoing only its error code; the server keeps waiting', async () => {
+    const fixture = await startOAuthFixture();
+    const sb = await startDaemon({ servers: { remote: { type: 'http', url: fixture.url } }, config: { token: TOKEN } });
+    await serverStatus(sb, 'remote', 'needs_auth');
+    const { signIn: offer } = (await sb.json<Detail>('/servers/remote')).body;
+    // The person said no: the authorization server sends the browser back with an error, no code.
+    const refused = new URL(await approve(offer!.authorizationUrl));
+    refused.searchParams.delete('code');
+    refused.searchParams.set('error', 'access_denied');
+    refused.searchParams.set('error_description', '<script>not echoed</script>');
+
+    const res = await fetch(refused);
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error).toEqual({ code: 'UPSTREAM_AUTH_FAILED', message: expect.stringContaining('did not complete ("access_denied")') });
+    expect(body.error.message).not.toContain('script');
+    expect((await sb.json<{ status: string }>('/servers/remote')).body.status).toBe('needs_auth');
+    expect((await fixture.state()).as.codeGrants).toBe(0);
+  });
+});
+
 describe('tokens stay with their upstream', () => {
   it('two servers on two issuers keep registrations and tokens apart; agents never see them, and their own token never goes upstream', async () => {
     const [a, b] = await Promise.all([startOAuthFixture(), startOAuthFixture()]);

@@ -60,9 +60,9 @@ describe('the daemon survives what would stop a simpler one', () => {
     expect((await daemon.fetch('/ready')).status).toBe(200);
     const tools = await daemon.json<{ tools: unknown[] }>('/tools');
     expect(tools.body.tools).toEqual([]);
-    const status = await daemon.json<{ errors: unknown[]; discovery: { error: string | null } }>('/status');
-    expect(status.body.errors).toEqual([{ path: '.mcp.json', error: 'loader exploded' }]);
-    expect(status.body.discovery.error).toBe('loader exploded');
+    const status = await daemon.json<{ errors: unknown[]; discovery: { error: unknown } }>('/status');
+    expect(status.body.errors).toEqual([{ path: '.mcp.json', error: { code: 'DISCOVERY_FAILED', message: 'loader exploded' } }]);
+    expect(status.body.discovery.error).toEqual({ code: 'DISCOVERY_FAILED', message: 'loader exploded' });
   });
 
   it('a corrupt cache file is moved aside: the daemon starts, serves tools and says so in /status', async () => {

@@ -126,6 +126,23 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     console.info(`[measure] HTTP restart → calls work again: ${worksAgainMs.toFixed(0)} ms`);
   });
 
+  it('an HTTP upstream that forgot the session (404) gets a new one at once: UPSTREAM_SESSION_EXPIRED, and the call is answered', async () => {
+    const http = await startFixtureHttp('echo-http');
+    onTestFinished(() => http.close());
+    const { manager, bus } = newManager();
+    const events = readManagerEvents(bus);
+    await manager.connectServers({ web: { type: 'http', url: http.url } });
+    expect((await fetch(new URL('/admin/forget-sessions', http.url), { method: 'POST' })).status).toBe(204);
+
+    // The 404 proves the call never ran: it is sent again on the new session, `echo` or not.
+    expect(await manager.callTool('mcp_web_echo', { text: 'again' })).toEqual({ content: [{ type: 'text', text: 'again' }] });
+    const lost = await events.next('server.status', (e) => e.server === 'web' && e.status === 'reconnecting');
+    expect(lost).toMatchObject({ previous: 'connected', error: { code: 'UPSTREAM_SESSION_EXPIRED', message: expect.stringMatching(/no longer knows the session/) } });
+    // At once, not after a backoff step.
+    expect(Date.parse(lost.nextRetryAt as string)).toBeLessThanOrEqual(Date.now());
+    await events.next('server.status', (e) => e.server === 'web' && e.status === 'connected' && e.previous === 'reconnecting');
+  });
+
   it('suspends a crash loop after more than 5 crashes within 30 s (manual clock); a reload revives it', async () => {
     const clock = new ManualClock();
     const { manager, bus } = newManager({ clock, random: () => 0.5 });
@@ -266,6 +283,19 @@ describe('errors that name the real cause (real processes)', () => {
   });
 });
 
+describe('an upstream that does not speak MCP (real processes, the daemon)', () => {
+  it('fails a server whose tools/list answer is not MCP with UPSTREAM_PROTOCOL_ERROR, in /status and its detail', async () => {
+    const daemon = await startDaemon({
+      servers: { odd: fixtureServerConfig('many-tools', { env: { NAMELESS_TOOL: '1' } }), fine: fixtureServerConfig('many-tools') },
+    });
+    const { body } = await daemon.json<{ errors: Array<{ path: string; error: { code: string; message: string } }> }>('/status');
+    expect(body.errors).toEqual([{ path: 'odd', error: { code: 'UPSTREAM_PROTOCOL_ERROR', message: expect.stringMatching(/MCP server "odd" sent something that is not MCP: .*a tool has no name/) } }]);
+    const detail = await daemon.json<{ status: string; lastError: { code: string } | null }>('/servers/odd');
+    expect(detail.body).toMatchObject({ status: 'failed', lastError: { code: 'UPSTREAM_PROTOCOL_ERROR' } });
+    expect((await daemon.json<{ status: string }>('/servers/fine')).body.status).toBe('connected');
+  });
+});
+
 describe('supervision through the daemon (config, REST, events)', () => {
   it('health settings reach the servers, a per-server ping interval wins, and /servers/:name shows the retry state', async () => {
     const dir = await tempDir();
@@ -299,5 +329,13 @@ describe('supervision through the daemon (config, REST, events)', () => {
     expect(down).toMatchObject({ status: 'disconnected', error: { code: 'SERVER_CLOSED' } });
     const { body } = await daemon.json<{ status: string; attempt: number }>('/servers/crashy');
     expect(body).toMatchObject({ status: 'disconnected', attempt: 0 });
+    // Its tools stay listed (stale); a call answers at once that the server is not connected.
+    const call = await daemon.json<{ isError?: boolean; _meta?: Record<string, unknown> }>('/tools/mcp_crashy_echo/call', {
+      method: 'POST',
+      body: { arguments: { text: 'x' } },
+    });
+    expect(call.status).toBe(200);
+    expect(call.body.isError).toBe(true);
+    expect(errorCode(call.body)).toBe('SERVER_NOT_CONNECTED');
   });
 });

@@ -89,6 +89,18 @@ describe('stdio upstreams of either era', () => {
     expect((await cache.getVerdict('was_modern', configHash(config)))?.verdict).toEqual({ kind: 'legacy' });
   });
 
+  it('a cached modern verdict for a lenient 2025-only server (it answers, without resultType) is dropped too', async () => {
+    const dir = await tempDir();
+    const cache = await store(dir);
+    // Raw JSON-RPC: it answers a 2026-07-28 tools/list as a 2025 one, which the SDK refuses as
+    // not MCP (UPSTREAM_PROTOCOL_ERROR) — here the sign of a stale verdict, not a failure.
+    const config = fixtureServerConfig('many-tools');
+    await cache.putVerdict('lenient', configHash(config), { kind: 'modern', discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} } } });
+    const manager = await start({ lenient: config }, cache);
+    expect(manager.getServer('lenient')).toMatchObject({ status: 'connected', protocol: { era: 'legacy' } });
+    expect((await cache.getVerdict('lenient', configHash(config)))?.verdict).toEqual({ kind: 'legacy' });
+  });
+
   it('a modern upstream announces tools/list_changed on its subscriptions/listen stream', async () => {
     const dir = await tempDir();
     const bus = new EventBus();

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ERROR_CATALOGUE, SwitchboardError, type ErrorCode } from '../../src/errors.js';
@@ -15,6 +17,33 @@ const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 
 };
 const documented = spec.components.schemas.ErrorCode;
 const catalogue = Object.entries(ERROR_CATALOGUE) as Array<[ErrorCode, { status: number; message: string }]>;
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Every `.ts` file under `dir`, as `[path relative to the repository, text]`. */
+function sources(dir: string): Array<[string, string]> {
+  return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => {
+      const path = join(entry.parentPath, entry.name);
+      return [relative(ROOT, path), readFileSync(path, 'utf8')];
+    });
+}
+
+/**
+ * The codes a file uses as a value: quoted (`'SERVER_CLOSED'`), and not only compared with
+ * (`=== 'X'`, `case 'X':`, `isSwitchboardError(err, 'X')`) — a code that is only ever checked
+ * for is never emitted.
+ */
+function codesUsed(text: string): Set<string> {
+  const used = new Set<string>();
+  for (const match of text.matchAll(/(['"])([A-Z][A-Z0-9_]+)\1/g)) {
+    const before = text.slice(text.lastIndexOf('\n', match.index) + 1, match.index);
+    if (/(?:[!=]==|\bcase)\s*$/.test(before) || /isSwitchboardError\([^()]*,\s*$/.test(before)) continue;
+    used.add(match[2] as string);
+  }
+  return used;
+}
 
 describe('error catalogue', () => {
   it('has every code documented in openapi.yaml, and nothing else documented', () => {
@@ -56,5 +85,17 @@ describe('error catalogue', () => {
     const custom = new SwitchboardError('SERVER_NOT_FOUND', 'No server named "x"', { cause });
     expect(plain).toMatchObject({ code: 'TOOL_NOT_FOUND', status: 404, message: ERROR_CATALOGUE.TOOL_NOT_FOUND.message });
     expect(custom).toMatchObject({ code: 'SERVER_NOT_FOUND', status: 404, message: 'No server named "x"', cause });
+  });
+
+  // A code nobody emits, or no test drives, is a promise the daemon does not keep.
+  it('has every code emitted somewhere in src (outside the catalogue)', () => {
+    const used = new Set(sources('src').filter(([path]) => path !== join('src', 'errors.ts')).flatMap(([, text]) => [...codesUsed(text)]));
+    expect(catalogue.map(([code]) => code).filter((code) => !used.has(code))).toEqual([]);
+  });
+
+  it('has every code named by some test other than this one', () => {
+    const self = relative(ROOT, fileURLToPath(import.meta.url));
+    const used = new Set(sources('test').filter(([path]) => path !== self).flatMap(([, text]) => [...codesUsed(text)]));
+    expect(catalogue.map(([code]) => code).filter((code) => !used.has(code))).toEqual([]);
   });
 });

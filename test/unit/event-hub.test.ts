@@ -67,7 +67,7 @@ describe('EventHub', () => {
     const sink = new ArraySink();
     hub.subscribe(sink);
     manager.emit({ type: 'reload.started', server: null });
-    manager.emit({ type: 'reload.finished', server: 'echo', ok: false, error: 'boom' });
+    manager.emit({ type: 'reload.finished', server: 'echo', ok: false, error: { code: 'INTERNAL_ERROR', message: 'boom' } });
     manager.emit({
       type: 'tools.changed',
       server: 'echo',
@@ -83,7 +83,7 @@ describe('EventHub', () => {
     expect(hello).toMatchObject({ type: 'hello', seq: 0 });
     expect(events).toEqual([
       { seq: 1, ts: now.toISOString(), type: 'reload.started', server: null },
-      { seq: 2, ts: now.toISOString(), type: 'reload.finished', server: 'echo', ok: false, error: 'boom' },
+      { seq: 2, ts: now.toISOString(), type: 'reload.finished', server: 'echo', ok: false, error: { code: 'INTERNAL_ERROR', message: 'boom' } },
       {
         seq: 3,
         ts: now.toISOString(),

@@ -1,7 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../src/errors.js';
-import { toForwardedError } from '../../src/http/calls/forwarded-errors.js';
+import { toForwardedError } from '../../src/http/errors/forwarded-error.js';
 
 /** A server's answer to a forwarded prompts/get or resources/read becomes one of our codes, its message kept. */
 describe('toForwardedError', () => {

@@ -11,6 +11,7 @@ import {
   type CommandIo,
 } from './command.js';
 import { usageOf } from '../help.js';
+import { errorLine } from './views.js';
 
 export const LOGS_USAGE = usageOf('logs');
 
@@ -69,7 +70,8 @@ async function follow(
         writeLines(io, fresh);
         if (typeof event.dropped === 'number') io.stderr.write(`switchboard: ${event.dropped} lines of ${server} left out (too fast)\n`);
       } else if (event.type === 'server.status') {
-        io.stderr.write(`switchboard: ${server} is ${String(event.status)}${typeof event.error === 'string' ? `: ${event.error.split('\n', 1)[0]}` : ''}\n`);
+        const why = errorLine(event.error, { firstLine: true });
+        io.stderr.write(`switchboard: ${server} is ${String(event.status)}${why ? `: ${why}` : ''}\n`);
       }
     };
     const end = await feed.run(onEvent, io.signal ?? interruptSignal());

@@ -1,17 +1,12 @@
 import { isRecord } from './daemon-client.js';
-import { clientFor, CONNECTION_OPTIONS, helpRequested, oneLine, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
-import { listOf, serverLine, serverTable, type ServerRow } from './views.js';
+import { listOf, loadErrorSection, serverLine, serverTable, type ServerRow } from './views.js';
 
 export const RELOAD_USAGE = usageOf('reload');
 
 /** Reloads wait for discovery and every connect (30 s connect timeout per server by default). */
 export const OPERATION_TIMEOUT_MS = 120_000;
-
-interface LoadError {
-  path?: string;
-  error?: string;
-}
 
 const RELOAD_OPTIONS = { ...CONNECTION_OPTIONS, force: { type: 'boolean' } } as const;
 
@@ -35,10 +30,7 @@ export function runReload(io: CommandIo): Promise<number> {
       return 0;
     }
     const out = [serverTable(listOf<ServerRow>(res.body, 'servers'))];
-    const errors = listOf<LoadError>(res.body, 'errors');
-    if (errors.length > 0) {
-      out.push('', 'Errors:', ...errors.map((e) => `  ${e.path ?? '?'}: ${oneLine(e.error ?? '')}`));
-    }
+    out.push(...loadErrorSection(res.body));
     io.stdout.write(`${out.join('\n')}\n`);
     return 0;
   });

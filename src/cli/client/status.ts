@@ -1,14 +1,9 @@
 import { isRecord } from './daemon-client.js';
 import { clientFor, CONNECTION_OPTIONS, helpRequested, oneLine, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
-import { listOf, plural, serverTable, type ServerRow } from './views.js';
+import { listOf, loadErrorSection, plural, serverTable, type ServerRow } from './views.js';
 
 export const STATUS_USAGE = usageOf('status');
-
-interface LoadError {
-  path?: string;
-  error?: string;
-}
 
 interface Warning {
   message?: string;
@@ -42,10 +37,7 @@ export function renderStatus(body: unknown): string {
   ].filter((part): part is string => part !== undefined);
 
   const out = [head.join(' · '), '', serverTable(servers)];
-  const errors = listOf<LoadError>(status, 'errors');
-  if (errors.length > 0) {
-    out.push('', 'Errors:', ...errors.map((e) => `  ${e.path ?? '?'}: ${oneLine(e.error ?? '')}`));
-  }
+  out.push(...loadErrorSection(status));
   const warnings = listOf<Warning>(isRecord(status.discovery) ? status.discovery : status, 'warnings');
   if (warnings.length > 0) {
     out.push('', 'Warnings:', ...warnings.map((w) => `  ${location(w)}${oneLine(w.message ?? '')}`));

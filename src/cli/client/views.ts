@@ -53,6 +53,27 @@ function errorCell(server: ServerRow): string {
   return server.lastError ? `${server.lastError.code}: ${server.lastError.message}` : '';
 }
 
+/**
+ * A `{code, message}` error on one line, `CODE: message`; a bare string (an older daemon) as it
+ * is. `firstLine`: only the message's first line (a crash message ends with the stderr tail).
+ */
+export function errorLine(error: unknown, options: { firstLine?: boolean } = {}): string {
+  const message = typeof error === 'string' ? error : isRecord(error) && typeof error.message === 'string' ? error.message : undefined;
+  if (message === undefined) return '';
+  const text = options.firstLine ? (message.split('\n', 1)[0] ?? '').trim() : oneLine(message);
+  return isRecord(error) && typeof error.code === 'string' ? `${error.code}: ${text}` : text;
+}
+
+/**
+ * The `errors` of a `/status` or `POST /reload` answer (servers that failed, or `.mcp.json` for
+ * discovery), as an `Errors:` section; nothing when there are none.
+ */
+export function loadErrorSection(body: unknown): string[] {
+  const errors = listOf<{ path?: unknown; error?: unknown }>(body, 'errors');
+  if (errors.length === 0) return [];
+  return ['', 'Errors:', ...errors.map((e) => `  ${typeof e.path === 'string' ? e.path : '?'}: ${errorLine(e.error)}`)];
+}
+
 export function toolTable(tools: readonly ToolRow[]): string {
   if (tools.length === 0) return 'No tools.';
   return formatTable(tools, [

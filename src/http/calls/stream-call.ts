@@ -6,7 +6,8 @@ import type { RequestRunner } from './request-runner.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { settleStartup } from '../startup-wait.js';
 import { CLIENT_GONE } from './in-flight-calls.js';
-import { errorBody, logHttpError } from '../error-handler.js';
+import { logHttpError } from '../error-handler.js';
+import { errorBody } from '../errors/http-error.js';
 import { EventStream } from './event-stream.js';
 import type { CallToolBody } from '../schemas.js';
 

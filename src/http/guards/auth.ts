@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { ERROR_CATALOGUE } from '../../errors.js';
-import { sendError } from '../error-handler.js';
+import { httpError, sendError } from '../errors/http-error.js';
 
 export interface AuthOptions {
   /** The bearer token every protected route requires. */
@@ -23,11 +22,7 @@ type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHa
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
-const UNAUTHORIZED = {
-  status: ERROR_CATALOGUE.UNAUTHORIZED.status,
-  code: 'UNAUTHORIZED',
-  message: ERROR_CATALOGUE.UNAUTHORIZED.message,
-} as const;
+const UNAUTHORIZED = httpError('UNAUTHORIZED');
 
 /**
  * The bearer check, as an `onRequest` hook registered before every route (including `/events`

@@ -1,9 +1,10 @@
 import { isIP } from 'node:net';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Logger } from 'pino';
-import { ERROR_CATALOGUE, type ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../../errors.js';
 import { isLoopbackHost } from '../../util/loopback.js';
-import { sendError } from '../error-handler.js';
+import { httpError, sendError } from '../errors/http-error.js';
+import { sendJsonRpcRefusal } from '../errors/jsonrpc-error.js';
 
 /**
  * DNS-rebinding protection (SPEC §9, MCP Streamable HTTP "Security Warning"): a web page whose
@@ -28,9 +29,8 @@ export interface HostCheckOptions {
 
 type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 
-/** What a refusal looks like on `/mcp`: MCP clients expect a JSON-RPC error body. */
+/** Where a refusal is a JSON-RPC error body: MCP clients expect one. */
 export const MCP_PATH = '/mcp';
-const JSON_RPC_FORBIDDEN = -32000;
 
 interface HostPort {
   /** Lower-case, brackets kept for IPv6 (`[::1]`), no trailing dot. */
@@ -116,13 +116,8 @@ interface Refusal {
 
 function refuse(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
   const path = request.url.split('?', 1)[0];
-  if (path === MCP_PATH) {
-    return reply
-      .code(ERROR_CATALOGUE[code].status)
-      .type('application/json; charset=utf-8')
-      .send(JSON.stringify({ jsonrpc: '2.0', error: { code: JSON_RPC_FORBIDDEN, message, data: { code } }, id: null }));
-  }
-  return sendError(reply, { status: ERROR_CATALOGUE[code].status, code, message });
+  if (path === MCP_PATH) return sendJsonRpcRefusal(reply, { code, message });
+  return sendError(reply, httpError(code, message));
 }
 
 /** `host`, `host:port`, `[v6]`, `[v6]:port` → parts; undefined when malformed. */

@@ -1,8 +1,6 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
-  ProtocolError,
-  ProtocolErrorCode,
   inputRequired,
   type ClientCapabilities,
   type InputRequiredResult,
@@ -10,6 +8,7 @@ import {
   type Progress,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import { SwitchboardError } from '../../errors.js';
 import type { CallerChannel } from '../../mcp/forwarding/caller.js';
 import { capabilityOf } from '../../mcp/forwarding/caller.js';
 import { noAgent, type AgentRequest } from '../../mcp/transport/server-traffic.js';
@@ -144,9 +143,12 @@ export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, ta
   return inputRequired({ inputRequests: outcome.requests as never, requestState: continuation.token });
 }
 
-/** Someone else's, tampered with, expired, or from before a restart: nothing to continue. */
-function invalidState(): ProtocolError {
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
+/**
+ * Someone else's, tampered with, expired, or from before a restart: nothing to continue. The
+ * handlers answer it as InvalidParams (errors/jsonrpc-error.ts).
+ */
+function invalidState(): SwitchboardError {
+  return new SwitchboardError('VALIDATION_FAILED', 'Invalid or expired requestState');
 }
 
 async function runForSession<T>(

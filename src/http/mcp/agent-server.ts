@@ -1,14 +1,13 @@
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/server';
-import { isSwitchboardError } from '../../errors.js';
 import { INSTANCE_META_KEY } from '../../mcp/upstream/instance.js';
 import type { AggregateCapabilities } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
-import { toProtocolError } from './protocol-errors.js';
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -26,7 +25,7 @@ export type { AgentServerOptions, AgentSource } from './agent-server-options.js'
  * - `tools/list` serves the aggregated catalogue as is (no pagination, no re-validation).
  * - `tools/call` goes through the call runner (REST's path too) and returns the server's
  *   `CallToolResult` unchanged; upstream failures are already `isError` results. An unknown tool
- *   is a protocol error, `InvalidParams` (-32602), as the MCP spec asks. Progress is relayed
+ *   is a protocol error, `InvalidParams` (-32602), as the MCP spec asks (errors/jsonrpc-error.ts). Progress is relayed
  *   under the client's own token; the server's questions go to this client (agent-channel.ts).
  *   The call is cancelled upstream when the client cancels (`notifications/cancelled`), when the
  *   session closes, and when the daemon's shutdown grace runs out.
@@ -62,8 +61,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
         runner.call(name, args, { transport: 'mcp', signal, onProgress, caller }),
       )) as CallToolResult;
     } catch (err) {
-      if (isSwitchboardError(err, 'TOOL_NOT_FOUND')) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
-      throw toProtocolError(err);
+      throw toJsonRpcError(err);
     } finally {
       if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);
     }

@@ -2,7 +2,7 @@ import type { GetPromptResult, LoggingLevel, ReadResourceResult, Server } from '
 import type { AggregateCapabilities } from '../../mcp/manager.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
-import { toProtocolError } from './protocol-errors.js';
+import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 
 /**
  * The handlers of `/mcp` beyond tools (SPEC §7), registered only for what some server has — the
@@ -21,7 +21,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
       try {
         return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => runner.run({ method: 'prompts/get', name, arguments: args }, { ...mcp, signal, caller }))) as GetPromptResult;
       } catch (err) {
-        throw toProtocolError(err);
+        throw toJsonRpcError(err);
       }
     });
   }
@@ -35,7 +35,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
       try {
         return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => runner.run({ method: 'resources/read', uri }, { ...mcp, signal, caller }))) as ReadResourceResult;
       } catch (err) {
-        throw toProtocolError(err, uri);
+        throw toJsonRpcError(err, uri);
       }
     });
   }
@@ -49,7 +49,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
       try {
         await runner.run({ method: 'resources/subscribe', uri }, { ...mcp, signal: ctx.mcpReq.signal });
       } catch (err) {
-        throw toProtocolError(err, uri);
+        throw toJsonRpcError(err, uri);
       }
       session.subscriptions.add(uri);
       return {};
@@ -67,7 +67,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
       try {
         return (await runner.run({ method: 'completion/complete', params: request.params as Record<string, unknown> }, { ...mcp, signal: ctx.mcpReq.signal })) as never;
       } catch (err) {
-        throw toProtocolError(err);
+        throw toJsonRpcError(err);
       }
     });
   }

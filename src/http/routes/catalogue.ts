@@ -3,7 +3,7 @@ import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { CLIENT_GONE } from '../calls/in-flight-calls.js';
 import type { RequestRunner } from '../calls/request-runner.js';
-import { toForwardedError } from '../calls/forwarded-errors.js';
+import { toForwardedError } from '../errors/forwarded-error.js';
 import { CatalogueListQuerySchema, GetPromptBodySchema, NameParamsSchema, parseInput, ResourceReadQuerySchema, type GetPromptBody } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
 

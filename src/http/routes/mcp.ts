@@ -8,6 +8,7 @@ import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 import { delay } from '../../util/delay.js';
 import type { RequestRunner } from '../calls/request-runner.js';
+import { JSON_RPC_CONTENT_TYPE, jsonRpcRefusal, sendJsonRpcRefusal } from '../errors/jsonrpc-error.js';
 import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
 import { Continuations } from '../mcp/continuations.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
@@ -35,10 +36,6 @@ export interface McpRoutesOptions {
   sessionIdleMs?: number;
 }
 
-/** JSON-RPC "server error" codes the SDK transport uses for the same situations. */
-const SESSION_NOT_FOUND = -32001;
-const BAD_REQUEST = -32000;
-const INTERNAL_ERROR = -32603;
 /** How long calls aborted at the end of shutdown's grace get to send their error answer. */
 const ABORTED_ANSWER_MS = 250;
 
@@ -48,8 +45,9 @@ const ABORTED_ANSWER_MS = 250;
  * - 2025-era clients (2025-03-26 … 2025-11-25) get sessions: a `POST` carrying `initialize` and no
  *   `Mcp-Session-Id` opens one (see `LegacySessions`); later requests carry the id; `DELETE` ends
  *   it; `notifications/tools/list_changed` (debounced) goes out on the session's GET stream.
- *   Refusals before a session is found are JSON-RPC error bodies: 400 (no session id on a
- *   non-initialize request), 404 (unknown or ended session), 503 (more than `maxSessions`).
+ *   Refusals before a session is found are JSON-RPC error bodies (errors/jsonrpc-error.ts): 400
+ *   `MCP_SESSION_REQUIRED` (no session id on a non-initialize request), 404
+ *   `MCP_SESSION_NOT_FOUND` (unknown or ended session), 503 `TOO_MANY_MCP_SESSIONS`.
  * - 2026-07-28 clients are served statelessly by the SDK's handler: `server/discover`, the
  *   per-request `_meta` envelope, `Mcp-Method`/`Mcp-Name` checks, the revision's error codes
  *   (-32020/-32021/-32022), and `subscriptions/listen` for `tools/list_changed`.
@@ -141,8 +139,9 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   const fail = (request: FastifyRequest, reply: FastifyReply, err: unknown): void => {
     request.log.error({ err: errorMessage(err) }, 'mcp request failed');
     if (!reply.raw.headersSent) {
-      reply.raw.writeHead(500, { 'content-type': 'application/json' });
-      reply.raw.end(rpcError(INTERNAL_ERROR, 'Internal error'));
+      const { status, body } = jsonRpcRefusal(new SwitchboardError('INTERNAL_ERROR'));
+      reply.raw.writeHead(status, { 'content-type': JSON_RPC_CONTENT_TYPE });
+      reply.raw.end(body);
     } else if (!reply.raw.writableEnded) {
       reply.raw.end();
     }
@@ -167,13 +166,14 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     let opened = false;
     if (typeof sessionId === 'string') {
       session = sessions.get(sessionId);
-      if (!session) return sendRpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
+      // The SDK transport's own wording for the same refusals.
+      if (!session) return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_NOT_FOUND', 'Session not found'));
     } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
-      if (!(await sessions.makeRoom())) return sendRpcError(reply, 503, BAD_REQUEST, 'Too many MCP sessions');
+      if (!(await sessions.makeRoom())) return void sendJsonRpcRefusal(reply, new SwitchboardError('TOO_MANY_MCP_SESSIONS', 'Too many MCP sessions'));
       session = await sessions.open();
       opened = true;
     } else {
-      return sendRpcError(reply, 400, BAD_REQUEST, 'Bad Request: Mcp-Session-Id header is required');
+      return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_REQUIRED', 'Bad Request: Mcp-Session-Id header is required'));
     }
 
     // From here the SDK writes the response (JSON, or an SSE stream that outlives this handler).
@@ -274,12 +274,4 @@ class PendingCount {
 function whenAborted(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}
-
-function rpcError(code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-}
-
-async function sendRpcError(reply: FastifyReply, status: number, code: number, message: string): Promise<void> {
-  await reply.code(status).type('application/json').send(rpcError(code, message));
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginCallback } from 'fastify';
+import type { ErrorInfo } from '../../errors.js';
 import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
@@ -21,6 +22,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
     const servers = manager.listServers();
     const catalogue = manager.getCatalogue();
     const discovery = runtime.lastDiscovery;
+    const discoveryError = runtime.lastDiscoveryError;
     const serverCounts = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;
     for (const server of servers) serverCounts[server.status] += 1;
     const eraCounts = { legacy: 0, modern: 0 };
@@ -37,13 +39,13 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
       serverCounts,
       eraCounts,
       servers,
-      errors: runtime.errors.map(({ path, error }) => ({ path, error })),
+      errors: runtime.errors.map(({ path, error }) => ({ path, error: errorInfo(error) })),
       collisions: catalogue.collisions(),
       // Prompts are named like tools; a resource URI two servers list goes to the first by name.
       promptCollisions: manager.getPrompts().collisions(),
       resourceCollisions: manager.getResources().collisions(),
       discovery: {
-        error: runtime.lastDiscoveryError ?? null,
+        error: discoveryError ? errorInfo(discoveryError) : null,
         warnings: discovery.warnings,
         shadowed: discovery.shadowed.map(({ name, source, shadowedBy, reason }) => ({ name, source, shadowedBy, reason })),
         skipped: discovery.skipped.map(({ name, source, reason, message }) => ({ name, source, reason, message })),
@@ -55,3 +57,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
 
   done();
 };
+
+function errorInfo({ code, message }: ErrorInfo): ErrorInfo {
+  return { code, message };
+}

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { ERROR_CATALOGUE, SwitchboardError } from '../../errors.js';
 import { CLOSE_GOING_AWAY, type EventHub, type EventSink } from './event-hub.js';
+import { httpError, sendError } from '../errors/http-error.js';
 
 export interface EventsRoutesOptions {
   events: EventHub;
@@ -58,7 +59,7 @@ export const eventsRoutes: FastifyPluginAsync<EventsRoutesOptions> = async (app,
     preValidation: async (request: FastifyRequest<{ Querystring: Record<string, unknown> }>, reply: FastifyReply) => {
       const since = parseSince(request.query.since);
       if (since instanceof Error) {
-        await reply.code(400).send({ error: { code: 'VALIDATION_FAILED', message: since.message } });
+        await sendError(reply, httpError('VALIDATION_FAILED', since.message));
       }
     },
     // A plain GET (a browser, curl) gets our error shape instead of the plugin's empty 404.

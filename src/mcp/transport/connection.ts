@@ -1,13 +1,13 @@
 import { StreamableHTTPClientTransport, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
 import type { CallToolResult, ServerCapabilities, StandardSchemaV1 } from '@modelcontextprotocol/client';
 import type { TransportKind } from '../../config/types.js';
-import { SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../../errors.js';
+import { errorMessage, SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../../errors.js';
 import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../../util/abort.js';
 import { collectPages, collectToolPages, type Listing, type Page, type ToolListing } from './list-tools.js';
 import { authErrorOf } from '../oauth/auth-errors.js';
 import type { EraVerdict, ProtocolEra } from './protocol-era.js';
 import { withAnswers } from '../forwarding/input-required.js';
-import { PassThroughResult, ToolPageResult } from './result-schemas.js';
+import { isNotMcp, PassThroughResult, ToolPageResult } from './result-schemas.js';
 import type { AgentRequestHandler, RelayedNotification } from './server-traffic.js';
 import { ModernListen } from './modern-listen.js';
 import type { CallToolOptions, ListItem, ListKind, ListToolsOptions, RequestOptions, ServerConnection } from './server-connection.js';
@@ -266,7 +266,10 @@ export class McpServerConnection implements ServerConnection {
     return new SwitchboardError('SERVER_CLOSED', `The connection to MCP server "${this.name}" is closed`, { cause });
   }
 
-  /** Maps an SDK rejection: caller aborts stay aborts, then closed, then timeout; others pass. */
+  /**
+   * Maps an SDK rejection: caller aborts stay aborts, then closed, then timeout, then an answer
+   * that is not MCP; others (the server's own JSON-RPC errors) pass.
+   */
   async #requestError(err: unknown, signal: AbortSignal | undefined, timedOut: boolean, code: SwitchboardErrorCode, message: string): Promise<unknown> {
     if (signal?.aborted) return signal.reason;
     // The server wants (another) sign-in: the upstream goes to needs_auth (failure.ts).
@@ -281,6 +284,7 @@ export class McpServerConnection implements ServerConnection {
     if (this.#state !== 'open') return this.#closedError(err);
     if (timedOut) return new SwitchboardError(code, `${message} (MCP server "${this.name}")`, { cause: err });
     if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) return this.#closedError(err);
+    if (isNotMcp(err)) return new SwitchboardError('UPSTREAM_PROTOCOL_ERROR', `MCP server "${this.name}" sent something that is not MCP: ${errorMessage(err)}`, { cause: err });
     return err;
   }
 }

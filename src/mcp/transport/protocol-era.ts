@@ -8,6 +8,7 @@ import {
   type PriorDiscovery,
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
+import { isSwitchboardError } from '../../errors.js';
 
 /**
  * Protocol eras of upstream servers (SPEC §4): the 2025 era (`initialize`, sessions; revisions
@@ -62,6 +63,9 @@ function rpcCodeInBody(err: SdkHttpError): number | undefined {
  * `initialize` first. Decided by codes and statuses only.
  */
 export function isEraMismatch(err: unknown, talked: ProtocolEra): boolean {
+  // The connection reports an answer the SDK refused as not MCP under our code; the SDK's own
+  // error is its cause.
+  if (isSwitchboardError(err, 'UPSTREAM_PROTOCOL_ERROR')) return isEraMismatch(err.cause, talked);
   if (err instanceof ProtocolError && err.code === ProtocolErrorCode.UnsupportedProtocolVersion) return true;
   if (err instanceof SdkHttpError) {
     if (rpcCodeInBody(err) === ProtocolErrorCode.UnsupportedProtocolVersion) return true;

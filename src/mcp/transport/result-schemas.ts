@@ -1,4 +1,4 @@
-import type { CallToolResult, StandardSchemaV1 } from '@modelcontextprotocol/client';
+import { SdkError, SdkErrorCode, type CallToolResult, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import type { ToolPage } from './list-tools.js';
 
 /**
@@ -38,3 +38,12 @@ export const ToolPageResult = schema<ToolPage>((value) => {
   if (nextCursor !== undefined && typeof nextCursor !== 'string') return '"nextCursor" is not a string';
   return undefined;
 });
+
+/**
+ * Whether the SDK refused what a server answered as not MCP: a result that fails its schema (one
+ * of the above, or the SDK's own checks, e.g. a 2026-07-28 result without `resultType`), or an
+ * HTTP answer that is neither JSON nor an event stream. `UPSTREAM_PROTOCOL_ERROR` (connection.ts).
+ */
+export function isNotMcp(err: unknown): boolean {
+  return err instanceof SdkError && (err.code === SdkErrorCode.InvalidResult || err.code === SdkErrorCode.ClientHttpUnexpectedContent);
+}

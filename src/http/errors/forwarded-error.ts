@@ -2,8 +2,11 @@ import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelc
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../../errors.js';
 
 /**
- * A failure of a request forwarded to a server (`prompts/get`, `resources/read`) as one of our
- * codes, the server's error kept as `cause` (STYLE rule 3): a miss is 404 `RESOURCE_NOT_FOUND`,
+ * The other direction: what a server answered to a request forwarded over REST (`prompts/get`,
+ * `resources/read`, …) as one of our codes, the server's error kept as `cause` (STYLE rule 3).
+ * (On `/mcp` a server's JSON-RPC error passes through as it was, see jsonrpc-error.ts; what the
+ * SDK itself reports — timeouts, a closed connection, a result that is not MCP — is turned into
+ * our codes where it is caught, in `mcp/transport/connection.ts`.) A miss is 404 `RESOURCE_NOT_FOUND`,
  * bad arguments are 400 `VALIDATION_FAILED` (the caller can fix them), anything else the server
  * answered is 502 `UPSTREAM_ERROR`. Each keeps the server's message, which is worth showing.
  * Our own errors (not found here, timeouts, a server that is down) pass unchanged.
