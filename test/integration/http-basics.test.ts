@@ -285,6 +285,9 @@ describe('GET /metrics', () => {
     expect(sample('switchboard_tool_call_duration_seconds_count')).toBe('3');
     expect(sample('switchboard_tool_call_duration_seconds_bucket{le="+Inf"}')).toBe('3');
     expect(sample('switchboard_tool_calls_in_flight')).toBe('0');
+    // Every upstream request is counted by method too; a name no server has has no server.
+    expect(sample('switchboard_upstream_requests_total{transport="rest",server="echo",method="tools/call",outcome="ok"}')).toBe('1');
+    expect(sample('switchboard_upstream_requests_total{transport="rest",server="",method="tools/call",outcome="not_found"}')).toBe('1');
     expect(sample('switchboard_events_subscribers')).toBe('0');
     // Every sample line is `name{labels} value`, every family has HELP and TYPE.
     for (const line of text.trim().split('\n')) {

@@ -185,3 +185,35 @@ describe('GET /resources/read', () => {
     expect(read.body.contents).toEqual([{ uri: 'fixture://hidden/secret', mimeType: 'text/plain', text: 'the secret' }]);
   });
 });
+
+describe('prompts and resources take the one request path (issue #20)', () => {
+  const sample = (text: string, name: string): string | undefined => text.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1];
+
+  it('counts each request in /metrics by method and outcome', async () => {
+    const sb = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio') } });
+    expect((await sb.json('/prompts/mcp_rich_greet/get', { method: 'POST', body: { arguments: { name: 'Ada' } } })).status).toBe(200);
+    expect((await sb.json(`/resources/read?uri=${encodeURIComponent('fixture://static/hello')}`)).status).toBe(200);
+    expect((await sb.json('/prompts/mcp_rich_nope/get', { method: 'POST', body: {} })).status).toBe(404);
+    const text = await (await sb.fetch('/metrics')).text();
+    expect(sample(text, 'switchboard_upstream_requests_total{transport="rest",server="rich",method="prompts/get",outcome="ok"}')).toBe('1');
+    expect(sample(text, 'switchboard_upstream_requests_total{transport="rest",server="rich",method="resources/read",outcome="ok"}')).toBe('1');
+    expect(sample(text, 'switchboard_upstream_requests_total{transport="rest",server="",method="prompts/get",outcome="not_found"}')).toBe('1');
+  });
+
+  it('counts a prompt get in flight while it runs, as the drain sees it', async () => {
+    const dir = await tempDir();
+    const started = join(dir, 'started');
+    const sb = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }) } });
+    const client = new AbortController();
+    const request = sb.fetch('/prompts/mcp_slow_slow/get', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { startedFile: started } }),
+      signal: client.signal,
+    });
+    await waitForFile(started);
+    expect(sample(await (await sb.fetch('/metrics')).text(), 'switchboard_tool_calls_in_flight')).toBe('1');
+    client.abort();
+    await expect(request).rejects.toThrow();
+  });
+});
