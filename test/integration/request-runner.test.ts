@@ -95,18 +95,18 @@ describe('RequestRunner: each kind through the one path', () => {
     await expect(run({ method: 'prompts/get', name: 'mcp_rich_nothing' })).rejects.toMatchObject({ code: 'PROMPT_NOT_FOUND' });
     await expect(run({ method: 'resources/read', uri: 'fixture://nowhere' })).rejects.toMatchObject({ code: 'RESOURCE_NOT_FOUND' });
 
-    // A server and a method per series; `logging/setLevel` and `resources/unsubscribe` fan out or
-    // name no server; names nobody has count under server "".
+    // A server and a method per series; `logging/setLevel` fans out to every server and names
+    // nobody has count under server "".
     expect(samples(requestMetrics.render(), 'switchboard_upstream_requests_total')).toEqual([
       requests('server="",method="logging/setLevel",outcome="ok"', 1),
       requests('server="",method="prompts/get",outcome="not_found"', 1),
       requests('server="",method="resources/read",outcome="not_found"', 1),
-      requests('server="",method="resources/unsubscribe",outcome="ok"', 1),
       requests('server="",method="tools/call",outcome="not_found"', 1),
       requests('server="rich",method="completion/complete",outcome="ok"', 1),
       requests('server="rich",method="prompts/get",outcome="ok"', 1),
       requests('server="rich",method="resources/read",outcome="ok"', 1),
       requests('server="rich",method="resources/subscribe",outcome="ok"', 1),
+      requests('server="rich",method="resources/unsubscribe",outcome="ok"', 1),
       requests('server="rich",method="tools/call",outcome="ok"', 2),
     ]);
     expect(samples(metrics.render(), 'switchboard_tool_calls_total')).toEqual([

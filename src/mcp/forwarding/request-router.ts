@@ -56,8 +56,10 @@ export class RequestRouter {
 
   /** The server a request would go to ('' when it names nothing known, or fans out). */
   serverOf(request: AgentRequest): string {
+    if (request.method === 'logging/setLevel') return '';
+    if (request.method === 'resources/unsubscribe') return this.subscriptions.get(request.uri)?.server ?? this.catalogues.resources.route(request.uri) ?? '';
     try {
-      return request.method === 'logging/setLevel' || request.method === 'resources/unsubscribe' ? '' : this.route(request).upstream.name;
+      return this.route(request).upstream.name;
     } catch {
       return '';
     }

@@ -125,7 +125,7 @@ export abstract class UpstreamLink extends UpstreamState {
     this.generation += 1;
     this.#abort?.abort(new SwitchboardError('SERVER_CLOSED', `Server "${this.name}" was disconnected`));
     this.#abort = undefined;
-        this.#pinger?.stop();
+    this.#pinger?.stop();
     const connection = this.run.connection;
     this.detachConnection();
     this.ready.reject({ code: 'SERVER_CLOSED', message: `Server "${this.name}" was disconnected` });
@@ -179,7 +179,7 @@ export abstract class UpstreamLink extends UpstreamState {
     );
     // A connect after a sign-in is no recovery from a failure: it does not count as a restart.
     if (cause === 'reconnect' && how.restart) this.run.restarts += 1;
-        this.run.lastError = undefined;
+    this.run.lastError = undefined;
     this.setStatus('connected');
     this.host.listed(this, listing, cause);
     this.host.setOthers(this, others, cause);

@@ -106,10 +106,12 @@ export async function requestThroughUpstream(
           continue;
         }
         if (!mayHaveBeenDelivered(kind)) throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_CLOSED', errorMessage(err), { cause: err });
+        const why = retried
+          ? 'it was sent again after a reconnect, and that connection was lost too'
+          : 'it was not retried because it is not marked read-only or idempotent';
         throw new SwitchboardError(
           'CALL_OUTCOME_UNKNOWN',
-          `The connection to MCP server "${port.name}" was lost while ${options.label} was running; it may or may not ` +
-            `have run, and it was not retried because it is not marked read-only or idempotent (${errorMessage(err)})`,
+          `The connection to MCP server "${port.name}" was lost while ${options.label} was running; it may or may not have run, and ${why} (${errorMessage(err)})`,
           { cause: err },
         );
       }
