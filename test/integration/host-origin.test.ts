@@ -175,7 +175,7 @@ describe('Host and Origin checks (real daemon processes, raw HTTP)', () => {
         .map(([name, value]) => `${name}: ${value}\r\n`)
         .join('')}\r\n`;
     const bytes = 1024 * 1024;
-    const cases = [
+    const cases: Array<{ daemon: Daemon; headers: Record<string, string>; status: number; code: string }> = [
       { daemon: open, headers: { host: 'evil.example' }, status: 403, code: 'FORBIDDEN_HOST' },
       { daemon: open, headers: { origin: 'http://evil.example' }, status: 403, code: 'FORBIDDEN_ORIGIN' },
       { daemon: guarded, headers: {}, status: 401, code: 'UNAUTHORIZED' },
