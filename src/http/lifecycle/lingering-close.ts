@@ -41,9 +41,9 @@ export class LingeringClose {
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       response.prependOnceListener('finish', () => {
         if (request.complete) return;
-        // Node would dump the rest of an unread body (drop it unseen, before it reaches the
-        // request); flowing, it reaches the request and close() counts it.
-        request.resume();
+        // Node would dump the rest of a body nobody reads (drop it unseen, before it reaches
+        // the request); flowing, it reaches the request and close() counts it.
+        if (request.readableFlowing === null) request.resume();
         const socket = request.socket;
         const restore = (): boolean => Reflect.deleteProperty(socket, 'destroySoon');
         socket.destroySoon = () => {
