@@ -60,7 +60,7 @@ export class ChildWatchdog {
   }
 
   #start(): void {
-    this.#script ??= findWatchdogScript(import.meta.url);
+    if (this.#script === null) this.#script = findWatchdogScript(import.meta.url);
     if (this.#script === undefined) return;
     let child: ChildProcess;
     try {
