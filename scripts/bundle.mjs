@@ -2,8 +2,10 @@
 // dist/cli.js plus lazily loaded chunks in dist/chunks/. One file to compile instead of ~700
 // modules to resolve is what makes `switchboard serve` start fast; code a request may never
 // need (the /mcp server side, the HTTP/SSE client transports, the client commands) sits in
-// chunks behind dynamic imports and is compiled only when used. `tsc` still type-checks and
-// emits the library (dist/index.js and the .d.ts files): see `npm run build`.
+// chunks behind dynamic imports and is compiled only when used. The child watchdog a daemon
+// starts (src/watchdog.ts) is a second entry, dist/watchdog.js, sharing only the /proc helpers.
+// `tsc` still type-checks and emits the library (dist/index.js and the .d.ts files): see
+// `npm run build`.
 import { readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +27,7 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
   rmSync(`${outdir}/chunks`, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { cli: 'src/cli.ts' },
+    entryPoints: { cli: 'src/cli.ts', watchdog: 'src/watchdog.ts' },
     outdir,
     bundle: true,
     splitting: true,
@@ -49,5 +51,5 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const started = performance.now();
   await bundleCli();
-  console.log(`bundled dist/cli.js in ${Math.round(performance.now() - started)} ms`);
+  console.log(`bundled dist/cli.js and dist/watchdog.js in ${Math.round(performance.now() - started)} ms`);
 }

@@ -11,6 +11,7 @@ import { CallMetrics } from './calls/call-metrics.js';
 import { RequestRunner } from './calls/request-runner.js';
 import { RequestMetrics } from './calls/request-metrics.js';
 import { ConnectionTracker } from './lifecycle/connections.js';
+import { LingeringClose } from './lifecycle/lingering-close.js';
 import { createHostCheckHook } from './guards/host-check.js';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './error-handler.js';
 import { sendError, toHttpError } from './errors/http-error.js';
@@ -106,16 +107,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done(null, payload);
   });
 
-  // A WebSocket handshake answered with an HTTP status (401, 404, 400) leaves a socket that the
-  // HTTP server no longer tracks: nothing would ever close it, and `app.close()` would wait for it.
+  // An answer sent while the client may still be sending (a 413 before the body was read, a
+  // refused upgrade) is followed by a lingering close, so that the client can read it.
+  const lingering = new LingeringClose();
+  lingering.install(app.server);
+  // A WebSocket handshake answered with an HTTP status (403, 401, 404, 400) leaves a socket that
+  // the HTTP server no longer tracks: nothing would ever close it, and `app.close()` would wait for
+  // it. Destroyed right after the answer, it lost the answer to a reset whenever the client had
+  // sent more; it ends gracefully instead, the answer flushed first.
   app.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-    if (request.headers.upgrade !== undefined) request.raw.socket.destroy();
+    if (request.headers.upgrade !== undefined) lingering.close(request.raw.socket);
     done();
   });
 
   // From the start of close, a connection ends as soon as it has no request in progress.
   const connections = new ConnectionTracker(app.server);
   app.addHook('preClose', (done) => {
+    lingering.destroyAll();
     connections.closeIdle();
     done();
   });

@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { errorMessage } from '../errors.js';
-import { PROC_AVAILABLE, readCmdline, readStat } from '../util/process-tree.js';
+import { hashCmdline, PROC_AVAILABLE, readCmdline, readStat } from '../util/process-tree.js';
 import { ensureDirectory } from './db-files.js';
 
 /**
@@ -66,10 +65,6 @@ export type ChildRecordsFile = z.infer<typeof FileSchema>;
 
 export function childRecordsDir(stateDir: string): string {
   return join(stateDir, CHILD_RECORDS_DIR);
-}
-
-export function hashCmdline(cmdline: readonly string[]): string {
-  return createHash('sha256').update(cmdline.join('\0')).digest('hex');
 }
 
 function readTrimmed(path: string, read: (path: string) => string): string | undefined {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { delay } from './delay.js';
 
@@ -56,6 +57,11 @@ export function readCmdline(pid: number): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** SHA-256 of the NUL-joined command line: recognises a process later without keeping its arguments. */
+export function hashCmdline(cmdline: readonly string[]): string {
+  return createHash('sha256').update(cmdline.join('\0')).digest('hex');
 }
 
 /** A zombie has finished; only its parent's wait() is missing, and nothing can signal it anyway. */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
+import { isRunning, readCmdline, readStat, scanProcesses, type ProcessRef } from '../../src/util/process-tree.js';
 
 /**
  * Whether `pid` is gone. A zombie counts as gone: where PID 1 does not reap orphans (some
@@ -64,4 +65,19 @@ export interface PidFile {
 
 export async function readPidFile(path: string): Promise<PidFile> {
   return JSON.parse(await readFile(path, 'utf8')) as PidFile;
+}
+
+/** A process as a reference that stays true to it: its pid and start time (see util/process-tree). */
+export function processRef(pid: number): ProcessRef {
+  const stat = readStat(pid);
+  if (!stat) throw new Error(`no process ${pid}`);
+  return { pid, startTime: stat.startTime };
+}
+
+/** The child watchdog (src/watchdog.ts) that process `parentPid` started, if one runs. */
+export function watchdogOf(parentPid: number): ProcessRef | undefined {
+  const found = scanProcesses().find(
+    (p) => p.ppid === parentPid && isRunning(p) && (readCmdline(p.pid) ?? []).some((arg) => arg.endsWith('watchdog.js')),
+  );
+  return found && { pid: found.pid, startTime: found.startTime };
 }

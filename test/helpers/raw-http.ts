@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 
 export interface RawResponse {
   status: number;
@@ -41,5 +42,54 @@ export function rawRequest(
     });
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+export interface RawAnswer extends RawResponse {
+  /** How many bytes after `head` the client got out before the socket closed. */
+  sent: number;
+}
+
+/**
+ * A naive client on a raw socket: writes `head` (a request line and headers), then `bytes` more
+ * in 64 KiB pieces — as chunked-encoding chunks with `framing: 'chunked'`, with the last chunk —
+ * whatever the server answers meanwhile, reading all along. Resolves once the socket has closed
+ * with the answer read to the end; rejects when there was none: the answer was lost.
+ */
+export function rawExchange(url: string, head: string, options: { bytes: number; framing?: 'raw' | 'chunked' }): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url);
+  const { bytes, framing = 'raw' } = options;
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const received: Buffer[] = [];
+    let sent = 0;
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    // EPIPE / ECONNRESET once the server has closed: expected, the answer is what matters.
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      const text = Buffer.concat(received).toString('latin1');
+      const split = text.indexOf('\r\n\r\n');
+      if (split === -1) return reject(new Error(`no HTTP answer before the socket closed (sent ${sent} bytes): ${JSON.stringify(text)}`));
+      const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
+      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const length = Number(headers['content-length'] ?? NaN);
+      const rest = text.slice(split + 4);
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: Number.isNaN(length) ? rest : rest.slice(0, length), sent });
+    });
+    socket.once('connect', () => {
+      socket.write(head);
+      const piece = Buffer.alloc(64 * 1024, 'x');
+      const write = (): void => {
+        while (sent < bytes && !socket.destroyed) {
+          const size = Math.min(piece.length, bytes - sent);
+          const data =
+            framing === 'raw' ? piece.subarray(0, size) : Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), piece.subarray(0, size), Buffer.from('\r\n')]);
+          sent += size;
+          if (!socket.write(data)) return void socket.once('drain', write);
+        }
+        if (framing === 'chunked' && !socket.destroyed) socket.write('0\r\n\r\n');
+      };
+      write();
+    });
   });
 }

@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -6,58 +5,23 @@ import { BODY_LIMIT } from '../../src/http/app.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
+import { rawExchange, type RawAnswer } from '../helpers/raw-http.js';
+import { spawnServe } from '../helpers/serve-process.js';
 
 /*
  * A body over the limit is refused before it is read, and the refusal must reach the client:
- * the server answers while the client is still sending, then closes a socket with unread data
- * (a TCP reset). These tests use a raw socket that keeps writing the whole body, the way a naive
- * client does, and must still read a JSON answer rather than only a reset.
+ * the server answers while the client is still sending, and a socket closed with unread data is
+ * reset (the client, still writing, fails with EPIPE and drops the answer). So the daemon
+ * lingers: it reads and drops the rest of the body, within bounds, before it closes. These tests
+ * use a raw socket that keeps writing the whole body, the way a naive client does, and must
+ * still read a JSON answer rather than only a reset.
  */
 
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  /** How many body bytes the client got out before the server closed the socket. */
-  sent: number;
-}
-
-/** POSTs `bytes` of JSON-ish body through a raw socket, writing on whatever happens, reading all along. */
-function postOversized(url: string, path: string, bytes: number, framing: 'length' | 'chunked'): Promise<RawAnswer> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    const received: Buffer[] = [];
-    let sent = 0;
-    socket.on('data', (chunk: Buffer) => received.push(chunk));
-    // EPIPE / ECONNRESET once the server has closed: expected, the answer is what matters.
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      const text = Buffer.concat(received).toString('latin1');
-      const split = text.indexOf('\r\n\r\n');
-      if (split === -1) return reject(new Error(`no HTTP answer before the socket closed (sent ${sent} bytes): ${JSON.stringify(text)}`));
-      const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-      const length = Number(headers['content-length'] ?? NaN);
-      const rest = text.slice(split + 4);
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: Number.isNaN(length) ? rest : rest.slice(0, length), sent });
-    });
-    socket.once('connect', () => {
-      const framingHeader = framing === 'length' ? `content-length: ${bytes}` : 'transfer-encoding: chunked';
-      socket.write(`POST ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\n${framingHeader}\r\n\r\n`);
-      const piece = Buffer.alloc(64 * 1024, 'x');
-      const write = (): void => {
-        while (sent < bytes && !socket.destroyed) {
-          const size = Math.min(piece.length, bytes - sent);
-          const data = framing === 'length' ? piece.subarray(0, size) : Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), piece.subarray(0, size), Buffer.from('\r\n')]);
-          sent += size;
-          if (!socket.write(data)) return void socket.once('drain', write);
-        }
-        if (framing === 'chunked' && !socket.destroyed) socket.write('0\r\n\r\n');
-      };
-      write();
-    });
-  });
+/** POSTs `bytes` of body through a raw socket that writes all of it, whatever happens, reading all along. */
+function postOversized(url: string, path: string, bytes: number, framing: 'length' | 'chunked', headers = ''): Promise<RawAnswer> {
+  const framingHeader = framing === 'length' ? `content-length: ${bytes}` : 'transfer-encoding: chunked';
+  const head = `POST ${path} HTTP/1.1\r\nhost: ${new URL(url).host}\r\ncontent-type: application/json\r\n${framingHeader}\r\n${headers}\r\n`;
+  return rawExchange(url, head, { bytes, framing: framing === 'length' ? 'raw' : 'chunked' });
 }
 
 describe('a request body over the limit', () => {
@@ -72,6 +36,23 @@ describe('a request body over the limit', () => {
     // The daemon is none the worse for it.
     expect((await sb.fetch('/health')).status).toBe(200);
   });
+
+  it('reaches every client of a real serve process, 20 MiB bodies with Connection: close, 20 times per framing', async () => {
+    const dir = await tempDir();
+    const configPath = join(dir, 'switchboard.json');
+    await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db') }));
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+    const url = await serve.listening();
+    const bytes = 20 * 1024 * 1024;
+    for (const framing of ['length', 'chunked'] as const) {
+      for (let i = 0; i < 20; i++) {
+        const answer = await postOversized(url, '/tools/mcp_x_y/call', bytes, framing, 'connection: close\r\n');
+        expect(answer.status, `${framing} #${i}`).toBe(413);
+        expect(answer.headers.connection).toBe('close');
+        expect(JSON.parse(answer.body)).toEqual({ error: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large' } });
+      }
+    }
+  }, 60_000);
 
   it('during the shutdown drain gets its 503 SHUTTING_DOWN answer the same way', async () => {
     const dir = await tempDir();

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
+import { rawExchange, rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { tempDir, type Cleanup } from '../helpers/process.js';
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 
@@ -165,6 +165,28 @@ describe('Host and Origin checks (real daemon processes, raw HTTP)', () => {
     expect((await send(guarded, events, withToken)).status).toBe(101);
     expect((await send(guarded, events, { ...withToken, host: 'evil.example' })).status).toBe(403);
     expect((await send(guarded, { method: 'GET', path: `/events?token=${TOKEN}` }, { ...UPGRADE, origin: 'http://evil.example' })).status).toBe(403);
+  });
+
+  it('a refused upgrade reaches a client that goes on sending after its request, every time (20 × 403 host, 403 origin, 401)', async () => {
+    // Frames sent before the answer is read, as an eager client does: a socket destroyed right
+    // after the answer had them unread and reset the connection, and the client lost its status.
+    const upgrade = (daemon: Daemon, headers: Record<string, string>): string =>
+      `GET /events HTTP/1.1\r\n${Object.entries({ host: `127.0.0.1:${daemon.port}`, ...UPGRADE, ...headers })
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')}\r\n`;
+    const bytes = 1024 * 1024;
+    const cases: Array<{ daemon: Daemon; headers: Record<string, string>; status: number; code: string }> = [
+      { daemon: open, headers: { host: 'evil.example' }, status: 403, code: 'FORBIDDEN_HOST' },
+      { daemon: open, headers: { origin: 'http://evil.example' }, status: 403, code: 'FORBIDDEN_ORIGIN' },
+      { daemon: guarded, headers: {}, status: 401, code: 'UNAUTHORIZED' },
+    ];
+    for (const { daemon, headers, status, code } of cases) {
+      for (let i = 0; i < 20; i++) {
+        const answer = await rawExchange(daemon.url, upgrade(daemon, headers), { bytes });
+        expect(answer.status, `${code} #${i}`).toBe(status);
+        expect(refusalCode(answer), `${code} #${i}`).toBe(code);
+      }
+    }
   });
 
   it('answers /mcp refusals with a JSON-RPC error body', async () => {

@@ -3,18 +3,24 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { isProcessGone, readPidFile, tempDir, waitForFile, type PidFile } from '../helpers/process.js';
+import { waitForProcessesExit } from '../../src/util/process-tree.js';
+import { isProcessGone, processRef, readPidFile, tempDir, waitForFile, watchdogOf, type PidFile } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
 
 /*
  * SPEC §6 "No orphans, ever", against real processes: a helper that left the server's process
- * group (setsid) goes with the server, and a server left running by a daemon killed with SIGKILL
+ * group (setsid) goes with the server; a daemon killed with SIGKILL takes its servers along
+ * within seconds (its watchdog, src/watchdog.ts, ends them), even one that ignores SIGTERM and
+ * the end of its stdin; and a server left running by a daemon killed together with its watchdog
  * is reaped by the next daemon that starts on the same state directory.
  */
 
 const LINUX = process.platform === 'linux';
 /** Two real daemon processes and their fixtures: a loaded two-core box needs the time. */
 const SPAWN_TIMEOUT_MS = 60_000;
+
+/** A server that only SIGKILL ends, and that never notices its client left. */
+const STUBBORN = { IGNORE_SIGTERM: '1', IGNORE_STDIN_EOF: '1' };
 
 /** Kills whatever the test leaves running, whatever happened to the daemon. */
 function killAtEnd(fixture: PidFile): void {
@@ -44,7 +50,56 @@ describe.skipIf(!LINUX)('no orphans', () => {
     expect(isProcessGone(fixture.setsidPid!)).toBe(true);
   });
 
-  it('a server left running by a SIGKILLed daemon is reaped by the next start on the same state directory', async () => {
+  it('a daemon killed with SIGKILL takes its four servers along within seconds, one that ignores SIGTERM and stdin EOF too (20 times)', async () => {
+    const RUNS = 20;
+    /** Daemons killed at once: the kills' grace periods overlap, the starts share the two cores. */
+    const AT_ONCE = 10;
+    const run = async (n: number): Promise<void> => {
+      const dir = await tempDir();
+      const pidFiles = [0, 1, 2, 3].map((i) => join(dir, `s${i}.pid`));
+      const servers = Object.fromEntries(
+        pidFiles.map((pidFile, i) => [`s${i}`, fixtureServerConfig('never-answers-initialize', { env: { PID_FILE: pidFile, ...(i === 3 ? STUBBORN : {}) } })]),
+      );
+      const configPath = join(dir, 'switchboard.json');
+      await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: servers }));
+      const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+      // Each has written its pid file once its signal handlers were in place.
+      const children = await Promise.all(pidFiles.map(async (path) => readPidFile((await waitForFile(path), path))));
+      children.forEach(killAtEnd);
+      const watchdog = watchdogOf(serve.child.pid as number);
+      expect(watchdog, `run ${n}`).toBeDefined();
+      // Taken while they all run: three of them end on their own once their stdin closes.
+      const refs = [...children.map((child) => processRef(child.pid)), watchdog!];
+
+      serve.child.kill('SIGKILL');
+      // The servers go (the stubborn one after the watchdog's 1 s grace), and so does the watchdog.
+      expect(await waitForProcessesExit(refs, 5_000), `run ${n}`).toBe(true);
+      expect(await serve.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    };
+    for (let first = 0; first < RUNS; first += AT_ONCE) {
+      await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => run(first + i)));
+    }
+  }, SPAWN_TIMEOUT_MS);
+
+  it('a clean shutdown leaves no watchdog running', async () => {
+    const dir = await tempDir();
+    const pidFile = join(dir, 'echo.pid');
+    const configPath = join(dir, 'switchboard.json');
+    const echo = fixtureServerConfig('never-answers-initialize', { env: { PID_FILE: pidFile } });
+    await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: { echo } }));
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+    const child = await readPidFile((await waitForFile(pidFile), pidFile));
+    killAtEnd(child);
+    const watchdog = watchdogOf(serve.child.pid as number);
+    expect(watchdog).toBeDefined();
+    const server = processRef(child.pid);
+
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+    expect(await waitForProcessesExit([watchdog!, server], 2_000)).toBe(true);
+  }, SPAWN_TIMEOUT_MS);
+
+  it('a server left running by a daemon killed with SIGKILL, its watchdog too, is reaped by the next start on the same state directory', async () => {
     const dir = await tempDir();
     const configPath = join(dir, 'switchboard.json');
     /** The config of each run: the same state directory, the server's pids in a file of its own. */
@@ -59,6 +114,11 @@ describe.skipIf(!LINUX)('no orphans', () => {
     const leftover = await readPidFile((await waitForFile(join(dir, 'first.pid')), join(dir, 'first.pid')));
     killAtEnd(leftover);
 
+    // Killed first, as an OOM kill of the whole container or cgroup would: nothing ends the server now.
+    const watchdog = watchdogOf(first.child.pid as number);
+    expect(watchdog).toBeDefined();
+    process.kill(watchdog!.pid, 'SIGKILL');
+    expect(await waitForProcessesExit([watchdog!], 5_000)).toBe(true);
     first.child.kill('SIGKILL');
     expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
     // Its stdin is closed now, and it does not care: without the reaper it would run forever.

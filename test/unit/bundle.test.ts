@@ -46,6 +46,15 @@ describe('the CLI bundle', () => {
     for (const pattern of LAZY) expect(all.some((m) => pattern.test(m)), String(pattern)).toBe(true);
   });
 
+  it('builds the child watchdog as an entry of its own that loads only the /proc helpers', () => {
+    expect(byName.has('watchdog.js')).toBe(true);
+    const modules = staticModules('watchdog.js');
+    expect(modules).toContain('src/watchdog.ts');
+    // No dependency, none of the daemon: it must start as fast as node itself.
+    const allowed = (m: string): boolean => m === 'src/watchdog.ts' || m === 'src/mcp/process/leftovers.ts' || m.startsWith('src/util/');
+    expect(modules.filter((m) => !allowed(m))).toEqual([]);
+  });
+
   it('keeps only the native addon (and ws\'s optional ones) outside the bundle', () => {
     const builtin = (path: string): boolean => path.startsWith('node:') || builtinModules.includes(path.split('/')[0]!);
     const external = new Set(

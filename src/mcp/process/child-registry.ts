@@ -10,12 +10,14 @@ import {
   type ChildRecord,
   type OwnerRecord,
 } from '../../store/child-records.js';
+import { ChildWatchdog } from './child-watchdog.js';
 
 /**
  * The stdio children this process has running, mirrored into the record file of every state
  * directory a daemon of this process uses (see store/child-records.ts). Process-wide, like the
  * process groups in process-group.ts: every child is spawned by this process, and if it dies by
- * SIGKILL they are all orphans, whichever daemon started them.
+ * SIGKILL they are all orphans, whichever daemon started them. The same records go to the
+ * watchdog (child-watchdog.ts), which ends the children the moment this process dies.
  */
 
 interface RecordSink {
@@ -29,6 +31,7 @@ interface RecordSink {
 const live = new Map<number, ChildRecord>();
 const sinks = new Map<string, RecordSink>();
 let owner: OwnerRecord | undefined | null = null;
+const watchdog = new ChildWatchdog();
 
 function identity(): OwnerRecord | undefined {
   if (owner === null) owner = ownIdentity();
@@ -52,12 +55,14 @@ export function recordChild(pid: number): void {
   const record = describeChild(pid);
   if (!record) return;
   live.set(pid, record);
+  watchdog.add(record);
   for (const sink of sinks.values()) flush(sink);
 }
 
 /** A child and everything it started are gone. */
 export function forgetChild(pid: number): void {
   if (!live.delete(pid)) return;
+  watchdog.remove(pid);
   for (const sink of sinks.values()) flush(sink);
 }
 

@@ -1,17 +1,7 @@
 import type { Logger } from 'pino';
-import { readChildRecords, removeChildRecords, hashCmdline, ownIdentity, type ChildRecord, type OwnerRecord } from '../../store/child-records.js';
-import {
-  isAlive,
-  isRunning,
-  readCmdline,
-  scanProcesses,
-  signalProcesses,
-  strayDescendants,
-  waitForProcessesExit,
-  type ProcessRef,
-  type ProcStat,
-} from '../../util/process-tree.js';
-import { signalGroup } from './process-group.js';
+import { readChildRecords, removeChildRecords, ownIdentity, type OwnerRecord } from '../../store/child-records.js';
+import { isAlive, scanProcesses, type ProcessRef, type ProcStat } from '../../util/process-tree.js';
+import { endLeftovers, judgeRecord, LEFTOVER_GRACE_MS } from './leftovers.js';
 
 /**
  * At start, kills what a daemon that died without its teardown (SIGKILL, OOM killer, power cut of
@@ -19,7 +9,8 @@ import { signalGroup } from './process-group.js';
  * helpers that left the group. A process is killed only when it is provably the one recorded, by
  * start time and command line; a pid the system has since given to another process is left alone.
  * Records of a daemon that still runs (another daemon sharing the state directory) are never
- * touched: their children are alive and well looked after.
+ * touched: their children are alive and well looked after. A daemon's watchdog (src/watchdog.ts)
+ * does the same the moment its daemon dies; this is for when it died too (a cgroup's OOM kill).
  */
 
 export interface ReapOptions {
@@ -48,38 +39,6 @@ export interface SkippedRecord {
 export interface ReapReport {
   reaped: ReapedProcess[];
   skipped: SkippedRecord[];
-}
-
-const DEFAULT_GRACE_MS = 1_000;
-
-type Verdict = { kill: ProcessRef[] } | { skip: string } | { gone: true };
-
-const refOf = (stat: ProcStat): ProcessRef => ({ pid: stat.pid, startTime: stat.startTime });
-
-/**
- * What is left of `record`: the process itself when its start time and command line still
- * match, and then its group's members and the strays found through parent links. A zombie with
- * the recorded start time still holds the pid, so no stranger can have our group id: its members
- * are ours too. Once the pid is free, members carrying that group id can't be told from the
- * group of a stranger that got the pid later, so they are left alone.
- */
-function judge(record: ChildRecord, byPid: ReadonlyMap<number, ProcStat>, processes: readonly ProcStat[]): Verdict {
-  const stat = byPid.get(record.pid);
-  if (!stat) {
-    const members = processes.some((p) => p.pgid === record.pgid && isRunning(p));
-    return members ? { skip: 'exited; its group has members, but they cannot be told from a stranger\'s' } : { gone: true };
-  }
-  if (stat.startTime !== record.startTime) return isRunning(stat) ? { skip: 'pid reused: the start time differs' } : { gone: true };
-  const refs = new Map<number, ProcessRef>();
-  if (isRunning(stat)) {
-    const cmdline = readCmdline(record.pid);
-    if (!cmdline || hashCmdline(cmdline) !== record.cmdlineHash) return { skip: 'pid reused: the command line differs' };
-    refs.set(stat.pid, refOf(stat));
-  }
-  for (const p of processes) if (p.pgid === record.pgid && isRunning(p)) refs.set(p.pid, refOf(p));
-  for (const stray of strayDescendants(record.pgid, processes)) refs.set(stray.pid, stray);
-  for (const stray of strayDescendants(record.pid, processes)) refs.set(stray.pid, stray);
-  return refs.size === 0 ? { gone: true } : { kill: [...refs.values()] };
 }
 
 function ownerRuns(owner: OwnerRecord, self: OwnerRecord): 'alive' | 'dead' | 'unknown' {
@@ -118,7 +77,7 @@ export async function reapLeftovers(options: ReapOptions): Promise<ReapReport> {
     processes ??= scanProcesses();
     byPid ??= new Map(processes.map((p) => [p.pid, p]));
     for (const record of children) {
-      const verdict = judge(record, byPid, processes);
+      const verdict = judgeRecord(record, byPid, processes);
       if ('skip' in verdict) {
         report.skipped.push({ pid: record.pid, owner: owner.pid, reason: verdict.skip });
       } else if ('kill' in verdict) {
@@ -130,12 +89,7 @@ export async function reapLeftovers(options: ReapOptions): Promise<ReapReport> {
   }
   for (const skipped of report.skipped) logger.info(skipped, 'left a recorded process alone');
   if (doomed.length > 0) {
-    for (const pgid of groups) signalGroup(pgid, 'SIGTERM');
-    signalProcesses(doomed, 'SIGTERM');
-    if (!(await waitForProcessesExit(doomed, options.graceMs ?? DEFAULT_GRACE_MS))) {
-      for (const pgid of groups) signalGroup(pgid, 'SIGKILL');
-      signalProcesses(doomed, 'SIGKILL');
-    }
+    await endLeftovers(doomed, groups, options.graceMs ?? LEFTOVER_GRACE_MS);
     logger.info({ reaped: report.reaped }, 'reaped leftover server processes');
   }
   for (const path of done) {

@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { ChildRecord } from '../../store/child-records.js';
+
+/**
+ * The daemon's side of the child watchdog (src/watchdog.ts): started with the first recorded
+ * stdio child, told of every child that starts and ends, and let go (its pipe ended) once none
+ * is left, so that it exits by itself. Nothing waits for it: neither the process handle nor the
+ * pipe keeps the daemon's event loop alive, and it is spawned in a session of its own (a
+ * terminal's Ctrl-C or hang-up must not take it down with the daemon it watches). It inherits no
+ * descriptor but its stdin: the listening socket must not outlive the daemon in it, and the
+ * write end of its pipe is close-on-exec, so the stdio children never hold it open.
+ */
+
+/**
+ * The watchdog script as built next to the daemon's code: `dist/watchdog.js` beside the CLI
+ * bundle, whose code sits in `dist/cli.js` and `dist/chunks/`, and beside the compiled library,
+ * where this module is `dist/mcp/process/child-watchdog.js`. Run from the TypeScript sources
+ * (the test runner) there is none: the exit hook and the next start's reaper are all there is.
+ */
+export function findWatchdogScript(moduleUrl: string, exists: (path: string) => boolean = existsSync): string | undefined {
+  for (const relative of ['./watchdog.js', '../watchdog.js', '../../watchdog.js']) {
+    const path = fileURLToPath(new URL(relative, moduleUrl));
+    if (exists(path)) return path;
+  }
+  return undefined;
+}
+
+export class ChildWatchdog {
+  readonly #records = new Map<number, ChildRecord>();
+  /** Looked for when the first watchdog starts; null until then. */
+  #script: string | undefined | null;
+  #process: ChildProcess | undefined;
+
+  /** @param script the watchdog to run @default the one built next to this module */
+  constructor(script?: string) {
+    this.#script = script ?? null;
+  }
+
+  /** A child just spawned: recorded by the watchdog, which is started if it is not running. */
+  add(record: ChildRecord): void {
+    this.#records.set(record.pid, record);
+    if (this.#process) this.#send(`+${JSON.stringify(record)}`);
+    else this.#start();
+  }
+
+  /** A child and all it started are gone; with the last one, the watchdog is let go. */
+  remove(pid: number): void {
+    if (!this.#records.delete(pid)) return;
+    if (!this.#process) {
+      if (this.#records.size > 0) this.#start();
+      return;
+    }
+    this.#send(`-${pid}`);
+    if (this.#records.size > 0) return;
+    this.#process.stdin?.end();
+    this.#process = undefined;
+  }
+
+  #start(): void {
+    if (this.#script === null) this.#script = findWatchdogScript(import.meta.url);
+    if (this.#script === undefined) return;
+    let child: ChildProcess;
+    try {
+      // No env and no execArgv: NODE_OPTIONS or an --inspect port are the daemon's, not its.
+      child = spawn(process.execPath, [this.#script], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, env: {}, windowsHide: true });
+    } catch {
+      return;
+    }
+    this.#process = child;
+    child.unref();
+    const stdin = child.stdin as Socket | null;
+    stdin?.unref();
+    // A watchdog that died (or never started) is replaced at the next change, with every record.
+    const lost = (): void => {
+      if (this.#process === child) this.#process = undefined;
+    };
+    child.once('error', lost);
+    child.once('exit', lost);
+    stdin?.on('error', lost);
+    for (const record of this.#records.values()) this.#send(`+${JSON.stringify(record)}`);
+  }
+
+  #send(line: string): void {
+    const stdin = this.#process?.stdin;
+    if (stdin && !stdin.destroyed) stdin.write(`${line}\n`);
+  }
+}
