@@ -17,7 +17,7 @@ const LAYERS: Array<{ name: string; owns: (file: string) => boolean }> = [
   { name: 'runtime', owns: (f) => f.startsWith('runtime/') },
   { name: 'http', owns: (f) => f.startsWith('http/') },
   { name: 'daemon', owns: (f) => f === 'daemon.ts' || f === 'index.ts' },
-  { name: 'cli', owns: (f) => f === 'cli.ts' || f.startsWith('cli/') },
+  { name: 'cli', owns: (f) => f === 'cli.ts' || f === 'watchdog.ts' || f.startsWith('cli/') },
 ];
 
 function layerOf(file: string): number {
