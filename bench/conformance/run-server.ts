@@ -9,7 +9,7 @@
  *
  * Env: CONFORMANCE (the suite's command), EVERYTHING_SERVER (path of everything-server.ts, run with
  * tsx from its own folder so it finds the suite's @modelcontextprotocol/sdk v1, express and cors),
- * VERBOSE=1 (the suite's own output), DIRECT=1 (also run against the server alone, as a baseline).
+ * VERBOSE=1 (the suite's own output), SERVE=1 (keep the daemon of the first setting up and print its URL), DIRECT=1 (also run against the server alone, as a baseline).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -106,7 +106,11 @@ async function throughSwitchboard(protocol: Protocol, upstreamUrl: string): Prom
     const status = daemon.manager.getServer(SERVER)?.status;
     if (status !== 'connected') throw new Error(`upstream is ${status}`);
     const url = `http://127.0.0.1:${(daemon.app.server.address() as AddressInfo).port}/mcp`;
-    for (const revision of revisions) results.set(revision, await runSuite(url, revision));
+    if (process.env.SERVE) {
+      // Debugging: keep the daemon up for manual runs of the suite (one --scenario at a time).
+      process.stderr.write(`serving ${url} (protocol ${protocol}); Ctrl-C to stop\n`);
+      await new Promise((done) => process.once('SIGINT', done));
+    } else for (const revision of revisions) results.set(revision, await runSuite(url, revision));
   } finally {
     await daemon.close();
     await rm(dir, { recursive: true, force: true });
