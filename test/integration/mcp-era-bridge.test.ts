@@ -23,6 +23,7 @@ const UPSTREAMS: Array<[string, () => Promise<ServerConfig>]> = [
   ['a 2025-era stdio server', async () => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } })],
   ['a 2026-07-28 HTTP server', async () => modernHttp({})],
   ['a 2026-07-28 HTTP server that leaves resultType out', async () => modernHttp({ OMIT_RESULT_TYPE: '1' })],
+  ['a 2026-07-28 HTTP server that declares no completions, logging or subscribe', async () => modernHttp({ UNDECLARED: '1' })],
 ];
 
 async function modernHttp(env: Record<string, string>): Promise<ServerConfig> {
@@ -103,6 +104,8 @@ describe.each(UPSTREAMS)('a 2025-11-25 session of %s', (_upstream, upstreamConfi
     const messages: unknown[] = [];
     client.setNotificationHandler('notifications/message', (n) => void messages.push(n.params.data));
     await client.setLoggingLevel('warning');
+    // A 2025 server got logging/setLevel; a 2026-07-28 one gets the level with each request.
+    expect(textOf(await client.callTool({ name: 'mcp_rich_get_log_level', arguments: {} }))).toBe('warning');
     await client.callTool({ name: 'mcp_rich_log', arguments: { level: 'info', text: 'too quiet' } });
     await client.callTool({ name: 'mcp_rich_log', arguments: { level: 'error', text: 'loud' } });
     expect(messages).toEqual(['loud']);
@@ -121,6 +124,5 @@ describe.each(UPSTREAMS)('a 2025-11-25 session of %s', (_upstream, upstreamConfi
     expect(await updated.promise).toBe('fixture://static/hello');
     clearInterval(touching);
     await client.unsubscribeResource({ uri: 'fixture://static/hello' });
-    expect(textOf(await client.callTool({ name: 'mcp_rich_get_log_level', arguments: {} }))).toEqual(expect.any(String));
   });
 });
