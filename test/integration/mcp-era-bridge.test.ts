@@ -96,6 +96,15 @@ describe.each(CLIENTS)('a %s client', (_client, mode) => {
   });
 });
 
+describe('a 2025-11-25 session of a 2026-07-28 server whose listen stream the SDK cannot read', () => {
+  it('has its subscribe and unsubscribe answered within moments, not at the listen ack timeout', async () => {
+    const daemon = await startDaemon({ servers: { rich: await modernHttp({ LISTEN_NDJSON: '1' }) } });
+    const client = await agent(daemon, 'legacy');
+    expect(await client.subscribeResource({ uri: 'fixture://static/hello' })).toEqual({});
+    expect(await client.unsubscribeResource({ uri: 'fixture://static/hello' })).toEqual({});
+  });
+});
+
 describe.each(UPSTREAMS)('a 2025-11-25 session of %s', (_upstream, upstreamConfig) => {
   it('is offered logging; its level decides which of the server\u2019s log messages it sees', async () => {
     const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
