@@ -120,6 +120,7 @@ export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, ta
         capabilities,
         takesInputRequired: true,
         ...(resume ? { resume } : {}),
+        logLevel,
         can: (method) => hasCapability(capabilities, method),
         request: (method, params, signal) => {
           if (!agent.continuations.hasRoom) throw noAgent(method, 'too many calls are waiting for their agents');
@@ -163,6 +164,9 @@ async function runForSession<T>(
     agent: session?.id() ?? 'unknown-session',
     capabilities,
     takesInputRequired: false,
+    // A session that set no level is shown every message, as a 2025 server sends them all; a
+    // 2026-07-28 server sends only what a request asks for, so it is asked for everything.
+    logLevel: session?.logLevel ?? 'debug',
     can: (method) => hasCapability(session?.clientCapabilities(), method),
     request: (method: AgentRequest, params, signal) =>
       ctx.mcpReq.send({ method, ...(params ? { params } : {}) } as never, { signal, timeout: AGENT_ANSWER_TIMEOUT_MS }) as Promise<Record<string, unknown>>,

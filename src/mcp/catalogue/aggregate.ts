@@ -1,4 +1,5 @@
 import type { ServerCapabilities } from '@modelcontextprotocol/client';
+import type { ProtocolEra } from '../transport/protocol-era.js';
 import type { ServerShare } from './catalogues.js';
 
 /** Which optional MCP capabilities at least one server has. */
@@ -17,20 +18,27 @@ export interface ListHintsAggregate {
 }
 
 /**
- * What the servers can do, together: the capabilities `/mcp` advertises (SPEC §7), exactly
- * what some server declared. A server keeps what it declared while it reconnects, so a blip
- * does not change the advertisement.
+ * What the servers can do, together: the capabilities `/mcp` advertises (SPEC §7), in the
+ * agent's era whatever the server's (issue #21): what some server declared, and what a
+ * 2026-07-28 server has by its era — servers in use answer completions, log when a request asks
+ * for a level, and take resource subscriptions on their listen stream without declaring any of
+ * it (the conformance suite's reference server among them). Switchboard keeps a 2025 session's
+ * level itself and sends it with each request. A server keeps what it declared while it
+ * reconnects, so a blip does not change the advertisement.
  */
-export function aggregateCapabilities(upstreams: Iterable<{ readonly capabilities: ServerCapabilities | undefined }>): AggregateCapabilities {
+export function aggregateCapabilities(
+  upstreams: Iterable<{ readonly capabilities: ServerCapabilities | undefined; readonly era?: ProtocolEra | undefined }>,
+): AggregateCapabilities {
   const all: AggregateCapabilities = { prompts: false, resources: false, subscribe: false, completions: false, logging: false };
   for (const upstream of upstreams) {
     const declared = upstream.capabilities;
     if (!declared) continue;
+    const modern = upstream.era === 'modern';
     all.prompts ||= declared.prompts !== undefined;
     all.resources ||= declared.resources !== undefined;
-    all.subscribe ||= declared.resources?.subscribe === true;
-    all.completions ||= declared.completions !== undefined;
-    all.logging ||= declared.logging !== undefined;
+    all.subscribe ||= declared.resources?.subscribe === true || (modern && declared.resources !== undefined);
+    all.completions ||= declared.completions !== undefined || (modern && (declared.prompts !== undefined || declared.resources !== undefined));
+    all.logging ||= declared.logging !== undefined || modern;
   }
   return all;
 }

@@ -18,6 +18,12 @@ export interface CallerChannel {
    */
   readonly takesInputRequired: boolean;
   readonly resume?: AgentOptions['resume'];
+  /**
+   * The least severe log message the agent wants from this request: a 2025 session's
+   * `logging/setLevel`, or a 2026-07-28 request's own. A 2026-07-28 server is told it in `_meta`
+   * (it sends log messages only to a request that names a level); none, and it sends none.
+   */
+  readonly logLevel?: string | undefined;
   /** Whether the agent declared the capability the request needs. */
   can(method: AgentRequest): boolean;
   /** Relays the request to the agent and resolves with its answer. */
@@ -37,5 +43,6 @@ export function agentOptionsOf(caller: CallerChannel): AgentOptions {
     ...(caller.capabilities ? { capabilities: caller.capabilities } : {}),
     relayInputRequired: caller.takesInputRequired,
     ...(caller.resume ? { resume: caller.resume } : {}),
+    ...(caller.logLevel !== undefined ? { logLevel: caller.logLevel } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities } from '@modelcontextprotocol/client';
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { AGENT_REQUESTS, type AgentRequest, type ServerTraffic } from '../transport/server-traffic.js';
 
 /**
@@ -17,6 +17,8 @@ export interface AgentOptions {
   relayInputRequired?: boolean;
   /** The answers and state of the agent's retry, for the server. */
   resume?: { inputResponses?: Record<string, unknown>; requestState?: string };
+  /** The level of log messages the agent wants from this request (see CallerChannel.logLevel). */
+  logLevel?: string;
 }
 
 /** Rounds of questions one request may take before it is given up. @default 10 */
@@ -49,7 +51,10 @@ export function modernParams(params: Record<string, unknown>, agent: AgentOption
     ...(inputResponses !== undefined ? { inputResponses } : {}),
     ...(requestState !== undefined ? { requestState } : {}),
     // Roots can always be answered: the agent's own, else the configured ones.
-    _meta: { ...meta, [CLIENT_CAPABILITIES_META_KEY]: { ...agent?.capabilities, ...NO_AGENT_CAPABILITIES, ...(agent?.capabilities?.roots ? { roots: agent.capabilities.roots } : {}) } },
+    _meta: {
+      ...meta,
+      ...(agent?.logLevel !== undefined ? { [LOG_LEVEL_META_KEY]: agent.logLevel } : {}),
+      [CLIENT_CAPABILITIES_META_KEY]: { ...agent?.capabilities, ...NO_AGENT_CAPABILITIES, ...(agent?.capabilities?.roots ? { roots: agent.capabilities.roots } : {}) } },
   };
 }
 

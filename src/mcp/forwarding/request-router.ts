@@ -132,9 +132,13 @@ export class RequestRouter {
     return {};
   }
 
-  /** `logging/setLevel` for every connected server that logs; one server's refusal is only logged. */
+  /**
+   * `logging/setLevel` for every connected 2025-era server that logs; one server's refusal is only
+   * logged. A 2026-07-28 server has no such request: it gets the level with each request instead
+   * (`CallerChannel.logLevel`).
+   */
   private async setLogLevel(level: string, options: SendOptions): Promise<Record<string, unknown>> {
-    const targets = [...this.upstreams()].filter((u) => u.connection && u.capabilities?.logging);
+    const targets = [...this.upstreams()].filter((u) => u.connection && u.connection.era !== 'modern' && u.capabilities?.logging);
     await Promise.all(
       targets.map((upstream) =>
         this.forward({ upstream, method: 'logging/setLevel', params: { level }, replaySafe: true, label: 'logging/setLevel' }, options).catch((err: unknown) => {

@@ -10,6 +10,7 @@ import { withAnswers } from '../forwarding/input-required.js';
 import { isNotMcp, PassThroughResult, ToolPageResult } from './result-schemas.js';
 import type { AgentRequestHandler, RelayedNotification } from './server-traffic.js';
 import { ModernListen } from './modern-listen.js';
+import { completeMissingResultType } from './result-type.js';
 import type { CallToolOptions, ListItem, ListKind, ListToolsOptions, RequestOptions, ServerConnection } from './server-connection.js';
 import type { StderrRing } from './stderr-ring.js';
 import { LIST_METHODS, listParams, type ConnectionParts } from './connection-parts.js';
@@ -62,6 +63,7 @@ export class McpServerConnection implements ServerConnection {
     if (parts.transport instanceof StdioProcessTransport) this.pid = parts.transport.pid;
     parts.client.onclose = () => this.#onTransportClosed();
     if (this.era === 'modern') {
+      completeMissingResultType(parts.transport);
       const caps = this.capabilities;
       this.#listen = new ModernListen(
         parts.client,

@@ -2,6 +2,9 @@ import type { Client, McpSubscription } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
 
+/** How long a resource subscription waits for the listen stream that carries it. */
+export const SUBSCRIBE_WAIT_MS = 2_000;
+
 /** What a modern-era (2026-07-28) server is asked to send on the listen stream. */
 export interface ListenFilter {
   toolsListChanged?: boolean;
@@ -35,16 +38,35 @@ export class ModernListen {
     if (Object.values(this.lists).some(Boolean)) void this.#reopen();
   }
 
-  /** Adds a URI to the resource subscriptions; resolves once a stream carrying it is open. */
+  /**
+   * Adds a URI to the resource subscriptions; resolves once a stream carrying it is open, or
+   * after `SUBSCRIBE_WAIT_MS` (issue #21). The 2026-07-28 era has no subscribe request, so the
+   * answer waits for the new stream a moment — a refusal reaches the agent — but not for a
+   * server that never acknowledges it (one in use answers listen with a body the SDK cannot
+   * read, and the ack would time out after a minute); the stream keeps opening, a failure is logged.
+   */
   subscribe(uri: string): Promise<void> {
-    if (this.#uris.has(uri)) return this.#opening;
+    if (this.#uris.has(uri)) return this.#awhile(this.#opening);
     this.#uris.add(uri);
-    return this.#reopen(true);
+    const opened = this.#reopen(true);
+    opened.catch((err: unknown) => this.log?.warn({ uri, err: errorMessage(err) }, 'subscriptions/listen for a resource failed; its updates will not be seen'));
+    return this.#awhile(opened);
   }
 
   unsubscribe(uri: string): Promise<void> {
-    if (!this.#uris.delete(uri)) return this.#opening;
-    return this.#reopen();
+    if (!this.#uris.delete(uri)) return this.#awhile(this.#opening);
+    return this.#awhile(this.#reopen());
+  }
+
+  /** `work`, or nothing once `SUBSCRIBE_WAIT_MS` passed (it goes on in the background). */
+  async #awhile(work: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBSCRIBE_WAIT_MS)));
+    try {
+      await Promise.race([work, waited]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   close(): void {

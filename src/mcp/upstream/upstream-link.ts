@@ -163,6 +163,7 @@ export abstract class UpstreamLink extends UpstreamState {
     const relistNow = changedSinceList();
     this.run.connection = connection;
     this.run.capabilities = connection.capabilities;
+    this.run.era = connection.era;
     this.run.connectedSince = this.host.clock.now();
     this.run.stderrTail = () => connection.stderr.lines();
     this.#detach.push(

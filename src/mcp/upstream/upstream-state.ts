@@ -5,6 +5,7 @@ import type { ServerStatus } from '../events.js';
 import type { CallerChannel } from '../forwarding/caller.js';
 import { LogMessageRing, type LoggedMessage } from '../forwarding/log-message.js';
 import type { ServerConnection } from '../transport/client.js';
+import type { ProtocolEra } from '../transport/protocol-era.js';
 import type { ExitStatus } from '../transport/stdio-transport.js';
 import type { UpstreamHost, UpstreamIdentity } from './upstream-host.js';
 
@@ -17,6 +18,8 @@ export interface RunState {
   connectedSince: number | undefined;
   /** What the server declared when it last connected (kept while it reconnects). */
   capabilities: ServerCapabilities | undefined;
+  /** The protocol era it was last spoken to in (kept while it reconnects, like the capabilities). */
+  era: ProtocolEra | undefined;
   /** Successful reconnects since this config was loaded. */
   restarts: number;
   lastExit: ExitStatus | undefined;
@@ -40,6 +43,7 @@ export abstract class UpstreamState implements UpstreamIdentity {
     connection: undefined,
     connectedSince: undefined,
     capabilities: undefined,
+    era: undefined,
     restarts: 0,
     lastExit: undefined,
     stderrTail: () => [],
@@ -68,6 +72,7 @@ export abstract class UpstreamState implements UpstreamIdentity {
   get connection(): ServerConnection | undefined { return this.run.connection; }
   get connectedSince(): number | undefined { return this.run.connectedSince; }
   get capabilities(): ServerCapabilities | undefined { return this.run.capabilities; }
+  get era(): ProtocolEra | undefined { return this.run.era; }
   get restarts(): number { return this.run.restarts; }
   get lastExit(): ExitStatus | undefined { return this.run.lastExit; }
   /** The reconnect attempt scheduled or running; 0 when none. */

@@ -1,0 +1,137 @@
+import { Client, StreamableHTTPClientTransport, type StandardSchemaV1 } from '@modelcontextprotocol/client';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { ServerConfig } from '../../src/config/types.js';
+import { deferred } from '../../src/util/deferred.js';
+import { MEDIA } from '../fixtures/servers/lib/rich-server.js';
+import { textOf } from '../helpers/connect.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+
+/**
+ * Issue #21: an agent of either era loses nothing to an upstream of either era — every content
+ * item, `resultType` as the agent's era wants it, log levels and log messages, completions,
+ * resource subscriptions — over real daemons, real fixture servers and real SDK clients.
+ */
+
+type Mode = 'legacy' | { pin: string };
+const CLIENTS: Array<[string, Mode]> = [
+  ['2025-11-25', 'legacy'],
+  ['2026-07-28', { pin: '2026-07-28' }],
+];
+
+const UPSTREAMS: Array<[string, () => Promise<ServerConfig>]> = [
+  ['a 2025-era stdio server', async () => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } })],
+  ['a 2026-07-28 HTTP server', async () => modernHttp({})],
+  ['a 2026-07-28 HTTP server that leaves resultType out', async () => modernHttp({ OMIT_RESULT_TYPE: '1' })],
+  ['a 2026-07-28 HTTP server that declares no completions, logging or subscribe', async () => modernHttp({ UNDECLARED: '1' })],
+];
+
+async function modernHttp(env: Record<string, string>): Promise<ServerConfig> {
+  const http = await startFixtureHttp('rich-http', { env: { ERA: 'modern', ...env } });
+  onTestFinished(() => http.close());
+  return { type: 'http', url: http.url };
+}
+
+const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = {
+  '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value: value as Record<string, unknown> }) },
+};
+
+async function agent(daemon: TestDaemon, mode: Mode): Promise<Client> {
+  const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode } });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', daemon.url)));
+  onTestFinished(() => client.close());
+  return client;
+}
+
+/** A 2026-07-28 tools/call over plain HTTP: the result exactly as the daemon sent it. */
+async function rawModernCall(daemon: TestDaemon, name: string): Promise<Record<string, unknown>> {
+  const res = await fetch(new URL('/mcp', daemon.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
+  return (JSON.parse(json) as { result: Record<string, unknown> }).result;
+}
+
+describe.each(CLIENTS)('a %s client', (_client, mode) => {
+  const legacyClient = mode === 'legacy';
+  describe.each(UPSTREAMS)('of %s', (_upstream, upstreamConfig) => {
+    it('gets every content item intact, structuredContent, and resultType only in its own era', async () => {
+      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const client = await agent(daemon, mode);
+      // The SDK client drops resultType as it decodes; the wire shows what was sent.
+      const result = legacyClient
+        ? await client.request({ method: 'tools/call', params: { name: 'mcp_rich_media', arguments: {} } }, Raw)
+        : await rawModernCall(daemon, 'mcp_rich_media');
+      expect(result.content).toEqual(MEDIA);
+      expect(result.structuredContent).toEqual({ kinds: MEDIA.length });
+      expect(result.isError).toBeUndefined();
+      if (legacyClient) expect(result).not.toHaveProperty('resultType');
+      else expect(result.resultType).toBe('complete');
+    });
+
+    it('is offered completions and gets them from the owning server', async () => {
+      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const client = await agent(daemon, mode);
+      const capabilities = legacyClient ? client.getServerCapabilities() : client.getDiscoverResult()?.capabilities;
+      expect(capabilities?.completions).toEqual({});
+      const answer = await client.complete({ ref: { type: 'ref/prompt', name: 'mcp_rich_greet' }, argument: { name: 'name', value: 'al' } });
+      expect(answer.completion.values).toEqual(['alice', 'albert']);
+    });
+  });
+});
+
+describe('a 2025-11-25 session of a 2026-07-28 server whose listen stream the SDK cannot read', () => {
+  it('has its subscribe and unsubscribe answered within moments, not at the listen ack timeout', async () => {
+    const daemon = await startDaemon({ servers: { rich: await modernHttp({ LISTEN_NDJSON: '1' }) } });
+    const client = await agent(daemon, 'legacy');
+    expect(await client.subscribeResource({ uri: 'fixture://static/hello' })).toEqual({});
+    expect(await client.unsubscribeResource({ uri: 'fixture://static/hello' })).toEqual({});
+  });
+});
+
+describe.each(UPSTREAMS)('a 2025-11-25 session of %s', (_upstream, upstreamConfig) => {
+  it('is offered logging; its level decides which of the server\u2019s log messages it sees', async () => {
+    const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+    const client = await agent(daemon, 'legacy');
+    expect(client.getServerCapabilities()?.logging).toEqual({});
+    const messages: unknown[] = [];
+    client.setNotificationHandler('notifications/message', (n) => void messages.push(n.params.data));
+    await client.setLoggingLevel('warning');
+    // A 2025 server got logging/setLevel; a 2026-07-28 one gets the level with each request.
+    expect(textOf(await client.callTool({ name: 'mcp_rich_get_log_level', arguments: {} }))).toBe('warning');
+    await client.callTool({ name: 'mcp_rich_log', arguments: { level: 'info', text: 'too quiet' } });
+    await client.callTool({ name: 'mcp_rich_log', arguments: { level: 'error', text: 'loud' } });
+    expect(messages).toEqual(['loud']);
+  });
+
+  it('subscribes and unsubscribes a resource, and gets its updates', async () => {
+    const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+    const client = await agent(daemon, 'legacy');
+    expect(client.getServerCapabilities()?.resources?.subscribe).toBe(true);
+    const updated = deferred<string>();
+    client.setNotificationHandler('notifications/resources/updated', (n) => updated.resolve(n.params.uri));
+    await client.subscribeResource({ uri: 'fixture://static/hello' });
+    // A modern server's listen stream may open a moment after the subscribe answered; touch until it lands.
+    const touching = setInterval(() => void client.callTool({ name: 'mcp_rich_touch', arguments: { uri: 'fixture://static/hello' } }).catch(() => undefined), 100);
+    onTestFinished(() => clearInterval(touching));
+    expect(await updated.promise).toBe('fixture://static/hello');
+    clearInterval(touching);
+    await client.unsubscribeResource({ uri: 'fixture://static/hello' });
+  });
+});
