@@ -45,6 +45,8 @@ export interface RequestPort {
   readonly clock: Clock;
   /** The server's `callTimeout`. */
   readonly defaultTimeoutMs: number;
+  /** The live connection when the server is connected (the common case: no wait, no promise). */
+  live(): ServerConnection | undefined;
   waitForConnection(signal: AbortSignal | undefined, budgetMs: number): Promise<ServerConnection>;
   /** A request on `connection` failed: the state machine decides what that means for the server. */
   reportFailure(connection: ServerConnection, err: unknown): FailureKind;
@@ -79,12 +81,14 @@ export async function requestThroughUpstream(
   try {
     let retried = false;
     for (;;) {
-      let connection: ServerConnection;
-      try {
-        connection = await port.waitForConnection(signal, totalMs > 0 ? remaining() : DEFAULT_CALL_TIMEOUT_MS);
-      } catch (err) {
-        if (signal?.aborted) throw signal.reason ?? err;
-        throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_NOT_CONNECTED', errorMessage(err), { cause: err });
+      let connection = port.live();
+      if (!connection) {
+        try {
+          connection = await port.waitForConnection(signal, totalMs > 0 ? remaining() : DEFAULT_CALL_TIMEOUT_MS);
+        } catch (err) {
+          if (signal?.aborted) throw signal.reason ?? err;
+          throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_NOT_CONNECTED', errorMessage(err), { cause: err });
+        }
       }
       try {
         return await send(connection, method, params, {
