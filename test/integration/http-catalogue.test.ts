@@ -35,6 +35,23 @@ async function richDaemon() {
   });
 }
 
+/** A `prompts/get` of the slow-tool fixture, running upstream (its started file written) when this resolves. */
+async function slowPromptGet() {
+  const dir = await tempDir();
+  const started = join(dir, 'started');
+  const marker = join(dir, 'cancelled');
+  const sb = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) } });
+  const client = new AbortController();
+  const request = sb.fetch('/prompts/mcp_slow_slow/get', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ arguments: { startedFile: started } }),
+    signal: client.signal,
+  });
+  await waitForFile(started);
+  return { sb, client, request, marker };
+}
+
 describe('GET /prompts', () => {
   it('lists every server’s prompts under exposed names, with their fields, filtered by server', async () => {
     const sb = await richDaemon();
@@ -109,18 +126,7 @@ describe('POST /prompts/:name/get', () => {
   });
 
   it('cancels the upstream request when the HTTP client goes away', async () => {
-    const dir = await tempDir();
-    const started = join(dir, 'started');
-    const marker = join(dir, 'cancelled');
-    const sb = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) } });
-    const client = new AbortController();
-    const request = sb.fetch('/prompts/mcp_slow_slow/get', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ arguments: { startedFile: started } }),
-      signal: client.signal,
-    });
-    await waitForFile(started);
+    const { client, request, marker } = await slowPromptGet();
     client.abort();
     await expect(request).rejects.toThrow();
     // The fixture writes the marker when it receives notifications/cancelled.
@@ -201,17 +207,7 @@ describe('prompts and resources take the one request path (issue #20)', () => {
   });
 
   it('counts a prompt get in flight while it runs, as the drain sees it', async () => {
-    const dir = await tempDir();
-    const started = join(dir, 'started');
-    const sb = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }) } });
-    const client = new AbortController();
-    const request = sb.fetch('/prompts/mcp_slow_slow/get', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ arguments: { startedFile: started } }),
-      signal: client.signal,
-    });
-    await waitForFile(started);
+    const { sb, client, request } = await slowPromptGet();
     expect(sample(await (await sb.fetch('/metrics')).text(), 'switchboard_tool_calls_in_flight')).toBe('1');
     client.abort();
     await expect(request).rejects.toThrow();

@@ -3,7 +3,7 @@ import { httpStatusOf } from '../transport/transports.js';
 
 /**
  * What a failed request says about the connection it used. The supervision (upstream.ts) and
- * the call path (tool-call.ts) decide on this alone — reconnect or not, replay or not — so the
+ * the request loop (upstream-request.ts) decide on this alone — reconnect or not, replay or not — so the
  * SDK's error types are read in this one place and nowhere else.
  *
  * - `session-expired`: HTTP 404 on a request carrying a session id: the server forgot the session
