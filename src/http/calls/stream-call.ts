@@ -36,7 +36,7 @@ export async function streamCall(
   body: CallToolBody,
 ): Promise<FastifyReply> {
   // A tool not listed yet while the startup gate is open may still come (as for a plain call).
-  if (!deps.manager.getCatalogue().get(name)) await settleStartup(deps.runtime, undefined);
+  if (!deps.manager.getCatalogue().get(name) && deps.runtime.state === 'starting') await settleStartup(deps.runtime, undefined);
   if (!deps.manager.getCatalogue().get(name)) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
   const stream = new EventStream(reply);
   try {
