@@ -12,14 +12,10 @@
  * sends the server back to `needs_auth` (a step-up) is signed in again, a few times at most.
  * Exit 0 when a tool call went through, 1 otherwise. See bench/conformance/README.md.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DaemonConfigSchema } from '../../src/config/schema.js';
 import type { ServerConfig } from '../../src/config/types.js';
-import { createDaemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
+import { oneUpstreamDaemon } from './one-upstream-daemon.js';
 import type { ServerStatusEvent } from '../../src/mcp/events.js';
 
 const SERVER = 'conf';
@@ -44,22 +40,7 @@ const upstream: ServerConfig = {
     : { clientMetadataUrl: CIMD_URL },
 };
 
-const dir = await mkdtemp(join(tmpdir(), 'switchboard-conformance-'));
-const config = DaemonConfigSchema.parse({ host: '127.0.0.1', port: 0, dbPath: join(dir, 'switchboard.db'), logLevel: 'warn' });
-const daemon = createDaemon(config, {
-  logger: createLogger({ level: 'warn', destination: process.stderr }),
-  discover: async () => ({
-    configs: { [SERVER]: upstream },
-    sources: { [SERVER]: { provider: 'conformance', providerName: 'Conformance', path: '', level: 'native' } },
-    shadowed: [],
-    skipped: [],
-    warnings: [],
-    exaApiKeys: [],
-  }),
-  cwd: dir,
-  home: dir,
-  env: {},
-});
+const { daemon, dir, host } = await oneUpstreamDaemon(SERVER, upstream);
 
 /**
  * The next status of the server that is not a step on the way (connecting, reconnecting); with
@@ -97,7 +78,7 @@ async function signIn(base: string): Promise<void> {
 
 let ok = false;
 try {
-  await daemon.app.listen({ host: config.host, port: 0 });
+  await daemon.app.listen({ host, port: 0 });
   const base = `http://127.0.0.1:${(daemon.app.server.address() as AddressInfo).port}`;
   await daemon.start();
   let status = await settled(true);

@@ -12,15 +12,12 @@
  * VERBOSE=1 (the suite's own output), SERVE=1 (keep the daemon of the first setting up and print its URL), DIRECT=1 (also run against the server alone, as a baseline).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DaemonConfigSchema } from '../../src/config/schema.js';
 import type { ServerConfig } from '../../src/config/types.js';
-import { createDaemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
+import { oneUpstreamDaemon } from './one-upstream-daemon.js';
 
 type Protocol = 'auto' | 'legacy' | 'modern';
 const SERVER = 'everything';
@@ -82,26 +79,12 @@ async function runSuite(url: string, revision: string): Promise<Outcome> {
 }
 
 async function throughSwitchboard(protocol: Protocol, upstreamUrl: string): Promise<Map<string, Outcome>> {
-  const dir = await mkdtemp(join(tmpdir(), 'switchboard-conformance-'));
   const upstream: ServerConfig = { type: 'http', url: upstreamUrl, toolPrefix: '', protocol };
-  const config = DaemonConfigSchema.parse({ host: '127.0.0.1', port: 0, dbPath: join(dir, 'switchboard.db'), logLevel: 'warn' });
-  const daemon = createDaemon(config, {
-    logger: createLogger({ level: 'warn', destination: process.stderr }),
-    discover: async () => ({
-      configs: { [SERVER]: upstream },
-      sources: { [SERVER]: { provider: 'conformance', providerName: 'Conformance', path: '', level: 'native' } },
-      shadowed: [],
-      skipped: [],
-      warnings: [],
-      exaApiKeys: [],
-    }),
-    cwd: dir,
-    home: dir,
-    env: {},
-  });
+  const { daemon, dir, host } = await oneUpstreamDaemon(SERVER, upstream);
+
   const results = new Map<string, Outcome>();
   try {
-    await daemon.app.listen({ host: config.host, port: 0 });
+    await daemon.app.listen({ host, port: 0 });
     await daemon.start();
     const status = daemon.manager.getServer(SERVER)?.status;
     if (status !== 'connected') throw new Error(`upstream is ${status}`);

@@ -29,8 +29,9 @@ async function mcpApp(maxSessions: number): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/mcp`;
 }
 
-async function initialize(url: string): Promise<string> {
-  const res = await fetch(url, {
+/** A raw `initialize` POST, answered as it is. */
+function postInitialize(url: string): Promise<Response> {
+  return fetch(url, {
     method: 'POST',
     headers: MCP_HEADERS,
     body: JSON.stringify({
@@ -40,6 +41,10 @@ async function initialize(url: string): Promise<string> {
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
     }),
   });
+}
+
+async function initialize(url: string): Promise<string> {
+  const res = await postInitialize(url);
   await res.text();
   expect(res.status).toBe(200);
   return res.headers.get('mcp-session-id') as string;
@@ -81,16 +86,7 @@ describe('/mcp sessions', () => {
     });
     expect(open.status).toBe(200);
 
-    const refused = await fetch(url, {
-      method: 'POST',
-      headers: MCP_HEADERS,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
-      }),
-    });
+    const refused = await postInitialize(url);
     expect(refused.status).toBe(503);
     expect(await refused.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Too many MCP sessions', data: { code: 'TOO_MANY_MCP_SESSIONS' } } });
     expect((await listTools(url, busy)).status).toBe(200);
