@@ -8,6 +8,7 @@ import type { MCPManager } from '../../mcp/manager.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../../mcp/transport/client.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { abortable, createDeadline } from '../../util/abort.js';
+import type { AgentRef } from './agent-ref.js';
 import type { CallMetrics, CallOutcome, CallTransport } from './call-metrics.js';
 import { onClientGone } from './client-gone.js';
 import { CLIENT_GONE, type InFlightCalls } from './in-flight-calls.js';
@@ -28,6 +29,8 @@ export interface RunOptions {
   onProgress?: (progress: Progress) => void;
   /** The agent behind the request, for the server's sampling / elicitation / roots requests. */
   caller?: CallerChannel;
+  /** The agent whose key the request carried; absent for the operator and without keys. */
+  agent?: AgentRef;
 }
 
 export interface RequestRunnerDeps {
