@@ -20,6 +20,8 @@ export const ERROR_CATALOGUE = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON' },
   OAUTH_NOT_APPLICABLE: { status: 409, message: 'This server does not sign in with OAuth' },
   UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
+  AGENT_RATE_LIMITED: { status: 429, message: 'This agent is over its rate limit; retry after Retry-After seconds' },
+  AGENT_BUSY: { status: 429, message: 'This agent has as many requests in flight as it may' },
   INTERNAL_ERROR: { status: 500, message: 'Internal error' },
   DISCOVERY_FAILED: { status: 500, message: 'Reading the MCP server configurations failed' },
   UPSTREAM_CONNECT_FAILED: { status: 502, message: 'Could not connect to the MCP server' },

@@ -67,6 +67,8 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   UPSTREAM_TIMEOUT: ProtocolErrorCode.InternalError,
   TOOL_CALL_TIMEOUT: ProtocolErrorCode.InternalError,
   LOOP_DETECTED: ProtocolErrorCode.InternalError,
+  AGENT_RATE_LIMITED: ProtocolErrorCode.InternalError,
+  AGENT_BUSY: ProtocolErrorCode.InternalError,
 };
 
 /**
