@@ -96,7 +96,7 @@ export class EraCompanion {
     if (this.#state !== 'unavailable') this.#state = 'idle';
     if (!open) return;
     for (const off of open.detach.splice(0)) off();
-    await open.connection.close();
+    await open.connection.close().catch((err: unknown) => this.host.log.debug({ server: this.upstream.name, err: errorMessage(err) }, 'era companion close failed'));
     this.host.log.info({ server: this.upstream.name }, 'era companion closed');
   }
 
