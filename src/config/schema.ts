@@ -55,6 +55,8 @@ export const ServerConfigSchema = z
     toolPrefix: z.string().max(40).optional(),
     /** Protocol era to talk. @default the daemon's `protocol` */
     protocol: z.enum(['auto', 'legacy', 'modern']).optional(),
+    /** A second, 2025-era connection for 2025-era agents' calls when an http server answers 2026-07-28 (issue #21). @default true */
+    eraCompanion: z.boolean().optional(),
     /** Only these tools (original names) are exposed. @default every tool */
     includeTools: z.array(z.string()).optional(),
     /** These tools are hidden; wins over includeTools. @default none */

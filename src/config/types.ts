@@ -27,6 +27,13 @@ export interface ServerConfig {
   toolPrefix?: string;
   /** Protocol era: probe once (`auto`), or only the 2025 (`legacy`) or 2026-07-28 (`modern`) one. @default the daemon's `protocol` */
   protocol?: 'auto' | 'legacy' | 'modern';
+  /**
+   * With `protocol` `auto` and a Streamable HTTP server spoken to in 2026-07-28: whether a 2025-era
+   * agent's `tools/call` and `prompts/get` go through a second, 2025-era connection to the same
+   * URL, so the server can ask that agent (sampling, elicitation, roots) as it asks 2025 clients
+   * (see mcp/upstream/era-companion.ts). @default true
+   */
+  eraCompanion?: boolean;
   /** Only these tools (original names) are exposed. @default every tool */
   includeTools?: string[];
   /** These tools (original names) are hidden; wins over `includeTools`. @default none */

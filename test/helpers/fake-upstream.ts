@@ -177,6 +177,7 @@ export function fakeHost(random = 0.5): FakeHost {
     log: pino({ level: 'silent' }),
     clock: new ManualClock(1_000_000),
     random: () => random,
+    protocol: 'auto',
     connects,
     changes,
     notes,

@@ -4,6 +4,7 @@ import type { ServerStatus } from '../events.js';
 import type { LoggedMessage } from '../forwarding/log-message.js';
 import { transportKindOf } from '../transport/transports.js';
 import type { ServerShare } from '../catalogue/catalogues.js';
+import type { CompanionState } from './era-companion.js';
 import type { Upstream } from './upstream.js';
 
 /** The public, read-only view of a server used by `/status`, `/servers` and the CLI. */
@@ -44,6 +45,8 @@ export interface ServerDetail extends ServerSnapshot {
    * `authorizationUrl` in a browser before `expiresAt`. Shown here only, never in logs or events.
    */
   signIn: { authorizationUrl: string; expiresAt: string } | null;
+  /** The 2025-era companion connection for 2025-era agents (issue #21; see era-companion.ts). */
+  companion: CompanionState;
 }
 
 /** The transport a config asks for, or `stdio` for one too broken to say (it failed validation). */
@@ -87,5 +90,6 @@ export function detailOf(upstream: Upstream, share: Readonly<ServerShare>, names
     nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),
     lastExit: exit ? { code: exit.code, signal: exit.signal } : null,
     signIn: signIn ?? null,
+    companion: upstream.companion,
   };
 }

@@ -81,11 +81,14 @@ export interface UpstreamHost extends Omit<UpstreamSink, 'holdForSignIn'> {
   readonly log: Logger;
   readonly clock: Clock;
   readonly random: () => number;
+  /** The daemon-wide protocol era, for servers whose config does not say. */
+  readonly protocol: ProtocolMode;
   /**
    * Resolves values and opens the connection (spawn or HTTP, then the era's handshake), on the
-   * cached era verdict unless told to ignore it.
+   * cached era verdict unless told to ignore it. `companion`: a 2025-era connection beside the
+   * live one (era-companion.ts): no probe, no verdict kept, its own log bindings.
    */
-  connect(upstream: UpstreamIdentity, signal: AbortSignal, options?: { ignoreCachedVerdict?: boolean }): Promise<ServerConnection>;
+  connect(upstream: UpstreamIdentity, signal: AbortSignal, options?: { ignoreCachedVerdict?: boolean; companion?: boolean }): Promise<ServerConnection>;
   /** Forgets the cached era verdict: it proved wrong. */
   dropVerdict(upstream: UpstreamIdentity): void;
   /** `tools/list`, checked for loops (throws `LOOP_DETECTED`). */
@@ -142,8 +145,9 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
     log: deps.log,
     clock: deps.clock,
     random: deps.random,
+    protocol: deps.protocol,
     async connect(upstream, signal, options = {}) {
-      const protocol = upstream.config.protocol ?? deps.protocol;
+      const protocol = options.companion ? 'legacy' : (upstream.config.protocol ?? deps.protocol);
       // The store answers while values resolve. The cached list is loaded here too, so a server
       // that ends up waiting for a sign-in finds it (`cachedTools`).
       const [resolved, cached] = await Promise.all([
@@ -158,7 +162,7 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
         ...deps.connectOptions,
         signal,
         timeoutMs: resolveConnectTimeout(resolved, deps.env),
-        logger: deps.log.child({ server: upstream.name }),
+        logger: deps.log.child(options.companion ? { server: upstream.name, companion: true } : { server: upstream.name }),
         protocol,
         ...(cached ? { verdict: cached } : {}),
       });

@@ -53,6 +53,11 @@ export interface RequestPort {
   /** The agent of a request in progress, for the server's questions and log messages. */
   addCaller(caller: CallerChannel, agentOf: (caller: CallerChannel) => AgentOptions): AgentOptions;
   removeCaller(caller: CallerChannel): void;
+  /**
+   * Where a request goes once the server is connected: `primary`, or the era companion's
+   * connection for a 2025-era agent's call (era-companion.ts), with `release` to end its stay there.
+   */
+  target(primary: ServerConnection, method: UpstreamMethod, params: Record<string, unknown>, caller: CallerChannel | undefined, signal: AbortSignal | undefined): Promise<{ connection: ServerConnection; release?: () => void }>;
 }
 
 /**
@@ -90,6 +95,8 @@ export async function requestThroughUpstream(
           throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_NOT_CONNECTED', errorMessage(err), { cause: err });
         }
       }
+      const target = await port.target(connection, method, params, caller, signal);
+      connection = target.connection;
       try {
         return await send(connection, method, params, {
           ...(signal ? { signal } : {}),
@@ -118,6 +125,8 @@ export async function requestThroughUpstream(
           `The connection to MCP server "${port.name}" was lost while ${options.label} was running; it may or may not have run, and ${why} (${errorMessage(err)})`,
           { cause: err },
         );
+      } finally {
+        target.release?.();
       }
     }
   } finally {

@@ -3,6 +3,7 @@ import type { ToolsChangedCause } from '../events.js';
 import { agentOptionsOf } from '../forwarding/caller.js';
 import { resolveCallTimeout, type ServerConnection } from '../transport/client.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
+import { EraCompanion, type CompanionState } from './era-companion.js';
 import { ReconnectSchedule } from './reconnect-schedule.js';
 import type { HealthSettings, UpstreamHost, UpstreamIdentity } from './upstream-host.js';
 import { UpstreamLink } from './upstream-link.js';
@@ -21,6 +22,7 @@ export type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.
 export class Upstream extends UpstreamLink {
   readonly #schedule: ReconnectSchedule;
   readonly #port: RequestPort;
+  readonly #companion: EraCompanion;
 
   /**
    * `previous` is the server's last upstream (a reload of a config that failed or was
@@ -29,6 +31,7 @@ export class Upstream extends UpstreamLink {
   constructor(init: UpstreamIdentity & { previous?: Upstream }, host: UpstreamHost, health: HealthSettings) {
     super(init, host, health);
     this.#schedule = new ReconnectSchedule(health, host.clock, host.random);
+    this.#companion = new EraCompanion(this, host, (params) => this.logRing.push(params));
     this.#port = {
       name: this.name,
       clock: host.clock,
@@ -41,6 +44,10 @@ export class Upstream extends UpstreamLink {
         return agentOf(caller);
       },
       removeCaller: (caller) => this.callers.delete(caller),
+      target: async (primary, method, params, caller, signal) => {
+        const connection = await this.#companion.route(primary, method, params.name, caller, signal);
+        return connection && caller ? { connection, release: this.#companion.enter(caller) } : { connection: primary };
+      },
     };
   }
 
@@ -50,6 +57,11 @@ export class Upstream extends UpstreamLink {
 
   get nextRetryAt(): number | undefined {
     return this.#schedule.nextRetryAt;
+  }
+
+  /** The era companion's state (era-companion.ts), for `GET /servers/:name`. */
+  get companion(): CompanionState {
+    return this.#companion.state(this.run.status === 'connected' ? this.run.connection : undefined);
   }
 
   /**
@@ -67,6 +79,7 @@ export class Upstream extends UpstreamLink {
    * decision.
    */
   reportFailure(connection: ServerConnection, err: unknown): FailureKind {
+    if (this.#companion.owns(connection)) return this.#companion.failed(connection, err);
     const kind = classifyFailure(err);
     if (kind === 'auth-required') {
       this.#signInLost(connection, toErrorInfo(err));
@@ -85,7 +98,7 @@ export class Upstream extends UpstreamLink {
   /** Tears everything down (see UpstreamLink.stop); no reconnect stays scheduled. */
   override async stop(): Promise<void> {
     this.#schedule.reset();
-    await super.stop();
+    await Promise.all([super.stop(), this.#companion.close()]);
   }
 
   protected override onConnected(...args: Parameters<UpstreamLink['onConnected']>): void {
@@ -104,6 +117,8 @@ export class Upstream extends UpstreamLink {
   protected lost(connection: ServerConnection, error: ErrorInfo, how: { crash: boolean; immediate: boolean }): void {
     if (this.run.connection !== connection) return;
     this.detachConnection();
+    // The server may have restarted under it: its companion session is no better.
+    void this.#companion.close();
     this.run.lastExit = connection.exitStatus ?? this.run.lastExit;
     this.retired.retire(connection);
     this.host.markStale(this);
@@ -163,6 +178,7 @@ export class Upstream extends UpstreamLink {
     this.detachConnection();
     this.run.lastExit = connection.exitStatus ?? this.run.lastExit;
     void connection.close();
+    void this.#companion.close();
     this.#needsAuth(error, 'reconnect');
   }
 
