@@ -61,12 +61,17 @@ export class EraCompanion {
    * companion on first need; the caller's abort ends only its own wait.
    */
   async route(primary: ServerConnection, method: string, name: unknown, caller: CallerChannel | undefined, signal: AbortSignal | undefined): Promise<ServerConnection | undefined> {
-    if (!caller || caller.takesInputRequired || !ROUTED.has(method) || typeof name !== 'string') return undefined;
-    if (this.upstream.config.eraCompanion === false || this.#state === 'unavailable' || !this.#wanted(primary)) return undefined;
+    if (!this.applies(primary, method, name, caller) || typeof name !== 'string') return undefined;
     const opening = (this.#opening ??= this.#start());
     const open = this.#open ?? (await (signal ? abortable(opening, signal) : opening));
     if (!open) return undefined;
     return (method === 'tools/call' ? open.tools : open.prompts).has(name) ? open.connection : undefined;
+  }
+
+  /** Whether `route` could pick the companion: checked first, so every other request stays synchronous. */
+  applies(primary: ServerConnection, method: string, name: unknown, caller: CallerChannel | undefined): caller is CallerChannel {
+    if (!caller || caller.takesInputRequired || !ROUTED.has(method) || typeof name !== 'string') return false;
+    return this.upstream.config.eraCompanion !== false && this.#state !== 'unavailable' && this.#wanted(primary);
   }
 
   owns(connection: ServerConnection): boolean {

@@ -54,10 +54,12 @@ export interface RequestPort {
   addCaller(caller: CallerChannel, agentOf: (caller: CallerChannel) => AgentOptions): AgentOptions;
   removeCaller(caller: CallerChannel): void;
   /**
-   * Where a request goes once the server is connected: `primary`, or the era companion's
-   * connection for a 2025-era agent's call (era-companion.ts), with `release` to end its stay there.
+   * Where a request goes once the server is connected: undefined for `primary` (synchronously, so
+   * the common request costs no extra tick), or a promise of the era companion's connection for a
+   * 2025-era agent's call (era-companion.ts), with `release` to end its stay there; a promise of
+   * undefined when the companion does not serve it after all.
    */
-  target(primary: ServerConnection, method: UpstreamMethod, params: Record<string, unknown>, caller: CallerChannel | undefined, signal: AbortSignal | undefined): Promise<{ connection: ServerConnection; release?: () => void }>;
+  target(primary: ServerConnection, method: UpstreamMethod, params: Record<string, unknown>, caller: CallerChannel | undefined, signal: AbortSignal | undefined): Promise<{ connection: ServerConnection; release: () => void } | undefined> | undefined;
 }
 
 /**
@@ -95,8 +97,9 @@ export async function requestThroughUpstream(
           throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_NOT_CONNECTED', errorMessage(err), { cause: err });
         }
       }
-      const target = await port.target(connection, method, params, caller, signal);
-      connection = target.connection;
+      const routed = port.target(connection, method, params, caller, signal);
+      const target = routed === undefined ? undefined : await routed;
+      if (target) connection = target.connection;
       try {
         return await send(connection, method, params, {
           ...(signal ? { signal } : {}),
@@ -126,7 +129,7 @@ export async function requestThroughUpstream(
           { cause: err },
         );
       } finally {
-        target.release?.();
+        target?.release();
       }
     }
   } finally {

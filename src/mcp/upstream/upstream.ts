@@ -44,9 +44,9 @@ export class Upstream extends UpstreamLink {
         return agentOf(caller);
       },
       removeCaller: (caller) => this.callers.delete(caller),
-      target: async (primary, method, params, caller, signal) => {
-        const connection = await this.#companion.route(primary, method, params.name, caller, signal);
-        return connection && caller ? { connection, release: this.#companion.enter(caller) } : { connection: primary };
+      target: (primary, method, params, caller, signal) => {
+        if (!this.#companion.applies(primary, method, params.name, caller)) return undefined;
+        return this.#companion.route(primary, method, params.name, caller, signal).then((connection) => (connection ? { connection, release: this.#companion.enter(caller) } : undefined));
       },
     };
   }
