@@ -66,6 +66,9 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   UPSTREAM_PING_TIMEOUT: ProtocolErrorCode.InternalError,
   UPSTREAM_TIMEOUT: ProtocolErrorCode.InternalError,
   TOOL_CALL_TIMEOUT: ProtocolErrorCode.InternalError,
+  APPROVAL_DENIED: ProtocolErrorCode.InternalError,
+  APPROVAL_TIMEOUT: ProtocolErrorCode.InternalError,
+  APPROVAL_NOT_FOUND: ProtocolErrorCode.InternalError,
   LOOP_DETECTED: ProtocolErrorCode.InternalError,
 };
 
