@@ -4,6 +4,7 @@ import type { DaemonConfig } from './config/schema.js';
 import { buildApp } from './http/app.js';
 import { RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
+import type { Approvals } from './mcp/forwarding/approvals.js';
 import type { MCPManager } from './mcp/manager.js';
 import { callbackUrlOf, type OAuthBroker } from './mcp/oauth/broker.js';
 import { createRuntime, type RuntimeDeps } from './runtime/compose.js';
@@ -24,6 +25,8 @@ export interface Daemon {
   events: EventHub;
   /** OAuth sign-in to upstreams, and the credentials an embedder stores per server (SPEC §3). */
   oauth: OAuthBroker;
+  /** Calls held for an operator's approval (`requireApproval`). */
+  approvals: Approvals;
   logger: Logger;
   /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
   start(): Promise<unknown>;
@@ -65,17 +68,19 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     callbackUrl: () => callbackUrlOf(app.server.address()),
     ...(config.port > 0 ? { fixedPort: config.port } : {}),
   });
-  const { bus, manager, runtime, store, oauth, logger } = composed;
+  const { bus, manager, runtime, store, oauth, approvals, logger } = composed;
   const events = new EventHub({ bus, manager, runtime });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
-  const app = buildApp({ config, manager, runtime, bus, events, oauth, logger, shutdownSignal: shutdown.signal, drain });
+  const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, logger, shutdownSignal: shutdown.signal, drain });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       // From here every route but /health answers 503 SHUTTING_DOWN with Connection: close.
       runtime.stopAccepting();
+      // Nobody can approve from here on (operator routes answer 503): held calls end now, not at the grace's end.
+      approvals.close();
       try {
         events.close();
         // Still listening: in-flight calls finish within the grace, then the rest are cancelled
@@ -98,5 +103,5 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     return closing;
   };
 
-  return { app, manager, runtime, store, bus, events, oauth, logger, start: composed.start, close };
+  return { app, manager, runtime, store, bus, events, oauth, approvals, logger, start: composed.start, close };
 }

@@ -9,6 +9,7 @@ export const ERROR_CATALOGUE = {
   UNAUTHORIZED: { status: 401, message: 'A valid bearer token is required' },
   FORBIDDEN_HOST: { status: 403, message: 'The Host header does not name this Switchboard' },
   FORBIDDEN_ORIGIN: { status: 403, message: 'This Origin may not call this Switchboard' },
+  APPROVAL_DENIED: { status: 403, message: 'An operator denied the call' },
   MCP_SESSION_REQUIRED: { status: 400, message: 'A request other than initialize must carry an Mcp-Session-Id header' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
   MCP_SESSION_NOT_FOUND: { status: 404, message: 'No such MCP session (it ended, or the daemon restarted): initialize a new one' },
@@ -16,6 +17,7 @@ export const ERROR_CATALOGUE = {
   TOOL_NOT_FOUND: { status: 404, message: 'No such tool' },
   PROMPT_NOT_FOUND: { status: 404, message: 'No such prompt' },
   RESOURCE_NOT_FOUND: { status: 404, message: 'No server has that resource' },
+  APPROVAL_NOT_FOUND: { status: 404, message: 'No pending approval with that id (decided, timed out or withdrawn)' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON' },
   OAUTH_NOT_APPLICABLE: { status: 409, message: 'This server does not sign in with OAuth' },
@@ -42,6 +44,7 @@ export const ERROR_CATALOGUE = {
   UPSTREAM_PING_TIMEOUT: { status: 504, message: 'The MCP server did not answer a ping in time' },
   UPSTREAM_TIMEOUT: { status: 504, message: 'The MCP server did not answer in time' },
   TOOL_CALL_TIMEOUT: { status: 504, message: 'The tool call timed out' },
+  APPROVAL_TIMEOUT: { status: 504, message: 'Nobody approved or denied the call in time; it did not run' },
   LOOP_DETECTED: { status: 508, message: 'The MCP server leads back to this Switchboard' },
   CONFIG_INVALID: { status: 500, message: 'The configuration is not valid' },
 } as const satisfies Record<string, { status: number; message: string }>;

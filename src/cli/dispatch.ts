@@ -39,6 +39,18 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
     summary: 'disconnect one server and drop its tools',
     load: async () => (await import('./client/disconnect.js')).runDisconnect,
   },
+  approvals: {
+    summary: 'list the tool calls waiting for an operator\'s approval',
+    load: async () => (await import('./client/approvals.js')).runApprovals,
+  },
+  approve: {
+    summary: 'approve a held tool call',
+    load: async () => (await import('./client/approvals.js')).runApprove,
+  },
+  deny: {
+    summary: 'deny a held tool call',
+    load: async () => (await import('./client/approvals.js')).runDeny,
+  },
   logs: {
     summary: "print a server's stderr and log messages, or follow them",
     load: async () => (await import('./client/logs.js')).runLogs,

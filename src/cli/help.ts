@@ -85,6 +85,25 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
     examples: ['switchboard disconnect github'],
   },
+  approvals: {
+    usage: 'switchboard approvals [--url URL] [--token TOKEN] [--json]',
+    description:
+      "List the tool calls waiting for an operator's approval (tools in a server's requireApproval list): id, tool, server, agent, when the wait ends, and the call's arguments.",
+    options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard approvals', 'switchboard approvals --json | jq ".approvals[].arguments"'],
+  },
+  approve: {
+    usage: 'switchboard approve <id> [--url URL] [--token TOKEN] [--json]',
+    description: 'Approve a held tool call (the id from switchboard approvals): the call goes ahead and its result reaches the agent.',
+    options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard approve 0f8c2b1e-4c1d-4c3a-9a57-2f1e5d6b7a90'],
+  },
+  deny: {
+    usage: 'switchboard deny <id> [--url URL] [--token TOKEN] [--json]',
+    description: 'Deny a held tool call (the id from switchboard approvals): the call does not run; the agent gets APPROVAL_DENIED.',
+    options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard deny 0f8c2b1e-4c1d-4c3a-9a57-2f1e5d6b7a90'],
+  },
   logs: {
     usage: 'switchboard logs <server> [-n LINES] [--follow] [--url URL] [--token TOKEN]',
     description:

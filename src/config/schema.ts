@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_TIMER_MS } from '../util/abort.js';
+import { globProblem } from '../util/glob-matcher.js';
 
 /**
  * Schemas for Switchboard's own config file. The types are derived from them; the loose
@@ -33,6 +34,15 @@ export const OAuthSettingsSchema = z
     path: ['clientSecret'],
   });
 
+/** A glob over names (`delete_*`, `{rm,mv}`); a malformed one is a config error naming it. */
+const NameGlob = z
+  .string()
+  .min(1, { error: 'Must not be empty' })
+  .superRefine((glob, ctx) => {
+    const problem = globProblem(glob);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `invalid glob "${glob}": ${problem}` });
+  });
+
 export const ServerConfigSchema = z
   .object({
     type: z.enum(['stdio', 'http', 'sse']).optional(),
@@ -63,6 +73,10 @@ export const ServerConfigSchema = z
     excludeTools: z.array(z.string()).optional(),
     /** OAuth sign-in settings of an http/sse server (issue #16). */
     oauth: OAuthSettingsSchema.optional(),
+    /** Calls to tools whose own names (as the server lists them) match one of these globs wait for an operator's approval. @default none */
+    requireApproval: z.array(NameGlob).optional(),
+    /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` */
+    approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
   })
   .strict();
 
@@ -129,6 +143,8 @@ export const DaemonConfigSchema = z
     health: HealthConfigSchema.default(true),
     /** Watch the config files and apply edits live (SPEC §8). @default true */
     watch: z.boolean().default(true),
+    /** How long a call that needs approval (`requireApproval`) waits for an operator, in ms. @default 120000 */
+    approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
   })
   .strict();

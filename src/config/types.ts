@@ -40,6 +40,13 @@ export interface ServerConfig {
   excludeTools?: string[];
   /** OAuth sign-in settings of an http/sse server; see `OAuthSettingsSchema`. */
   oauth?: ServerOAuthConfig;
+  /**
+   * Globs over the server's own tool names (as it lists them, before any prefix): a call to a
+   * matching tool waits for an operator's approval (issue #22). @default none
+   */
+  requireApproval?: string[];
+  /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` (120000) */
+  approvalTimeoutMs?: number;
 }
 
 /** How Switchboard signs in to an OAuth upstream (issue #16). */

@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/schema.js';
 import { SwitchboardError } from '../errors.js';
+import type { Approvals } from '../mcp/forwarding/approvals.js';
 import type { MCPManager } from '../mcp/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
 import type { EventBus } from '../runtime/event-bus.js';
@@ -18,6 +19,7 @@ import { sendError, toHttpError } from './errors/http-error.js';
 import { RequestDrain } from './lifecycle/drain.js';
 import { InFlightCalls } from './calls/in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -41,6 +43,8 @@ export interface AppDeps {
   events: EventHub;
   /** OAuth sign-in to upstreams (issue #16). */
   oauth: OAuthBroker;
+  /** Calls held for an operator's approval (`requireApproval`); without it no call is held and `/approvals` is empty. */
+  approvals?: Approvals;
   logger: Logger;
   /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
   shutdownSignal: AbortSignal;
@@ -132,7 +136,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const calls = new InFlightCalls(shutdownSignal);
   const metrics = new CallMetrics();
   const requestMetrics = new RequestMetrics();
-  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics });
+  const approvals = deps.approvals;
+  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}) });
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt });
@@ -140,6 +145,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(toolRoutes, { manager, runtime, runner });
   void app.register(catalogueRoutes, { manager, runtime, runner });
   void app.register(operationRoutes, { runtime });
+  void app.register(approvalRoutes, approvals ? { approvals } : {});
   void app.register(metricsRoutes, {
     manager,
     calls,

@@ -14,6 +14,9 @@ const Name = z.string().min(1, { error: 'Must not be empty' }).max(512, { error:
 
 export const NameParamsSchema = z.object({ name: Name });
 
+/** A pending approval's id in the path (`GET /approvals` lists them). */
+export const ApprovalParamsSchema = z.object({ id: z.string().min(1, { error: 'Must not be empty' }).max(100, { error: 'Too long' }) });
+
 /** `?wait=false` answers at once instead of awaiting the startup gate. */
 const WaitFlag = z.enum(['true', 'false'], { error: 'Expected "true" or "false"' }).optional();
 

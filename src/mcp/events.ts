@@ -117,8 +117,46 @@ export interface ServerLogEvent {
   dropped?: number;
 }
 
-/** Events the parts around the manager publish (the runtime, log forwarding). */
-export type OperationEvent = ReloadStartedEvent | ReloadFinishedEvent | ConfigChangedEvent | ServerLogEvent;
+/** A call waits for an operator's approval (`requireApproval`, issue #22): what it would run, so the operator can decide. */
+export interface ApprovalRequestedEvent {
+  type: 'approval.requested';
+  /** Pass it to `POST /approvals/:id/approve` or `…/deny`. */
+  id: string;
+  server: string;
+  /** The tool's own name at its server. */
+  tool: string;
+  /** The tool's exposed name, as the agent called it. */
+  name: string;
+  /** The call's arguments, as the agent sent them. */
+  arguments: Record<string, unknown>;
+  /** The agent whose key the call carried; absent for the operator's key and without keys. */
+  agent?: string;
+  /** When the call gives up waiting (`APPROVAL_TIMEOUT`), ISO time. */
+  expiresAt: string;
+}
+
+/** How a held call's wait ended: `withdrawn` when the agent cancelled or went away, or the daemon shut down. */
+export const APPROVAL_OUTCOMES = ['approved', 'denied', 'timeout', 'withdrawn'] as const;
+export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
+
+export interface ApprovalResolvedEvent {
+  type: 'approval.resolved';
+  id: string;
+  server: string;
+  tool: string;
+  name: string;
+  agent?: string;
+  outcome: ApprovalOutcome;
+}
+
+/** Events the parts around the manager publish (the runtime, log forwarding, approvals). */
+export type OperationEvent =
+  | ReloadStartedEvent
+  | ReloadFinishedEvent
+  | ConfigChangedEvent
+  | ServerLogEvent
+  | ApprovalRequestedEvent
+  | ApprovalResolvedEvent;
 
 export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;
 export type ManagerEventType = ManagerEvent['type'];

@@ -9,6 +9,7 @@ import { createValueResolver } from '../config/resolve-values.js';
 import type { DaemonConfig } from '../config/schema.js';
 import type { DiscoveryResult } from '../config/types.js';
 import { createLogger } from '../logger.js';
+import { Approvals } from '../mcp/forwarding/approvals.js';
 import { MCPManager, type HealthOptions } from '../mcp/manager.js';
 import { OAuthBroker } from '../mcp/oauth/broker.js';
 import { keepChildRecords } from '../mcp/process/child-registry.js';
@@ -28,7 +29,7 @@ export type RuntimeConfig = Pick<
   DaemonConfig,
   'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
 > &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig'>>;
+  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs'>>;
 
 /** The edges of the runtime, each with the real thing as its default (STYLE rule 11). */
 export interface RuntimeDeps {
@@ -82,6 +83,8 @@ export interface ComposedRuntime {
   store: ToolCacheStore;
   /** OAuth sign-in to upstreams, and the credentials an embedder stores per server (SPEC §3). */
   oauth: OAuthBroker;
+  /** Calls held for an operator's approval (`requireApproval`, issue #22). */
+  approvals: Approvals;
   logger: Logger;
   /** Reaps what a killed predecessor left running, then discovers and connects behind the startup gate. */
   start(): Promise<LoadError[]>;
@@ -154,6 +157,13 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     publish: bus.publish,
   });
 
+  // Decisions go to the audit log once it exists (issue #22 item 4): wire `onDecision` here.
+  const approvals = new Approvals({
+    publish: bus.publish,
+    clock,
+    ...(config.approvalTimeoutMs !== undefined ? { timeoutMs: config.approvalTimeoutMs } : {}),
+  });
+
   const discover =
     deps.discover ??
     (() => {
@@ -202,7 +212,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     return runtime.start();
   };
 
-  return { bus, manager, runtime, store: cache.store, oauth, logger, start, close: () => runtime.close() };
+  return { bus, manager, runtime, store: cache.store, oauth, approvals, logger, start, close: () => runtime.close() };
 }
 
 /** `health: true | false | {…}` of the config file → the manager's health options. */

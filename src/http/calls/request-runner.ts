@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
 import { isSwitchboardError } from '../../errors.js';
+import type { Approvals, ApprovalTarget } from '../../mcp/forwarding/approvals.js';
 import type { CallerChannel } from '../../mcp/forwarding/caller.js';
 import type { AgentRequest } from '../../mcp/forwarding/request-router.js';
 import type { MCPManager } from '../../mcp/manager.js';
@@ -43,6 +44,8 @@ export interface RequestRunnerDeps {
   metrics: CallMetrics;
   /** Upstream requests of every kind by method. */
   requestMetrics: RequestMetrics;
+  /** Holds calls to `requireApproval` tools until an operator decides. @default none held */
+  approvals?: Pick<Approvals, 'hold'>;
 }
 
 const NOT_FOUND = ['TOOL_NOT_FOUND', 'PROMPT_NOT_FOUND', 'RESOURCE_NOT_FOUND'] as const;
@@ -103,12 +106,14 @@ export class RequestRunner {
 
   /** Sends once; a name not listed while the startup gate is still open is tried again after it. */
   private async send(request: AgentRequest, options: RunOptions, signal: AbortSignal): Promise<Record<string, unknown>> {
-    const { manager, runtime } = this.deps;
+    const { manager, runtime, approvals } = this.deps;
     const sendOptions = {
       signal,
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.caller ? { caller: options.caller } : {}),
+      // The caller's agent goes with the hold: its own `requireApproval` globs join the server's (approvals.ts).
+      ...(approvals ? { hold: (target: ApprovalTarget) => approvals.hold(target, { agent: options.agent, signal, onProgress: options.onProgress }) } : {}),
     };
     try {
       return await manager.requests.send(request, sendOptions);

@@ -1,5 +1,7 @@
 import { Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/server';
+import { isSwitchboardError, toErrorInfo } from '../../errors.js';
+import { toolErrorResult } from '../../mcp/catalogue/tool-bridge.js';
 import { INSTANCE_META_KEY } from '../../mcp/upstream/instance.js';
 import type { AggregateCapabilities } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
@@ -61,6 +63,8 @@ export function createAgentServer(options: AgentServerOptions): Server {
         runner.call(name, args, { transport: 'mcp', signal, onProgress, caller }),
       )) as CallToolResult;
     } catch (err) {
+      // An operator's no (or nobody's answer) is a failure of this call, told as one like any other (SPEC §7).
+      if (isSwitchboardError(err, 'APPROVAL_DENIED') || isSwitchboardError(err, 'APPROVAL_TIMEOUT')) return toolErrorResult(toErrorInfo(err));
       throw toJsonRpcError(err);
     } finally {
       if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);

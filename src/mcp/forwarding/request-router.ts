@@ -5,6 +5,7 @@ import type { Catalogues } from '../catalogue/catalogues.js';
 import { toolErrorResult } from '../catalogue/tool-bridge.js';
 import type { UpstreamMethod, UpstreamRequestOptions } from '../upstream/upstream-request.js';
 import type { Upstream } from '../upstream/upstream.js';
+import type { ApprovalTarget } from './approvals.js';
 import type { CallerChannel } from './caller.js';
 
 /** A request an agent makes of the aggregate, before it is routed to a server (SPEC §7). */
@@ -24,6 +25,11 @@ export interface SendOptions {
   onProgress?: (progress: Progress) => void;
   /** The agent behind the request, for the server's sampling / elicitation / roots requests. */
   caller?: CallerChannel;
+  /**
+   * Asked once a tool call is routed, before it is sent: a promise holds the call until it
+   * settles (`requireApproval`, see approvals.ts); undefined lets it through at once.
+   */
+  hold?: (target: ApprovalTarget) => Promise<void> | undefined;
 }
 
 /** Where a request goes and how it is treated there: the per-kind data of the one request path. */
@@ -87,8 +93,13 @@ export class RequestRouter {
         return this.unsubscribe(request.uri, options);
       case 'logging/setLevel':
         return this.setLogLevel(request.level, options);
-      case 'tools/call':
-        return this.callTool(this.route(request), options);
+      case 'tools/call': {
+        const route = this.route(request);
+        // Held before the call's deadline starts: the deadline is the tool's, not the operator's.
+        const held = options.hold?.({ server: route.upstream.name, tool: route.params.name as string, name: request.name, arguments: request.arguments, policy: route.upstream.config });
+        if (held) await held;
+        return this.callTool(route, options);
+      }
       default:
         return this.forward(this.route(request), options);
     }

@@ -1,0 +1,75 @@
+import { usageOf } from '../help.js';
+import { isRecord } from './daemon-client.js';
+import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
+import { formatTable } from './table.js';
+import { listOf, plural } from './views.js';
+
+export const APPROVALS_USAGE = usageOf('approvals');
+
+/** A pending approval as `GET /approvals` lists it. */
+interface ApprovalRow {
+  id?: string;
+  server?: string;
+  name?: string;
+  agent?: string;
+  arguments?: unknown;
+  expiresAt?: string;
+}
+
+/** `switchboard approvals`: the calls waiting for an operator, with their arguments. */
+export function runApprovals(io: CommandIo): Promise<number> {
+  return runCommand(io, APPROVALS_USAGE, async () => {
+    const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
+    if (helpRequested(values, io, 'approvals')) return 0;
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const res = await clientFor(values, io).request('GET', '/approvals');
+    if (values.json) {
+      writeRaw(io, res.text);
+      return 0;
+    }
+    const rows = listOf<ApprovalRow>(res.body, 'approvals');
+    if (rows.length === 0) {
+      io.stdout.write('No calls are waiting for approval.\n');
+      return 0;
+    }
+    const table = formatTable(rows, [
+      { header: 'ID', value: (row) => row.id },
+      { header: 'TOOL', value: (row) => row.name },
+      { header: 'SERVER', value: (row) => row.server },
+      { header: 'AGENT', value: (row) => row.agent },
+      { header: 'EXPIRES', value: (row) => row.expiresAt },
+      { header: 'ARGUMENTS', value: (row) => JSON.stringify(row.arguments ?? {}), maxWidth: 80 },
+    ]);
+    io.stdout.write(`${table}\n\n${plural(rows.length, 'call')} waiting\n`);
+    return 0;
+  });
+}
+
+/** `switchboard approve <id>`: the held call goes ahead. */
+export function runApprove(io: CommandIo): Promise<number> {
+  return decide(io, 'approve');
+}
+
+/** `switchboard deny <id>`: the held call fails with `APPROVAL_DENIED`. */
+export function runDeny(io: CommandIo): Promise<number> {
+  return decide(io, 'deny');
+}
+
+function decide(io: CommandIo, verb: 'approve' | 'deny'): Promise<number> {
+  return runCommand(io, usageOf(verb), async () => {
+    const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
+    if (helpRequested(values, io, verb)) return 0;
+    const [id, extra] = positionals;
+    if (id === undefined) throw new UsageError('missing <id> (see switchboard approvals)');
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+    const res = await clientFor(values, io).request('POST', `/approvals/${encodeURIComponent(id)}/${verb}`);
+    if (values.json) {
+      writeRaw(io, res.text);
+      return 0;
+    }
+    const approval = isRecord(res.body) && isRecord(res.body.approval) ? res.body.approval : {};
+    const tool = typeof approval.name === 'string' ? approval.name : id;
+    io.stdout.write(`${verb === 'approve' ? 'approved' : 'denied'} ${tool} (${id})\n`);
+    return 0;
+  });
+}
