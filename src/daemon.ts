@@ -7,6 +7,7 @@ import { EventHub } from './http/ws/event-hub.js';
 import type { MCPManager } from './mcp/manager.js';
 import { callbackUrlOf, type OAuthBroker } from './mcp/oauth/broker.js';
 import { createRuntime, type RuntimeDeps } from './runtime/compose.js';
+import type { AgentRegistry } from './runtime/agent-registry.js';
 import type { EventBus } from './runtime/event-bus.js';
 import type { SwitchboardRuntime } from './runtime/runtime.js';
 import type { ToolCacheStore } from './store/ports.js';
@@ -24,6 +25,8 @@ export interface Daemon {
   events: EventHub;
   /** OAuth sign-in to upstreams, and the credentials an embedder stores per server (SPEC §3). */
   oauth: OAuthBroker;
+  /** Agents and keys (issue #22): name → settings, key → agent. */
+  agents: AgentRegistry;
   logger: Logger;
   /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
   start(): Promise<unknown>;
@@ -65,11 +68,11 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     callbackUrl: () => callbackUrlOf(app.server.address()),
     ...(config.port > 0 ? { fixedPort: config.port } : {}),
   });
-  const { bus, manager, runtime, store, oauth, logger } = composed;
+  const { bus, manager, runtime, store, oauth, agents, logger } = composed;
   const events = new EventHub({ bus, manager, runtime });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
-  const app = buildApp({ config, manager, runtime, bus, events, oauth, logger, shutdownSignal: shutdown.signal, drain });
+  const app = buildApp({ config, manager, runtime, bus, events, oauth, agents, logger, shutdownSignal: shutdown.signal, drain });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -98,5 +101,5 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     return closing;
   };
 
-  return { app, manager, runtime, store, bus, events, oauth, logger, start: composed.start, close };
+  return { app, manager, runtime, store, bus, events, oauth, agents, logger, start: composed.start, close };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_TIMER_MS } from '../util/abort.js';
+import { AgentConfigSchema } from './agent-schema.js';
 
 /**
  * Schemas for Switchboard's own config file. The types are derived from them; the loose
@@ -128,6 +129,8 @@ export const DaemonConfigSchema = z
     /** Watch the config files and apply edits live (SPEC §8). @default true */
     watch: z.boolean().default(true),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
+    /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
+    agents: z.record(z.string(), AgentConfigSchema).default({}),
   })
   .strict();
 
@@ -148,5 +151,7 @@ export const RETIRED_KEYS: Readonly<Record<string, string>> = {
  */
 export const DaemonSettingsSchema = DaemonConfigSchema.extend({
   mcpServers: z.record(z.string(), z.unknown()).default({}),
+  // Checked entry by entry too: a bad agent is left out with a message, the rest applies.
+  agents: z.record(z.string(), z.unknown()).default({}),
 });
 export type DaemonSettings = z.infer<typeof DaemonSettingsSchema>;

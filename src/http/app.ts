@@ -4,6 +4,7 @@ import type { DaemonConfig } from '../config/schema.js';
 import { SwitchboardError } from '../errors.js';
 import type { MCPManager } from '../mcp/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
+import type { AgentRegistry } from '../runtime/agent-registry.js';
 import type { EventBus } from '../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
@@ -18,6 +19,7 @@ import { sendError, toHttpError } from './errors/http-error.js';
 import { RequestDrain } from './lifecycle/drain.js';
 import { InFlightCalls } from './calls/in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
+import { agentRoutes } from './routes/agents.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -41,6 +43,8 @@ export interface AppDeps {
   events: EventHub;
   /** OAuth sign-in to upstreams (issue #16). */
   oauth: OAuthBroker;
+  /** Agents and keys, the operator key included (issue #22). */
+  agents: AgentRegistry;
   logger: Logger;
   /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
   shutdownSignal: AbortSignal;
@@ -62,7 +66,7 @@ const ALWAYS_OPEN = new Set(['/health']);
  * `cli.ts` does, so tests and embedders can pick their own port.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const { config, manager, runtime, bus, events, oauth, logger, shutdownSignal } = deps;
+  const { config, manager, runtime, bus, events, oauth, agents, logger, shutdownSignal } = deps;
   const startedAt = Date.now();
 
   const app = Fastify({
@@ -94,7 +98,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }));
   // Auth next, so an unauthenticated caller learns nothing, not even that we are stopping.
   // The OAuth callback is where a browser lands, without our token; its single-use state guards it.
-  if (config.token !== undefined) app.addHook('onRequest', createAuthHook({ token: config.token, publicRoutes: ['/health', OAUTH_CALLBACK_PATH] }));
+  app.decorateRequest('agent', undefined);
+  app.addHook('onRequest', createAuthHook({ keys: agents, publicRoutes: ['/health', OAUTH_CALLBACK_PATH] }));
   const stopping = (): boolean => runtime.state === 'stopping' || runtime.state === 'stopped';
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     if (stopping() && !ALWAYS_OPEN.has(request.routeOptions.url ?? '')) return done(new SwitchboardError('SHUTTING_DOWN'));
@@ -135,7 +140,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics });
 
   void app.register(healthRoutes, { runtime });
-  void app.register(statusRoutes, { manager, runtime, startedAt });
+  void app.register(statusRoutes, { manager, runtime, startedAt, agents });
+  void app.register(agentRoutes, { agents });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, runner });
   void app.register(catalogueRoutes, { manager, runtime, runner });
