@@ -24,14 +24,14 @@ function bearer(key: string | undefined): RequestInit {
 }
 
 /** `fetch` with exactly this key (or none), whatever the daemon's token. */
-async function as(d: TestDaemon, key: string | undefined, path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+async function as<T = { error?: { code: string } }>(d: TestDaemon, key: string | undefined, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
   const headers = new Headers(init.headers);
   if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
   if (init.body !== undefined) headers.set('content-type', 'application/json');
   const res = await fetch(d.url + path, { ...init, headers });
   const text = await res.text();
   const json = res.headers.get('content-type')?.startsWith('application/json') === true;
-  return { status: res.status, body: json ? JSON.parse(text) : text };
+  return { status: res.status, body: (json ? JSON.parse(text) : text) as T };
 }
 
 async function addAgent(d: TestDaemon, body: Record<string, unknown>): Promise<Issued> {
@@ -91,12 +91,13 @@ describe('operator and agent keys', () => {
   it("scopes an agent's /status to the servers its globs match, and shows nothing of the config", async () => {
     const d = await echoDaemon();
     const { key } = await addAgent(d, { name: 'scoped', servers: ['ech*'] });
-    const scoped = await as(d, key, '/status');
-    expect(scoped.body.servers.map((s: { name: string }) => s.name)).toEqual(['echo']);
+    type StatusBody = { servers: Array<{ name: string }>; discovery?: unknown };
+    const scoped = await as<StatusBody>(d, key, '/status');
+    expect(scoped.body.servers.map((s) => s.name)).toEqual(['echo']);
     expect(scoped.body).toMatchObject({ agent: 'scoped', serverCounts: { connected: 1 } });
     expect(scoped.body.discovery).toBeUndefined();
-    const full = await as(d, TOKEN, '/status');
-    expect(full.body.servers.map((s: { name: string }) => s.name)).toEqual(['echo', 'other']);
+    const full = await as<StatusBody>(d, TOKEN, '/status');
+    expect(full.body.servers.map((s) => s.name)).toEqual(['echo', 'other']);
   });
 
   it('expired and revoked keys answer 401 with their own codes; rotation stops the old key at once', async () => {
