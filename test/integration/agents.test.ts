@@ -4,6 +4,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { systemClock } from '../../src/util/clock.js';
 import { recordManagerEvents, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 /**
@@ -85,6 +86,13 @@ describe('operator and agent keys', () => {
       expect((await as(d, undefined, path, init)).status, `${method} ${path}`).toBe(401);
     }
     expect((await as(d, 'sbk_0000000000000000_' + 'A'.repeat(43), '/tools')).body).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
+    // The feed takes the key as ?token= too (browsers cannot set headers on a WebSocket handshake).
+    const feed = await openEvents(d.url, { token: key });
+    await new Promise((resolve) => {
+      feed.once('close', resolve);
+      feed.close();
+    });
+    await expect(openEvents(d.url)).rejects.toThrow('HTTP 401');
     expect((await as(d, undefined, '/health')).status).toBe(200);
   });
 
