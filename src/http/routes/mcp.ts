@@ -1,7 +1,6 @@
-import { toNodeHandler } from '@modelcontextprotocol/node';
-import { classifyInboundRequest, createMcpHandler, isInitializeRequest, type InboundHttpRequest } from '@modelcontextprotocol/server';
 import type { IncomingMessage } from 'node:http';
-import type { AuthInfo } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { classifyInboundRequest, createMcpHandler, isInitializeRequest, type AuthInfo, type InboundHttpRequest } from '@modelcontextprotocol/server';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
