@@ -59,6 +59,10 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
     summary: 'sign in to a server that needs OAuth (prints the URL, waits for the browser)',
     load: async () => (await import('./client/login.js')).runLogin,
   },
+  agents: {
+    summary: 'add, list, show, rotate or revoke agents and their keys',
+    load: async () => (await import('./client/agents.js')).runAgents,
+  },
   logout: {
     summary: "forget a server's OAuth tokens",
     load: async () => (await import('./client/login.js')).runLogout,

@@ -128,6 +128,23 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     ],
     examples: ['switchboard login linear', 'switchboard login linear --no-browser'],
   },
+  agents: {
+    usage:
+      'switchboard agents add <name> [--servers GLOBS] [--tools GLOBS] [--exclude GLOBS] [--access read|write|all] [--expires 30d] | list | show <name> | rotate <name> | revoke <name> [--url URL] [--token TOKEN] [--json]',
+    description:
+      "Manage agents, each with its own key and view of the tools. add prints the new key once (only a salted hash is kept); rotate prints a new one and the old one stops working at once; revoke makes its keys answer KEY_REVOKED. Needs the operator key: the config's token, or on this machine the operator.key file a daemon without a token writes beside its database.",
+    options: [
+      ['--servers GLOBS', 'servers the agent may use (comma-separated or repeated; default: all)'],
+      ['--tools GLOBS', 'tools the agent may see, by exposed name (default: all of its servers)'],
+      ['--exclude GLOBS', 'tools hidden from the agent'],
+      ['--access LEVEL', 'read, write or all (default all)'],
+      ['--expires WHEN', 'when its keys stop working: 30d, 12h, 90m, 2w or an ISO date'],
+      ...CONNECTION,
+      JSON_FLAG,
+      HELP_FLAG,
+    ],
+    examples: ['switchboard agents add ci --servers github --access read --expires 30d', 'switchboard agents rotate ci'],
+  },
   logout: {
     usage: 'switchboard logout <server> [--url URL] [--token TOKEN] [--json]',
     description: "Forget a server's OAuth tokens (revoking them where the authorization server allows it); the server then waits for a new sign-in.",

@@ -88,6 +88,8 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
     logger,
   });
   const log = daemon.logger;
+  // Parts of the config left out (an invalid agent entry); the rest applies.
+  for (const warning of loaded.warnings) log.warn({ component: 'config' }, warning);
   if (!isLoopbackHost(config.host) && !config.token) {
     log.warn({ host: config.host }, 'listening on a non-loopback host without a token (--insecure)');
   }

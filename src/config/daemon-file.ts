@@ -1,4 +1,5 @@
-import { expandEntryStrings, isPlainObject, type ExpandOptions, type VarSource } from './expand-vars.js';
+import { AGENT_NAME, AgentConfigSchema, type AgentConfig } from './agent-schema.js';
+import { expandEntryStrings, expandVars, hasPlaceholder, isPlainObject, type ExpandOptions, type VarSource } from './expand-vars.js';
 import { fromZodIssues, mergeIssues, retiredKeyIssues, type ConfigIssue } from './issues.js';
 import {
   DaemonSettingsSchema,
@@ -17,11 +18,19 @@ export interface CheckedServerEntry {
   issues: ConfigIssue[];
 }
 
+/** One entry of `agents`: valid (`config`) or not (`issues`, paths relative to the entry). */
+export interface CheckedAgentEntry {
+  name: string;
+  config?: AgentConfig;
+  issues: ConfigIssue[];
+}
+
 export interface CheckedDaemonFile {
   /** Problems outside `mcpServers.<name>`; `settings` is unset when there are any. */
   settingsIssues: ConfigIssue[];
   settings?: DaemonSettings;
   servers: CheckedServerEntry[];
+  agents: CheckedAgentEntry[];
 }
 
 /**
@@ -51,7 +60,23 @@ export function checkDaemonFile(
     return checked;
   });
 
+  const agents = Object.entries(isPlainObject(raw.agents) ? raw.agents : {}).map(([name, entry]) => checkAgentEntry(name, entry, vars, expand));
   return parsed.success && settingsIssues.length === 0
-    ? { settingsIssues, settings: parsed.data, servers }
-    : { settingsIssues, servers };
+    ? { settingsIssues, settings: parsed.data, servers, agents }
+    : { settingsIssues, servers, agents };
+}
+
+/**
+ * One agent entry. Its `key` is `${VAR}`-expanded here (a `!cmd` key is run by the registry); a
+ * placeholder left unexpanded would make a guessable key, so it makes the entry invalid.
+ */
+function checkAgentEntry(name: string, entry: unknown, vars: VarSource, expand: ExpandOptions): CheckedAgentEntry {
+  const issues: ConfigIssue[] = [];
+  if (!AGENT_NAME.test(name)) issues.push({ path: '', message: 'an agent name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
+  if (!isPlainObject(entry)) return { name, issues: [...issues, { path: '', message: 'expected an object' }] };
+  const expanded = typeof entry.key === 'string' ? { ...entry, key: expandVars(entry.key, vars, expand) } : entry;
+  if (typeof expanded.key === 'string' && hasPlaceholder(expanded.key)) issues.push({ path: 'key', message: 'unresolved placeholder (is the variable set?)' });
+  const result = AgentConfigSchema.safeParse(expanded);
+  if (!result.success) issues.push(...fromZodIssues(result.error.issues));
+  return issues.length === 0 && result.success ? { name, config: result.data, issues } : { name, issues };
 }

@@ -4,6 +4,7 @@ import { checkDaemonFile } from './daemon-file.js';
 import { isPlainObject } from './expand-vars.js';
 import { issueText, type ConfigIssue } from './issues.js';
 import { readConfigFile } from './read-config-file.js';
+import type { AgentConfig } from './agent-schema.js';
 import type { DaemonConfig, NativeServerConfig } from './schema.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -12,7 +13,11 @@ type Env = Readonly<Record<string, string | undefined>>;
  * The validated config, deep-frozen at runtime, with `dbPath` resolved to an absolute path. The
  * type stays `DaemonConfig` (shallow `Readonly`) so it passes straight to `createDaemon`.
  */
-export type LoadedDaemonConfig = DaemonConfig & { readonly dbPath: string };
+export type LoadedDaemonConfig = DaemonConfig & {
+  readonly dbPath: string;
+  /** Problems that left something out but let the rest apply (an invalid agent entry), one line each. */
+  readonly warnings: readonly string[];
+};
 
 export interface LoadDaemonConfigOptions {
   /** Explicit file (`--config`), relative to `cwd`; a missing explicit file is an error. */
@@ -86,10 +91,19 @@ export function parseDaemonConfig(raw: unknown, ctx: { path: string; env: Env; h
 
   const mcpServers: Record<string, NativeServerConfig> = {};
   for (const server of checked.servers) if (server.config) mcpServers[server.name] = server.config;
+  // An invalid agent is left out, like an invalid server entry in discovery: the others still apply.
+  const agents: Record<string, AgentConfig> = {};
+  const warnings: string[] = [];
+  for (const agent of checked.agents) {
+    if (agent.config) agents[agent.name] = agent.config;
+    else warnings.push(`${ctx.path}: agent "${agent.name}" ignored: ${agent.issues.map((issue) => issueText(issue, `agents.${agent.name}`)).join('; ')}`);
+  }
   const { dbPath, ...settings } = checked.settings;
   return deepFreeze({
     ...settings,
     mcpServers,
+    agents,
+    warnings,
     // A relative dbPath is read against the config file, not the daemon's working directory,
     // so the same file means the same database wherever the daemon is started.
     dbPath: dbPath ? resolve(dirname(ctx.path), expandHome(dbPath, ctx.home)) : defaultDbPath(ctx.home, ctx.env),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
+import { AgentConfigSchema } from './agent-schema.js';
 
 /**
  * Schemas for Switchboard's own config file. The types are derived from them; the loose
@@ -146,6 +147,8 @@ export const DaemonConfigSchema = z
     /** How long a call that needs approval (`requireApproval`) waits for an operator, in ms. @default 120000 */
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
+    /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
+    agents: z.record(z.string(), AgentConfigSchema).default({}),
   })
   .strict();
 
@@ -166,5 +169,7 @@ export const RETIRED_KEYS: Readonly<Record<string, string>> = {
  */
 export const DaemonSettingsSchema = DaemonConfigSchema.extend({
   mcpServers: z.record(z.string(), z.unknown()).default({}),
+  // Checked entry by entry too: a bad agent is left out with a message, the rest applies.
+  agents: z.record(z.string(), z.unknown()).default({}),
 });
 export type DaemonSettings = z.infer<typeof DaemonSettingsSchema>;

@@ -5,6 +5,7 @@ import { SwitchboardError } from '../errors.js';
 import type { Approvals } from '../mcp/forwarding/approvals.js';
 import type { MCPManager } from '../mcp/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
+import type { AgentRegistry } from '../runtime/agent-registry.js';
 import type { EventBus } from '../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
@@ -20,6 +21,7 @@ import { RequestDrain } from './lifecycle/drain.js';
 import { InFlightCalls } from './calls/in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { agentRoutes } from './routes/agents.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -45,6 +47,8 @@ export interface AppDeps {
   oauth: OAuthBroker;
   /** Calls held for an operator's approval (`requireApproval`); without it no call is held and `/approvals` is empty. */
   approvals?: Approvals;
+  /** Agents and keys, the operator key included (issue #22). */
+  agents: AgentRegistry;
   logger: Logger;
   /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
   shutdownSignal: AbortSignal;
@@ -66,7 +70,7 @@ const ALWAYS_OPEN = new Set(['/health']);
  * `cli.ts` does, so tests and embedders can pick their own port.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const { config, manager, runtime, bus, events, oauth, logger, shutdownSignal } = deps;
+  const { config, manager, runtime, bus, events, oauth, agents, logger, shutdownSignal } = deps;
   const startedAt = Date.now();
 
   const app = Fastify({
@@ -98,7 +102,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }));
   // Auth next, so an unauthenticated caller learns nothing, not even that we are stopping.
   // The OAuth callback is where a browser lands, without our token; its single-use state guards it.
-  if (config.token !== undefined) app.addHook('onRequest', createAuthHook({ token: config.token, publicRoutes: ['/health', OAUTH_CALLBACK_PATH] }));
+  app.decorateRequest('agent', undefined);
+  app.addHook('onRequest', createAuthHook({ keys: agents, publicRoutes: ['/health', OAUTH_CALLBACK_PATH] }));
   const stopping = (): boolean => runtime.state === 'stopping' || runtime.state === 'stopped';
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     if (stopping() && !ALWAYS_OPEN.has(request.routeOptions.url ?? '')) return done(new SwitchboardError('SHUTTING_DOWN'));
@@ -140,7 +145,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}) });
 
   void app.register(healthRoutes, { runtime });
-  void app.register(statusRoutes, { manager, runtime, startedAt });
+  void app.register(statusRoutes, { manager, runtime, startedAt, agents });
+  void app.register(agentRoutes, { agents });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, runner });
   void app.register(catalogueRoutes, { manager, runtime, runner });

@@ -18,10 +18,13 @@ import { forwardServerLogs } from '../mcp/process/log-forwarding.js';
 import { connectToServer, type ConnectOptions } from '../mcp/transport/client.js';
 import { loadInstanceId } from '../mcp/upstream/instance.js';
 import { openMemoryOAuthStore, openToolCache, type OpenedStores } from '../store/open-tool-cache.js';
+import { MemoryAgentStore } from '../store/agent-store.js';
 import { MemoryStateStore } from '../store/state-store.js';
 import type { ToolCacheStore } from '../store/ports.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { AgentRegistry } from './agent-registry.js';
 import { EventBus } from './event-bus.js';
+import { operatorKeyPath } from './operator-key.js';
 import { SwitchboardRuntime, type LoadError } from './runtime.js';
 
 /** The settings the runtime reads; the daemon hands in its whole config. */
@@ -29,7 +32,7 @@ export type RuntimeConfig = Pick<
   DaemonConfig,
   'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
 > &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs'>>;
+  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token'>>;
 
 /** The edges of the runtime, each with the real thing as its default (STYLE rule 11). */
 export interface RuntimeDeps {
@@ -85,6 +88,8 @@ export interface ComposedRuntime {
   oauth: OAuthBroker;
   /** Calls held for an operator's approval (`requireApproval`, issue #22). */
   approvals: Approvals;
+  /** Agents and keys, the operator's included (issue #22). */
+  agents: AgentRegistry;
   logger: Logger;
   /** Reaps what a killed predecessor left running, then discovers and connects behind the startup gate. */
   start(): Promise<LoadError[]>;
@@ -121,6 +126,14 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     logger: logger.child({ component: 'values' }),
     // SPEC §3's stored credentials, in the same store as the OAuth sign-ins.
     credentials: { injectCredentials: (name) => oauth.storedCredential(name) },
+  });
+  const agents = new AgentRegistry({
+    config: config.agents ?? {},
+    store: cache.agents,
+    ...(config.token !== undefined ? { token: config.token } : {}),
+    ...(ownsStore ? { operatorKeyPath: operatorKeyPath(dbPath) } : {}),
+    clock,
+    logger: logger.child({ component: 'agents' }),
   });
   const listeningPort = (): number | undefined => deps.listening?.()?.port;
   /** This process's instance id (SPEC §11); see `identity` and `start`. */
@@ -161,6 +174,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
   const approvals = new Approvals({
     publish: bus.publish,
     clock,
+    agentGlobs: (agent) => agents.get(agent.name)?.settings.requireApproval ?? [],
     ...(config.approvalTimeoutMs !== undefined ? { timeoutMs: config.approvalTimeoutMs } : {}),
   });
 
@@ -212,7 +226,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     return runtime.start();
   };
 
-  return { bus, manager, runtime, store: cache.store, oauth, approvals, logger, start, close: () => runtime.close() };
+  return { bus, manager, runtime, store: cache.store, oauth, approvals, agents, logger, start, close: () => runtime.close() };
 }
 
 /** `health: true | false | {…}` of the config file → the manager's health options. */
@@ -224,5 +238,5 @@ function healthOptions(health: RuntimeConfig['health']): HealthOptions {
 /** The stores that go with an embedder's own tool cache: state and sign-ins last as long as this process. */
 function besideOwnCache(store: ToolCacheStore): OpenedStores {
   const oauth = openMemoryOAuthStore();
-  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, warnings: [] };
+  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, agents: new MemoryAgentStore(), warnings: [] };
 }

@@ -100,6 +100,30 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    id: 5,
+    name: 'create-agents',
+    // Agents created with `switchboard agents add` and every key issued (issue #22). A key is kept
+    // only as a salted SHA-256 of its secret part; a revoked key keeps its row so it is told apart
+    // from a key that never existed.
+    sql: `
+      CREATE TABLE agent (
+        name          TEXT    NOT NULL PRIMARY KEY,
+        settings_json TEXT    NOT NULL,
+        created_at    INTEGER NOT NULL,
+        revoked_at    INTEGER
+      ) STRICT;
+      CREATE TABLE agent_key (
+        id         TEXT    NOT NULL PRIMARY KEY,
+        agent      TEXT    NOT NULL,
+        salt       BLOB    NOT NULL,
+        hash       BLOB    NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      ) STRICT;
+      CREATE INDEX agent_key_by_agent ON agent_key (agent);
+    `,
+  },
 ];
 
 /** The file was written by a newer Switchboard: its schema has migrations we don't know. */

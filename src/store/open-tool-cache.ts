@@ -1,7 +1,8 @@
 import { errorMessage } from '../errors.js';
+import { MemoryAgentStore, SqliteAgentStore } from './agent-store.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import { SqliteOAuthStore } from './oauth-store.js';
-import type { CredentialStore, OAuthStore, StateStore, ToolCacheStore } from './ports.js';
+import type { AgentStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore } from './ports.js';
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
 
@@ -18,6 +19,8 @@ export interface OpenedStores {
   oauth: OAuthStore;
   /** On the OAuth store's connection. */
   credentials: CredentialStore;
+  /** Agents and their key hashes (issue #22), on the same connection. */
+  agents: AgentStore;
   warnings: string[];
 }
 
@@ -33,7 +36,8 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
   const warnings = [...opened.warnings];
   const result = (store: ToolCacheStore, state: StateStore): OpenedStores => {
     const oauth = openOAuthStore(opened, path, warnings, options.logger);
-    return { store, state, oauth, credentials: oauth.credentials, warnings };
+    const agents = openAgentStore(opened, path, warnings, options.logger);
+    return { store, state, oauth, credentials: oauth.credentials, agents, warnings };
   };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {
@@ -88,4 +92,21 @@ export function openMemoryOAuthStore(logger?: StoreLogger): SqliteOAuthStore {
   const memory = openDatabase(':memory:', storeOptions);
   // An in-memory database always opens; the assertion documents that, not a hope.
   return new SqliteOAuthStore(memory.db as NonNullable<typeof memory.db>, { ...storeOptions, ownsConnection: true });
+}
+
+/** The agent store on the same connection; in memory when that cannot take writes (agents then last one run). */
+function openAgentStore(
+  opened: ReturnType<typeof openDatabase>,
+  path: string,
+  warnings: string[],
+  logger: StoreLogger | undefined,
+): AgentStore {
+  if (opened.db?.open && !opened.readOnly) {
+    try {
+      return new SqliteAgentStore(opened.db, logger ? { logger } : {});
+    } catch (err) {
+      warnings.push(`Agents kept in memory only: ${path} has no usable agent tables (${errorMessage(err)})`);
+    }
+  }
+  return new MemoryAgentStore();
 }

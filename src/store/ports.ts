@@ -178,3 +178,42 @@ export interface OAuthStore {
   /** Releases what this store opened (the SQLite one closes an in-memory fallback connection). */
   close(): Promise<void>;
 }
+
+// --- agents and their keys ------------------------------------------------------------------
+
+/** An agent created with `switchboard agents add` (issue #22); config agents are not stored. */
+export interface StoredAgent {
+  name: string;
+  /** Its settings as validated JSON (servers, tools, access, …); opaque to the store. */
+  settings: Record<string, unknown>;
+  createdAt: number;
+  /** When it was revoked; its name and keys stay, so a revoked key is recognised as such. */
+  revokedAt?: number;
+}
+
+/** One issued key: never the key itself, only a salted SHA-256 of its secret part. */
+export interface StoredAgentKey {
+  /** The public part of the key (`sbk_<id>_…`), for a lookup without scanning. */
+  id: string;
+  agent: string;
+  salt: Buffer;
+  hash: Buffer;
+  createdAt: number;
+  revokedAt?: number;
+}
+
+/**
+ * Agents and their key hashes. Small: the registry reads everything once at start and keeps it
+ * in memory, writing through on every change.
+ */
+export interface AgentStore {
+  agents(): Promise<StoredAgent[]>;
+  keys(): Promise<StoredAgentKey[]>;
+  /** Creates or replaces the agent (a revoked one re-added starts over). */
+  putAgent(agent: StoredAgent): Promise<void>;
+  putKey(key: StoredAgentKey): Promise<void>;
+  /** Marks the agent and every key of it revoked. */
+  revokeAgent(name: string, now: number): Promise<void>;
+  /** Marks every key of the agent revoked (rotation), keeping the agent. */
+  revokeKeys(agent: string, now: number): Promise<void>;
+}

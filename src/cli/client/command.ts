@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT_OK, EXIT_USAGE, oneLine, type Output } from '../context.js';
+import { localOperatorKey } from '../../runtime/operator-key.js';
 import { renderHelp } from '../help.js';
 import { createDaemonClient, DaemonError, DaemonUnreachableError, type DaemonClient, type FetchLike } from './daemon-client.js';
 
@@ -65,7 +66,8 @@ export function clientFor(values: { url?: string | undefined; token?: string | u
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new UsageError(`invalid --url "${url}": only http and https are supported`);
   }
-  const token = values.token ?? nonEmpty(io.env.SWITCHBOARD_TOKEN);
+  // Last, the operator key a local daemon without a `token` keeps once agents exist (issue #22).
+  const token = values.token ?? nonEmpty(io.env.SWITCHBOARD_TOKEN) ?? localOperatorKey(io.env);
   return createDaemonClient({ url, ...(token ? { token } : {}), ...(io.fetch ? { fetch: io.fetch } : {}) });
 }
 

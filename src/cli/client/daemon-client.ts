@@ -68,7 +68,7 @@ export class DaemonError extends Error {
 
 export interface DaemonClient {
   readonly url: string;
-  request(method: 'GET' | 'POST', path: string, options?: RequestOptions): Promise<DaemonResponse>;
+  request(method: 'GET' | 'POST' | 'DELETE', path: string, options?: RequestOptions): Promise<DaemonResponse>;
   /**
    * A request answered as a `text/event-stream` (`POST /tools/:name/call`): every event goes to
    * `onEvent` until the final `result`, whose data is the response; an `error` event throws its
@@ -97,7 +97,7 @@ export function createDaemonClient(options: DaemonClientOptions): DaemonClient {
     };
   }
 
-  async function request(method: 'GET' | 'POST', path: string, req: RequestOptions = {}): Promise<DaemonResponse> {
+  async function request(method: 'GET' | 'POST' | 'DELETE', path: string, req: RequestOptions = {}): Promise<DaemonResponse> {
     const { init: requestInit, timeoutMs } = init(method, req, 'application/json');
     let status: number;
     let text: string;

@@ -43,6 +43,7 @@ export async function streamCall(
     const result = await deps.runner.call(name, body.arguments, {
       transport: 'rest',
       client: reply.raw,
+      ...(request.agent ? { agent: request.agent } : {}),
       ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
       onProgress: (progress) => stream.send('progress', progressData(progress)),
     });

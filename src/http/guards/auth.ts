@@ -1,46 +1,97 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { ErrorCode } from '../../errors.js';
+import type { KeyVerdict } from '../../runtime/agent-registry.js';
+import type { AgentRef } from '../calls/agent-ref.js';
 import { httpError, sendError } from '../errors/http-error.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The agent whose key the request carried (issue #22); unset for the operator and without keys. */
+    agent?: AgentRef;
+  }
+}
+
+/** What the guard needs of the agent registry. */
+export interface KeyCheck {
+  /** Whether any key exists (a `token`, or an agent): without one, loopback trust as before. */
+  readonly keysRequired: boolean;
+  readonly isLoaded: boolean;
+  readonly loaded: Promise<void>;
+  authenticate(presented: string): KeyVerdict;
+}
+
 export interface AuthOptions {
-  /** The bearer token every protected route requires. */
-  token: string;
+  keys: KeyCheck;
   /**
-   * Routes (as registered, e.g. `/health`) served without a token.
+   * Routes (as registered, e.g. `/health`) served without a key.
    * @default ["/health"]
    */
   publicRoutes?: readonly string[];
+  /** Routes an agent key reaches; every other route is the operator's (403 `FORBIDDEN` to agents). @default AGENT_ROUTES */
+  agentRoutes?: readonly string[];
   /**
-   * Routes that also accept the token as `?token=`: browsers cannot set headers on a
+   * Routes that also accept the key as `?token=`: browsers cannot set headers on a
    * WebSocket handshake.
    * @default ["/events"]
    */
   queryTokenRoutes?: readonly string[];
 }
 
+/** The routes of agents (SPEC §12): the catalogue, calls, `/mcp`, the feed and a scoped `/status`. */
+export const AGENT_ROUTES: readonly string[] = [
+  '/tools',
+  '/tools/:name',
+  '/tools/:name/call',
+  '/prompts',
+  '/prompts/:name/get',
+  '/resources',
+  '/resources/read',
+  '/mcp',
+  '/events',
+  '/status',
+];
+
 type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
-const UNAUTHORIZED = httpError('UNAUTHORIZED');
+const REFUSED: Readonly<Record<Exclude<KeyVerdict['kind'], 'operator' | 'agent'>, ErrorCode>> = {
+  unknown: 'UNAUTHORIZED',
+  expired: 'KEY_EXPIRED',
+  revoked: 'KEY_REVOKED',
+};
 
 /**
- * The bearer check, as an `onRequest` hook registered before every route (including `/events`
- * and `/mcp`) and the 404 handler, so unknown paths do not reveal which routes exist.
+ * The key check, as an `onRequest` hook registered before every route (including `/events`
+ * and `/mcp`) and the 404 handler, so unknown paths do not reveal which routes exist. The
+ * operator key (the config's `token`) opens every route; an agent key only the agent routes, and
+ * puts the agent on `request.agent`. No key at all while none exists: loopback trust, as before.
  */
 export function createAuthHook(options: AuthOptions): OnRequestHook {
-  // Comparing fixed-size digests keeps `timingSafeEqual` happy with any presented length and
-  // leaks nothing about the token's length through timing.
-  const expected = digest(options.token);
+  const { keys } = options;
   const publicRoutes = new Set(options.publicRoutes ?? ['/health']);
+  const agentRoutes = new Set(options.agentRoutes ?? AGENT_ROUTES);
   const queryTokenRoutes = new Set(options.queryTokenRoutes ?? ['/events']);
 
-  return function authenticate(request, reply, done) {
+  const check = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     const route = request.routeOptions.url;
-    if (route !== undefined && publicRoutes.has(route)) return done();
+    if (!keys.keysRequired || (route !== undefined && publicRoutes.has(route))) return done();
     const presented = bearerOf(request) ?? (route !== undefined && queryTokenRoutes.has(route) ? queryTokenOf(request) : undefined);
-    if (presented !== undefined && timingSafeEqual(digest(presented), expected)) return done();
-    void sendError(reply.header('www-authenticate', 'Bearer'), UNAUTHORIZED);
+    const verdict: KeyVerdict = presented === undefined ? { kind: 'unknown' } : keys.authenticate(presented);
+    if (verdict.kind === 'operator') return done();
+    if (verdict.kind === 'agent') {
+      // An unknown path (no route) goes on to the 404 it would get anyway.
+      if (route !== undefined && !agentRoutes.has(route)) return void sendError(reply, httpError('FORBIDDEN'));
+      request.agent = { name: verdict.agent.name };
+      return done();
+    }
+    void sendError(reply.header('www-authenticate', 'Bearer'), httpError(REFUSED[verdict.kind]));
+  };
+
+  return function authenticate(request, reply, done) {
+    // Until stored agents are read, nobody can tell whether keys are needed: wait (once, at start).
+    if (keys.isLoaded) return check(request, reply, done);
+    void keys.loaded.then(() => check(request, reply, done));
   };
 }
 
@@ -53,8 +104,4 @@ function bearerOf(request: FastifyRequest): string | undefined {
 function queryTokenOf(request: FastifyRequest): string | undefined {
   const token = (request.query as Record<string, unknown> | undefined)?.token;
   return typeof token === 'string' && token.length > 0 ? token : undefined;
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
 }

@@ -15,6 +15,7 @@ import { noAgent, type AgentRequest } from '../../mcp/transport/server-traffic.j
 import { isInputRequired, type AgentOptions } from '../../mcp/forwarding/input-required.js';
 import { Continuation, type Continuations, type Round } from './continuations.js';
 import { RelayStates } from './relay-state.js';
+import type { AgentRef } from '../calls/agent-ref.js';
 
 /** What a 2025-era session keeps between its requests. */
 export interface SessionState {
@@ -26,6 +27,8 @@ export interface SessionState {
   logLevel?: LoggingLevel;
   /** URIs this session subscribed to (`resources/subscribe`). */
   readonly subscriptions: Set<string>;
+  /** The agent whose key opened the session (issue #22); later requests must carry the same one. */
+  readonly agent?: AgentRef;
 }
 
 /**

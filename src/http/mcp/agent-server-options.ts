@@ -1,6 +1,7 @@
 import type { RequestId } from '@modelcontextprotocol/server';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import type { AgentRef } from '../calls/agent-ref.js';
 import type { RequestRunner } from '../calls/request-runner.js';
 import type { SessionState } from './agent-channel.js';
 import type { Continuations } from './continuations.js';
@@ -19,6 +20,8 @@ export interface AgentServerOptions {
   relayStates: RelayStates;
   /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */
   session?: SessionState;
+  /** The agent of a 2026-07-28 request (a session's is `session.agent`); absent for the operator and without keys. */
+  agent?: AgentRef;
   /**
    * Called after a call the client cancelled has ended. The SDK sends no response for it, so
    * its response stream would stay open until the session ends unless it is closed here.

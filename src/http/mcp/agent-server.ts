@@ -35,6 +35,8 @@ export type { AgentServerOptions, AgentSource } from './agent-server-options.js'
 export function createAgentServer(options: AgentServerOptions): Server {
   const { manager, runtime, lists, runner, continuations, relayStates, session } = options;
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
+  const caller = options.agent ?? session?.agent;
+  const who = caller ? { agent: caller } : {};
   const available = manager.capabilities();
   const server = new Server(
     { name: 'switchboard', version: PACKAGE_VERSION },
@@ -60,7 +62,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
     const { name, arguments: args } = request.params;
     try {
       return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (caller, signal, onProgress) =>
-        runner.call(name, args, { transport: 'mcp', signal, onProgress, caller }),
+        runner.call(name, args, { transport: 'mcp', signal, onProgress, caller, ...who }),
       )) as CallToolResult;
     } catch (err) {
       // An operator's no (or nobody's answer) is a failure of this call, told as one like any other (SPEC §7).

@@ -11,7 +11,8 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
  */
 export function registerCatalogueHandlers(server: Server, options: AgentServerOptions & { available: AggregateCapabilities }): void {
   const { manager, lists, runner, continuations, relayStates, session, available } = options;
-  const mcp = { transport: 'mcp' } as const;
+  const who = options.agent ?? session?.agent;
+  const mcp = { transport: 'mcp', ...(who ? { agent: who } : {}) } as const;
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
 
   if (available.prompts) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
+import type { AgentRef } from '../calls/agent-ref.js';
 import type { SessionState } from './agent-channel.js';
 
 /** One 2025-era `/mcp` session: its transport and `Server`. */
@@ -61,8 +62,8 @@ export class LegacySessions {
     return true;
   }
 
-  /** A new session; it joins the table once its `initialize` succeeded. */
-  async open(): Promise<LegacySession> {
+  /** A new session of `agent` (none: the operator, or no keys); it joins the table once its `initialize` succeeded. */
+  async open(agent?: AgentRef): Promise<LegacySession> {
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
@@ -74,6 +75,7 @@ export class LegacySessions {
       // Asked only while requests are served, by when `session` exists.
       clientCapabilities: () => session.server.getClientCapabilities(),
       subscriptions: new Set(),
+      ...(agent ? { agent } : {}),
     };
     const server = this.options.createServer((requestId) => transport.closeSSEStream(requestId), state);
     const session: LegacySession = { transport, server, state, active: 0, lastSeen: performance.now() };

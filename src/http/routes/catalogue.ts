@@ -34,7 +34,8 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(GetPromptBodySchema, request.body, 'body');
     const timeout = body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {};
-    return forward(reply, () => runner.run({ method: 'prompts/get', name, arguments: body.arguments }, { transport: 'rest', client: reply.raw, ...timeout }));
+    const agent = request.agent ? { agent: request.agent } : {};
+    return forward(reply, () => runner.run({ method: 'prompts/get', name, arguments: body.arguments }, { transport: 'rest', client: reply.raw, ...timeout, ...agent }));
   });
 
   app.get('/resources', async (request) => {
@@ -52,7 +53,8 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
 
   app.get('/resources/read', async (request, reply) => {
     const { uri } = parseInput(ResourceReadQuerySchema, request.query, 'query');
-    return forward(reply, () => runner.run({ method: 'resources/read', uri }, { transport: 'rest', client: reply.raw }));
+    const agent = request.agent ? { agent: request.agent } : {};
+    return forward(reply, () => runner.run({ method: 'resources/read', uri }, { transport: 'rest', client: reply.raw, ...agent }));
   });
 
   done();

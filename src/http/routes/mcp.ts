@@ -1,5 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { classifyInboundRequest, createMcpHandler, isInitializeRequest, type InboundHttpRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, isInitializeRequest, type AuthInfo, type InboundHttpRequest } from '@modelcontextprotocol/server';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
@@ -7,6 +8,7 @@ import type { EventBus } from '../../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 import { delay } from '../../util/delay.js';
+import type { AgentRef } from '../calls/agent-ref.js';
 import type { RequestRunner } from '../calls/request-runner.js';
 import { JSON_RPC_CONTENT_TYPE, jsonRpcRefusal, sendJsonRpcRefusal } from '../errors/jsonrpc-error.js';
 import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
@@ -78,7 +80,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   });
   const onerror = (err: Error): void => app.log.debug({ err: err.message }, 'mcp (2026-07-28) request failed');
   // One `Server` per request, as the stateless era wants; the lists it serves are shared.
-  const modern = createMcpHandler(() => createAgentServer(serverOptions), { legacy: 'reject', onerror });
+  // The request's agent comes through the SDK's pass-through `authInfo` (set below as `req.auth`).
+  const modern = createMcpHandler((ctx) => createAgentServer({ ...serverOptions, ...agentOf(ctx.authInfo) }), { legacy: 'reject', onerror });
   const serveModern = toNodeHandler(modern, { onerror });
   const relay = new SessionRelay({
     manager,
@@ -153,7 +156,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       hijack(request, reply);
       // A 2026-07-28 client subscribes to resource updates on its listen stream: the servers
       // owning those URIs are subscribed for as long as the stream is open.
-      if (isListen(request.body)) holdSubscriptions(listenedUris(request.body), reply);
+      if (isListen(request.body)) holdSubscriptions(listenedUris(request.body), reply, request.agent);
+      if (request.agent) (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = authOf(request.agent);
       try {
         await serveModern(request.raw, reply.raw, request.body);
       } catch (err) {
@@ -166,11 +170,13 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     let opened = false;
     if (typeof sessionId === 'string') {
       session = sessions.get(sessionId);
+      // A session is its opener's: another key gets the answer an unknown session gets (no probing).
+      if (session && session.state.agent?.name !== request.agent?.name) session = undefined;
       // The SDK transport's own wording for the same refusals.
       if (!session) return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_NOT_FOUND', 'Session not found'));
     } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
       if (!(await sessions.makeRoom())) return void sendJsonRpcRefusal(reply, new SwitchboardError('TOO_MANY_MCP_SESSIONS', 'Too many MCP sessions'));
-      session = await sessions.open();
+      session = await sessions.open(request.agent);
       opened = true;
     } else {
       return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_REQUIRED', 'Bad Request: Mcp-Session-Id header is required'));
@@ -188,11 +194,11 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     }
   };
 
-  const holdSubscriptions = (uris: string[], reply: FastifyReply): void => {
+  const holdSubscriptions = (uris: string[], reply: FastifyReply, agent: AgentRef | undefined): void => {
     if (uris.length === 0) return;
     const held = Promise.all(
       uris.map((uri) =>
-        runner.run({ method: 'resources/subscribe', uri }, { transport: 'mcp' }).then(
+        runner.run({ method: 'resources/subscribe', uri }, { transport: 'mcp', ...(agent ? { agent } : {}) }).then(
           () => uri,
           (err: unknown) => {
             app.log.debug({ uri, err: errorMessage(err) }, 'resource subscription not forwarded');
@@ -210,6 +216,16 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 
   app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: handle });
 };
+
+/** The SDK's pass-through auth of a request: the agent's name only, never its key. */
+function authOf(agent: AgentRef): AuthInfo {
+  return { token: '', clientId: agent.name, scopes: [], extra: { agent: agent.name } };
+}
+
+function agentOf(auth: AuthInfo | undefined): { agent?: AgentRef } {
+  const name = auth?.extra?.agent;
+  return typeof name === 'string' ? { agent: { name } } : {};
+}
 
 /** The URIs a `subscriptions/listen` request subscribes to. */
 function listenedUris(body: unknown): string[] {

@@ -1,7 +1,9 @@
 import type { FastifyPluginCallback } from 'fastify';
+import { globMatcher } from '../../config/agent-schema.js';
 import type { ErrorInfo } from '../../errors.js';
 import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
 import type { MCPManager } from '../../mcp/manager.js';
+import type { AgentRegistry } from '../../runtime/agent-registry.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 
@@ -10,6 +12,8 @@ export interface StatusRoutesOptions {
   runtime: SwitchboardRuntime;
   /** When the daemon was built (ms since epoch), for uptime. */
   startedAt: number;
+  /** An agent's `/status` shows only the servers its `servers` globs match (issue #22). */
+  agents?: Pick<AgentRegistry, 'get'>;
 }
 
 /**
@@ -17,14 +21,26 @@ export interface StatusRoutesOptions {
  * one by one — never spread from the discovery result, which holds configs (env, headers) and
  * the Exa keys; those keys are reported as a count only.
  */
-export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { manager, runtime, startedAt }, done) => {
-  app.get('/status', () => {
+export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { manager, runtime, startedAt, agents }, done) => {
+  app.get('/status', (request) => {
+    const agent = request.agent ? agents?.get(request.agent.name) : undefined;
+    if (request.agent) {
+      // Scoped: the agent's servers only, and nothing of the config (discovery, other servers' errors).
+      const inScope = agent ? globMatcher(agent.settings.servers) : () => false;
+      const servers = manager.listServers().filter((server) => inScope(server.name));
+      return {
+        state: runtime.state,
+        version: PACKAGE_VERSION,
+        agent: request.agent.name,
+        serverCounts: countStatuses(servers),
+        servers,
+      };
+    }
     const servers = manager.listServers();
     const catalogue = manager.getCatalogue();
     const discovery = runtime.lastDiscovery;
     const discoveryError = runtime.lastDiscoveryError;
-    const serverCounts = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;
-    for (const server of servers) serverCounts[server.status] += 1;
+    const serverCounts = countStatuses(servers);
     const eraCounts = { legacy: 0, modern: 0 };
     for (const server of servers) if (server.protocol) eraCounts[server.protocol.era] += 1;
     const toolCount = catalogue.list().length;
@@ -57,6 +73,12 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
 
   done();
 };
+
+function countStatuses(servers: ReadonlyArray<{ status: ServerStatus }>): Record<ServerStatus, number> {
+  const counts = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;
+  for (const server of servers) counts[server.status] += 1;
+  return counts;
+}
 
 function errorInfo({ code, message }: ErrorInfo): ErrorInfo {
   return { code, message };

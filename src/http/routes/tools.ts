@@ -65,6 +65,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
       return await runner.call(name, body.arguments, {
         transport: 'rest',
         client: reply.raw,
+        ...(request.agent ? { agent: request.agent } : {}),
         ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
       });
     } catch (err) {

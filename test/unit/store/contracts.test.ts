@@ -4,6 +4,8 @@ import { openDatabase } from '../../../src/store/db.js';
 import { openMemoryOAuthStore, openToolCache } from '../../../src/store/open-tool-cache.js';
 import { MemoryStateStore, SqliteStateStore } from '../../../src/store/state-store.js';
 import { SqliteToolCacheStore } from '../../../src/store/tool-cache-store.js';
+import { MemoryAgentStore, SqliteAgentStore } from '../../../src/store/agent-store.js';
+import { describeAgentContract } from './contracts/agent-contract.js';
 import { describeCredentialContract } from './contracts/credential-contract.js';
 import { describeOAuthContract } from './contracts/oauth-contract.js';
 import { describeStateContract } from './contracts/state-contract.js';
@@ -59,3 +61,10 @@ describeCredentialContract('SQLite in memory', async () => memoryOAuth().credent
 
 describeOAuthContract('SQLite file', async () => sqliteFile().oauth);
 describeOAuthContract('SQLite in memory', async () => memoryOAuth());
+
+describeAgentContract('SQLite file', async () => {
+  const { agents } = sqliteFile();
+  if (!(agents instanceof SqliteAgentStore)) throw new Error('no SQLite agent store');
+  return agents;
+});
+describeAgentContract('memory', async () => new MemoryAgentStore());
