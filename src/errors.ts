@@ -21,6 +21,7 @@ export const ERROR_CATALOGUE = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON' },
   OAUTH_NOT_APPLICABLE: { status: 409, message: 'This server does not sign in with OAuth' },
+  TOOL_CHANGED: { status: 409, message: 'The tool changed its definition since it was served and is held until approved' },
   UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
   AGENT_RATE_LIMITED: { status: 429, message: 'This agent is over its rate limit; retry after Retry-After seconds' },
   AGENT_BUSY: { status: 429, message: 'This agent has as many requests in flight as it may' },

@@ -19,6 +19,7 @@ import { connectToServer, type ConnectOptions } from '../mcp/transport/client.js
 import { loadInstanceId } from '../mcp/upstream/instance.js';
 import { openMemoryOAuthStore, openToolCache, type OpenedStores } from '../store/open-tool-cache.js';
 import { MemoryStateStore } from '../store/state-store.js';
+import { MemoryToolPinStore } from '../store/tool-pin-store.js';
 import type { ToolCacheStore } from '../store/ports.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { EventBus } from './event-bus.js';
@@ -29,7 +30,7 @@ export type RuntimeConfig = Pick<
   DaemonConfig,
   'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
 > &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs'>>;
+  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'pinTools'>>;
 
 /** The edges of the runtime, each with the real thing as its default (STYLE rule 11). */
 export interface RuntimeDeps {
@@ -155,6 +156,8 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
       ...(deps.clientInfo ? { clientInfo: deps.clientInfo } : {}),
     },
     publish: bus.publish,
+    pins: cache.pins,
+    ...(config.pinTools ? { pinTools: config.pinTools } : {}),
   });
 
   // Decisions go to the audit log once it exists (issue #22 item 4): wire `onDecision` here.
@@ -224,5 +227,5 @@ function healthOptions(health: RuntimeConfig['health']): HealthOptions {
 /** The stores that go with an embedder's own tool cache: state and sign-ins last as long as this process. */
 function besideOwnCache(store: ToolCacheStore): OpenedStores {
   const oauth = openMemoryOAuthStore();
-  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, warnings: [] };
+  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, pins: new MemoryToolPinStore(), warnings: [] };
 }

@@ -1,9 +1,10 @@
 import { errorMessage } from '../errors.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import { SqliteOAuthStore } from './oauth-store.js';
-import type { CredentialStore, OAuthStore, StateStore, ToolCacheStore } from './ports.js';
+import type { CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
+import { MemoryToolPinStore, SqliteToolPinStore } from './tool-pin-store.js';
 
 export interface OpenToolCacheOptions {
   logger?: StoreLogger;
@@ -18,6 +19,8 @@ export interface OpenedStores {
   oauth: OAuthStore;
   /** On the OAuth store's connection. */
   credentials: CredentialStore;
+  /** Tool pinning (issue #22), on the tool cache's connection. */
+  pins: ToolPinStore;
   warnings: string[];
 }
 
@@ -31,9 +34,9 @@ export interface OpenedStores {
 export function openToolCache(path: string, options: OpenToolCacheOptions = {}): OpenedStores {
   const opened = openDatabase(path, options.logger ? { logger: options.logger } : {});
   const warnings = [...opened.warnings];
-  const result = (store: ToolCacheStore, state: StateStore): OpenedStores => {
+  const result = (store: ToolCacheStore, state: StateStore, pins: ToolPinStore = new MemoryToolPinStore()): OpenedStores => {
     const oauth = openOAuthStore(opened, path, warnings, options.logger);
-    return { store, state, oauth, credentials: oauth.credentials, warnings };
+    return { store, state, oauth, credentials: oauth.credentials, pins, warnings };
   };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {
@@ -57,7 +60,14 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
     warnings.push(`Daemon state kept in memory only: ${path} has no usable daemon_state table (${errorMessage(err)})`);
     state = new MemoryStateStore();
   }
-  return result(store, state);
+  let pins: ToolPinStore;
+  try {
+    pins = new SqliteToolPinStore(opened.db, storeOptions);
+  } catch (err) {
+    warnings.push(`Tool pins kept in memory only: ${path} has no usable tool_pin table (${errorMessage(err)})`);
+    pins = new MemoryToolPinStore();
+  }
+  return result(store, state, pins);
 }
 
 /**
