@@ -126,6 +126,7 @@ describe('tool pinning', () => {
     expect(events.filter((e) => e.type === 'tools.held')).toEqual([]);
 
     await mutate(d);
+    expect((await run(runStatus, ['--url', d.url])).stdout).toMatch(/^pin\s+connected \(1 held: switchboard status pin\)\s/m);
     const status = await run(runStatus, ['pin', '--url', d.url]);
     expect(status).toMatchObject({ code: 0, stderr: '' });
     expect(status.stdout).toContain('target (mcp_pin_target): changed description');
