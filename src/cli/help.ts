@@ -48,22 +48,25 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     examples: ['switchboard discover', 'switchboard discover --cwd ~/src/app --json'],
   },
   status: {
-    usage: 'switchboard status [--url URL] [--token TOKEN] [--json]',
-    description: "Show the running daemon's state, one row per server, then errors and discovery warnings.",
+    usage: 'switchboard status [server] [--url URL] [--token TOKEN] [--json]',
+    description:
+      "Show the running daemon's state, one row per server, then errors and discovery warnings. With a server: that server in detail, with its held tools (changed since they were served) and what changed.",
     options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
-    examples: ['switchboard status', 'switchboard status --json | jq .servers'],
+    examples: ['switchboard status', 'switchboard status github', 'switchboard status --json | jq .servers'],
   },
   tools: {
-    usage: 'switchboard tools [--server SERVER] [-q QUERY] [--url URL] [--token TOKEN] [--json]',
-    description: 'List the tools of the running daemon, optionally of one server or matching a search text.',
+    usage: 'switchboard tools [--server SERVER] [-q QUERY] [--url URL] [--token TOKEN] [--json] | switchboard tools approve <server> [<tool>…|--all]',
+    description:
+      'List the tools of the running daemon, optionally of one server or matching a search text. `tools approve` serves the new definition of tools held because they changed since they were served (see `switchboard status <server>`).',
     options: [
       ['-s, --server SERVER', "only this server's tools"],
       ['-q, --query QUERY', 'only tools whose name or description contains QUERY'],
+      ['--all', '(approve) every held tool of the server'],
       ...CONNECTION,
       JSON_FLAG,
       HELP_FLAG,
     ],
-    examples: ['switchboard tools', 'switchboard tools --server github -q issue'],
+    examples: ['switchboard tools', 'switchboard tools --server github -q issue', 'switchboard tools approve github search_issues'],
   },
   call: {
     usage: 'switchboard call <tool> [json-args] [--timeout MS] [--url URL] [--token TOKEN] [--json]',

@@ -44,6 +44,9 @@ const NameGlob = z
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `invalid glob "${glob}": ${problem}` });
   });
 
+/** Tool pinning (issue #22): `changes` holds a served tool whose definition changed until approved. */
+export const PinToolsSchema = z.enum(['changes', 'off']);
+
 export const ServerConfigSchema = z
   .object({
     type: z.enum(['stdio', 'http', 'sse']).optional(),
@@ -78,6 +81,8 @@ export const ServerConfigSchema = z
     requireApproval: z.array(NameGlob).optional(),
     /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` */
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
+    /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */
+    pinTools: PinToolsSchema.optional(),
   })
   .strict();
 
@@ -146,6 +151,8 @@ export const DaemonConfigSchema = z
     watch: z.boolean().default(true),
     /** How long a call that needs approval (`requireApproval`) waits for an operator, in ms. @default 120000 */
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
+    /** Tool pinning of servers whose config does not say (issue #22). @default "changes" */
+    pinTools: PinToolsSchema.default('changes'),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),

@@ -47,6 +47,8 @@ export interface ServerConfig {
   requireApproval?: string[];
   /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` (120000) */
   approvalTimeoutMs?: number;
+  /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */
+  pinTools?: 'changes' | 'off';
 }
 
 /** How Switchboard signs in to an OAuth upstream (issue #16). */

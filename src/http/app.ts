@@ -29,6 +29,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { operationRoutes } from './routes/operations.js';
 import { serverRoutes } from './routes/servers.js';
+import { toolPinRoutes } from './routes/tool-pins.js';
 import { statusRoutes } from './routes/status.js';
 import { toolRoutes } from './routes/tools.js';
 import type { EventHub } from './ws/event-hub.js';
@@ -152,6 +153,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(catalogueRoutes, { manager, runtime, runner });
   void app.register(operationRoutes, { runtime });
   void app.register(approvalRoutes, approvals ? { approvals } : {});
+  void app.register(toolPinRoutes, { manager });
   void app.register(metricsRoutes, {
     manager,
     calls,

@@ -17,6 +17,8 @@ export const TOOLS_CHANGED_CAUSES = [
   'list_changed',
   'reconnect',
   'disconnect',
+  /** An operator approved held tools (issue #22 pinning). */
+  'approve',
 ] as const;
 export type ToolsChangedCause = (typeof TOOLS_CHANGED_CAUSES)[number];
 
@@ -46,6 +48,19 @@ export interface ToolsChangedEvent {
   cause: ToolsChangedCause;
   /** True when the tools come from the cache and the server is not connected yet. */
   deferred: boolean;
+}
+
+/**
+ * Tools of a server changed their definition after they were served and are held (issue #22
+ * pinning): not listed, calls refused with `TOOL_CHANGED` until `switchboard tools approve`.
+ */
+export interface ToolsHeldEvent {
+  type: 'tools.held';
+  server: string;
+  /** The tools newly held: the server's own name, the name served once approved, the fields that changed. */
+  tools: Array<{ name: string; exposedName: string; changed: string[] }>;
+  /** Every tool of the server held now. */
+  heldCount: number;
 }
 
 /** A server's prompts changed (exposed names, like tools). */
@@ -158,7 +173,7 @@ export type OperationEvent =
   | ApprovalRequestedEvent
   | ApprovalResolvedEvent;
 
-export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;
+export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | ToolsHeldEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;
 export type ManagerEventType = ManagerEvent['type'];
 
 /** Puts an event on the bus; every publisher gets this, not the bus itself. */

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { ErrorInfo } from '../errors.js';
 import type { ToolCacheStore } from '../store/tool-cache-store.js';
+import type { ToolPinStore } from '../store/ports.js';
+import type { PinMode } from './catalogue/tool-pins.js';
 import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import type { Clock } from '../util/clock.js';
 import type { PublishEvent } from './events.js';
@@ -44,6 +46,10 @@ export interface ManagerOptions {
   oauth?: OAuthBroker;
   /** Where status and catalogue changes go: the event bus. @default nowhere */
   publish?: PublishEvent;
+  /** The pinned tool definitions (issue #22). @default pins kept in memory */
+  pins?: ToolPinStore;
+  /** Tool pinning of servers whose config does not say. @default "changes" */
+  pinTools?: PinMode;
 }
 
 /** A server that could not be started, with why. */

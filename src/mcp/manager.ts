@@ -17,6 +17,7 @@ import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './
 import { passStartupGate } from './upstream/startup-gate.js';
 import { aggregateCapabilities, aggregateListHints, type AggregateCapabilities, type ListHintsAggregate } from './catalogue/aggregate.js';
 import { Catalogues } from './catalogue/catalogues.js';
+import { ToolPins } from './catalogue/tool-pins.js';
 import { RequestRouter, type SendOptions } from './forwarding/request-router.js';
 import type { ToolCatalogue } from './catalogue/tool-catalogue.js';
 import { Upstream } from './upstream/upstream.js';
@@ -67,6 +68,7 @@ export class MCPManager {
       (event) => this.emit(event),
       () => this.identity.id,
       (kind) => this.traffic.emit({ type: 'list.changed', kind }),
+      new ToolPins(options.pins, options.pinTools, this.log),
     );
     this.requests = new RequestRouter(this.catalogues, (name) => this.servers.get(name), () => this.servers.values(), this.log);
     this.host = createUpstreamHost({
@@ -75,6 +77,7 @@ export class MCPManager {
       random: options.random ?? Math.random,
       store: this.store,
       lists: this.cachedLists,
+      loadPins: (server) => this.catalogues.pins.load(server),
       env: this.env,
       connect: options.connect ?? connectToServer,
       resolveValues: options.resolveValues ?? ((_name, config) => Promise.resolve(config)),
@@ -123,10 +126,7 @@ export class MCPManager {
     return this.servers.get(name)?.config;
   }
 
-  /**
-   * A person signed in to `name`: a server waiting for that connects again now. Returns whether
-   * one was resumed; a server in any other state picks the new tokens up on its next request.
-   */
+  /** A person signed in to `name`: a server waiting for that connects again now (returns whether one was); any other picks the tokens up on its next request. */
   resumeAfterSignIn(name: string): boolean {
     return this.servers.get(name)?.resumeAfterSignIn() !== undefined;
   }
@@ -203,7 +203,7 @@ export class MCPManager {
     }
 
     // Read while the servers connect, so the gate knows what the cache holds when it opens.
-    const cachedLists = Promise.all(tasks.map((task) => this.cachedLists.load(task.upstream)));
+    const cachedLists = Promise.all(tasks.flatMap(({ upstream }) => [this.cachedLists.load(upstream), this.catalogues.pins.load(upstream.name)]));
     await passStartupGate(
       tasks,
       this.startupGateMs,
@@ -229,13 +229,16 @@ export class MCPManager {
     return upstream.waitForConnection(signal, budgetMs ?? resolveCallTimeout(upstream.config));
   }
 
-  /**
-   * Calls a tool by its exposed name (a shorthand for `requests.send`). A tool of a server that is
-   * connecting or reconnecting waits for it within the call's own deadline; failures are
-   * `isError` results (see request-router.ts).
-   */
+  /** Calls a tool by its exposed name (`requests.send`): waits for a (re)connecting server within its deadline; failures are `isError` results. */
   async callTool(exposedName: string, args: Record<string, unknown> | undefined, options: SendOptions = {}): Promise<CallToolResult> {
     return (await this.requests.send({ method: 'tools/call', name: exposedName, arguments: args }, options)) as CallToolResult;
+  }
+
+  /** Serves the held tools named (all when `tools` is undefined) of server `name`; answers those approved (issue #22). */
+  approveTools(name: string, tools?: readonly string[]): string[] {
+    const upstream = this.servers.get(name);
+    if (!upstream) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
+    return this.catalogues.approve(upstream, tools);
   }
 
   /** Resolves once the server has no `tools/list` re-list running or queued. */
@@ -263,10 +266,7 @@ export class MCPManager {
     this.catalogues.clear();
   }
 
-  /**
-   * Aborts in-flight connects — every server's, or one — so a teardown never waits on a server
-   * that is slow to answer `initialize` (with `timeout: 0`, forever).
-   */
+  /** Aborts in-flight connects (every server's, or one): a teardown never waits on a slow `initialize` (`timeout: 0`: forever). */
   abortConnects(reason: Error, name?: string): void {
     const upstreams = name === undefined ? [...this.servers.values()] : [this.servers.get(name)];
     for (const upstream of upstreams) upstream?.abortConnect(reason);

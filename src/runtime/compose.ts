@@ -20,6 +20,7 @@ import { loadInstanceId } from '../mcp/upstream/instance.js';
 import { openMemoryOAuthStore, openToolCache, type OpenedStores } from '../store/open-tool-cache.js';
 import { MemoryAgentStore } from '../store/agent-store.js';
 import { MemoryStateStore } from '../store/state-store.js';
+import { MemoryToolPinStore } from '../store/tool-pin-store.js';
 import type { ToolCacheStore } from '../store/ports.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { AgentRegistry } from './agent-registry.js';
@@ -32,7 +33,7 @@ export type RuntimeConfig = Pick<
   DaemonConfig,
   'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
 > &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token'>>;
+  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token' | 'pinTools'>>;
 
 /** The edges of the runtime, each with the real thing as its default (STYLE rule 11). */
 export interface RuntimeDeps {
@@ -168,6 +169,8 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
       ...(deps.clientInfo ? { clientInfo: deps.clientInfo } : {}),
     },
     publish: bus.publish,
+    pins: cache.pins,
+    ...(config.pinTools ? { pinTools: config.pinTools } : {}),
   });
 
   // Decisions go to the audit log once it exists (issue #22 item 4): wire `onDecision` here.
@@ -238,5 +241,5 @@ function healthOptions(health: RuntimeConfig['health']): HealthOptions {
 /** The stores that go with an embedder's own tool cache: state and sign-ins last as long as this process. */
 function besideOwnCache(store: ToolCacheStore): OpenedStores {
   const oauth = openMemoryOAuthStore();
-  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, agents: new MemoryAgentStore(), warnings: [] };
+  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, agents: new MemoryAgentStore(), pins: new MemoryToolPinStore(), warnings: [] };
 }

@@ -124,6 +124,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agent_key_by_agent ON agent_key (agent);
     `,
   },
+  {
+    id: 7,
+    name: 'create-tool-pins',
+    // Tool pinning (issue #22): the hash of each tool definition a server's tools were served
+    // with, and that definition, so a changed tool is held across restarts and its change shown.
+    sql: `
+      CREATE TABLE tool_pin (
+        server          TEXT    NOT NULL,
+        tool            TEXT    NOT NULL,
+        hash            TEXT    NOT NULL,
+        definition_json TEXT    NOT NULL,
+        pinned_at       INTEGER NOT NULL,
+        PRIMARY KEY (server, tool)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The file was written by a newer Switchboard: its schema has migrations we don't know. */

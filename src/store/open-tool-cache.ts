@@ -2,9 +2,10 @@ import { errorMessage } from '../errors.js';
 import { MemoryAgentStore, SqliteAgentStore } from './agent-store.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import { SqliteOAuthStore } from './oauth-store.js';
-import type { AgentStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore } from './ports.js';
+import type { AgentStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
+import { MemoryToolPinStore, SqliteToolPinStore } from './tool-pin-store.js';
 
 export interface OpenToolCacheOptions {
   logger?: StoreLogger;
@@ -21,6 +22,8 @@ export interface OpenedStores {
   credentials: CredentialStore;
   /** Agents and their key hashes (issue #22), on the same connection. */
   agents: AgentStore;
+  /** Tool pinning (issue #22), on the tool cache's connection. */
+  pins: ToolPinStore;
   warnings: string[];
 }
 
@@ -34,10 +37,10 @@ export interface OpenedStores {
 export function openToolCache(path: string, options: OpenToolCacheOptions = {}): OpenedStores {
   const opened = openDatabase(path, options.logger ? { logger: options.logger } : {});
   const warnings = [...opened.warnings];
-  const result = (store: ToolCacheStore, state: StateStore): OpenedStores => {
+  const result = (store: ToolCacheStore, state: StateStore, pins: ToolPinStore = new MemoryToolPinStore()): OpenedStores => {
     const oauth = openOAuthStore(opened, path, warnings, options.logger);
     const agents = openAgentStore(opened, path, warnings, options.logger);
-    return { store, state, oauth, credentials: oauth.credentials, agents, warnings };
+    return { store, state, oauth, credentials: oauth.credentials, agents, pins, warnings };
   };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {
@@ -61,7 +64,14 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
     warnings.push(`Daemon state kept in memory only: ${path} has no usable daemon_state table (${errorMessage(err)})`);
     state = new MemoryStateStore();
   }
-  return result(store, state);
+  let pins: ToolPinStore;
+  try {
+    pins = new SqliteToolPinStore(opened.db, storeOptions);
+  } catch (err) {
+    warnings.push(`Tool pins kept in memory only: ${path} has no usable tool_pin table (${errorMessage(err)})`);
+    pins = new MemoryToolPinStore();
+  }
+  return result(store, state, pins);
 }
 
 /**

@@ -72,6 +72,31 @@ export interface ToolCacheStore {
   close(): Promise<void>;
 }
 
+// --- tool pins -----------------------------------------------------------------------------
+
+/** The definition a tool was served with (issue #22 pinning): its hash and the parts hashed. */
+export interface ToolPin {
+  /** The server's own name of the tool. */
+  tool: string;
+  /** sha256 of the canonical JSON of `definition`. */
+  hash: string;
+  /** description, title, inputSchema, outputSchema, annotations, as listed. */
+  definition: Record<string, unknown>;
+  /** When it was pinned, in ms since the epoch. */
+  pinnedAt: number;
+}
+
+/**
+ * The pinned tool definitions per server: what a server's tools were last served (or approved)
+ * as. Kept by server name across config edits and restarts, so a changed tool stays held.
+ */
+export interface ToolPinStore {
+  /** Every pin of the server; empty when it was never listed. */
+  pinsOf(server: string): Promise<ToolPin[]>;
+  /** Adds or replaces these pins of the server (by tool name). */
+  put(server: string, pins: readonly ToolPin[]): Promise<void>;
+}
+
 // --- daemon state ---------------------------------------------------------------------------
 
 /**

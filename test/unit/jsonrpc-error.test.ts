@@ -16,6 +16,7 @@ const CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 const NOT_INTERNAL: Partial<Record<ErrorCode, number>> = {
   VALIDATION_FAILED: ProtocolErrorCode.InvalidParams,
   TOOL_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  TOOL_CHANGED: ProtocolErrorCode.InvalidParams,
   PROMPT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   RESOURCE_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   OAUTH_STATE_INVALID: ProtocolErrorCode.InvalidParams,

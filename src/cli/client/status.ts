@@ -2,6 +2,7 @@ import { isRecord } from './daemon-client.js';
 import { clientFor, CONNECTION_OPTIONS, helpRequested, oneLine, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
 import { listOf, loadErrorSection, plural, serverTable, type ServerRow } from './views.js';
+import { renderServerDetail } from './server-detail.js';
 
 export const STATUS_USAGE = usageOf('status');
 
@@ -17,10 +18,12 @@ export function runStatus(io: CommandIo): Promise<number> {
   return runCommand(io, STATUS_USAGE, async () => {
     const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
     if (helpRequested(values, io, 'status')) return 0;
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const res = await clientFor(values, io).request('GET', '/status');
+    const [server, extra] = positionals;
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+    const path = server === undefined ? '/status' : `/servers/${encodeURIComponent(server)}`;
+    const res = await clientFor(values, io).request('GET', path);
     if (values.json) writeRaw(io, res.text);
-    else io.stdout.write(`${renderStatus(res.body)}\n`);
+    else io.stdout.write(`${server === undefined ? renderStatus(res.body) : renderServerDetail(res.body)}\n`);
     return 0;
   });
 }

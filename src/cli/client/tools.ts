@@ -1,6 +1,7 @@
 import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
 import { listOf, plural, toolTable, type ToolRow } from './views.js';
+import { runToolsApprove } from './tools-approve.js';
 
 export const TOOLS_USAGE = usageOf('tools');
 
@@ -13,6 +14,7 @@ const TOOLS_OPTIONS = {
 /** `switchboard tools`: the aggregated tools, optionally filtered by server or a search text. */
 export function runTools(io: CommandIo): Promise<number> {
   return runCommand(io, TOOLS_USAGE, async () => {
+    if (io.argv[0] === 'approve') return runToolsApprove({ ...io, argv: io.argv.slice(1) });
     const { values, positionals } = parseCommandArgs(io.argv, TOOLS_OPTIONS);
     if (helpRequested(values, io, 'tools')) return 0;
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);

@@ -12,6 +12,8 @@ export interface ServerRow {
   status?: string;
   transport?: string;
   toolCount?: number;
+  /** Tools held because their definition changed (issue #22 pinning). */
+  heldToolCount?: number;
   deferred?: boolean;
   stale?: boolean;
   lastError?: { code: string; message: string } | null;
@@ -96,9 +98,10 @@ export function plural(n: number, noun: string): string {
 
 function statusLabel(server: ServerRow): string {
   const status = server.status ?? 'unknown';
-  if (server.deferred) return `${status} (deferred)`;
-  if (server.stale) return `${status} (stale)`;
-  return status;
+  const held = server.heldToolCount ? ` (${server.heldToolCount} held: switchboard status ${server.name})` : '';
+  if (server.deferred) return `${status} (deferred)${held}`;
+  if (server.stale) return `${status} (stale)${held}`;
+  return status + held;
 }
 
 function firstLine(text: string | undefined): string {

@@ -31,13 +31,16 @@ export interface ProgressData {
 export async function streamCall(
   request: FastifyRequest,
   reply: FastifyReply,
-  deps: { manager: Pick<MCPManager, 'getCatalogue'>; runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>; runner: RequestRunner },
+  deps: { manager: Pick<MCPManager, 'getCatalogue' | 'requests'>; runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>; runner: RequestRunner },
   name: string,
   body: CallToolBody,
 ): Promise<FastifyReply> {
   // A tool not listed yet while the startup gate is open may still come (as for a plain call).
   if (!deps.manager.getCatalogue().get(name) && deps.runtime.state === 'starting') await settleStartup(deps.runtime, undefined);
-  if (!deps.manager.getCatalogue().get(name)) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
+  if (!deps.manager.getCatalogue().get(name)) {
+    deps.manager.requests.refuseHeld(name);
+    throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
+  }
   const stream = new EventStream(reply);
   try {
     const result = await deps.runner.call(name, body.arguments, {

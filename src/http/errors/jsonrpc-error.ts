@@ -29,6 +29,7 @@ const SESSION_NOT_FOUND = -32001;
 export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   VALIDATION_FAILED: ProtocolErrorCode.InvalidParams,
   TOOL_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  TOOL_CHANGED: ProtocolErrorCode.InvalidParams,
   PROMPT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   RESOURCE_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   OAUTH_STATE_INVALID: ProtocolErrorCode.InvalidParams,

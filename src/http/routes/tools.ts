@@ -52,7 +52,10 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const { wait } = parseInput(ToolGetQuerySchema, request.query, 'query');
     await settleStartup(runtime, wait);
     const tool = manager.getCatalogue().get(name);
-    if (!tool) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
+    if (!tool) {
+      manager.requests.refuseHeld(name);
+      throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
+    }
     return tool;
   });
 

@@ -1,5 +1,6 @@
 import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate, Tool } from '@modelcontextprotocol/client';
 import type { ServerConfig, ServerSource } from '../../config/types.js';
+import { SwitchboardError } from '../../errors.js';
 import type { ListHints } from '../../store/tool-cache-store.js';
 import type { ManagerEvent, ToolsChangedCause } from '../events.js';
 import { parseInstanceAd, withoutOwnTools, type InstanceAd } from '../upstream/instance.js';
@@ -9,6 +10,8 @@ import { PromptCatalogue } from './prompt-bridge.js';
 import { ResourceCatalogue } from './resource-catalogue.js';
 import { ToolCatalogue } from './tool-catalogue.js';
 import { filterTools } from './tool-filter.js';
+import { exposedToolName } from './tool-bridge.js';
+import { ToolPins, type HeldTool } from './tool-pins.js';
 
 /** Who a server is, as far as its share of the catalogues goes. */
 export interface ShareOwner {
@@ -19,7 +22,12 @@ export interface ShareOwner {
 
 /** One server's share of the catalogues: its last known lists and their marks. */
 export interface ServerShare {
+  /** The tools served: `listed` less the held ones. */
   tools: Tool[];
+  /** The tools as listed (filtered), held ones included: what an approval serves from. */
+  listed: Tool[];
+  /** Tools whose definition changed after they were served: not listed, calls refused (issue #22). */
+  held: HeldTool[];
   /** Served from the cache (or kept for a sign-in) until the server answers. */
   deferred: boolean;
   /** Last known tools of a server that is gone for now. */
@@ -34,7 +42,7 @@ export interface ServerShare {
 }
 
 function emptyShare(): ServerShare {
-  return { tools: [], deferred: false, stale: false, prompts: [], resources: [], resourceTemplates: [], hints: undefined, instance: undefined };
+  return { tools: [], listed: [], held: [], deferred: false, stale: false, prompts: [], resources: [], resourceTemplates: [], hints: undefined, instance: undefined };
 }
 
 /**
@@ -57,6 +65,8 @@ export class Catalogues {
      * even when nothing visible changed — a direct connection would have told them too.
      */
     private readonly announce: (kind: 'tools' | 'prompts' | 'resources') => void = () => {},
+    /** Tool pinning (issue #22). @default pins kept in memory, mode `changes` */
+    readonly pins: ToolPins = new ToolPins(),
   ) {}
 
   /** One server's share (an empty one for a server never listed). */
@@ -91,13 +101,13 @@ export class Catalogues {
 
   /** The connection is gone: the last known tools stay, marked stale (SPEC §6). */
   markStale(upstream: ShareOwner): void {
-    const { tools } = this.shareOf(upstream.name);
-    this.setTools(upstream, tools, { cause: 'reconnect', deferred: false, stale: tools.length > 0 });
+    const { tools, listed } = this.shareOf(upstream.name);
+    this.setTools(upstream, listed, { cause: 'reconnect', deferred: false, stale: tools.length > 0 });
   }
 
   /** Waiting for a sign-in: the last known tools, else `cached`, stay listed as deferred. */
   holdForSignIn(upstream: ShareOwner, cause: ToolsChangedCause, cached: Tool[] | undefined): void {
-    const known = this.shareOf(upstream.name).tools;
+    const known = this.shareOf(upstream.name).listed;
     const tools = known.length > 0 ? known : (cached ?? []);
     this.setTools(upstream, tools, { cause, deferred: tools.length > 0, stale: false });
   }
@@ -112,8 +122,19 @@ export class Catalogues {
     // A tool that passed through this daemon before (a loop not yet broken) never comes back, and
     // a tool the config filters out (includeTools / excludeTools) is never exposed.
     const share = this.share(upstream.name);
-    // Already filtered when it is the share's own list (marked stale, or kept for a sign-in).
-    const tools = listed === share.tools ? listed : filterTools(withoutOwnTools(listed, this.selfId()), upstream.config);
+    // Already filtered when it is the share's own list (marked stale, kept for a sign-in, approved).
+    let raw = listed === share.listed ? listed : filterTools(withoutOwnTools(listed, this.selfId()), upstream.config);
+    // The same definitions again (a re-list, a reconnect): the known objects, whose pin hashes are known.
+    if (raw !== share.listed && sameDefinitions(share.listed, raw)) raw = share.listed;
+    const { served: tools, held } = this.pins.split(upstream.name, raw, {
+      mode: upstream.config.pinTools,
+      exposedName: (name) => exposedToolName(upstream.name, name, upstream.config.toolPrefix),
+      previous: share.held,
+      pinNew: !flags.deferred,
+    });
+    const newlyHeld = held.filter((entry) => !share.held.includes(entry));
+    share.listed = raw;
+    share.held = held;
     const deferredChanged = share.deferred !== flags.deferred;
     const redefined = tools !== share.tools && flags.cause !== 'disconnect' && !sameDefinitions(share.tools, tools);
     share.tools = tools;
@@ -139,6 +160,34 @@ export class Catalogues {
         deferred: (other ?? share).deferred,
       });
     }
+    if (newlyHeld.length > 0) {
+      const tools = newlyHeld.map(({ view }) => ({ name: view.name, exposedName: view.exposedName, changed: view.changed }));
+      this.emit({ type: 'tools.held', server: upstream.name, tools, heldCount: held.length });
+    }
+  }
+
+  /**
+   * Serves the new definitions of the held tools named (every held tool when `names` is
+   * undefined) and pins them. Returns the names approved; a name not held is `TOOL_NOT_FOUND`.
+   */
+  approve(upstream: ShareOwner, names: readonly string[] | undefined): string[] {
+    const share = this.share(upstream.name);
+    const unknown = names?.filter((name) => !share.held.some((h) => h.tool.name === name)) ?? [];
+    if (unknown.length > 0) throw new SwitchboardError('TOOL_NOT_FOUND', `Server "${upstream.name}" holds no tool named ${unknown.map((n) => `"${n}"`).join(', ')}`);
+    const chosen = names === undefined ? share.held : share.held.filter((h) => names.includes(h.tool.name));
+    if (chosen.length === 0) return [];
+    this.pins.approve(upstream.name, chosen);
+    this.setTools(upstream, share.listed, { cause: 'approve', deferred: share.deferred, stale: share.stale });
+    return chosen.map((h) => h.tool.name);
+  }
+
+  /** The held tool that would be served as `exposedName`, with its server; for `TOOL_CHANGED`. */
+  heldTool(exposedName: string): { server: string; held: HeldTool } | undefined {
+    for (const [server, share] of this.shares) {
+      const held = share.held.find((h) => h.view.exposedName === exposedName);
+      if (held) return { server, held };
+    }
+    return undefined;
   }
 
   /** Replaces the kinds given in `lists` of one server (prompts; resources and templates). */

@@ -105,6 +105,21 @@ export class RequestRouter {
     }
   }
 
+  /**
+   * Throws `TOOL_CHANGED` when `name` is the exposed name of a tool held because its definition
+   * changed after it was served (issue #22); the message names the command that serves it.
+   */
+  refuseHeld(name: string): void {
+    const found = this.catalogues.heldTool(name);
+    if (!found) return;
+    const { server, held } = found;
+    throw new SwitchboardError(
+      'TOOL_CHANGED',
+      `Tool "${name}" of server "${server}" changed its definition (${held.view.changed.join(', ')}) since it was served; ` +
+        `it is held until an operator approves it: switchboard tools approve ${server} ${held.tool.name}`,
+    );
+  }
+
   private async callTool(route: Route, options: SendOptions): Promise<CallToolResult> {
     try {
       const result = (await this.forward(route, options)) as CallToolResult;
@@ -174,7 +189,10 @@ export class RequestRouter {
       case 'tools/call': {
         const tool = this.catalogues.tools.get(request.name);
         const upstream = tool && this.upstreamOf(tool.server);
-        if (!tool || !upstream) throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${request.name}"`);
+        if (!tool || !upstream) {
+          this.refuseHeld(request.name);
+          throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${request.name}"`);
+        }
         const params = { name: tool.originalName, ...(request.arguments !== undefined ? { arguments: request.arguments } : {}) };
         return { upstream, method: 'tools/call', params, replaySafe: isReplaySafe(tool), label: `Tool "${tool.originalName}"` };
       }

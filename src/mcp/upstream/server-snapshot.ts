@@ -5,6 +5,7 @@ import type { LoggedMessage } from '../forwarding/log-message.js';
 import { transportKindOf } from '../transport/transports.js';
 import type { ServerShare } from '../catalogue/catalogues.js';
 import type { CompanionState } from './era-companion.js';
+import type { HeldToolView } from '../catalogue/tool-pins.js';
 import type { Upstream } from './upstream.js';
 
 /** The public, read-only view of a server used by `/status`, `/servers` and the CLI. */
@@ -14,6 +15,8 @@ export interface ServerSnapshot {
   transport: TransportKind;
   source: ServerSource;
   toolCount: number;
+  /** Tools held because their definition changed since they were served (issue #22). */
+  heldToolCount: number;
   deferred: boolean;
   stale: boolean;
   /** The last failure, with its stable code; cleared by a successful connect. */
@@ -26,6 +29,8 @@ export interface ServerSnapshot {
 
 export interface ServerDetail extends ServerSnapshot {
   tools: string[];
+  /** Held tools, each with which fields changed and the definition before and after. */
+  heldTools: HeldToolView[];
   stderrTail: string[];
   /** The last MCP log messages (`notifications/message`) the server sent, oldest first. */
   logMessages: LoggedMessage[];
@@ -66,6 +71,7 @@ export function snapshotOf(upstream: Upstream, share: Readonly<ServerShare>): Se
     transport: upstream.connection?.transport ?? configuredTransport(upstream),
     source: upstream.source,
     toolCount: share.tools.length,
+    heldToolCount: share.held.length,
     deferred: share.deferred,
     stale: share.stale,
     lastError: upstream.lastError ?? null,
@@ -80,6 +86,7 @@ export function detailOf(upstream: Upstream, share: Readonly<ServerShare>, names
   return {
     ...snapshotOf(upstream, share),
     tools: names.tools,
+    heldTools: share.held.map((held) => held.view),
     stderrTail: upstream.stderrLines(),
     logMessages: upstream.logMessages(),
     prompts: names.prompts,

@@ -121,6 +121,8 @@ export interface HostDeps {
   store: ToolCacheStore;
   /** The cached tool lists, loaded ahead for the startup gate (the manager's). */
   lists: CachedLists;
+  /** Loads a server's tool pins (issue #22) before its first listing is judged. */
+  loadPins: (server: string) => Promise<void>;
   env: NodeJS.ProcessEnv;
   connect: typeof connectToServer;
   resolveValues: ResolveValues;
@@ -154,6 +156,7 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
         deps.resolveValues(upstream.name, upstream.config, upstream.source),
         options.ignoreCachedVerdict || protocol === 'legacy' ? undefined : verdicts.get(upstream),
         deps.lists.load(upstream),
+        deps.loadPins(upstream.name),
       ]);
       // Decided on the resolved config: an Authorization header (written, `!cmd` or stored) wins.
       const authProvider = deps.oauth?.providerFor(upstream.name, resolved);
