@@ -8,6 +8,7 @@ import type { Approvals } from './mcp/forwarding/approvals.js';
 import type { MCPManager } from './mcp/manager.js';
 import { callbackUrlOf, type OAuthBroker } from './mcp/oauth/broker.js';
 import { createRuntime, type RuntimeDeps } from './runtime/compose.js';
+import type { AuditLog } from './runtime/audit-log.js';
 import type { EventBus } from './runtime/event-bus.js';
 import type { SwitchboardRuntime } from './runtime/runtime.js';
 import type { ToolCacheStore } from './store/ports.js';
@@ -27,6 +28,8 @@ export interface Daemon {
   oauth: OAuthBroker;
   /** Calls held for an operator's approval (`requireApproval`). */
   approvals: Approvals;
+  /** Every call, prompt get and resource read (issue #22 item 4). */
+  audit: AuditLog;
   logger: Logger;
   /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
   start(): Promise<unknown>;
@@ -68,11 +71,11 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     callbackUrl: () => callbackUrlOf(app.server.address()),
     ...(config.port > 0 ? { fixedPort: config.port } : {}),
   });
-  const { bus, manager, runtime, store, oauth, approvals, logger } = composed;
+  const { bus, manager, runtime, store, oauth, approvals, audit, logger } = composed;
   const events = new EventHub({ bus, manager, runtime });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
-  const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, logger, shutdownSignal: shutdown.signal, drain });
+  const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, logger, shutdownSignal: shutdown.signal, drain, audit });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -103,5 +106,5 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     return closing;
   };
 
-  return { app, manager, runtime, store, bus, events, oauth, approvals, logger, start: composed.start, close };
+  return { app, manager, runtime, store, bus, events, oauth, approvals, audit, logger, start: composed.start, close };
 }

@@ -5,6 +5,7 @@ import { SwitchboardError } from '../errors.js';
 import type { Approvals } from '../mcp/forwarding/approvals.js';
 import type { MCPManager } from '../mcp/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
+import type { AuditLog } from '../runtime/audit-log.js';
 import type { EventBus } from '../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
@@ -20,6 +21,7 @@ import { RequestDrain } from './lifecycle/drain.js';
 import { InFlightCalls } from './calls/in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { auditRoutes } from './routes/audit.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -50,6 +52,8 @@ export interface AppDeps {
   shutdownSignal: AbortSignal;
   /** Counts the requests in flight, for shutdown's drain. @default a fresh RequestDrain */
   drain?: RequestDrain;
+  /** The audit log the runner records into and `GET /audit` reads (issue #22 item 4). */
+  audit: AuditLog;
 }
 
 /**
@@ -137,7 +141,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const metrics = new CallMetrics();
   const requestMetrics = new RequestMetrics();
   const approvals = deps.approvals;
-  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}) });
+  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), audit: deps.audit });
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt });
@@ -146,6 +150,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(catalogueRoutes, { manager, runtime, runner });
   void app.register(operationRoutes, { runtime });
   void app.register(approvalRoutes, approvals ? { approvals } : {});
+  void app.register(auditRoutes, { audit: deps.audit });
   void app.register(metricsRoutes, {
     manager,
     calls,

@@ -1,7 +1,8 @@
 import { errorMessage } from '../errors.js';
+import { openAuditStore } from './audit-store.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import { SqliteOAuthStore } from './oauth-store.js';
-import type { CredentialStore, OAuthStore, StateStore, ToolCacheStore } from './ports.js';
+import type { AuditStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore } from './ports.js';
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
 
@@ -18,6 +19,8 @@ export interface OpenedStores {
   oauth: OAuthStore;
   /** On the OAuth store's connection. */
   credentials: CredentialStore;
+  /** On the same connection when it takes writes, else in memory. */
+  audit: AuditStore;
   warnings: string[];
 }
 
@@ -33,7 +36,8 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
   const warnings = [...opened.warnings];
   const result = (store: ToolCacheStore, state: StateStore): OpenedStores => {
     const oauth = openOAuthStore(opened, path, warnings, options.logger);
-    return { store, state, oauth, credentials: oauth.credentials, warnings };
+    const audit = openAuditStore(opened.db, opened.readOnly, options.logger);
+    return { store, state, oauth, credentials: oauth.credentials, audit, warnings };
   };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {
