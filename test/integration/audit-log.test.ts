@@ -9,6 +9,8 @@ import { nextEvent, openEvents } from '../helpers/events.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
+import { openToolCache } from '../../src/store/open-tool-cache.js';
+import type { AuditEntry } from '../../src/store/ports.js';
 
 /**
  * Issue #22 item 4: every tool call, prompt get and resource read — over REST and `/mcp` — is
@@ -187,5 +189,19 @@ describe('call.finished', () => {
       durationMs: expect.any(Number),
     });
     expect(JSON.stringify(event)).not.toContain('feed me');
+  });
+});
+
+describe('retention', () => {
+  it('trims by audit.days and audit.maxRows when the daemon starts', async () => {
+    const dbPath = join(await tempDir(), 'switchboard.db');
+    const opened = openToolCache(dbPath);
+    const now = Date.now();
+    const entry = (ts: number, name: string): AuditEntry => ({ ts, transport: 'rest', server: 'echo', kind: 'tools/call', name, outcome: 'ok', durationMs: 1, argBytes: 0, resultBytes: 0 });
+    await opened.audit.append([entry(now - 40 * 86_400_000, 'ancient'), entry(now - 3000, 'a'), entry(now - 2000, 'b'), entry(now - 1000, 'c'), entry(now - 11 * 86_400_000, 'old')]);
+    await opened.store.close();
+
+    const d = await startDaemon({ config: { dbPath, audit: { days: 10, maxRows: 2 } } });
+    expect((await auditRows(d)).map((row) => row.name)).toEqual(['c', 'b']);
   });
 });
