@@ -147,6 +147,30 @@ describe('audit rows', () => {
   });
 });
 
+describe('approval decisions', () => {
+  it('are rows of their own, and a denied call is recorded as denied', async () => {
+    const d = await startDaemon({
+      servers: { echo: { ...fixtureServerConfig('echo-stdio', { env: { ECHO_API_KEY: SECRET } }), requireApproval: ['echo'] } },
+      config: { audit: { arguments: true } },
+    });
+    const ws = await openEvents(d.url);
+    for (const decision of ['approve', 'deny'] as const) {
+      const calling = call(d, 'mcp_echo_echo', { text: `${decision} ${SECRET}` });
+      const { id } = await nextEvent(ws, 'approval.requested');
+      expect((await d.json(`/approvals/${id}/${decision}`, { method: 'POST' })).status).toBe(200);
+      await calling;
+    }
+    const rows = (await auditRows(d)).reverse();
+    expect(rows.map(({ transport, kind, name, outcome, code }) => ({ transport, kind, name, outcome, ...(code ? { code } : {}) }))).toEqual([
+      { transport: 'operator', kind: 'approval', name: 'mcp_echo_echo', outcome: 'ok' },
+      { transport: 'rest', kind: 'tools/call', name: 'mcp_echo_echo', outcome: 'ok' },
+      { transport: 'operator', kind: 'approval', name: 'mcp_echo_echo', outcome: 'denied' },
+      { transport: 'rest', kind: 'tools/call', name: 'mcp_echo_echo', outcome: 'denied', code: 'APPROVAL_DENIED' },
+    ]);
+    expect(rows[2]!.arguments).toBe(JSON.stringify({ text: 'deny ****' }));
+  });
+});
+
 describe('GET /audit', () => {
   it('filters by agent, server, tool, outcome and since, newest first, up to limit', async () => {
     const d = await daemonWith();
