@@ -9,6 +9,7 @@ import type { MCPManager } from './mcp/manager.js';
 import { callbackUrlOf, type OAuthBroker } from './mcp/oauth/broker.js';
 import { createRuntime, type RuntimeDeps } from './runtime/compose.js';
 import type { AgentRegistry } from './runtime/agent-registry.js';
+import type { AuditLog } from './runtime/audit-log.js';
 import type { EventBus } from './runtime/event-bus.js';
 import type { SwitchboardRuntime } from './runtime/runtime.js';
 import type { ToolCacheStore } from './store/ports.js';
@@ -30,6 +31,8 @@ export interface Daemon {
   approvals: Approvals;
   /** Agents and keys (issue #22): name → settings, key → agent. */
   agents: AgentRegistry;
+  /** Every call, prompt get and resource read (issue #22 item 4). */
+  audit: AuditLog;
   logger: Logger;
   /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
   start(): Promise<unknown>;
@@ -71,11 +74,11 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     callbackUrl: () => callbackUrlOf(app.server.address()),
     ...(config.port > 0 ? { fixedPort: config.port } : {}),
   });
-  const { bus, manager, runtime, store, oauth, approvals, agents, logger } = composed;
+  const { bus, manager, runtime, store, oauth, approvals, agents, audit, logger } = composed;
   const events = new EventHub({ bus, manager, runtime });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
-  const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, agents, logger, shutdownSignal: shutdown.signal, drain });
+  const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, agents, logger, shutdownSignal: shutdown.signal, drain, audit });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -106,5 +109,5 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     return closing;
   };
 
-  return { app, manager, runtime, store, bus, events, oauth, approvals, agents, logger, start: composed.start, close };
+  return { app, manager, runtime, store, bus, events, oauth, approvals, agents, audit, logger, start: composed.start, close };
 }

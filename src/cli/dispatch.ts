@@ -55,6 +55,10 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
     summary: "print a server's stderr and log messages, or follow them",
     load: async () => (await import('./client/logs.js')).runLogs,
   },
+  audit: {
+    summary: 'print the audit log of calls, prompt gets and resource reads, or follow it',
+    load: async () => (await import('./client/audit.js')).runAudit,
+  },
   login: {
     summary: 'sign in to a server that needs OAuth (prints the URL, waits for the browser)',
     load: async () => (await import('./client/login.js')).runLogin,

@@ -119,6 +119,25 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     ],
     examples: ['switchboard logs github', 'switchboard logs github -n 20 --follow'],
   },
+  audit: {
+    usage:
+      'switchboard audit [--agent NAME] [--server NAME] [--tool NAME] [--outcome OUTCOME] [--since TIME] [-n LIMIT] [--follow] [--url URL] [--token TOKEN] [--json]',
+    description:
+      'Print the audit log: every tool call, prompt get and resource read (time, agent, transport, server, name, outcome and code, duration, argument and result sizes), oldest of the newest LIMIT first; with --follow, keep printing new ones as they finish until Ctrl-C.',
+    options: [
+      ['--agent NAME', "only this agent's requests"],
+      ['--server NAME', 'only requests to this server'],
+      ['--tool NAME', 'only this tool or prompt name, or resource URI'],
+      ['--outcome OUTCOME', 'ok, error, not_found, denied, timeout or cancelled'],
+      ['--since TIME', 'only entries from this ISO time on'],
+      ['-n, --limit LIMIT', 'at most this many past entries (default 100, at most 1000)'],
+      ['-f, --follow', 'keep printing new entries (over the /events feed)'],
+      ...CONNECTION,
+      JSON_FLAG,
+      HELP_FLAG,
+    ],
+    examples: ['switchboard audit --server github -n 20', 'switchboard audit --outcome error --follow'],
+  },
   login: {
     usage: 'switchboard login <server> [--url URL] [--token TOKEN] [--no-browser] [--timeout SECONDS]',
     description:

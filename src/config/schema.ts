@@ -104,6 +104,18 @@ export const HealthConfigSchema = z.union([
     .strict(),
 ]);
 
+/** The audit log (issue #22 item 4): what is kept, and for how long. */
+export const AuditConfigSchema = z
+  .object({
+    /** Keep argument values, with configured secret values masked. @default false */
+    arguments: z.boolean().default(false),
+    /** Entries older than this many days are deleted. @default 30 */
+    days: z.number().int().positive().max(36_500).default(30),
+    /** At most this many entries are kept (the newest). @default 100000 */
+    maxRows: z.number().int().positive().max(100_000_000).default(100_000),
+  })
+  .strict();
+
 export const DaemonConfigSchema = z
   .object({
     $schema: z.string().optional(),
@@ -153,6 +165,8 @@ export const DaemonConfigSchema = z
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
     /** Tool pinning of servers whose config does not say (issue #22). @default "changes" */
     pinTools: PinToolsSchema.default('changes'),
+    /** The audit log of calls, prompt gets and resource reads (issue #22 item 4). */
+    audit: AuditConfigSchema.default({ arguments: false, days: 30, maxRows: 100_000 }),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),

@@ -6,6 +6,7 @@ import type { Approvals } from '../mcp/forwarding/approvals.js';
 import type { MCPManager } from '../mcp/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
 import type { AgentRegistry } from '../runtime/agent-registry.js';
+import type { AuditLog } from '../runtime/audit-log.js';
 import type { EventBus } from '../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
@@ -22,6 +23,7 @@ import { InFlightCalls } from './calls/in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { agentRoutes } from './routes/agents.js';
+import { auditRoutes } from './routes/audit.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -55,6 +57,8 @@ export interface AppDeps {
   shutdownSignal: AbortSignal;
   /** Counts the requests in flight, for shutdown's drain. @default a fresh RequestDrain */
   drain?: RequestDrain;
+  /** The audit log the runner records into and `GET /audit` reads (issue #22 item 4). */
+  audit: AuditLog;
 }
 
 /**
@@ -143,7 +147,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const metrics = new CallMetrics();
   const requestMetrics = new RequestMetrics();
   const approvals = deps.approvals;
-  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}) });
+  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), audit: deps.audit });
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents });
@@ -154,6 +158,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(operationRoutes, { runtime });
   void app.register(approvalRoutes, approvals ? { approvals } : {});
   void app.register(toolPinRoutes, { manager });
+  void app.register(auditRoutes, { audit: deps.audit });
   void app.register(metricsRoutes, {
     manager,
     calls,

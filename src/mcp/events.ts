@@ -1,4 +1,5 @@
 import type { ErrorInfo } from '../errors.js';
+import type { AuditOutcome } from '../store/ports.js';
 
 /**
  * Every event on the event bus (`runtime/event-bus.ts`), as one discriminated union: the
@@ -132,6 +133,27 @@ export interface ServerLogEvent {
   dropped?: number;
 }
 
+/**
+ * A tool call, prompt get or resource read ended (issue #22 item 4): what the audit log recorded,
+ * without argument values.
+ */
+export interface CallFinishedEvent {
+  type: 'call.finished';
+  /** The agent whose key the request carried; absent for the operator and without keys. */
+  agent?: string;
+  transport: 'rest' | 'mcp';
+  /** The owning server; '' when the name matched none. */
+  server: string;
+  kind: 'tools/call' | 'prompts/get' | 'resources/read';
+  /** The exposed tool or prompt name, or the resource URI. */
+  name: string;
+  outcome: AuditOutcome;
+  code?: string;
+  durationMs: number;
+  argBytes: number;
+  resultBytes: number;
+}
+
 /** A call waits for an operator's approval (`requireApproval`, issue #22): what it would run, so the operator can decide. */
 export interface ApprovalRequestedEvent {
   type: 'approval.requested';
@@ -164,14 +186,15 @@ export interface ApprovalResolvedEvent {
   outcome: ApprovalOutcome;
 }
 
-/** Events the parts around the manager publish (the runtime, log forwarding, approvals). */
+/** Events the parts around the manager publish (the runtime, log forwarding, approvals, the audit log). */
 export type OperationEvent =
   | ReloadStartedEvent
   | ReloadFinishedEvent
   | ConfigChangedEvent
   | ServerLogEvent
   | ApprovalRequestedEvent
-  | ApprovalResolvedEvent;
+  | ApprovalResolvedEvent
+  | CallFinishedEvent;
 
 export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | ToolsHeldEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;
 export type ManagerEventType = ManagerEvent['type'];

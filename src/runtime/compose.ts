@@ -7,8 +7,10 @@ import { discoverMCPServers } from '../config/discover.js';
 import { defaultDbPath } from '../config/load.js';
 import { createValueResolver } from '../config/resolve-values.js';
 import type { DaemonConfig } from '../config/schema.js';
+import { SecretValues } from '../config/secret-values.js';
 import type { DiscoveryResult } from '../config/types.js';
 import { createLogger } from '../logger.js';
+import type { ApprovalOutcome } from '../mcp/events.js';
 import { Approvals } from '../mcp/forwarding/approvals.js';
 import { MCPManager, type HealthOptions } from '../mcp/manager.js';
 import { OAuthBroker } from '../mcp/oauth/broker.js';
@@ -17,13 +19,15 @@ import { reapLeftovers } from '../mcp/process/leftover-reaper.js';
 import { forwardServerLogs } from '../mcp/process/log-forwarding.js';
 import { connectToServer, type ConnectOptions } from '../mcp/transport/client.js';
 import { loadInstanceId } from '../mcp/upstream/instance.js';
+import { openAuditStore } from '../store/audit-store.js';
 import { openMemoryOAuthStore, openToolCache, type OpenedStores } from '../store/open-tool-cache.js';
 import { MemoryAgentStore } from '../store/agent-store.js';
 import { MemoryStateStore } from '../store/state-store.js';
 import { MemoryToolPinStore } from '../store/tool-pin-store.js';
-import type { ToolCacheStore } from '../store/ports.js';
+import type { ToolCacheStore, AuditOutcome } from '../store/ports.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { AgentRegistry } from './agent-registry.js';
+import { AuditLog } from './audit-log.js';
 import { EventBus } from './event-bus.js';
 import { operatorKeyPath } from './operator-key.js';
 import { SwitchboardRuntime, type LoadError } from './runtime.js';
@@ -33,7 +37,7 @@ export type RuntimeConfig = Pick<
   DaemonConfig,
   'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
 > &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token' | 'pinTools'>>;
+  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token' | 'pinTools' | 'audit'>>;
 
 /** The edges of the runtime, each with the real thing as its default (STYLE rule 11). */
 export interface RuntimeDeps {
@@ -91,6 +95,8 @@ export interface ComposedRuntime {
   approvals: Approvals;
   /** Agents and keys, the operator's included (issue #22). */
   agents: AgentRegistry;
+  /** Every call, prompt get and resource read, kept with retention (issue #22 item 4). */
+  audit: AuditLog;
   logger: Logger;
   /** Reaps what a killed predecessor left running, then discovers and connects behind the startup gate. */
   start(): Promise<LoadError[]>;
@@ -114,6 +120,16 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
   const cache = deps.store ? besideOwnCache(deps.store) : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const ownsStore = deps.store === undefined;
+  // Known secret values, masked in the argument values the audit log keeps.
+  const secrets = new SecretValues([config.token]);
+  const audit = new AuditLog({
+    store: cache.audit,
+    publish: bus.publish,
+    clock,
+    ...(config.audit ? { settings: config.audit } : {}),
+    secrets,
+    logger: logger.child({ component: 'audit' }),
+  });
 
   const oauth = new OAuthBroker({
     store: cache.oauth,
@@ -161,6 +177,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     resolveValues: async (name, serverConfig, source) => {
       const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
       for (const warning of warnings) logger.warn({ server: name }, warning);
+      secrets.remember(name, resolved);
       return resolved;
     },
     connectOptions: {
@@ -179,6 +196,20 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     clock,
     agentGlobs: (agent) => agents.get(agent.name)?.settings.requireApproval ?? [],
     ...(config.approvalTimeoutMs !== undefined ? { timeoutMs: config.approvalTimeoutMs } : {}),
+    onDecision: (decision) => {
+      const requestedAt = Date.parse(decision.requestedAt);
+      audit.recordWithArguments({
+        ts: requestedAt,
+        ...(decision.agent !== undefined ? { agent: decision.agent } : {}),
+        transport: 'operator',
+        server: decision.server,
+        kind: 'approval',
+        name: decision.name,
+        outcome: APPROVAL_AUDIT_OUTCOME[decision.outcome],
+        durationMs: Date.parse(decision.decidedAt) - requestedAt,
+        resultBytes: 0,
+      }, decision.arguments);
+    },
   });
 
   const discover =
@@ -210,6 +241,8 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     storeWarnings: cache.warnings,
     watchConfig: config.watch,
     onClosed: async () => {
+      await audit.close();
+      await cache.audit.close();
       if (ownsStore) await cache.store.close();
       await children?.reaped;
       children?.release();
@@ -226,11 +259,15 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
       const loaded = await loadInstanceId(cache.state, deps.fixedPort);
       instanceId ??= loaded;
     }
+    void audit.start();
     return runtime.start();
   };
 
-  return { bus, manager, runtime, store: cache.store, oauth, approvals, agents, logger, start, close: () => runtime.close() };
+  return { bus, manager, runtime, store: cache.store, oauth, approvals, agents, audit, logger, start, close: () => runtime.close() };
 }
+
+/** An approval decision as an audit outcome. */
+const APPROVAL_AUDIT_OUTCOME = { approved: 'ok', denied: 'denied', timeout: 'timeout', withdrawn: 'cancelled' } as const satisfies Record<ApprovalOutcome, AuditOutcome>;
 
 /** `health: true | false | {…}` of the config file → the manager's health options. */
 function healthOptions(health: RuntimeConfig['health']): HealthOptions {
@@ -241,5 +278,5 @@ function healthOptions(health: RuntimeConfig['health']): HealthOptions {
 /** The stores that go with an embedder's own tool cache: state and sign-ins last as long as this process. */
 function besideOwnCache(store: ToolCacheStore): OpenedStores {
   const oauth = openMemoryOAuthStore();
-  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, agents: new MemoryAgentStore(), pins: new MemoryToolPinStore(), warnings: [] };
+  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, agents: new MemoryAgentStore(), pins: new MemoryToolPinStore(), audit: openAuditStore(undefined, true), warnings: [] };
 }

@@ -125,6 +125,29 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    id: 6,
+    name: 'create-audit-log',
+    // Issue #22 item 4. `ts` and `id` are indexed for the retention trim and newest-first reads.
+    sql: `
+      CREATE TABLE audit_log (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts           INTEGER NOT NULL,
+        agent        TEXT,
+        transport    TEXT    NOT NULL,
+        server       TEXT    NOT NULL,
+        kind         TEXT    NOT NULL,
+        name         TEXT    NOT NULL,
+        outcome      TEXT    NOT NULL,
+        code         TEXT,
+        duration_ms  REAL    NOT NULL,
+        arg_bytes    INTEGER NOT NULL,
+        result_bytes INTEGER NOT NULL,
+        args_json    TEXT
+      ) STRICT;
+      CREATE INDEX audit_log_ts ON audit_log (ts);
+    `,
+  },
+  {
     id: 7,
     name: 'create-tool-pins',
     // Tool pinning (issue #22): the hash of each tool definition a server's tools were served

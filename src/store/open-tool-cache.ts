@@ -1,8 +1,9 @@
 import { errorMessage } from '../errors.js';
 import { MemoryAgentStore, SqliteAgentStore } from './agent-store.js';
+import { openAuditStore } from './audit-store.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import { SqliteOAuthStore } from './oauth-store.js';
-import type { AgentStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
+import type { AgentStore, AuditStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
 import { MemoryToolPinStore, SqliteToolPinStore } from './tool-pin-store.js';
@@ -24,6 +25,8 @@ export interface OpenedStores {
   agents: AgentStore;
   /** Tool pinning (issue #22), on the tool cache's connection. */
   pins: ToolPinStore;
+  /** On the same connection when it takes writes, else in memory. */
+  audit: AuditStore;
   warnings: string[];
 }
 
@@ -40,7 +43,8 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
   const result = (store: ToolCacheStore, state: StateStore, pins: ToolPinStore = new MemoryToolPinStore()): OpenedStores => {
     const oauth = openOAuthStore(opened, path, warnings, options.logger);
     const agents = openAgentStore(opened, path, warnings, options.logger);
-    return { store, state, oauth, credentials: oauth.credentials, agents, pins, warnings };
+    const audit = openAuditStore(opened.db, opened.readOnly, options.logger);
+    return { store, state, oauth, credentials: oauth.credentials, agents, pins, audit, warnings };
   };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {

@@ -100,7 +100,7 @@ function overlap(before: readonly string[], after: readonly string[]): number {
   return 0;
 }
 
-interface Feed {
+export interface Feed {
   /**
    * Delivers buffered, then live events until `signal` aborts (resolves undefined) or the daemon
    * closes the feed (resolves with the close code and reason).
@@ -110,7 +110,7 @@ interface Feed {
 }
 
 /** `/events` over a WebSocket, buffering from the moment it opens; resolves once the hello arrived. */
-function openFeed(baseUrl: string, token: string | undefined): Promise<Feed> {
+export function openFeed(baseUrl: string, token: string | undefined): Promise<Feed> {
   const url = new URL('/events', baseUrl.replace(/^http/, 'ws'));
   const socket = new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
   const buffered: Array<Record<string, unknown>> = [];
@@ -172,7 +172,7 @@ function openFeed(baseUrl: string, token: string | undefined): Promise<Feed> {
 }
 
 /** Aborts on the first Ctrl-C / SIGTERM of this process. */
-function interruptSignal(): AbortSignal {
+export function interruptSignal(): AbortSignal {
   const controller = new AbortController();
   const stop = (): void => {
     process.off('SIGINT', stop);

@@ -9,7 +9,9 @@ import type { MCPManager } from '../../mcp/manager.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../../mcp/transport/client.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { abortable, createDeadline } from '../../util/abort.js';
+import type { AuditLog } from '../../runtime/audit-log.js';
 import type { AgentRef } from './agent-ref.js';
+import { auditRecordOf } from './audit-request.js';
 import type { CallMetrics, CallOutcome, CallTransport } from './call-metrics.js';
 import { onClientGone } from './client-gone.js';
 import { CLIENT_GONE, type InFlightCalls } from './in-flight-calls.js';
@@ -46,6 +48,8 @@ export interface RequestRunnerDeps {
   requestMetrics: RequestMetrics;
   /** Holds calls to `requireApproval` tools until an operator decides. @default none held */
   approvals?: Pick<Approvals, 'hold'>;
+  /** Tool calls, prompt gets and resource reads, recorded when they end. @default none */
+  audit?: Pick<AuditLog, 'recordRequest'>;
 }
 
 const NOT_FOUND = ['TOOL_NOT_FOUND', 'PROMPT_NOT_FOUND', 'RESOURCE_NOT_FOUND'] as const;
@@ -80,6 +84,8 @@ export class RequestRunner {
     const { calls } = this.deps;
     const started = performance.now();
     let outcome: CallOutcome = 'error';
+    let result: Record<string, unknown> | undefined;
+    let error: unknown;
     let controller: AbortController | undefined;
     const { signal } = options;
     const onAbort = (): void => controller?.abort(signal?.reason);
@@ -90,17 +96,24 @@ export class RequestRunner {
       if (signal?.aborted) onAbort();
       const own = controller;
       if (options.client) stopWatchingClient = onClientGone(options.client, () => own.abort(CLIENT_GONE));
-      const result = await this.send(request, options, controller.signal);
+      result = await this.send(request, options, controller.signal);
       outcome = request.method === 'tools/call' && result.isError === true ? 'tool_error' : 'ok';
       return result;
     } catch (err) {
       outcome = outcomeOf(err, controller?.signal);
+      error = controller?.signal.aborted ? controller.signal.reason : err;
       throw err;
     } finally {
       signal?.removeEventListener('abort', onAbort);
       stopWatchingClient?.();
       if (controller) calls.end(controller);
-      this.record(request, options.transport, outcome, (performance.now() - started) / 1000);
+      const durationMs = performance.now() - started;
+      const server = this.deps.manager.requests.serverOf(request);
+      this.record(request, options.transport, server, outcome, durationMs / 1000);
+      if (this.deps.audit) {
+        const audited = auditRecordOf({ request, transport: options.transport, agent: options.agent, server, outcome, durationMs, result, error });
+        if (audited) this.deps.audit.recordRequest(audited);
+      }
     }
   }
 
@@ -133,8 +146,7 @@ export class RequestRunner {
     return manager.requests.send(request, sendOptions);
   }
 
-  private record(request: AgentRequest, transport: CallTransport, outcome: CallOutcome, seconds: number): void {
-    const server = this.deps.manager.requests.serverOf(request);
+  private record(request: AgentRequest, transport: CallTransport, server: string, outcome: CallOutcome, seconds: number): void {
     this.deps.requestMetrics.record({ transport, server, method: request.method, outcome });
     if (request.method === 'tools/call') this.deps.metrics.record({ transport, server, tool: request.name, outcome }, seconds);
   }

@@ -1,0 +1,57 @@
+import { MASK } from './redact.js';
+import type { ServerConfig } from './types.js';
+
+/**
+ * Values shorter than this are not treated as secrets when masking text: a `DEBUG=1` or
+ * `MODE=prod` would otherwise mask every "1" and "prod" in the arguments an audit row keeps.
+ * @default 6
+ */
+export const MIN_SECRET_LENGTH = 6;
+
+/**
+ * The secret values the daemon knows (SPEC §11): every env and header value of each server as
+ * resolved for its last connect (`${VAR}` and `!cmd` output included), its OAuth client secret,
+ * and the daemon's own token. Used to mask those values wherever text from agents is kept — the
+ * audit log's argument values (issue #22 item 4).
+ */
+export class SecretValues {
+  readonly #byServer = new Map<string, string[]>();
+  readonly #fixed: string[];
+  /** The JSON-escaped forms of every value, longest first; rebuilt lazily after a change. */
+  #patterns: string[] | undefined;
+
+  constructor(fixed: ReadonlyArray<string | undefined> = []) {
+    this.#fixed = fixed.filter((value): value is string => value !== undefined);
+  }
+
+  /** Records the values of `server`'s resolved config, replacing what it had. */
+  remember(server: string, config: ServerConfig): void {
+    const values = [...Object.values(config.env ?? {}), ...Object.values(config.headers ?? {})];
+    // `Authorization: Bearer <token>`: the token alone is as secret as the whole header value.
+    for (const value of Object.values(config.headers ?? {})) {
+      const last = value.trim().split(/\s+/).at(-1);
+      if (last !== undefined && last !== value) values.push(last);
+    }
+    if (config.oauth?.clientSecret) values.push(config.oauth.clientSecret);
+    this.#byServer.set(server, values);
+    this.#patterns = undefined;
+  }
+
+  /** `text` (JSON) with every known secret value replaced by `****`. */
+  maskJson(text: string): string {
+    let out = text;
+    for (const pattern of this.patterns()) if (out.includes(pattern)) out = out.split(pattern).join(MASK);
+    return out;
+  }
+
+  private patterns(): string[] {
+    if (this.#patterns) return this.#patterns;
+    const values = new Set<string>();
+    for (const value of [...this.#fixed, ...[...this.#byServer.values()].flat()]) {
+      if (value.length >= MIN_SECRET_LENGTH) values.add(JSON.stringify(value).slice(1, -1));
+    }
+    // Longest first, so a value that contains another is masked whole.
+    this.#patterns = [...values].sort((a, b) => b.length - a.length);
+    return this.#patterns;
+  }
+}
