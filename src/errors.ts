@@ -61,12 +61,15 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 export class SwitchboardError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
+  /** For a refusal that will pass (a rate limit): how long to wait, sent as `Retry-After` on REST. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown }) {
-    super(message ?? ERROR_CATALOGUE[code].message, options);
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+    super(message ?? ERROR_CATALOGUE[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SwitchboardError';
     this.code = code;
     this.status = ERROR_CATALOGUE[code].status;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

@@ -23,6 +23,8 @@ import { InFlightCalls } from './calls/in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { agentRoutes } from './routes/agents.js';
+import { AgentLimiter } from '../mcp/agents/agent-limits.js';
+import type { AgentRef } from './calls/agent-ref.js';
 import { auditRoutes } from './routes/audit.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
@@ -147,7 +149,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const metrics = new CallMetrics();
   const requestMetrics = new RequestMetrics();
   const approvals = deps.approvals;
-  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), audit: deps.audit });
+  // Limits by agent name, read from the registry per request: a rotated key or changed settings apply at once.
+  const limiter = new AgentLimiter();
+  const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
+  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), audit: deps.audit, limits });
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents });

@@ -30,6 +30,9 @@ const NOT_INTERNAL: Partial<Record<ErrorCode, number>> = {
   PAYLOAD_TOO_LARGE: -32000,
   UNSUPPORTED_MEDIA_TYPE: -32000,
   UPGRADE_REQUIRED: -32000,
+  KEY_EXPIRED: -32000,
+  KEY_REVOKED: -32000,
+  FORBIDDEN: -32000,
 };
 
 describe('SwitchboardError → JSON-RPC', () => {

@@ -10,6 +10,7 @@ import { DEFAULT_CALL_TIMEOUT_MS } from '../../mcp/transport/client.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { abortable, createDeadline } from '../../util/abort.js';
 import type { AuditLog } from '../../runtime/audit-log.js';
+import type { AgentSlot } from '../../mcp/agents/agent-limits.js';
 import type { AgentRef } from './agent-ref.js';
 import { auditRecordOf } from './audit-request.js';
 import type { CallMetrics, CallOutcome, CallTransport } from './call-metrics.js';
@@ -50,6 +51,8 @@ export interface RequestRunnerDeps {
   approvals?: Pick<Approvals, 'hold'>;
   /** Tool calls, prompt gets and resource reads, recorded when they end. @default none */
   audit?: Pick<AuditLog, 'recordRequest'>;
+  /** Per-agent rate limit and concurrency cap: a slot per request of an agent, or a refusal. @default none */
+  limits?: { enter(agent: AgentRef): AgentSlot };
 }
 
 const NOT_FOUND = ['TOOL_NOT_FOUND', 'PROMPT_NOT_FOUND', 'RESOURCE_NOT_FOUND'] as const;
@@ -90,7 +93,10 @@ export class RequestRunner {
     const { signal } = options;
     const onAbort = (): void => controller?.abort(signal?.reason);
     let stopWatchingClient: (() => void) | undefined;
+    let slot: AgentSlot | undefined;
     try {
+      // An unsubscribe only releases what the agent holds: never refused.
+      if (options.agent && this.deps.limits && request.method !== 'resources/unsubscribe') slot = this.deps.limits.enter(options.agent);
       controller = calls.begin();
       signal?.addEventListener('abort', onAbort, { once: true });
       if (signal?.aborted) onAbort();
@@ -106,6 +112,7 @@ export class RequestRunner {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       stopWatchingClient?.();
+      slot?.release();
       if (controller) calls.end(controller);
       const durationMs = performance.now() - started;
       const server = this.deps.manager.requests.serverOf(request);

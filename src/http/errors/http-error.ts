@@ -16,6 +16,8 @@ export interface HttpError {
   status: number;
   code: ErrorCode;
   message: string;
+  /** Whole seconds for `Retry-After` (a rate limit, a busy agent). */
+  retryAfter?: number;
 }
 
 /** A catalogue code as an HTTP answer, with its default message unless one is given. */
@@ -30,7 +32,11 @@ export function errorBody(code: ErrorCode, message: string = ERROR_CATALOGUE[cod
 
 /** Maps any thrown value to a catalogue code. Unknown errors never leak their message. */
 export function toHttpError(err: unknown): HttpError {
-  if (err instanceof SwitchboardError) return httpError(err.code, err.message);
+  if (err instanceof SwitchboardError) {
+    const error = httpError(err.code, err.message);
+    if (err.retryAfterMs !== undefined) error.retryAfter = Math.max(1, Math.ceil(err.retryAfterMs / 1000));
+    return error;
+  }
   if (err instanceof ZodError) {
     const issue = err.issues[0];
     const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : 'body';
@@ -61,5 +67,6 @@ export function toHttpError(err: unknown): HttpError {
 
 /** Sends an error in the wire shape; used by the error handler and by the auth/host hooks. */
 export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
+  if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
   return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error.code, error.message));
 }

@@ -91,7 +91,7 @@ export function toJsonRpcError(err: unknown, uri?: string): unknown {
   if (ProtocolError.isInstance(err)) return new ProtocolError(err.code, err.message, err.data);
   if (isSwitchboardError(err)) {
     if (err.code === 'RESOURCE_NOT_FOUND' && uri !== undefined) return new ResourceNotFoundError(uri, err.message);
-    return new ProtocolError(JSON_RPC_CODES[err.code], err.message, { code: err.code });
+    return new ProtocolError(JSON_RPC_CODES[err.code], err.message, err.retryAfterMs === undefined ? { code: err.code } : { code: err.code, retryAfterMs: err.retryAfterMs });
   }
   if (err instanceof Error && err.name === 'AbortError') return err;
   return new ProtocolError(ProtocolErrorCode.InternalError, errorMessage(err));

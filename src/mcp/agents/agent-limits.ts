@@ -77,9 +77,7 @@ interface AgentState {
   inFlight: number;
 }
 
-/** A limit error carries how long to wait, in ms, for `Retry-After`. */
-export type LimitError = SwitchboardError & { retryAfterMs: number };
-
-function limitError(code: 'AGENT_RATE_LIMITED' | 'AGENT_BUSY', message: string, retryAfterMs: number): LimitError {
-  return Object.assign(new SwitchboardError(code, message), { retryAfterMs: Math.max(1, retryAfterMs) });
+/** A limit's refusal: `retryAfterMs` says how long to wait (`Retry-After` on REST). */
+function limitError(code: 'AGENT_RATE_LIMITED' | 'AGENT_BUSY', message: string, retryAfterMs: number): SwitchboardError {
+  return new SwitchboardError(code, message, { retryAfterMs: Math.max(1, retryAfterMs) });
 }

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AgentLimiter, type LimitError } from '../../../src/mcp/agents/agent-limits.js';
+import type { SwitchboardError } from '../../../src/errors.js';
+import { AgentLimiter } from '../../../src/mcp/agents/agent-limits.js';
 
-function refusal(fn: () => unknown): LimitError {
+function refusal(fn: () => unknown): SwitchboardError {
   try {
     fn();
   } catch (error) {
-    return error as LimitError;
+    return error as SwitchboardError;
   }
   throw new Error('expected a refusal');
 }
