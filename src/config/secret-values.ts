@@ -8,6 +8,9 @@ import type { ServerConfig } from './types.js';
  */
 export const MIN_SECRET_LENGTH = 6;
 
+/** `sbk_<id>_<secret>` agent keys and `sbo_<secret>` operator keys. */
+const KEY_SHAPE = /\bsb[ko]_[A-Za-z0-9_-]{20,}/g;
+
 /**
  * The secret values the daemon knows (SPEC §11): every env and header value of each server as
  * resolved for its last connect (`${VAR}` and `!cmd` output included), its OAuth client secret,
@@ -37,11 +40,13 @@ export class SecretValues {
     this.#patterns = undefined;
   }
 
-  /** `text` (JSON) with every known secret value replaced by `****`. */
+  /** `text` (JSON) with every known secret value, and anything shaped like a Switchboard key, replaced by `****`. */
   maskJson(text: string): string {
     let out = text;
     for (const pattern of this.patterns()) if (out.includes(pattern)) out = out.split(pattern).join(MASK);
-    return out;
+    // Agent and operator keys (issue #22) are never known here in clear (only their hashes are
+    // kept), so they are recognised by shape.
+    return out.includes('sb') ? out.replace(KEY_SHAPE, MASK) : out;
   }
 
   private patterns(): string[] {

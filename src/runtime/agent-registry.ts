@@ -153,6 +153,9 @@ export class AgentRegistry {
     const previous = this.#stored.get(name);
     if (previous && previous.revokedAt === undefined) throw new SwitchboardError('AGENT_EXISTS', `Agent "${name}" already exists`);
     const agent: StoredAgent = { name, settings: { ...settings }, createdAt: this.#options.clock.now() };
+    // Keys an earlier agent of this name still holds (a config agent since removed, a stored one
+    // that could not be read) must not come back to life with the new agent's rights.
+    await this.#revokeKeys(name);
     this.#stored.set(name, agent);
     await this.#options.store.putAgent(agent);
     const key = await this.#issue(name);
@@ -285,5 +288,13 @@ export class AgentRegistry {
 }
 
 function isExpired(settings: AgentSettings, now: number): boolean {
-  return settings.expiresAt !== undefined && Date.parse(settings.expiresAt) <= now;
+  return settings.expiresAt !== undefined && expiryOf(settings.expiresAt) <= now;
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** When `expiresAt` passes: a date alone means the end of that day (UTC), not its first instant. */
+export function expiryOf(expiresAt: string): number {
+  const at = Date.parse(expiresAt);
+  return DATE_ONLY.test(expiresAt) ? at + 24 * 60 * 60 * 1000 : at;
 }

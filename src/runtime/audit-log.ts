@@ -14,6 +14,9 @@ export interface AuditSettings {
   maxRows: number;
 }
 
+/** The most argument text an audit row keeps (argument sizes are always recorded whole). */
+export const MAX_AUDITED_ARGUMENTS = 64 * 1024;
+
 export const DEFAULT_AUDIT_SETTINGS: Readonly<AuditSettings> = { arguments: false, days: 30, maxRows: 100_000 };
 
 /**
@@ -146,7 +149,9 @@ export class AuditLog {
     }, TRIM_INTERVAL_MS);
   }
 
+  /** Masked, and cut at `MAX_AUDITED_ARGUMENTS` characters: retention counts rows, so a row's size must be bounded too. */
   #mask(json: string): string {
-    return this.#options.secrets ? this.#options.secrets.maskJson(json) : json;
+    const masked = this.#options.secrets ? this.#options.secrets.maskJson(json) : json;
+    return masked.length <= MAX_AUDITED_ARGUMENTS ? masked : `${masked.slice(0, MAX_AUDITED_ARGUMENTS)}…[truncated]`;
   }
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultDbPath } from '../config/load.js';
@@ -44,8 +44,14 @@ export function localOperatorKey(env: NodeJS.ProcessEnv, home: string = env.HOME
   return path === undefined ? undefined : readKey(path);
 }
 
+/**
+ * The key in `path` — only from a regular file of this user that nobody else may read or write
+ * (0600): a key file another local user could have planted or read is not trusted.
+ */
 function readKey(path: string): string | undefined {
   try {
+    const stat = lstatSync(path);
+    if (!stat.isFile() || (stat.mode & 0o077) !== 0 || (typeof process.getuid === 'function' && stat.uid !== process.getuid())) return undefined;
     const key = readFileSync(path, 'utf8').trim();
     return key === '' ? undefined : key;
   } catch {

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { SecretValues } from '../../src/config/secret-values.js';
 import type { ManagerEvent } from '../../src/mcp/events.js';
-import { AuditLog, FLUSH_BATCH, FLUSH_DELAY_MS, TRIM_INTERVAL_MS, type AuditSettings } from '../../src/runtime/audit-log.js';
+import { AuditLog, FLUSH_BATCH, MAX_AUDITED_ARGUMENTS, FLUSH_DELAY_MS, TRIM_INTERVAL_MS, type AuditSettings } from '../../src/runtime/audit-log.js';
 import { SqliteAuditStore } from '../../src/store/audit-store.js';
 import { applyMigrations } from '../../src/store/migrations.js';
 import type { AuditEntry } from '../../src/store/ports.js';
@@ -82,6 +82,21 @@ describe('AuditLog batching', () => {
     expect(events).toEqual([
       { type: 'call.finished', transport: 'mcp', server: 'echo', kind: 'tools/call', name: 'mcp_echo_echo', outcome: 'ok', durationMs: 12.346, argBytes: row!.argBytes, resultBytes: row!.resultBytes },
     ]);
+  });
+
+  it('masks anything shaped like an agent or operator key, and cuts argument text at the limit', async () => {
+    const { log } = setup({ arguments: true }, new SecretValues([]));
+    const agentKey = `sbk_0123456789abcdef_${'A'.repeat(43)}`;
+    const operatorKey = `sbo_${'b'.repeat(43)}`;
+    log.recordRequest({ transport: 'rest', server: 'echo', kind: 'tools/call', name: 't', outcome: 'ok', durationMs: 1, args: { text: `${agentKey} and ${operatorKey}` } });
+    const big = { text: 'x'.repeat(MAX_AUDITED_ARGUMENTS * 2) };
+    log.recordRequest({ transport: 'rest', server: 'echo', kind: 'tools/call', name: 'big', outcome: 'ok', durationMs: 1, args: big });
+    const rows = await log.query({ limit: 2 });
+    const byName = new Map(rows.map((row) => [row.name, row]));
+    expect(byName.get('t')!.arguments).toBe(JSON.stringify({ text: '**** and ****' }));
+    expect(byName.get('big')!.argBytes).toBe(Buffer.byteLength(JSON.stringify(big)));
+    expect(byName.get('big')!.arguments!.length).toBeLessThan(MAX_AUDITED_ARGUMENTS + 20);
+    expect(byName.get('big')!.arguments!.endsWith('…[truncated]')).toBe(true);
   });
 
   it('keeps no argument values by default', async () => {

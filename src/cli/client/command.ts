@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../../util/loopback.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT_OK, EXIT_USAGE, oneLine, type Output } from '../context.js';
 import { localOperatorKey } from '../../runtime/operator-key.js';
@@ -66,8 +67,10 @@ export function clientFor(values: { url?: string | undefined; token?: string | u
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new UsageError(`invalid --url "${url}": only http and https are supported`);
   }
-  // Last, the operator key a local daemon without a `token` keeps once agents exist (issue #22).
-  const token = values.token ?? nonEmpty(io.env.SWITCHBOARD_TOKEN) ?? localOperatorKey(io.env);
+  // Last, the operator key a local daemon without a `token` keeps once agents exist (issue #22) —
+  // only for a daemon on this machine: the key must never travel to another host.
+  const local = isLoopbackHost(parsed.hostname);
+  const token = values.token ?? nonEmpty(io.env.SWITCHBOARD_TOKEN) ?? (local ? localOperatorKey(io.env) : undefined);
   return createDaemonClient({ url, ...(token ? { token } : {}), ...(io.fetch ? { fetch: io.fetch } : {}) });
 }
 
