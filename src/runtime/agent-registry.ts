@@ -6,7 +6,7 @@ import { SwitchboardError, errorMessage } from '../errors.js';
 import type { AgentStore, StoredAgent, StoredAgentKey } from '../store/ports.js';
 import type { Clock } from '../util/clock.js';
 import { digestOf, mintAgentKey, mintOperatorKey, parseAgentKey, secretMatches } from './agent-keys.js';
-import { loadOrCreateOperatorKey } from './operator-key.js';
+import { loadOrCreateOperatorKey, operatorKeyExists } from './operator-key.js';
 
 /** Where an agent was defined: the config's `agents` table, or `switchboard agents add`. */
 export type AgentSource = 'config' | 'cli';
@@ -273,8 +273,12 @@ export class AgentRegistry {
 
   /** Once an agent exists, requests need keys: the operator then needs one too. */
   #ensureOperator(): void {
-    if (this.#operator !== undefined || (this.#config.size === 0 && this.#stored.size === 0)) return;
+    if (this.#operator !== undefined) return;
     const path = this.#options.operatorKeyPath;
+    // An operator key file means agents existed on an earlier run: if their records could not be
+    // read this time (a read-only or damaged database), keys stay required — fail closed.
+    const hadAgents = path !== undefined && operatorKeyExists(path);
+    if (this.#config.size === 0 && this.#stored.size === 0 && !hadAgents) return;
     try {
       if (path === undefined) throw new Error('the database is in memory');
       this.#operator = digestOf(loadOrCreateOperatorKey(path));

@@ -35,6 +35,16 @@ export function loadOrCreateOperatorKey(path: string): string {
   }
 }
 
+/** Whether a daemon on this database wrote an operator key (so it has had agents). */
+export function operatorKeyExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The operator key a local CLI uses when given no token: the one beside the default database
  * (`$XDG_STATE_HOME/switchboard/`, else `~/.local/state/switchboard/`), if a daemon wrote one.

@@ -35,6 +35,21 @@ describe('agent key hardening', () => {
     expect(without.authenticate(old).kind).toBe('revoked');
   });
 
+  it('keys stay required when a daemon that had agents can no longer read them (fail closed)', async () => {
+    const dir = await tempDir();
+    const operatorKeyPath = join(dir, OPERATOR_KEY_FILE);
+    const clock = { now: () => Date.UTC(2026, 0, 1) };
+    const first = new AgentRegistry({ config: {}, store: new MemoryAgentStore(), operatorKeyPath, clock, logger: quiet });
+    await first.loaded;
+    expect(first.keysRequired).toBe(false);
+    await first.add('ci', {});
+    expect(first.keysRequired).toBe(true);
+    // The next run finds no agent records (say the database opened read-only): still keys.
+    const next = new AgentRegistry({ config: {}, store: new MemoryAgentStore(), operatorKeyPath, clock, logger: quiet });
+    await next.loaded;
+    expect(next.keysRequired).toBe(true);
+  });
+
   it('the CLI reads the local operator key only from a 0600 file of its own, and sends it only to a loopback daemon', async () => {
     const home = await tempDir();
     const dir = join(home, '.local', 'state', 'switchboard');
