@@ -30,6 +30,7 @@ export const ERROR_CATALOGUE = {
   TOOL_CHANGED: { status: 409, message: 'The tool changed its definition since it was served and is held until approved' },
   UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
   AGENT_RATE_LIMITED: { status: 429, message: 'This agent is over its rate limit; retry after Retry-After seconds' },
+  APPROVALS_FULL: { status: 429, message: 'Too many calls are waiting for approval' },
   AGENT_BUSY: { status: 429, message: 'This agent has as many requests in flight as it may' },
   INTERNAL_ERROR: { status: 500, message: 'Internal error' },
   DISCOVERY_FAILED: { status: 500, message: 'Reading the MCP server configurations failed' },

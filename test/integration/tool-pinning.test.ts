@@ -183,3 +183,15 @@ describe('tool pinning', () => {
     expect((await third.json('/tools/mcp_pin_target/call', { method: 'POST', body: {} })).status).toBe(409);
   });
 });
+
+describe('tool pinning and approvals together', () => {
+  it('a call approved after its tool was held meanwhile is refused with TOOL_CHANGED, not run', async () => {
+    const d = await pinDaemon({ ...fixtureServerConfig('pinning'), requireApproval: ['target'] } as ServerConfig);
+    const requested = nextManagerEvent(d.daemon, 'approval.requested');
+    const call = d.json<{ error?: { code: string } }>('/tools/mcp_pin_target/call', { method: 'POST', body: { arguments: { text: 'x' } } });
+    const { id } = (await requested) as { id: string };
+    await mutate(d);
+    expect((await d.json(`/approvals/${id}/approve`, { method: 'POST' })).status).toBe(200);
+    expect(await call).toMatchObject({ status: 409, body: { error: { code: 'TOOL_CHANGED' } } });
+  });
+});

@@ -72,6 +72,18 @@ export const WAITING_FOR_APPROVAL = 'waiting for approval';
 
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 
+/** Calls that may wait for approval at once, daemon-wide; more are refused with `APPROVALS_FULL`. */
+export const MAX_PENDING_APPROVALS = 256;
+
+/** Larger arguments are not copied into the event (every feed subscriber gets it, and the replay ring keeps it). */
+export const MAX_EVENT_ARGUMENT_BYTES = 16 * 1024;
+
+/** The arguments as the event carries them: whole when small, else only their size (`GET /approvals` has them whole). */
+function forEvent(args: Record<string, unknown>): Record<string, unknown> {
+  const bytes = Buffer.byteLength(JSON.stringify(args));
+  return bytes <= MAX_EVENT_ARGUMENT_BYTES ? args : { 'switchboard/truncated': true, bytes };
+}
+
 interface Held {
   view: PendingApproval;
   done: Deferred<ApprovalOutcome>;
@@ -134,6 +146,11 @@ export class Approvals {
   async #wait(target: ApprovalTarget, { agent, signal, onProgress }: HoldOptions): Promise<void> {
     if (this.#closed) throw new SwitchboardError('SHUTTING_DOWN');
     signal.throwIfAborted();
+    // Each waiting call keeps its arguments in memory for minutes: bounded, so a flood of held
+    // calls is refused at once instead of growing the daemon.
+    if (this.#pending.size >= MAX_PENDING_APPROVALS) {
+      throw new SwitchboardError('APPROVALS_FULL', `${MAX_PENDING_APPROVALS} calls are already waiting for approval; try again later`, { retryAfterMs: 5_000 });
+    }
     const timeoutMs = target.policy.approvalTimeoutMs ?? this.#timeoutMs;
     const now = this.#clock.now();
     const view: PendingApproval = {
@@ -152,7 +169,7 @@ export class Approvals {
     const onAbort = (): void => void this.#settle(view.id, 'withdrawn');
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      this.options.publish({ type: 'approval.requested', ...view });
+      this.options.publish({ type: 'approval.requested', ...view, arguments: forEvent(view.arguments) });
       // A job later: a 2026-07-28 caller's round attaches its progress channel right after the
       // call starts, in this same job, and progress from before any round is dropped.
       if (onProgress) queueMicrotask(() => this.#pending.has(view.id) && onProgress({ progress: 0, message: WAITING_FOR_APPROVAL }));

@@ -97,8 +97,15 @@ export class RequestRouter {
         const route = this.route(request);
         // Held before the call's deadline starts: the deadline is the tool's, not the operator's.
         const held = options.hold?.({ server: route.upstream.name, tool: route.params.name as string, name: request.name, arguments: request.arguments, policy: route.upstream.config });
-        if (held) await held;
-        return this.callTool(route, options);
+        if (!held) return this.callTool(route, options);
+        await held;
+        // Minutes may have passed: route again, so a tool held since (its definition changed),
+        // removed or renamed meanwhile is refused now rather than called as approved.
+        const now = this.route(request);
+        if (now.upstream !== route.upstream || now.params.name !== route.params.name) {
+          throw new SwitchboardError('TOOL_NOT_FOUND', `Tool "${request.name}" is no longer the tool that was approved`);
+        }
+        return this.callTool(now, options);
       }
       default:
         return this.forward(this.route(request), options);
