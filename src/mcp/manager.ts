@@ -235,10 +235,10 @@ export class MCPManager {
   }
 
   /** Serves the held tools named (all when `tools` is undefined) of server `name`; answers those approved (issue #22). */
-  approveTools(name: string, tools?: readonly string[]): string[] {
+  approveTools(name: string, tools?: readonly string[], hashes?: Readonly<Record<string, string>>): string[] {
     const upstream = this.servers.get(name);
     if (!upstream) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
-    return this.catalogues.approve(upstream, tools);
+    return this.catalogues.approve(upstream, tools, hashes);
   }
 
   /** Resolves once the server has no `tools/list` re-list running or queued. */

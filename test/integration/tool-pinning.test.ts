@@ -195,3 +195,21 @@ describe('tool pinning and approvals together', () => {
     expect(await call).toMatchObject({ status: 409, body: { error: { code: 'TOOL_CHANGED' } } });
   });
 });
+
+describe('approving what was reviewed', () => {
+  it('refuses to approve a held tool whose definition changed again since it was shown, and approves the one shown', async () => {
+    const d = await pinDaemon();
+    await mutate(d, 'first change');
+    const shown = (await d.json<{ heldTools: Array<{ name: string; after: { hash: string } }> }>('/servers/pin')).body.heldTools;
+    const reviewed = shown.find((t) => t.name === 'target')!.after.hash;
+    await mutate(d, 'second change, never shown');
+    const refused = await d.json('/servers/pin/tools/approve', { method: 'POST', body: { tools: ['target'], hashes: { target: reviewed } } });
+    expect(refused).toMatchObject({ status: 409, body: { error: { code: 'TOOL_CHANGED' } } });
+    expect(await restNames(d)).not.toContain('mcp_pin_target');
+
+    const now = (await d.json<{ heldTools: Array<{ name: string; after: { hash: string } }> }>('/servers/pin')).body.heldTools;
+    const hash = now.find((t) => t.name === 'target')!.after.hash;
+    expect((await d.json('/servers/pin/tools/approve', { method: 'POST', body: { all: true, hashes: { target: hash } } })).status).toBe(200);
+    expect(await restNames(d)).toContain('mcp_pin_target');
+  });
+});

@@ -7,10 +7,16 @@ export interface ToolPinRoutesOptions {
   manager: MCPManager;
 }
 
+/**
+ * Tool name → the `after.hash` the operator reviewed (from `GET /servers/:name`): a tool whose
+ * held definition has changed again since is refused (`TOOL_CHANGED`), not approved unseen.
+ */
+const HashesSchema = z.record(z.string().min(1), z.string().min(1)).optional();
+
 /** Either the held tools to approve, by the server's own names, or all of them. */
 const ApproveBodySchema = z.union(
-  [z.object({ tools: z.array(z.string().min(1)).min(1) }).strict(), z.object({ all: z.literal(true) }).strict()],
-  { error: 'expected {"tools": ["<tool>", …]} or {"all": true}' },
+  [z.object({ tools: z.array(z.string().min(1)).min(1), hashes: HashesSchema }).strict(), z.object({ all: z.literal(true), hashes: HashesSchema }).strict()],
+  { error: 'expected {"tools": ["<tool>", …]} or {"all": true}, each with optional "hashes"' },
 );
 
 /**
@@ -21,7 +27,7 @@ export const toolPinRoutes: FastifyPluginCallback<ToolPinRoutesOptions> = (app, 
   app.post('/servers/:name/tools/approve', async (request) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const body = parseInput(ApproveBodySchema, request.body ?? {}, 'body');
-    const approved = manager.approveTools(name, 'tools' in body ? body.tools : undefined);
+    const approved = manager.approveTools(name, 'tools' in body ? body.tools : undefined, body.hashes);
     return { approved, server: manager.getServer(name) };
   });
 

@@ -170,11 +170,16 @@ export class Catalogues {
    * Serves the new definitions of the held tools named (every held tool when `names` is
    * undefined) and pins them. Returns the names approved; a name not held is `TOOL_NOT_FOUND`.
    */
-  approve(upstream: ShareOwner, names: readonly string[] | undefined): string[] {
+  approve(upstream: ShareOwner, names: readonly string[] | undefined, hashes?: Readonly<Record<string, string>>): string[] {
     const share = this.share(upstream.name);
     const unknown = names?.filter((name) => !share.held.some((h) => h.tool.name === name)) ?? [];
     if (unknown.length > 0) throw new SwitchboardError('TOOL_NOT_FOUND', `Server "${upstream.name}" holds no tool named ${unknown.map((n) => `"${n}"`).join(', ')}`);
     const chosen = names === undefined ? share.held : share.held.filter((h) => names.includes(h.tool.name));
+    // What the operator reviewed must still be what is held; nothing is approved otherwise.
+    const moved = chosen.filter((h) => hashes?.[h.tool.name] !== undefined && hashes[h.tool.name] !== h.hash);
+    if (moved.length > 0) {
+      throw new SwitchboardError('TOOL_CHANGED', `The held definition of ${moved.map((h) => `"${h.tool.name}"`).join(', ')} changed again since it was shown; review it again (switchboard status ${upstream.name})`);
+    }
     if (chosen.length === 0) return [];
     this.pins.approve(upstream.name, chosen);
     this.setTools(upstream, share.listed, { cause: 'approve', deferred: share.deferred, stale: share.stale });
