@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import type { AgentView } from '../mcp/agents/agent-view.js';
 import type { ToolCatalogue } from '../mcp/catalogue/tool-catalogue.js';
 import type { ToolListQuery } from './schemas.js';
 
@@ -34,18 +35,36 @@ export class ToolListCache {
   private body: Buffer = Buffer.alloc(0);
   private readonly fragments = new Map<string, Fragment>();
   private serialised = 0;
+  /** Per agent view (issue #22), by view key: its tag in ETags, and its unfiltered body at one version. */
+  private readonly views = new Map<string, { tag: string; version: number; body: string }>();
 
   /** Tools passed to `JSON.stringify` so far: what a change cost (tests and diagnosis). */
   get toolsSerialised(): number {
     return this.serialised;
   }
 
-  /** The ETag of the list at `version` with these filters. */
-  etagFor(version: number, query: ToolListQuery): string {
+  /**
+   * The ETag of the list at `version` with these filters, as `view` sees it: every view has its
+   * own tag (a digest of its key, not a 32-bit hash), so one view's ETag never matches another's.
+   */
+  etagFor(version: number, query: ToolListQuery, view?: AgentView): string {
+    const scope = view === undefined ? '' : `-v${this.viewOf(view).tag}`;
     if (query.server === undefined && query.q === undefined) {
-      return version === this.version ? this.etag : this.makeEtag(version, '');
+      return version === this.version && !view ? this.etag : this.makeEtag(version, scope);
     }
-    return this.makeEtag(version, `-${fnv1a(`${query.server ?? ''}\u0000${query.q ?? ''}`)}`);
+    return this.makeEtag(version, `${scope}-${fnv1a(`${query.server ?? ''}\u0000${query.q ?? ''}`)}`);
+  }
+
+  /** The unfiltered body `view` sees, rebuilt only when the version moved; shared by equal views. */
+  viewBody(catalogue: ToolCatalogue, view: AgentView): string {
+    const cached = this.viewOf(view);
+    if (cached.version !== catalogue.version) {
+      const tools = catalogue.list().filter((tool) => view.allowsTool(tool));
+      this.serialised += tools.length;
+      cached.body = serialise(catalogue.version, tools);
+      cached.version = catalogue.version;
+    }
+    return cached.body;
   }
 
   /** The unfiltered body of `catalogue`, rebuilt only when its version moved. */
@@ -73,11 +92,12 @@ export class ToolListCache {
    * A filtered body; not cached. `?server=` alone is that server's fragment; a `q` filter
    * serialises the tools that match.
    */
-  filteredBody(catalogue: ToolCatalogue, query: ToolListQuery): Buffer | string {
-    const tools = query.server === undefined ? catalogue.list() : catalogue.itemsOf(query.server);
+  filteredBody(catalogue: ToolCatalogue, query: ToolListQuery, view?: AgentView): Buffer | string {
+    const all = query.server === undefined ? catalogue.list() : catalogue.itemsOf(query.server);
+    const tools = view ? all.filter((tool) => view.allowsTool(tool)) : all;
     const needle = query.q?.toLowerCase();
     if (!needle) {
-      if (query.server === undefined || tools.length === 0) return serialise(catalogue.version, tools);
+      if (view || query.server === undefined || tools.length === 0) return serialise(catalogue.version, tools);
       return Buffer.concat([head(catalogue.version), this.fragmentOf(catalogue, query.server).bytes, TAIL]);
     }
     const matching = tools.filter((tool) => tool.name.toLowerCase().includes(needle) || (tool.description ?? '').toLowerCase().includes(needle));
@@ -103,6 +123,15 @@ export class ToolListCache {
     const fragment = { revision, bytes: Buffer.from(entries.join(',')), starts };
     this.fragments.set(server, fragment);
     return fragment;
+  }
+
+  private viewOf(view: AgentView): { tag: string; version: number; body: string } {
+    let entry = this.views.get(view.key);
+    if (!entry) {
+      entry = { tag: createHash('sha256').update(view.key).digest('base64url').slice(0, 16), version: -1, body: '' };
+      this.views.set(view.key, entry);
+    }
+    return entry;
   }
 
   private makeEtag(version: number, suffix: string): string {

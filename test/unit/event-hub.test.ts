@@ -15,7 +15,16 @@ import { EventBus } from '../../src/runtime/event-bus.js';
 /** A real bus to publish on, plus a manager stand-in for the read-only views the hello uses. */
 function fakeManager(servers: ServerSnapshot[] = [], now?: () => Date) {
   const bus = new EventBus(now ? { now } : {});
-  const catalogue = { version: 7, list: () => [{ name: 'a' }, { name: 'b' }] };
+  const tools = [
+    { name: 'a', server: 'one' },
+    { name: 'b', server: 'two' },
+  ];
+  const catalogue = {
+    version: 7,
+    list: () => tools,
+    get: (name: string) => tools.find((tool) => tool.name === name),
+    itemsOf: (server: string) => tools.filter((tool) => tool.server === server),
+  };
   const source: SnapshotSource = {
     listServers: () => servers,
     getCatalogue: () => catalogue,

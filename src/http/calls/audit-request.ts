@@ -23,6 +23,8 @@ export interface FinishedRequest {
   result?: Record<string, unknown>;
   /** What the request was rejected with, when it was. */
   error?: unknown;
+  /** Refused because it lay outside the agent's view: the agent heard "unknown", the audit says `denied`. */
+  denied?: boolean;
 }
 
 /**
@@ -54,7 +56,7 @@ export function auditRecordOf(finished: FinishedRequest): AuditRecord | undefine
     server: finished.server,
     kind,
     name,
-    outcome: auditOutcome(finished.outcome, code),
+    outcome: finished.denied === true ? 'denied' : auditOutcome(finished.outcome, code),
     ...(code !== undefined ? { code } : {}),
     durationMs: finished.durationMs,
     ...(args !== undefined ? { args } : {}),

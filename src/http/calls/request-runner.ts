@@ -4,7 +4,7 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
 import { isSwitchboardError } from '../../errors.js';
 import type { Approvals, ApprovalTarget } from '../../mcp/forwarding/approvals.js';
 import type { CallerChannel } from '../../mcp/forwarding/caller.js';
-import type { AgentRequest } from '../../mcp/forwarding/request-router.js';
+import { isViewDenial, type AgentRequest } from '../../mcp/forwarding/request-router.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../../mcp/transport/client.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
@@ -118,7 +118,8 @@ export class RequestRunner {
       const server = this.deps.manager.requests.serverOf(request);
       this.record(request, options.transport, server, outcome, durationMs / 1000);
       if (this.deps.audit) {
-        const audited = auditRecordOf({ request, transport: options.transport, agent: options.agent, server, outcome, durationMs, result, error });
+        const denied = error !== undefined && isViewDenial(error);
+        const audited = auditRecordOf({ request, transport: options.transport, agent: options.agent, server, outcome, durationMs, result, error, denied });
         if (audited) this.deps.audit.recordRequest(audited);
       }
     }
@@ -132,6 +133,8 @@ export class RequestRunner {
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.caller ? { caller: options.caller } : {}),
+      // Outside the agent's view a name is unknown (issue #22): the router checks, for every kind.
+      ...(options.agent?.view ? { view: options.agent.view } : {}),
       // The caller's agent goes with the hold: its own `requireApproval` globs join the server's (approvals.ts).
       ...(approvals ? { hold: (target: ApprovalTarget) => approvals.hold(target, { agent: options.agent, signal, onProgress: options.onProgress }) } : {}),
     };

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
 import type { KeyVerdict } from '../../runtime/agent-registry.js';
-import type { AgentRef } from '../calls/agent-ref.js';
+import { agentRefOf, type AgentRef } from '../calls/agent-ref.js';
 import { httpError, sendError } from '../errors/http-error.js';
 
 declare module 'fastify' {
@@ -82,7 +82,7 @@ export function createAuthHook(options: AuthOptions): OnRequestHook {
     if (verdict.kind === 'agent') {
       // An unknown path (no route) goes on to the 404 it would get anyway.
       if (route !== undefined && !agentRoutes.has(route)) return void sendError(reply, httpError('FORBIDDEN'));
-      request.agent = { name: verdict.agent.name };
+      request.agent = agentRefOf(verdict.agent);
       return done();
     }
     void sendError(reply.header('www-authenticate', 'Bearer'), httpError(REFUSED[verdict.kind]));

@@ -27,8 +27,8 @@ export interface SessionState {
   logLevel?: LoggingLevel;
   /** URIs this session subscribed to (`resources/subscribe`). */
   readonly subscriptions: Set<string>;
-  /** The agent whose key opened the session (issue #22); later requests must carry the same one. */
-  readonly agent?: AgentRef;
+  /** The agent whose key opened the session (issue #22); later requests must carry the same one (and refresh its view). */
+  agent?: AgentRef;
 }
 
 /**

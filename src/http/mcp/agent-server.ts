@@ -8,6 +8,7 @@ import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import { runForAgent } from './agent-channel.js';
+import type { AgentRef } from '../calls/agent-ref.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
 
@@ -35,8 +36,8 @@ export type { AgentServerOptions, AgentSource } from './agent-server-options.js'
 export function createAgentServer(options: AgentServerOptions): Server {
   const { manager, runtime, lists, runner, continuations, relayStates, session } = options;
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
-  const caller = options.agent ?? session?.agent;
-  const who = caller ? { agent: caller } : {};
+  // A session's agent is read per request: its view follows the agent's current settings.
+  const callerOf = (): AgentRef | undefined => options.agent ?? session?.agent;
   const available = manager.capabilities();
   const server = new Server(
     { name: 'switchboard', version: PACKAGE_VERSION },
@@ -53,13 +54,15 @@ export function createAgentServer(options: AgentServerOptions): Server {
     const fromSwitchboard = request.params?._meta?.[INSTANCE_META_KEY] !== undefined;
     if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
-    const result = { tools: lists.tools(), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
+    const result = { tools: lists.tools(callerOf()?.view), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
     // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
     return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
   });
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
+    const caller = callerOf();
+    const who = caller ? { agent: caller } : {};
     try {
       return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (caller, signal, onProgress) =>
         runner.call(name, args, { transport: 'mcp', signal, onProgress, caller, ...who }),

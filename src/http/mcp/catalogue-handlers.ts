@@ -1,5 +1,7 @@
 import type { GetPromptResult, LoggingLevel, ReadResourceResult, Server } from '@modelcontextprotocol/server';
 import type { AggregateCapabilities } from '../../mcp/manager.js';
+import type { AgentRef } from '../calls/agent-ref.js';
+import type { RunOptions } from '../calls/request-runner.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
@@ -9,18 +11,24 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
  * SDK refuses a handler for a capability the server does not advertise, and a client asking for
  * one gets `Method not found`, as from any server without it.
  */
+const MCP: RunOptions = { transport: 'mcp' };
+
 export function registerCatalogueHandlers(server: Server, options: AgentServerOptions & { available: AggregateCapabilities }): void {
-  const { manager, lists, runner, continuations, relayStates, session, available } = options;
-  const who = options.agent ?? session?.agent;
-  const mcp = { transport: 'mcp', ...(who ? { agent: who } : {}) } as const;
+  const { lists, runner, continuations, relayStates, session, available } = options;
+  // A session's agent is read per request: its view follows the agent's current settings.
+  const whoOf = (): AgentRef | undefined => options.agent ?? session?.agent;
+  const mcpOf = (): RunOptions => {
+    const who = whoOf();
+    return who ? { transport: 'mcp', agent: who } : MCP;
+  };
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
 
   if (available.prompts) {
-    server.setRequestHandler('prompts/list', () => ({ prompts: lists.prompts() }));
+    server.setRequestHandler('prompts/list', () => ({ prompts: lists.prompts(whoOf()?.view) }));
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => runner.run({ method: 'prompts/get', name, arguments: args }, { ...mcp, signal, caller }))) as GetPromptResult;
+        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => runner.run({ method: 'prompts/get', name, arguments: args }, { ...mcpOf(), signal, caller }))) as GetPromptResult;
       } catch (err) {
         throw toJsonRpcError(err);
       }
@@ -28,13 +36,12 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
   }
 
   if (available.resources) {
-    const resources = manager.getResources();
-    server.setRequestHandler('resources/list', () => ({ resources: [...resources.list()] }));
-    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [...resources.listTemplates()] }));
+    server.setRequestHandler('resources/list', () => ({ resources: lists.resources(whoOf()?.view).resources }));
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: lists.resources(whoOf()?.view).resourceTemplates }));
     server.setRequestHandler('resources/read', async (request, ctx) => {
       const { uri } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => runner.run({ method: 'resources/read', uri }, { ...mcp, signal, caller }))) as ReadResourceResult;
+        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => runner.run({ method: 'resources/read', uri }, { ...mcpOf(), signal, caller }))) as ReadResourceResult;
       } catch (err) {
         throw toJsonRpcError(err, uri);
       }
@@ -48,7 +55,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
       const { uri } = request.params;
       if (session.subscriptions.has(uri)) return {};
       try {
-        await runner.run({ method: 'resources/subscribe', uri }, { ...mcp, signal: ctx.mcpReq.signal });
+        await runner.run({ method: 'resources/subscribe', uri }, { ...mcpOf(), signal: ctx.mcpReq.signal });
       } catch (err) {
         throw toJsonRpcError(err, uri);
       }
@@ -58,7 +65,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('resources/unsubscribe', async (request) => {
       const { uri } = request.params;
       if (!session.subscriptions.delete(uri)) return {};
-      await runner.run({ method: 'resources/unsubscribe', uri }, mcp).catch(() => undefined);
+      await runner.run({ method: 'resources/unsubscribe', uri }, mcpOf()).catch(() => undefined);
       return {};
     });
   }
@@ -66,7 +73,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
   if (available.completions) {
     server.setRequestHandler('completion/complete', async (request, ctx) => {
       try {
-        return (await runner.run({ method: 'completion/complete', params: request.params as Record<string, unknown> }, { ...mcp, signal: ctx.mcpReq.signal })) as never;
+        return (await runner.run({ method: 'completion/complete', params: request.params as Record<string, unknown> }, { ...mcpOf(), signal: ctx.mcpReq.signal })) as never;
       } catch (err) {
         throw toJsonRpcError(err);
       }
@@ -79,7 +86,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('logging/setLevel', async (request) => {
       const level: LoggingLevel = request.params.level;
       if (session) session.logLevel = level;
-      await runner.run({ method: 'logging/setLevel', level }, mcp);
+      await runner.run({ method: 'logging/setLevel', level }, mcpOf());
       return {};
     });
   }

@@ -26,8 +26,10 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
     const query = parseInput(CatalogueListQuerySchema, request.query, 'query');
     await settleStartup(runtime, query.wait);
     const catalogue = manager.getPrompts();
+    const view = request.agent?.view;
     const prompts = catalogue.list();
-    return { version: catalogue.version, prompts: query.server === undefined ? prompts : prompts.filter((p) => p.server === query.server) };
+    if (query.server === undefined && !view) return { version: catalogue.version, prompts };
+    return { version: catalogue.version, prompts: prompts.filter((p) => (query.server === undefined || p.server === query.server) && (!view || view.allowsServer(p.server))) };
   });
 
   app.post('/prompts/:name/get', async (request, reply) => {
@@ -43,7 +45,9 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
     await settleStartup(runtime, query.wait);
     const catalogue = manager.getResources();
     const { resources, templates } = catalogue.listOwned();
-    const wanted = ({ server }: { server: string }): boolean => query.server === undefined || server === query.server;
+    const view = request.agent?.view;
+    // Resources and templates follow their server into (or out of) an agent's view.
+    const wanted = ({ server }: { server: string }): boolean => (query.server === undefined || server === query.server) && (!view || view.allowsServer(server));
     return {
       version: catalogue.version,
       resources: resources.filter(wanted).map(({ server, item }) => ({ ...item, server })),

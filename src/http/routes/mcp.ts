@@ -69,7 +69,10 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 
   const serverOptions = { manager, runtime, lists, runner, continuations, relayStates };
   const sessions = new LegacySessions({
-    createServer: (onCancelled, session) => createAgentServer({ ...serverOptions, session, onCancelled }),
+    createServer: (onCancelled, session) => {
+      relay.baseline(session);
+      return createAgentServer({ ...serverOptions, session, onCancelled });
+    },
     // A session that ends takes its resource subscriptions with it.
     onClosed: (session) => {
       for (const uri of session.subscriptions) void manager.requests.send({ method: 'resources/unsubscribe', uri }).catch(() => undefined);
@@ -86,6 +89,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   const relay = new SessionRelay({
     manager,
     bus: options.bus,
+    lists,
     sessions: () => sessions.entries(),
     modern: modern.notify,
     debounceMs: options.listChangedDebounceMs ?? 50,
@@ -172,6 +176,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       session = sessions.get(sessionId);
       // A session is its opener's: another key gets the answer an unknown session gets (no probing).
       if (session && session.state.agent?.name !== request.agent?.name) session = undefined;
+      // The agent's settings may have changed since it opened the session: its view is the current one.
+      if (session?.state.agent && request.agent) session.state.agent = request.agent;
       // The SDK transport's own wording for the same refusals.
       if (!session) return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_NOT_FOUND', 'Session not found'));
     } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
@@ -217,14 +223,14 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: handle });
 };
 
-/** The SDK's pass-through auth of a request: the agent's name only, never its key. */
+/** The SDK's pass-through auth of a request: the agent (its name and view), never its key. */
 function authOf(agent: AgentRef): AuthInfo {
-  return { token: '', clientId: agent.name, scopes: [], extra: { agent: agent.name } };
+  return { token: '', clientId: agent.name, scopes: [], extra: { agent } };
 }
 
 function agentOf(auth: AuthInfo | undefined): { agent?: AgentRef } {
-  const name = auth?.extra?.agent;
-  return typeof name === 'string' ? { agent: { name } } : {};
+  const agent = auth?.extra?.agent as AgentRef | undefined;
+  return typeof agent?.name === 'string' ? { agent } : {};
 }
 
 /** The URIs a `subscriptions/listen` request subscribes to. */

@@ -40,20 +40,26 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const query = parseInput(ToolListQuerySchema, request.query, 'query');
     await settleStartup(runtime, query.wait);
     const catalogue = manager.getCatalogue();
-    const etag = cache.etagFor(catalogue.version, query);
+    // An agent sees its view (issue #22): its own body and ETag, never another view's.
+    const view = request.agent?.view;
+    const etag = cache.etagFor(catalogue.version, query, view);
     void reply.header('etag', etag).header('cache-control', 'no-cache');
     if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send();
     const unfiltered = query.server === undefined && query.q === undefined;
-    return reply.type(JSON_TYPE).send(unfiltered ? cache.fullBody(catalogue) : cache.filteredBody(catalogue, query));
+    if (!unfiltered) return reply.type(JSON_TYPE).send(cache.filteredBody(catalogue, query, view));
+    return reply.type(JSON_TYPE).send(view ? cache.viewBody(catalogue, view) : cache.fullBody(catalogue));
   });
 
   app.get('/tools/:name', async (request) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const { wait } = parseInput(ToolGetQuerySchema, request.query, 'query');
     await settleStartup(runtime, wait);
-    const tool = manager.getCatalogue().get(name);
+    const view = request.agent?.view;
+    const found = manager.getCatalogue().get(name);
+    // Outside the agent's view, a tool is as unknown as one that does not exist.
+    const tool = found && (!view || view.allowsTool(found)) ? found : undefined;
     if (!tool) {
-      manager.requests.refuseHeld(name);
+      manager.requests.refuseHeld(name, view);
       throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
     }
     return tool;

@@ -1,6 +1,8 @@
 import type { ServerSnapshot } from '../../mcp/upstream/server-snapshot.js';
 import type { EventBus, StampedEvent } from '../../runtime/event-bus.js';
 import type { RuntimeState, SwitchboardRuntime } from '../../runtime/runtime.js';
+import type { AgentRef } from '../calls/agent-ref.js';
+import { scopeEvent, scopeHello, type ScopeTools } from './event-scope.js';
 
 export type { StampedEvent } from '../../runtime/event-bus.js';
 
@@ -39,7 +41,7 @@ export const CLOSE_GOING_AWAY = 1001;
 /** What the hello snapshot reads (`MCPManager` fits). */
 export interface SnapshotSource {
   listServers(): ServerSnapshot[];
-  getCatalogue(): { readonly version: number; list(): readonly unknown[] };
+  getCatalogue(): { readonly version: number; list(): readonly unknown[] } & ScopeTools;
 }
 
 export interface EventHubOptions {
@@ -61,6 +63,8 @@ export interface EventHubOptions {
 export interface SubscribeOptions {
   /** Replay the events after this seq, or send a fresh hello when they are no longer kept. */
   since?: number;
+  /** The agent the subscriber is: it gets only what its scope allows (event-scope.ts). @default everything */
+  agent?: AgentRef;
 }
 
 interface RingEntry {
@@ -88,7 +92,8 @@ export class EventHub {
   private readonly now: () => Date;
   /** Circular buffer; `ring[seq % ringSize]` holds event `seq` while it is kept. */
   private readonly ring: Array<RingEntry | undefined>;
-  private readonly sinks = new Set<EventSink>();
+  /** Each subscriber, with the agent it is (undefined: the operator, or no keys). */
+  private readonly sinks = new Map<EventSink, AgentRef | undefined>();
   /** The last event received (the bus's seq when the hub was made, before the first). */
   private lastSeq: number;
   /** The first seq this hub saw: events before it were never in its ring. */
@@ -148,14 +153,17 @@ export class EventHub {
       sink.close(CLOSE_GOING_AWAY, 'going away');
       return () => undefined;
     }
+    const { agent } = options;
     const replay = options.since === undefined ? undefined : this.entriesSince(options.since);
-    this.sinks.add(sink);
+    this.sinks.set(sink, agent);
     if (!replay) {
-      this.deliver(sink, JSON.stringify(this.hello()));
+      const hello = this.hello();
+      this.deliver(sink, JSON.stringify(agent ? { ...hello, ...scopeHello(hello, agent, this.manager.getCatalogue()) } : hello));
     } else {
+      // A replay is filtered exactly as the live events are.
       for (const entry of replay) {
         if (!this.sinks.has(sink)) break;
-        this.deliver(sink, entry.data);
+        this.send(sink, entry, agent);
       }
     }
     return () => {
@@ -166,7 +174,7 @@ export class EventHub {
   /** Closes every subscriber with 1001 and refuses new ones; events are still kept until `stop()`. */
   close(): void {
     this.closed = true;
-    const sinks = [...this.sinks];
+    const sinks = [...this.sinks.keys()];
     this.sinks.clear();
     for (const sink of sinks) closeQuietly(sink, CLOSE_GOING_AWAY, 'going away');
   }
@@ -182,7 +190,14 @@ export class EventHub {
     this.lastSeq = seq;
     const entry: RingEntry = { seq, event, data: JSON.stringify(event) };
     this.ring[seq % this.ringSize] = entry;
-    for (const sink of this.sinks) this.deliver(sink, entry.data);
+    for (const [sink, agent] of this.sinks) this.send(sink, entry, agent);
+  }
+
+  /** Sends `entry` as `agent` may see it: the shared string, or a narrowed copy, or nothing. */
+  private send(sink: EventSink, entry: RingEntry, agent: AgentRef | undefined): void {
+    if (!agent) return this.deliver(sink, entry.data);
+    const scoped = scopeEvent(entry.event, agent, this.manager.getCatalogue());
+    if (scoped !== undefined) this.deliver(sink, scoped === entry.event ? entry.data : JSON.stringify(scoped));
   }
 
   private entriesSince(seq: number): RingEntry[] | undefined {

@@ -71,7 +71,7 @@ export const eventsRoutes: FastifyPluginAsync<EventsRoutesOptions> = async (app,
       sockets.add(socket);
       const unsubscribe = events.subscribe(
         websocketSink(socket, closeGraceMs),
-        typeof since === 'number' ? { since } : {},
+        { ...(typeof since === 'number' ? { since } : {}), ...(request.agent ? { agent: request.agent } : {}) },
       );
       socket.once('close', () => {
         unsubscribe();

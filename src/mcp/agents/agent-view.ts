@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { globMatcher, globProblem } from '../../util/glob-matcher.js';
 
 /** What an agent may see and call (config `agents.<name>`, or `switchboard agents add`). */
 export interface AgentScope {
@@ -41,11 +42,15 @@ export interface AgentView {
 
 const MATCH_OPTIONS = { dot: true, nobrace: false } as const;
 
-/** Compiles `scope`; throws on a malformed glob (config validation reports it first). */
+/**
+ * Compiles `scope` with the config's glob options (util/glob-matcher.ts). A list that does not
+ * compile (config validation reports it first, so only by mistake) fails closed: an allow list
+ * then matches nothing, an `exclude` list everything.
+ */
 export function compileAgentView(scope: AgentScope): AgentView {
-  const servers = matcher(scope.servers);
-  const tools = matcher(scope.tools);
-  const exclude = scope.exclude !== undefined && scope.exclude.length > 0 ? matcher(scope.exclude) : undefined;
+  const servers = allowList(scope.servers);
+  const tools = allowList(scope.tools);
+  const exclude = scope.exclude !== undefined && scope.exclude.length > 0 ? globMatcher(scope.exclude) : undefined;
   const access = scope.access ?? 'all';
   const serverCache = new Map<string, boolean>();
   const allowsServer = (server: string): boolean => {
@@ -80,8 +85,10 @@ export function checkGlob(glob: string): void {
   picomatch(glob, { ...MATCH_OPTIONS, strictBrackets: true });
 }
 
-function matcher(globs: readonly string[] | undefined): ((name: string) => boolean) | undefined {
+/** An allow list: absent allows every name; one that does not compile allows none. */
+function allowList(globs: readonly string[] | undefined): ((name: string) => boolean) | undefined {
   if (globs === undefined) return undefined;
   if (globs.length === 0) return () => false;
-  return picomatch(globs as string[], MATCH_OPTIONS);
+  for (const glob of globs) if (globProblem(glob) !== undefined) return () => false;
+  return globMatcher(globs);
 }

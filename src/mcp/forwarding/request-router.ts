@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage, SwitchboardError, toErrorInfo } from '../../errors.js';
+import type { AgentView } from '../agents/agent-view.js';
 import type { Catalogues } from '../catalogue/catalogues.js';
 import { toolErrorResult } from '../catalogue/tool-bridge.js';
 import type { UpstreamMethod, UpstreamRequestOptions } from '../upstream/upstream-request.js';
@@ -30,6 +31,24 @@ export interface SendOptions {
    * settles (`requireApproval`, see approvals.ts); undefined lets it through at once.
    */
   hold?: (target: ApprovalTarget) => Promise<void> | undefined;
+  /**
+   * The calling agent's view (issue #22): what lies outside it is answered exactly as an unknown
+   * name (no enumeration), with an error `isViewDenial` recognises. @default everything
+   */
+  view?: AgentView;
+}
+
+/** The refusals of requests outside an agent's view: the unknown-name errors, told apart only here. */
+const denials = new WeakSet<SwitchboardError>();
+
+/** Whether `err` refused a request because it lay outside the agent's view (the audit's `denied`). */
+export function isViewDenial(err: unknown): boolean {
+  return err instanceof SwitchboardError && denials.has(err);
+}
+
+function denial(err: SwitchboardError): SwitchboardError {
+  denials.add(err);
+  return err;
 }
 
 /** Where a request goes and how it is treated there: the per-kind data of the one request path. */
@@ -73,7 +92,7 @@ export class RequestRouter {
         return this.subscriptions.get(request.uri)?.server ?? this.catalogues.resources.route(request.uri) ?? '';
       default:
         try {
-          return this.route(request).upstream.name;
+          return this.route(request, undefined).upstream.name;
         } catch {
           return '';
         }
@@ -94,7 +113,7 @@ export class RequestRouter {
       case 'logging/setLevel':
         return this.setLogLevel(request.level, options);
       case 'tools/call': {
-        const route = this.route(request);
+        const route = this.route(request, options.view);
         // Held before the call's deadline starts: the deadline is the tool's, not the operator's.
         const held = options.hold?.({ server: route.upstream.name, tool: route.params.name as string, name: request.name, arguments: request.arguments, policy: route.upstream.config });
         if (!held) return this.callTool(route, options);
@@ -108,7 +127,7 @@ export class RequestRouter {
         return this.callTool(now, options);
       }
       default:
-        return this.forward(this.route(request), options);
+        return this.forward(this.route(request, options.view), options);
     }
   }
 
@@ -116,10 +135,12 @@ export class RequestRouter {
    * Throws `TOOL_CHANGED` when `name` is the exposed name of a tool held because its definition
    * changed after it was served (issue #22); the message names the command that serves it.
    */
-  refuseHeld(name: string): void {
+  refuseHeld(name: string, view?: AgentView): void {
     const found = this.catalogues.heldTool(name);
     if (!found) return;
     const { server, held } = found;
+    // Outside the view, a held tool is as unknown as any other.
+    if (view && !view.allowsTool({ name, server, annotations: held.tool.annotations })) return;
     throw new SwitchboardError(
       'TOOL_CHANGED',
       `Tool "${name}" of server "${server}" changed its definition (${held.view.changed.join(', ')}) since it was served; ` +
@@ -149,12 +170,14 @@ export class RequestRouter {
 
   /** One upstream subscription per URI, shared by every subscriber. */
   private async subscribe(uri: string, options: SendOptions): Promise<Record<string, unknown>> {
+    // An agent joins a shared subscription only for a URI in its view.
+    if (options.view) this.ownerOf(uri, options.view);
     const existing = this.subscriptions.get(uri);
     if (existing) {
       existing.count += 1;
       return {};
     }
-    const route = this.route({ method: 'resources/subscribe', uri });
+    const route = this.route({ method: 'resources/subscribe', uri }, options.view);
     await this.forward(route, options);
     const raced = this.subscriptions.get(uri);
     if (raced) raced.count += 1;
@@ -191,15 +214,16 @@ export class RequestRouter {
     return {};
   }
 
-  private route(request: Exclude<AgentRequest, { method: 'logging/setLevel' | 'resources/unsubscribe' }>): Route {
+  private route(request: Exclude<AgentRequest, { method: 'logging/setLevel' | 'resources/unsubscribe' }>, view: AgentView | undefined): Route {
     switch (request.method) {
       case 'tools/call': {
         const tool = this.catalogues.tools.get(request.name);
         const upstream = tool && this.upstreamOf(tool.server);
         if (!tool || !upstream) {
-          this.refuseHeld(request.name);
+          this.refuseHeld(request.name, view);
           throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${request.name}"`);
         }
+        if (view && !view.allowsTool(tool)) throw denial(new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${request.name}"`));
         const params = { name: tool.originalName, ...(request.arguments !== undefined ? { arguments: request.arguments } : {}) };
         return { upstream, method: 'tools/call', params, replaySafe: isReplaySafe(tool), label: `Tool "${tool.originalName}"` };
       }
@@ -207,40 +231,44 @@ export class RequestRouter {
         const prompt = this.catalogues.prompts.get(request.name);
         const upstream = prompt && this.upstreamOf(prompt.server);
         if (!prompt || !upstream) throw new SwitchboardError('PROMPT_NOT_FOUND', `No prompt named "${request.name}"`);
+        if (view && !view.allowsServer(prompt.server)) throw denial(new SwitchboardError('PROMPT_NOT_FOUND', `No prompt named "${request.name}"`));
         const params = { name: prompt.originalName, ...(request.arguments ? { arguments: request.arguments } : {}) };
         return { upstream, method: 'prompts/get', params, replaySafe: true, label: `prompts/get "${prompt.originalName}"` };
       }
       case 'resources/read':
       case 'resources/subscribe':
-        return { upstream: this.ownerOf(request.uri), method: request.method, params: { uri: request.uri }, replaySafe: true, label: `${request.method} "${request.uri}"` };
+        return { upstream: this.ownerOf(request.uri, view), method: request.method, params: { uri: request.uri }, replaySafe: true, label: `${request.method} "${request.uri}"` };
       case 'completion/complete':
-        return this.completionRoute(request.params);
+        return this.completionRoute(request.params, view);
     }
   }
 
   /** `completion/complete`: a prompt argument (by the prompt's exposed name) or a template's. */
-  private completionRoute(params: Record<string, unknown>): Route {
+  private completionRoute(params: Record<string, unknown>, view: AgentView | undefined): Route {
     const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
     const route = { method: 'completion/complete', replaySafe: true, label: 'completion/complete' } as const;
     if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
       const prompt = this.catalogues.prompts.get(ref.name);
       const upstream = prompt && this.upstreamOf(prompt.server);
       if (!prompt || !upstream) throw new SwitchboardError('PROMPT_NOT_FOUND', `No prompt named "${ref.name}"`);
+      if (view && !view.allowsServer(prompt.server)) throw denial(new SwitchboardError('PROMPT_NOT_FOUND', `No prompt named "${ref.name}"`));
       return { ...route, upstream, params: { ...params, ref: { ...ref, name: prompt.originalName } } };
     }
     if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
       const server = this.catalogues.resources.templateServer(ref.uri) ?? this.catalogues.resources.route(ref.uri);
       const upstream = server === undefined ? undefined : this.upstreamOf(server);
       if (!upstream) throw new SwitchboardError('RESOURCE_NOT_FOUND', `No resource or template "${ref.uri}"`);
+      if (view && !view.allowsServer(upstream.name)) throw denial(new SwitchboardError('RESOURCE_NOT_FOUND', `No resource or template "${ref.uri}"`));
       return { ...route, upstream, params };
     }
     throw new SwitchboardError('VALIDATION_FAILED', 'ref: expected {type: "ref/prompt", name} or {type: "ref/resource", uri}');
   }
 
-  private ownerOf(uri: string): Upstream {
+  private ownerOf(uri: string, view: AgentView | undefined): Upstream {
     const server = this.catalogues.resources.route(uri);
     const upstream = server === undefined ? undefined : this.upstreamOf(server);
     if (!upstream) throw new SwitchboardError('RESOURCE_NOT_FOUND', `No server has the resource "${uri}"`);
+    if (view && !view.allowsServer(upstream.name)) throw denial(new SwitchboardError('RESOURCE_NOT_FOUND', `No server has the resource "${uri}"`));
     return upstream;
   }
 

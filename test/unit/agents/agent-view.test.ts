@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { agentRefOf } from '../../../src/http/calls/agent-ref.js';
 import { checkGlob, compileAgentView } from '../../../src/mcp/agents/agent-view.js';
 
 const tool = (name: string, server: string, annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean }) => ({ name, server, annotations });
@@ -42,5 +43,22 @@ describe('agent view', () => {
     expect(() => checkGlob('[abc')).toThrow();
     expect(() => checkGlob('')).toThrow();
     expect(() => checkGlob('git_*')).not.toThrow();
+  });
+
+  it('a list that does not compile fails closed: an allow list matches nothing, exclude everything', () => {
+    expect(compileAgentView({ servers: ['git', 'a['] }).allowsServer('git')).toBe(false);
+    expect(compileAgentView({ tools: ['[x'] }).allowsTool(tool('x', 's'))).toBe(false);
+    expect(compileAgentView({ exclude: ['(x'] }).allowsTool(tool('y', 's'))).toBe(false);
+  });
+
+  it('an agent ref is made once per settings object; new settings get a new view', () => {
+    const settings = { servers: ['git'] };
+    const ref = agentRefOf({ name: 'a', settings });
+    expect(agentRefOf({ name: 'a', settings })).toBe(ref);
+    expect(ref.view?.allowsServer('git')).toBe(true);
+    const changed = agentRefOf({ name: 'a', settings: { servers: ['fs'] } });
+    expect(changed.view?.allowsServer('git')).toBe(false);
+    expect(agentRefOf({ name: 'b', settings })).toMatchObject({ name: 'b' });
+    expect(agentRefOf({ name: 'all', settings: {} }).view).toBeUndefined();
   });
 });
