@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { AgentSettings } from '../config/agent-schema.js';
 
 /**
  * Agent keys (issue #22): `sbk_<id>_<secret>`. The id (8 random bytes, hex) finds the one stored
@@ -50,4 +51,16 @@ export function mintOperatorKey(): string {
 
 function saltedHash(salt: Buffer, secret: string): Buffer {
   return createHash('sha256').update(salt).update(secret, 'utf8').digest();
+}
+
+export function isExpired(settings: AgentSettings, now: number): boolean {
+  return settings.expiresAt !== undefined && expiryOf(settings.expiresAt) <= now;
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** When `expiresAt` passes: a date alone means the end of that day (UTC), not its first instant. */
+export function expiryOf(expiresAt: string): number {
+  const at = Date.parse(expiresAt);
+  return DATE_ONLY.test(expiresAt) ? at + 24 * 60 * 60 * 1000 : at;
 }

@@ -5,7 +5,7 @@ import { runShellCommand } from '../config/run-command.js';
 import { SwitchboardError, errorMessage } from '../errors.js';
 import type { AgentStore, StoredAgent, StoredAgentKey } from '../store/ports.js';
 import type { Clock } from '../util/clock.js';
-import { digestOf, mintAgentKey, mintOperatorKey, parseAgentKey, secretMatches } from './agent-keys.js';
+import { digestOf, isExpired, mintAgentKey, mintOperatorKey, parseAgentKey, secretMatches } from './agent-keys.js';
 import { loadOrCreateOperatorKey, operatorKeyExists } from './operator-key.js';
 
 /** Where an agent was defined: the config's `agents` table, or `switchboard agents add`. */
@@ -289,16 +289,4 @@ export class AgentRegistry {
       this.#options.logger.error({ err: errorMessage(err) }, 'agents exist but no token is configured, and no operator key file could be kept: set "token"');
     }
   }
-}
-
-function isExpired(settings: AgentSettings, now: number): boolean {
-  return settings.expiresAt !== undefined && expiryOf(settings.expiresAt) <= now;
-}
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-
-/** When `expiresAt` passes: a date alone means the end of that day (UTC), not its first instant. */
-export function expiryOf(expiresAt: string): number {
-  const at = Date.parse(expiresAt);
-  return DATE_ONLY.test(expiresAt) ? at + 24 * 60 * 60 * 1000 : at;
 }

@@ -120,7 +120,7 @@ export class RequestRouter {
         await held;
         // Minutes may have passed: route again, so a tool held since (its definition changed),
         // removed or renamed meanwhile is refused now rather than called as approved.
-        const now = this.route(request);
+        const now = this.route(request, options.view);
         if (now.upstream !== route.upstream || now.params.name !== route.params.name) {
           throw new SwitchboardError('TOOL_NOT_FOUND', `Tool "${request.name}" is no longer the tool that was approved`);
         }
