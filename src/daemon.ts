@@ -75,7 +75,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     ...(config.port > 0 ? { fixedPort: config.port } : {}),
   });
   const { bus, manager, runtime, store, oauth, approvals, agents, audit, logger } = composed;
-  const events = new EventHub({ bus, manager, runtime });
+  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
   const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, agents, logger, shutdownSignal: shutdown.signal, drain, audit });

@@ -156,7 +156,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents });
-  void app.register(agentRoutes, { agents });
+  void app.register(agentRoutes, { agents, onKeysEnded: (name) => events.closeAgent(name) });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, runner });
   void app.register(catalogueRoutes, { manager, runtime, runner });

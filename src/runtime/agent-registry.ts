@@ -122,6 +122,12 @@ export class AgentRegistry {
     return { name, source: 'cli', settings: stored.settings as AgentSettings };
   }
 
+  /** Whether agent `name` may still act: known, not revoked, not expired (a long-lived feed checks it per event). */
+  isActive(name: string): boolean {
+    const agent = this.get(name);
+    return agent !== undefined && !isExpired(agent.settings, this.#options.clock.now());
+  }
+
   list(): AgentInfo[] {
     const names = new Set([...this.#config.keys(), ...this.#stored.keys()]);
     return [...names].sort().map((name) => this.info(name) as AgentInfo);

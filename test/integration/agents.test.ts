@@ -4,7 +4,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { systemClock } from '../../src/util/clock.js';
 import { recordManagerEvents, startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { openEvents } from '../helpers/events.js';
+import { closed, nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 /**
@@ -216,5 +216,38 @@ describe('agents on /mcp', () => {
     const none = await fetch(new URL('/mcp', d.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(none.status).toBe(401);
     await none.body?.cancel();
+  });
+});
+
+describe('an agent feed after its key ends', () => {
+  it('closes with 4401 when the key is revoked, rotated, or expires, and keeps the operator and other agents', async () => {
+    let offset = 0;
+    const clock = { ...systemClock, now: () => Date.now() + offset };
+    const d = await echoDaemon({ deps: { clock } });
+    const hour = 3_600_000;
+    const gone = await addAgent(d, { name: 'gone' });
+    const turn = await addAgent(d, { name: 'turn' });
+    const soon = await addAgent(d, { name: 'soon', expiresAt: new Date(Date.now() + hour).toISOString() });
+    const stays = await addAgent(d, { name: 'stays' });
+    const feeds = {
+      gone: await openEvents(d.url, { token: gone.key }),
+      turn: await openEvents(d.url, { token: turn.key }),
+      soon: await openEvents(d.url, { token: soon.key }),
+      stays: await openEvents(d.url, { token: stays.key }),
+      operator: await openEvents(d.url, { token: TOKEN }),
+    };
+    for (const ws of Object.values(feeds)) onTestFinished(() => ws.close());
+
+    await d.json('/agents/gone', { method: 'DELETE' });
+    expect(await closed(feeds.gone)).toEqual({ code: 4401, reason: 'key revoked' });
+    await d.json('/agents/turn/rotate', { method: 'POST' });
+    expect(await closed(feeds.turn)).toEqual({ code: 4401, reason: 'key revoked' });
+
+    // Expiry is noticed at the next event the agent would get.
+    offset = 2 * hour;
+    await d.json('/servers/echo/reload', { method: 'POST' });
+    expect(await closed(feeds.soon)).toEqual({ code: 4401, reason: 'key expired' });
+    await nextEvent(feeds.stays, 'server.status');
+    await nextEvent(feeds.operator, 'server.status');
   });
 });

@@ -37,6 +37,8 @@ export interface EventSink {
 export const CLOSE_TOO_SLOW = 4008;
 /** Close code when the daemon shuts down (RFC 6455 "going away"). */
 export const CLOSE_GOING_AWAY = 1001;
+/** Close code for an agent whose key was revoked, rotated or has expired (4401: "unauthorized", private-use range). */
+export const CLOSE_KEY_ENDED = 4401;
 
 /** What the hello snapshot reads (`MCPManager` fits). */
 export interface SnapshotSource {
@@ -56,6 +58,8 @@ export interface EventHubOptions {
    * `CLOSE_TOO_SLOW`; the others are not affected. @default 1048576 (1 MiB)
    */
   maxBufferedBytes?: number;
+  /** Whether an agent subscriber may still hear events (its key not expired); checked per event. @default always */
+  agentValid?: (agent: AgentRef) => boolean;
   /** Time of the hello snapshot (events carry the bus's). @default () => new Date() */
   now?: () => Date;
 }
@@ -100,6 +104,7 @@ export class EventHub {
   private readonly firstSeq: number;
   private closed = false;
   private unsubscribe: (() => void) | undefined;
+  private readonly agentValid: ((agent: AgentRef) => boolean) | undefined;
 
   constructor(options: EventHubOptions) {
     this.manager = options.manager;
@@ -107,6 +112,7 @@ export class EventHub {
     this.ringSize = positiveInteger(options.ringSize ?? DEFAULT_RING_SIZE, 'ringSize');
     this.maxBufferedBytes = positiveInteger(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, 'maxBufferedBytes');
     this.now = options.now ?? (() => new Date());
+    this.agentValid = options.agentValid;
     this.ring = new Array<RingEntry | undefined>(this.ringSize);
     this.lastSeq = options.bus.seq;
     this.firstSeq = this.lastSeq + 1;
@@ -179,6 +185,11 @@ export class EventHub {
     for (const sink of sinks) closeQuietly(sink, CLOSE_GOING_AWAY, 'going away');
   }
 
+  /** Closes the subscribers of agent `name` (its keys were revoked or rotated): they must come back with a valid key. */
+  closeAgent(name: string): void {
+    for (const [sink, agent] of [...this.sinks]) if (agent?.name === name) this.drop(sink, CLOSE_KEY_ENDED, 'key revoked');
+  }
+
   /** Stops listening to the bus. Idempotent. */
   stop(): void {
     this.unsubscribe?.();
@@ -196,6 +207,7 @@ export class EventHub {
   /** Sends `entry` as `agent` may see it: the shared string, or a narrowed copy, or nothing. */
   private send(sink: EventSink, entry: RingEntry, agent: AgentRef | undefined): void {
     if (!agent) return this.deliver(sink, entry.data);
+    if (this.agentValid && !this.agentValid(agent)) return this.drop(sink, CLOSE_KEY_ENDED, 'key expired');
     const scoped = scopeEvent(entry.event, agent, this.manager.getCatalogue());
     if (scoped !== undefined) this.deliver(sink, scoped === entry.event ? entry.data : JSON.stringify(scoped));
   }
