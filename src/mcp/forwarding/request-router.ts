@@ -203,7 +203,9 @@ export class RequestRouter {
    * (`CallerChannel.logLevel`).
    */
   private async setLogLevel(level: string, options: SendOptions): Promise<Record<string, unknown>> {
-    const targets = [...this.upstreams()].filter((u) => u.connection && u.connection.era !== 'modern' && u.capabilities?.logging);
+    // An agent's level reaches only the servers in its view: it must not change what others are sent.
+    const { view } = options;
+    const targets = [...this.upstreams()].filter((u) => u.connection && u.connection.era !== 'modern' && u.capabilities?.logging && (!view || view.allowsServer(u.name)));
     await Promise.all(
       targets.map((upstream) =>
         this.forward({ upstream, method: 'logging/setLevel', params: { level }, replaySafe: true, label: 'logging/setLevel' }, options).catch((err: unknown) => {
