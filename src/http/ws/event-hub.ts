@@ -71,11 +71,22 @@ export interface SubscribeOptions {
   agent?: AgentRef;
 }
 
-interface RingEntry {
-  seq: number;
-  event: StampedEvent;
-  /** Serialised once, when the event arrives, and reused for every subscriber and replay. */
-  data: string;
+/**
+ * One kept event. Serialised once, when first needed (a subscriber or a replay), and reused for
+ * every one after: with nobody listening — the common case for `call.finished` under load — an
+ * event costs no `JSON.stringify` at all.
+ */
+class RingEntry {
+  #data: string | undefined;
+
+  constructor(
+    readonly seq: number,
+    readonly event: StampedEvent,
+  ) {}
+
+  get data(): string {
+    return (this.#data ??= JSON.stringify(this.event));
+  }
 }
 
 const DEFAULT_RING_SIZE = 1000;
@@ -199,7 +210,7 @@ export class EventHub {
   private receive(event: StampedEvent): void {
     const seq = event.seq;
     this.lastSeq = seq;
-    const entry: RingEntry = { seq, event, data: JSON.stringify(event) };
+    const entry = new RingEntry(seq, event);
     this.ring[seq % this.ringSize] = entry;
     for (const [sink, agent] of this.sinks) this.send(sink, entry, agent);
   }
