@@ -152,7 +152,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Limits by agent name, read from the registry per request: a rotated key or changed settings apply at once.
   const limiter = new AgentLimiter();
   const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
-  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), audit: deps.audit, limits });
+  // `audit.enabled: false` takes the audit off the request path entirely (approval decisions are still recorded).
+  const auditRequests = config.audit?.enabled !== false;
+  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), ...(auditRequests ? { audit: deps.audit } : {}), limits });
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents });

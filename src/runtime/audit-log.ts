@@ -6,6 +6,8 @@ import type { Clock, ClockTimer } from '../util/clock.js';
 
 /** The `audit` settings of the config file. */
 export interface AuditSettings {
+  /** Calls, prompt gets and resource reads are recorded (the request runner is handed the log). @default true */
+  enabled: boolean;
   /** Keep argument values (secrets masked). @default false */
   arguments: boolean;
   /** Entries older than this many days are deleted. @default 30 */
@@ -17,7 +19,7 @@ export interface AuditSettings {
 /** The most argument text an audit row keeps (argument sizes are always recorded whole). */
 export const MAX_AUDITED_ARGUMENTS = 64 * 1024;
 
-export const DEFAULT_AUDIT_SETTINGS: Readonly<AuditSettings> = { arguments: false, days: 30, maxRows: 100_000 };
+export const DEFAULT_AUDIT_SETTINGS: Readonly<AuditSettings> = { enabled: true, arguments: false, days: 30, maxRows: 100_000 };
 
 /**
  * Queued entries are written together this long after the first of them, or as soon as this many

@@ -5,7 +5,7 @@ import { CallMetrics } from '../../src/http/calls/call-metrics.js';
 import { InFlightCalls } from '../../src/http/calls/in-flight-calls.js';
 import { RequestMetrics } from '../../src/http/calls/request-metrics.js';
 import { RequestRunner } from '../../src/http/calls/request-runner.js';
-import { nextEvent, openEvents } from '../helpers/events.js';
+import { nextEvent, openEvents, received } from '../helpers/events.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
@@ -227,5 +227,19 @@ describe('retention', () => {
 
     const d = await startDaemon({ config: { dbPath, audit: { days: 10, maxRows: 2 } } });
     expect((await auditRows(d)).map((row) => row.name)).toEqual(['c', 'b']);
+  });
+});
+
+describe('audit.enabled: false', () => {
+  it('records no calls and publishes no call.finished, and still answers GET /audit', async () => {
+    const d = await daemonWith({ enabled: false });
+    const events = await openEvents(d.url);
+    onTestFinished(() => events.close());
+    expect((await d.json('/tools/mcp_echo_echo/call', { method: 'POST', body: { arguments: { text: 'not audited' } } })).status).toBe(200);
+    expect(await auditRows(d)).toEqual([]);
+    // A status event after the call: had a call.finished been published, it would be before it.
+    await d.json('/servers/echo/reload', { method: 'POST' });
+    await nextEvent(events, 'server.status');
+    expect(received(events).map((e) => e.type)).not.toContain('call.finished');
   });
 });
