@@ -1,5 +1,5 @@
-import picomatch from 'picomatch';
 import { z } from 'zod';
+import { globMatcher as nameGlobMatcher, globProblem as nameGlobProblem } from '../util/glob-matcher.js';
 
 /**
  * An agent of the config's `agents` table or of `switchboard agents add` (issue #22): its view
@@ -14,18 +14,10 @@ export const AgentNameSchema = z
   .string()
   .regex(AGENT_NAME, 'an agent name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
 
-/** Options every glob of an agent is matched with: names may contain dots; brackets must balance. */
-export const GLOB_OPTIONS = { dot: true, strictBrackets: true } as const;
-
-/** Why `glob` cannot be used, or undefined when it can. */
+/** Why `glob` cannot be used, or undefined when it can (the rules of util/glob-matcher.ts, shared with `requireApproval`). */
 export function globProblem(glob: string): string | undefined {
-  try {
-    // picomatch answers a pattern it cannot turn into a regular expression with one that never matches.
-    if (picomatch.makeRe(glob, GLOB_OPTIONS).source === '$^') return `malformed glob "${glob}"`;
-    return undefined;
-  } catch (err) {
-    return `malformed glob "${glob}": ${err instanceof Error ? err.message : String(err)}`;
-  }
+  const problem = nameGlobProblem(glob);
+  return problem === undefined ? undefined : `malformed glob "${glob}": ${problem}`;
 }
 
 const GlobSchema = z.string().min(1, 'a glob must not be empty').superRefine((glob, ctx) => {
@@ -84,7 +76,5 @@ export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
 /** A test of names against `globs` (any matches); no globs at all matches every name. */
 export function globMatcher(globs: readonly string[] | undefined): (name: string) => boolean {
-  if (globs === undefined) return () => true;
-  const test = picomatch([...globs], GLOB_OPTIONS);
-  return (name) => test(name);
+  return globs === undefined ? () => true : nameGlobMatcher(globs);
 }

@@ -11,7 +11,8 @@ const OPTIONS: picomatch.PicomatchOptions = { strictBrackets: true, dot: true, b
 /** Why `glob` is not a usable glob, or undefined when it is. */
 export function globProblem(glob: string): string | undefined {
   try {
-    picomatch(glob, OPTIONS);
+    // picomatch answers some patterns it cannot turn into a regular expression with one that never matches.
+    if (picomatch.makeRe(glob, OPTIONS).source === '$^') return 'it can never match';
     return undefined;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
