@@ -134,6 +134,8 @@ export const SOURCES: Source[] = [
 export interface CorpusServer {
   package: string;
   version: string;
+  /** The package's `license` field as published (missing: not stated in package.json). */
+  license?: string;
   server: string;
   tools: Record<string, unknown>[];
 }
@@ -158,8 +160,18 @@ function install(root: string, source: Source): string {
   return pkgDir;
 }
 
+interface Manifest {
+  version: string;
+  license?: string;
+  bin?: string | Record<string, string>;
+}
+
+function manifestOf(pkgDir: string): Manifest {
+  return JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as Manifest;
+}
+
 function binOf(pkgDir: string, source: Source): string {
-  const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string; bin?: string | Record<string, string> };
+  const manifest = manifestOf(pkgDir);
   if (manifest.version !== source.version) throw new Error(`installed ${manifest.version}, want ${source.version}`);
   const bin = manifest.bin;
   if (typeof bin === 'string') return join(pkgDir, bin);
@@ -178,8 +190,9 @@ function slim(tool: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-async function list(root: string, source: Source, timeoutMs: number): Promise<Record<string, unknown>[]> {
+async function list(root: string, source: Source, timeoutMs: number): Promise<{ license?: string; tools: Record<string, unknown>[] }> {
   const pkgDir = install(root, source);
+  const { license } = manifestOf(pkgDir);
   const entry = binOf(pkgDir, source);
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -207,7 +220,7 @@ async function list(root: string, source: Source, timeoutMs: number): Promise<Re
           tools.push(...(page.tools as unknown as Record<string, unknown>[]));
           cursor = page.nextCursor;
         } while (cursor);
-        return tools;
+        return { ...(license ? { license } : {}), tools };
       })(),
       timer,
     ]);
@@ -245,9 +258,16 @@ async function main(): Promise<void> {
     while (next < todo.length) {
       const source = todo[next++] as Source;
       try {
-        const tools = (await list(root, source, 60_000)).map(slim);
+        const listed = await list(root, source, 60_000);
+        const tools = listed.tools.map(slim);
         if (tools.length === 0) throw new Error('no tools');
-        results.set(source.server, { package: source.package, version: source.version, server: source.server, tools });
+        results.set(source.server, {
+          package: source.package,
+          version: source.version,
+          ...(listed.license ? { license: listed.license } : {}),
+          server: source.server,
+          tools,
+        });
         console.log(`${source.server.padEnd(20)} ${String(tools.length).padStart(4)}  ${source.package}@${source.version}`);
       } catch (err) {
         failures.push(`${source.server}: ${(err as Error).message}`);
