@@ -82,13 +82,16 @@ const DUMMY_ENV: Record<string, string> = {
  *   @modelcontextprotocol/server-gdrive@2025.1.14: exits without an OAuth credentials file
  *   @supabase/mcp-server-supabase@0.13.0: fetches from its API before listing
  *   @azure-devops/mcp@2.10.0: needs the keytar native build (install scripts are off)
- *   @heroku/mcp-server@1.2.8: 0.x package misses an SDK module at start-up
+ *   @heroku/mcp-server@1.2.8: the published package misses an SDK module at start-up
  *   @stripe/mcp@0.3.3: does not list within 60 s offline
  *   @cocal/google-calendar-mcp@2.6.3: exits without an OAuth credentials file
  *   @bytebase/dbhub@0.21.2: exits at start-up
  *   @railway/mcp-server@0.1.12: exits without the Railway CLI
  *   @cloudflare/mcp-server-cloudflare@0.2.0: needs a wrangler login
  *   @gongrzhe/server-gmail-autoauth-mcp@1.1.11: exits without an OAuth keys file
+ *   @salesforce/mcp@0.30.15: crashes at start-up (TypeError in a provider) offline
+ *   @apify/actors-mcp-server@0.10.6: fetches its Actor list from the Apify API before listing
+ *   @mizchi/lsmcp@0.9.4: exits at start-up
  */
 export const SOURCES: Source[] = [
   { package: '@modelcontextprotocol/server-filesystem', version: '2026.8.31', server: 'filesystem', args: [SANDBOX] },
@@ -129,6 +132,14 @@ export const SOURCES: Source[] = [
   { package: '@antv/mcp-server-chart', version: '0.9.10', server: 'chart' },
   { package: '@elastic/mcp-server-elasticsearch', version: '0.3.1', server: 'elasticsearch' },
   { package: '@browserbasehq/mcp-server-browserbase', version: '2.4.3', server: 'browserbase' },
+  { package: 'n8n-mcp', version: '2.87.0', server: 'n8n', env: { MCP_MODE: 'stdio', N8N_API_URL: 'http://127.0.0.1:1', N8N_API_KEY: 'dummy' } },
+  { package: '@google-cloud/cloud-run-mcp', version: '1.10.0', server: 'cloud-run' },
+  { package: '@drawio/mcp', version: '1.6.1', server: 'drawio' },
+  { package: 'next-devtools-mcp', version: '0.4.0', server: 'next-devtools' },
+  { package: '@currents/mcp', version: '2.1.1', server: 'currents', env: { CURRENTS_API_KEY: 'dummy' } },
+  { package: '@eslint/mcp', version: '0.3.13', server: 'eslint' },
+  { package: 'xcodebuildmcp', version: '2.7.0', server: 'xcodebuild', bin: 'xcodebuildmcp', args: ['mcp'] },
+  { package: 'creem', version: '1.13.0', server: 'creem', args: ['start', '--api-key', 'dummy'] },
 ];
 
 export interface CorpusServer {
