@@ -2,7 +2,8 @@
  * Tool search at scale (issue #23, for B10): a synthetic catalogue of N tools in servers of 50,
  * then the index build time (the first search builds it), the heap it adds, search latency
  * p50/p99 over a fixed set of queries, and the cost of one server's change (re-indexes 50 tools).
- * Synthetic text is drawn from a fixed vocabulary with a seeded generator, so runs compare.
+ * Synthetic text: verbs and nouns of tool names, and Zipf-distributed domain words, drawn with a
+ * seeded generator, so runs compare.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -53,9 +54,39 @@ function pick<T>(random: () => number, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)] as T;
 }
 
+/**
+ * Domain words: real tool text has a wide vocabulary in which most words are rare (Zipf), so a
+ * query word matches a few per cent of tools, not half. Pseudo-words from syllables, 6 000 of
+ * them, drawn with probability ∝ 1/rank.
+ */
+const SYLLABLES = 'ba ce di fo gu ka le mi no pu ra se ti vo zu bra cle dri fro glu kra pla sta tre vor'.split(' ');
+const LEXICON = Array.from({ length: 6_000 }, (_, i) => {
+  let word = '';
+  for (let n = i + 1, k = 0; k < 3 || n > 0; k++, n = Math.floor(n / SYLLABLES.length)) word += SYLLABLES[n % SYLLABLES.length];
+  return word;
+});
+const ZIPF_CDF = (() => {
+  const weights = LEXICON.map((_, rank) => 1 / (rank + 1));
+  const total = weights.reduce((a, b) => a + b, 0);
+  let sum = 0;
+  return weights.map((w) => (sum += w / total));
+})();
+
+function domainWord(random: () => number): string {
+  const r = random();
+  let lo = 0;
+  let hi = ZIPF_CDF.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ZIPF_CDF[mid] as number) < r) lo = mid + 1;
+    else hi = mid;
+  }
+  return LEXICON[lo] as string;
+}
+
 function sentence(random: () => number, words: number): string {
   const out: string[] = [];
-  for (let i = 0; i < words; i++) out.push(pick(random, i % 3 === 0 ? NOUNS : i % 3 === 1 ? FILLER : VERBS).replace('_', ' '));
+  for (let i = 0; i < words; i++) out.push(i % 2 === 0 ? domainWord(random) : pick(random, i % 4 === 1 ? FILLER : NOUNS).replace('_', ' '));
   return out.join(' ');
 }
 
@@ -92,21 +123,23 @@ function collectGarbage(): void {
   gc?.();
 }
 
-function queries(count: number): string[] {
+/** Queries about tools that exist: some of one tool's words, in other company. */
+function queries(catalogue: ToolCatalogue, count: number): string[] {
   const random = seeded(1023);
+  const tools = catalogue.list();
   return Array.from({ length: count }, (_, i) => {
-    const verb = pick(random, VERBS);
-    const noun = pick(random, NOUNS).replace('_', ' ');
+    const words = (pick(random, tools).description.match(/[a-z]+/g) ?? []).filter((word) => word.length > 3);
+    const some = [pick(random, words), pick(random, words), pick(random, words)].join(' ');
     // A mix of short keyword queries and longer sentences, as agents write them.
-    return i % 2 === 0 ? `${verb} ${noun}` : `I want to ${verb} the ${noun} ${sentence(random, 5)}`;
+    return i % 2 === 0 ? some : `I want to ${pick(random, VERBS)} the ${some} for my ${pick(random, NOUNS).replace('_', ' ')}`;
   });
 }
 
 export async function measureSearchLatency(sizes: readonly number[] = [1_000, 10_000, 50_000], searches = 400): Promise<SearchLatencyPoint[]> {
   const points: SearchLatencyPoint[] = [];
-  const texts = queries(searches);
   for (const size of sizes) {
     const catalogue = syntheticCatalogue(size);
+    const texts = queries(catalogue, searches);
     collectGarbage();
     const heapBefore = process.memoryUsage().heapUsed;
     const search = new ToolSearch(catalogue);
