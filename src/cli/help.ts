@@ -55,18 +55,20 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     examples: ['switchboard status', 'switchboard status github', 'switchboard status --json | jq .servers'],
   },
   tools: {
-    usage: 'switchboard tools [--server SERVER] [-q QUERY] [--url URL] [--token TOKEN] [--json] | switchboard tools approve <server> [<tool>…|--all]',
+    usage: 'switchboard tools [--server SERVER] [-q QUERY | --search TEXT [--limit N]] [--url URL] [--token TOKEN] [--json] | switchboard tools approve <server> [<tool>…|--all]',
     description:
-      'List the tools of the running daemon, optionally of one server or matching a search text. `tools approve` serves the new definition of tools held because they changed since they were served (see `switchboard status <server>`).',
+      'List the tools of the running daemon, optionally of one server or matching a search text; with --search, the best matches for what a tool should do, ranked. `tools approve` serves the new definition of tools held because they changed since they were served (see `switchboard status <server>`).',
     options: [
       ['-s, --server SERVER', "only this server's tools"],
       ['-q, --query QUERY', 'only tools whose name or description contains QUERY'],
+      ['--search TEXT', 'the tools best matching TEXT in plain words, best first, with a score'],
+      ['-n, --limit N', '(with --search) the most hits, 1–50 (default 10)'],
       ['--all', '(approve) every held tool of the server'],
       ...CONNECTION,
       JSON_FLAG,
       HELP_FLAG,
     ],
-    examples: ['switchboard tools', 'switchboard tools --server github -q issue', 'switchboard tools approve github search_issues'],
+    examples: ['switchboard tools', 'switchboard tools --server github -q issue', 'switchboard tools --search "open a pull request" --limit 5', 'switchboard tools approve github search_issues'],
   },
   call: {
     usage: 'switchboard call <tool> [json-args] [--timeout MS] [--url URL] [--token TOKEN] [--json]',

@@ -29,6 +29,26 @@ export type ToolListQuery = z.infer<typeof ToolListQuerySchema>;
 
 export const ToolGetQuerySchema = z.object({ wait: WaitFlag });
 
+/** The most hits `GET /tools/search` returns at once. */
+export const MAX_SEARCH_LIMIT = 50;
+
+/** `GET /tools/search?q=&limit=&server=` (issue #23). */
+export const ToolSearchQuerySchema = z.object({
+  q: z
+    .string({ error: 'Expected a single value' })
+    .trim()
+    .min(1, { error: 'Must not be empty' })
+    .max(500, { error: 'At most 500 characters' }),
+  limit: z
+    .string({ error: 'Expected a single value' })
+    .regex(/^\d+$/, { error: `Expected an integer from 1 to ${MAX_SEARCH_LIMIT}` })
+    .transform(Number)
+    .pipe(z.number().int().min(1, { error: `Expected an integer from 1 to ${MAX_SEARCH_LIMIT}` }).max(MAX_SEARCH_LIMIT, { error: `Expected an integer from 1 to ${MAX_SEARCH_LIMIT}` }))
+    .default(10),
+  server: z.string({ error: 'Expected a single value' }).min(1, { error: 'Must not be empty' }).max(512, { error: 'Too long' }).optional(),
+  wait: WaitFlag,
+});
+
 /** `POST /reload?force=true` restarts every server instead of reconciling. */
 export const ReloadQuerySchema = z.object({
   force: z.enum(['true', 'false'], { error: 'Expected "true" or "false"' }).optional(),

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ServerSource } from '../config/types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { ToolCacheStore } from '../store/tool-cache-store.js';
 import type { ToolPinStore } from '../store/ports.js';
@@ -61,6 +62,9 @@ export interface ServerError {
 export interface ConnectSummary {
   errors: ServerError[];
 }
+
+/** Where a server came from when the caller did not say (a server added over the API). */
+export const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
 
 export const DEFAULT_HEALTH: HealthSettings = {
   enabled: true,

@@ -20,18 +20,17 @@ import { Catalogues } from './catalogue/catalogues.js';
 import { ToolPins } from './catalogue/tool-pins.js';
 import { RequestRouter, type SendOptions } from './forwarding/request-router.js';
 import type { ToolCatalogue } from './catalogue/tool-catalogue.js';
+import { ToolSearch } from './catalogue/tool-search.js';
 import { Upstream } from './upstream/upstream.js';
 import { CachedLists } from './upstream/cached-lists.js';
 import { statusEvent } from './upstream/status-event.js';
 import { createUpstreamHost, type ConnectTask, type HealthSettings, type UpstreamHost } from './upstream/upstream-host.js';
-import { DEFAULT_HEALTH, healthFor, type ConnectSummary, type ManagerOptions, type ServerError } from './manager-options.js';
+import { DEFAULT_HEALTH, healthFor, UNKNOWN_SOURCE, type ConnectSummary, type ManagerOptions, type ServerError } from './manager-options.js';
 
 export type { ResolveValues } from './upstream/upstream-host.js';
 export type { AggregateCapabilities } from './catalogue/aggregate.js';
 export type { ServerTrafficEvent } from './events.js';
 export { DEFAULT_HEALTH, type ConnectSummary, type HealthOptions, type ManagerOptions, type ServerError } from './manager-options.js';
-
-const UNKNOWN_SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
 
 /**
  * Owns the set of upstream servers and the aggregated catalogue: connects them in parallel
@@ -43,6 +42,8 @@ export class MCPManager {
   private readonly catalogues: Catalogues;
   /** Every agent request — tool calls, prompts, resources, completions, subscriptions, log levels — routed to its server. */
   readonly requests: RequestRouter;
+  /** Ranked search over the aggregated tools (issue #23): built on the first search, then kept per server. */
+  readonly toolSearch: ToolSearch;
   private readonly traffic = new ListenerSet<[ServerTrafficEvent]>((err) => this.log.error({ err: errorMessage(err) }, 'traffic listener threw'));
   private readonly log: Logger;
   private readonly store: ToolCacheStore;
@@ -70,6 +71,7 @@ export class MCPManager {
       (kind) => this.traffic.emit({ type: 'list.changed', kind }),
       new ToolPins(options.pins, options.pinTools, this.log),
     );
+    this.toolSearch = new ToolSearch(this.catalogues.tools);
     this.requests = new RequestRouter(this.catalogues, (name) => this.servers.get(name), () => this.servers.values(), this.log);
     this.host = createUpstreamHost({
       log: this.log,
@@ -144,9 +146,7 @@ export class MCPManager {
     return this.catalogues.prompts;
   }
 
-  getResources(): Catalogues['resources'] {
-    return this.catalogues.resources;
-  }
+  getResources = (): Catalogues['resources'] => this.catalogues.resources;
 
   /** What the connected servers can do, together: the capabilities `/mcp` advertises. */
   capabilities(): AggregateCapabilities {

@@ -1,6 +1,6 @@
 import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
-import { listOf, plural, toolTable, type ToolRow } from './views.js';
+import { listOf, plural, searchTable, toolTable, type ToolRow } from './views.js';
 import { runToolsApprove } from './tools-approve.js';
 
 export const TOOLS_USAGE = usageOf('tools');
@@ -9,6 +9,8 @@ const TOOLS_OPTIONS = {
   ...CONNECTION_OPTIONS,
   server: { type: 'string', short: 's' },
   query: { type: 'string', short: 'q' },
+  search: { type: 'string' },
+  limit: { type: 'string', short: 'n' },
 } as const;
 
 /** `switchboard tools`: the aggregated tools, optionally filtered by server or a search text. */
@@ -18,15 +20,19 @@ export function runTools(io: CommandIo): Promise<number> {
     const { values, positionals } = parseCommandArgs(io.argv, TOOLS_OPTIONS);
     if (helpRequested(values, io, 'tools')) return 0;
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const res = await clientFor(values, io).request('GET', '/tools', {
-      query: { server: values.server, q: values.query },
-    });
+    if (values.search !== undefined && values.query !== undefined) throw new UsageError('--search and --query do not go together');
+    if (values.limit !== undefined && values.search === undefined) throw new UsageError('--limit goes with --search');
+    // Ranked (issue #23): the daemon checks the query and the limit and names what is wrong.
+    const res =
+      values.search !== undefined
+        ? await clientFor(values, io).request('GET', '/tools/search', { query: { q: values.search, limit: values.limit, server: values.server } })
+        : await clientFor(values, io).request('GET', '/tools', { query: { server: values.server, q: values.query } });
     if (values.json) {
       writeRaw(io, res.text);
       return 0;
     }
     const tools = listOf<ToolRow>(res.body, 'tools');
-    io.stdout.write(`${toolTable(tools)}\n`);
+    io.stdout.write(`${values.search !== undefined ? searchTable(tools) : toolTable(tools)}\n`);
     if (tools.length > 0) io.stdout.write(`\n${plural(tools.length, 'tool')}\n`);
     return 0;
   });

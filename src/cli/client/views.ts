@@ -27,6 +27,8 @@ export interface ToolRow {
   description?: string;
   deferred?: boolean;
   stale?: boolean;
+  /** A search hit's relevance (`GET /tools/search`). */
+  score?: number;
 }
 
 /** The list under `key` of an object body, or the body itself when it is a list. */
@@ -81,6 +83,17 @@ export function toolTable(tools: readonly ToolRow[]): string {
   return formatTable(tools, [
     { header: 'NAME', value: (t) => t.name + (t.deferred ? ' (deferred)' : t.stale ? ' (stale)' : '') },
     { header: 'SERVER', value: (t) => t.server },
+    { header: 'DESCRIPTION', value: (t) => firstLine(t.description), maxWidth: 80 },
+  ]);
+}
+
+/** Search hits, best first, with their scores. */
+export function searchTable(tools: readonly ToolRow[]): string {
+  if (tools.length === 0) return 'No matching tools.';
+  return formatTable(tools, [
+    { header: 'NAME', value: (t) => t.name },
+    { header: 'SERVER', value: (t) => t.server },
+    { header: 'SCORE', value: (t) => (t.score ?? 0).toFixed(2) },
     { header: 'DESCRIPTION', value: (t) => firstLine(t.description), maxWidth: 80 },
   ]);
 }

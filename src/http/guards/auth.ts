@@ -40,6 +40,7 @@ export interface AuthOptions {
 /** The routes of agents (SPEC §12): the catalogue, calls, `/mcp`, the feed and a scoped `/status`. */
 export const AGENT_ROUTES: readonly string[] = [
   '/tools',
+  '/tools/search',
   '/tools/:name',
   '/tools/:name/call',
   '/prompts',

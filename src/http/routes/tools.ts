@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
+import type { BridgedTool } from '../../mcp/catalogue/tool-bridge.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import type { RequestRunner } from '../calls/request-runner.js';
@@ -11,6 +12,7 @@ import {
   parseInput,
   ToolGetQuerySchema,
   ToolListQuerySchema,
+  ToolSearchQuerySchema,
   type CallToolBody,
 } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
@@ -48,6 +50,21 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const unfiltered = query.server === undefined && query.q === undefined;
     if (!unfiltered) return reply.type(JSON_TYPE).send(cache.filteredBody(catalogue, query, view));
     return reply.type(JSON_TYPE).send(view ? cache.viewBody(catalogue, view) : cache.fullBody(catalogue));
+  });
+
+  // Before `/tools/:name`, so "search" is never taken for a tool's name (fastify prefers the static route anyway).
+  app.get('/tools/search', async (request) => {
+    const query = parseInput(ToolSearchQuerySchema, request.query, 'query');
+    await settleStartup(runtime, query.wait);
+    // An agent searches its view only (issue #22): a tool outside it is never a hit, and a
+    // server outside it is as unknown as one that does not exist.
+    const view = request.agent?.view;
+    if (query.server !== undefined && (!manager.hasServer(query.server) || (view && !view.allowsServer(query.server)))) {
+      throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${query.server}"`);
+    }
+    const allows = view && !view.everything ? (tool: BridgedTool) => view.allowsTool(tool) : undefined;
+    const hits = manager.toolSearch.search(query.q, { limit: query.limit, ...(query.server !== undefined ? { server: query.server } : {}), ...(allows ? { allows } : {}) });
+    return { tools: hits.map(({ tool, score }) => ({ name: tool.name, server: tool.server, ...(tool.title !== undefined ? { title: tool.title } : {}), description: tool.description, score })) };
   });
 
   app.get('/tools/:name', async (request) => {
