@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Progress } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { DaemonConfigInput } from '../../src/config/schema.js';
@@ -6,6 +7,7 @@ import { deferred, type Deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { tempDir, waitForFile } from '../helpers/process.js';
 
 /**
  * Issue #23 item 3: the `/mcp` catalogue modes (SPEC §13), against a real daemon, real fixture
@@ -149,6 +151,37 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
     const asked = await client.callTool({ name: 'call_tool', arguments: { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } } });
     expect(textOf(asked)).toBe('elicited: accept Ada');
     expect(asked).toEqual(await client.callTool({ name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } }));
+  });
+
+  it('call_tool is cancelled upstream when the client cancels, as a direct call is', async () => {
+    const marker = join(await tempDir(), 'cancelled');
+    const d = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) }, config: { catalogue: 'search' } });
+    const { client } = await connect(d, era);
+    const abort = new AbortController();
+    const running = deferred<void>();
+    const call = client.callTool(
+      { name: 'call_tool', arguments: { name: 'mcp_slow_slow', arguments: { durationMs: 60_000, progressEveryMs: 20 } } },
+      { signal: abort.signal, onprogress: () => running.resolve() },
+    );
+    const settled = call.then(() => 'resolved', () => 'rejected');
+    // The first progress proves the upstream handler is running.
+    await running.promise;
+    abort.abort(new Error('user gave up'));
+    expect(await settled).toBe('rejected');
+    // The fixture writes the marker when it receives notifications/cancelled.
+    expect(await waitForFile(marker, AbortSignal.timeout(10_000))).not.toBe('');
+  });
+
+  it('auto crosses searchAbove at runtime for an agent\u2019s view: list_changed, then the meta-tools', async () => {
+    const d = await startDaemon({ servers: { lc: fixtureServerConfig('list-changed'), echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN, searchAbove: 4 } });
+    const added = await d.json<{ key: string }>('/agents', { method: 'POST', body: { name: 'lc-only', servers: ['lc'] } });
+    expect(added.status).toBe(201);
+    const { client, changed } = await connect(d, era, { key: added.body.key });
+    // Seven tools in all, four in its view: full.
+    expect(await names(client)).toEqual(['mcp_lc_add', 'mcp_lc_add_tool', 'mcp_lc_echo', 'mcp_lc_reverse']);
+    await client.callTool({ name: 'mcp_lc_add_tool', arguments: { name: 'fifth' } });
+    await changed.next.promise;
+    expect(await names(client)).toEqual(META);
   });
 
   it('auto crosses searchAbove at runtime: list_changed, then the meta-tools', async () => {
