@@ -262,3 +262,13 @@ describe('a catalogue tool named like a meta-tool', () => {
     expect(textOf(await searchClient.callTool({ name: 'call_tool', arguments: { name: 'call_tool', arguments: {} } }))).toBe('call_tool');
   });
 });
+
+describe('a Switchboard aggregating another one', () => {
+  it('gets the whole catalogue whatever the mode, never the meta-tools', async () => {
+    const inner = await echo({ catalogue: 'search' });
+    expect(await names((await connect(inner, 'legacy')).client)).toEqual(META);
+    const outer = await startDaemon({ servers: { inner: { type: 'http', url: `${inner.url}/mcp` } }, config: { catalogue: 'full' } });
+    const tools = (await outer.json<{ tools: Array<{ name: string }> }>('/tools')).body.tools.map((t) => t.name);
+    expect(tools).toEqual(['mcp_inner_mcp_echo_add', 'mcp_inner_mcp_echo_echo', 'mcp_inner_mcp_echo_reverse']);
+  });
+});

@@ -29,7 +29,7 @@ export type { AgentServerOptions, AgentSource } from './agent-server-options.js'
  *   `search` mode a meta-tool's name goes to meta-tools.ts, whose `call_tool` takes that same path.
  */
 export function createAgentServer(options: AgentServerOptions): Server {
-  const { manager, runtime, modes, session } = options;
+  const { manager, runtime, lists, modes, session } = options;
   // A session's agent is read per request: its view follows the agent's current settings.
   const callerOf = (): AgentRef | undefined => options.agent ?? session?.agent;
   const available = manager.capabilities();
@@ -48,7 +48,9 @@ export function createAgentServer(options: AgentServerOptions): Server {
     const fromSwitchboard = request.params?._meta?.[INSTANCE_META_KEY] !== undefined;
     if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
-    const result = { tools: modes.tools(callerOf()), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
+    // It aggregates the catalogue itself, never the meta-tools of a search mode (SPEC §13).
+    const tools = fromSwitchboard ? lists.tools(callerOf()?.view) : modes.tools(callerOf());
+    const result = { tools, _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
     // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
     return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
   });
