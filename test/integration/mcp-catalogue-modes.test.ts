@@ -1,12 +1,12 @@
 import { join } from 'node:path';
-import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Progress } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Progress, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { DaemonConfigInput } from '../../src/config/schema.js';
 import type { ServerConfig } from '../../src/config/types.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
 /**
@@ -136,8 +136,15 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
     expect(metrics).toContain('switchboard_tool_calls_total{transport="mcp",server="echo",tool="mcp_echo_add",outcome="ok"} 3');
   });
 
-  it('call_tool relays progress and the server\u2019s questions as a direct call does', async () => {
-    const d = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }) }, config: { catalogue: 'search' } });
+  it.each(['legacy', 'modern'] as const)('call_tool relays progress and the server\u2019s questions as a direct call does (%s upstream)', async (upstream) => {
+    let rich: ServerConfig = fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } });
+    if (upstream === 'modern') {
+      // A 2026-07-28 server answers input_required itself: its state comes back sealed to the named tool.
+      const http = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
+      onTestFinished(() => http.close());
+      rich = { type: 'http', url: http.url };
+    }
+    const d = await startDaemon({ servers: { rich }, config: { catalogue: 'search' } });
     const { client } = await connect(d, era, { elicitation: 'Ada' });
     const progressOf = async (name: string, args: Record<string, unknown>) => {
       const seen: Progress[] = [];
@@ -270,5 +277,23 @@ describe('a Switchboard aggregating another one', () => {
     const outer = await startDaemon({ servers: { inner: { type: 'http', url: `${inner.url}/mcp` } }, config: { catalogue: 'full' } });
     const tools = (await outer.json<{ tools: Array<{ name: string }> }>('/tools')).body.tools.map((t) => t.name);
     expect(tools).toEqual(['mcp_inner_mcp_echo_add', 'mcp_inner_mcp_echo_echo', 'mcp_inner_mcp_echo_reverse']);
+  });
+});
+
+describe('call_tool and a 2026-07-28 agent\u2019s input_required', () => {
+  it('hands the round to the agent as a direct call does, its state sealed to the named tool', async () => {
+    const upstream = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
+    onTestFinished(() => upstream.close());
+    const d = await startDaemon({ servers: { rich: { type: 'http', url: upstream.url } }, config: { catalogue: 'search' } });
+    const { client } = await connect(d, { pin: '2026-07-28' }, { elicitation: 'unused' });
+    const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = { '~standard': { version: 1, vendor: 't', validate: (value) => ({ value: value as Record<string, unknown> }) } };
+    const via = (name: string, extra: Record<string, unknown> = {}) =>
+      client.request({ method: 'tools/call', params: { name: 'call_tool', arguments: { name, arguments: { message: 'Who?' } }, ...extra } }, Raw, { allowInputRequired: true });
+    const first = await via('mcp_rich_ask_elicitation');
+    expect(first).toMatchObject({ resultType: 'input_required', inputRequests: { ask: { method: 'elicitation/create', params: { message: 'Who?' } } } });
+    const state = String(first.requestState);
+    expect(await outcome(via('mcp_rich_ask_roots', { inputResponses: {}, requestState: state }))).toMatchObject({ code: -32602 });
+    const done = await via('mcp_rich_ask_elicitation', { inputResponses: { ask: { action: 'accept', content: { answer: 'Lin' } } }, requestState: state });
+    expect(done).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Lin' }] });
   });
 });
