@@ -47,6 +47,8 @@ export const AgentSettingsSchema = z
     access: z.enum(AGENT_ACCESS, { error: 'access must be "read", "write" or "all"' }).optional(),
     /** How `/mcp` presents the catalogue to this agent (SPEC §13). @default the daemon's */
     catalogue: z.enum(['full', 'search', 'auto'], { error: 'catalogue must be "full", "search" or "auto"' }).optional(),
+    /** Tools listed beside the meta-tools in `search` mode, as globs over exposed names; replaces the daemon's `pinned`. @default the daemon's */
+    pinned: z.array(GlobSchema).optional(),
     /** A token bucket: `perMinute` calls refilled per minute, at most `burst` at once. @default none */
     rateLimit: z
       .object({

@@ -172,6 +172,16 @@ export const DaemonConfigSchema = z
     pinTools: PinToolsSchema.default('changes'),
     /** The audit log of calls, prompt gets and resource reads (issue #22 item 4). */
     audit: AuditConfigSchema.default({ enabled: true, arguments: false, days: 30, maxRows: 100_000 }),
+    /**
+     * How `/mcp` presents the tool catalogue (SPEC §13): `full` lists every tool, `search` lists
+     * `search_tools`, `describe_tools`, `call_tool` and the `pinned` tools, `auto` is `full` up to
+     * `searchAbove` tools in the caller's view and `search` above. An agent's own `catalogue` wins. @default "auto"
+     */
+    catalogue: z.enum(['full', 'search', 'auto']).default('auto'),
+    /** `auto` switches to `search` above this many tools in the caller's view. @default 40 */
+    searchAbove: z.number().int().nonnegative().default(40),
+    /** Tools listed beside the meta-tools in `search` mode, as globs over exposed names. @default [] */
+    pinned: z.array(NameGlob).default([]),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),

@@ -180,7 +180,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },
     async () => (await import('./routes/mcp.js')).mcpRoutes,
   );
-  void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, runner });
+  // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
+  const catalogue = { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, agentSettings: (name: string) => agents.get(name)?.settings };
+  void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, runner, catalogue });
   void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
 
   return app;

@@ -153,6 +153,8 @@ describe('/mcp catalogue changes and names', () => {
         b: { ...rich(), toolPrefix: '' },
         other: rich({ URI_SCHEME: 'other' }),
       },
+      // 42 tools: above `searchAbove`, so the default `auto` would list search mode's meta-tools.
+      config: { catalogue: 'full' },
     });
     const client = await agent(daemon, 'legacy');
     const names = (await client.listTools()).tools.map((t) => t.name);

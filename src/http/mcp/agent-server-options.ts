@@ -4,6 +4,7 @@ import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import type { AgentRef } from '../calls/agent-ref.js';
 import type { RequestRunner } from '../calls/request-runner.js';
 import type { SessionState } from './agent-channel.js';
+import type { CatalogueModes } from './catalogue-mode.js';
 import type { Continuations } from './continuations.js';
 import type { McpLists } from './mcp-lists.js';
 import type { RelayStates } from './relay-state.js';
@@ -15,6 +16,8 @@ export interface AgentServerOptions {
   manager: AgentSource;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   lists: McpLists;
+  /** Which tool list each caller gets (full, or search mode's meta-tools), and the meta-tools' lookups. */
+  modes: CatalogueModes;
   runner: RequestRunner;
   continuations: Continuations;
   relayStates: RelayStates;

@@ -1,16 +1,14 @@
 import { Server } from '@modelcontextprotocol/server';
-import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/server';
-import { isSwitchboardError, toErrorInfo } from '../../errors.js';
-import { toolErrorResult } from '../../mcp/catalogue/tool-bridge.js';
+import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { INSTANCE_META_KEY } from '../../mcp/upstream/instance.js';
 import type { AggregateCapabilities } from '../../mcp/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { PACKAGE_VERSION } from '../package-info.js';
-import { runForAgent } from './agent-channel.js';
 import type { AgentRef } from '../calls/agent-ref.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
+import { runMetaTool } from './meta-tools.js';
+import { toolCaller } from './tool-call.js';
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -25,17 +23,13 @@ export type { AgentServerOptions, AgentSource } from './agent-server-options.js'
  * aggregate of every connected server — tools, and as far as some server has them, prompts,
  * resources, completions and logging. It advertises exactly those capabilities.
  *
- * - `tools/list` serves the aggregated catalogue as is (no pagination, no re-validation).
- * - `tools/call` goes through the call runner (REST's path too) and returns the server's
- *   `CallToolResult` unchanged; upstream failures are already `isError` results. An unknown tool
- *   is a protocol error, `InvalidParams` (-32602), as the MCP spec asks (errors/jsonrpc-error.ts). Progress is relayed
- *   under the client's own token; the server's questions go to this client (agent-channel.ts).
- *   The call is cancelled upstream when the client cancels (`notifications/cancelled`), when the
- *   session closes, and when the daemon's shutdown grace runs out.
+ * - `tools/list` serves the aggregated catalogue as is (no pagination, no re-validation), or in
+ *   `search` mode the meta-tools and the pinned tools (catalogue-mode.ts, SPEC §13).
+ * - `tools/call` is tool-call.ts's one path (the runner, progress, questions, cancellation); in
+ *   `search` mode a meta-tool's name goes to meta-tools.ts, whose `call_tool` takes that same path.
  */
 export function createAgentServer(options: AgentServerOptions): Server {
-  const { manager, runtime, lists, runner, continuations, relayStates, session } = options;
-  const agent = { continuations, relayStates, ...(session ? { session } : {}) };
+  const { manager, runtime, lists, modes, session } = options;
   // A session's agent is read per request: its view follows the agent's current settings.
   const callerOf = (): AgentRef | undefined => options.agent ?? session?.agent;
   const available = manager.capabilities();
@@ -54,26 +48,20 @@ export function createAgentServer(options: AgentServerOptions): Server {
     const fromSwitchboard = request.params?._meta?.[INSTANCE_META_KEY] !== undefined;
     if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
-    const result = { tools: lists.tools(callerOf()?.view), _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
+    // It aggregates the catalogue itself, never the meta-tools of a search mode (SPEC §13).
+    const tools = fromSwitchboard ? lists.tools(callerOf()?.view) : modes.tools(callerOf());
+    const result = { tools, _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
     // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
     return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
   });
 
+  // One call path for a direct call and for search mode's `call_tool` (tool-call.ts).
+  const call = toolCaller(options);
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
     const caller = callerOf();
-    const who = caller ? { agent: caller } : {};
-    try {
-      return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (caller, signal, onProgress) =>
-        runner.call(name, args, { transport: 'mcp', signal, onProgress, caller, ...who }),
-      )) as CallToolResult;
-    } catch (err) {
-      // An operator's no (or nobody's answer) is a failure of this call, told as one like any other (SPEC §7).
-      if (isSwitchboardError(err, 'APPROVAL_DENIED') || isSwitchboardError(err, 'APPROVAL_TIMEOUT')) return toolErrorResult(toErrorInfo(err));
-      throw toJsonRpcError(err);
-    } finally {
-      if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);
-    }
+    if (modes.isMetaCall(name, caller)) return runMetaTool(name, args, ctx, caller, { modes, call });
+    return call(name, args, ctx);
   });
 
   registerCatalogueHandlers(server, { ...options, available });

@@ -12,10 +12,8 @@ import type { AgentRef } from '../calls/agent-ref.js';
 import type { RequestRunner } from '../calls/request-runner.js';
 import { JSON_RPC_CONTENT_TYPE, jsonRpcRefusal, sendJsonRpcRefusal } from '../errors/jsonrpc-error.js';
 import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
-import { Continuations } from '../mcp/continuations.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
-import { McpLists } from '../mcp/mcp-lists.js';
-import { RelayStates } from '../mcp/relay-state.js';
+import { createServerParts, type CatalogueOptions } from '../mcp/server-parts.js';
 import { SessionRelay } from '../mcp/session-relay.js';
 
 export interface McpRoutesOptions {
@@ -27,6 +25,8 @@ export interface McpRoutesOptions {
   shutdownSignal: AbortSignal;
   /** The one call path shared with REST (deadline, cancel, progress, metrics). */
   runner: RequestRunner;
+  /** Catalogue modes (SPEC §13): `full`, `search` or `auto`, `searchAbove`, `pinned`, the searcher. @default auto, 40, none */
+  catalogue?: CatalogueOptions;
   /** Changes closer together than this produce one `list_changed` per kind and session. @default 50 */
   listChangedDebounceMs?: number;
   /**
@@ -61,13 +61,11 @@ const ABORTED_ANSWER_MS = 250;
  */
 export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => {
   const { manager, runtime, shutdownSignal, runner } = options;
-  const lists = new McpLists(manager);
-  const continuations = new Continuations();
-  const relayStates = new RelayStates();
+  const { lists, continuations, relayStates, modes } = createServerParts(manager, options.catalogue);
   const posts = new PendingCount();
   let closing = false;
 
-  const serverOptions = { manager, runtime, lists, runner, continuations, relayStates };
+  const serverOptions = { manager, runtime, lists, modes, runner, continuations, relayStates };
   const sessions = new LegacySessions({
     createServer: (onCancelled, session) => {
       relay.baseline(session);

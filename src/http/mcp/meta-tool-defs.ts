@@ -1,0 +1,75 @@
+import type { Tool } from '@modelcontextprotocol/server';
+
+/**
+ * The three tools `/mcp` lists in `search` mode instead of the catalogue (SPEC §13). Their
+ * descriptions are what a model reads to use them, so they say how: search, then call.
+ */
+
+export const SEARCH_TOOLS = 'search_tools';
+export const DESCRIBE_TOOLS = 'describe_tools';
+export const CALL_TOOL = 'call_tool';
+
+/** Longest `search_tools` query, in characters. */
+export const MAX_QUERY_LENGTH = 500;
+/** Most matches one `search_tools` answers (and names one `describe_tools` takes). */
+export const MAX_SEARCH_LIMIT = 50;
+/** Matches when `search_tools` is given no `limit`. */
+export const DEFAULT_SEARCH_LIMIT = 10;
+
+const NAMES: ReadonlySet<string> = new Set([SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL]);
+
+export function isMetaToolName(name: string): boolean {
+  return NAMES.has(name);
+}
+
+export const META_TOOLS: readonly Tool[] = [
+  {
+    name: SEARCH_TOOLS,
+    title: 'Search tools',
+    description:
+      'Finds tools for a task among the many tools available here (only a few are listed directly). ' +
+      'Describe what you want to do in plain words, e.g. "create a GitHub issue" or "read a file". ' +
+      `Returns the best matches, best first, each with its full input schema. Then run one with ${CALL_TOOL}, ` +
+      'or call it directly by its name. Search again with other words if nothing fits.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH, description: 'What you want to do, in a few words.' },
+        limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, default: DEFAULT_SEARCH_LIMIT, description: 'How many matches to return.' },
+        server: { type: 'string', description: 'Only tools of this server.' },
+      },
+      required: ['query'],
+    },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: DESCRIBE_TOOLS,
+    title: 'Describe tools',
+    description:
+      'Gives the full definitions (description and input schema) of tools whose names you already know, ' +
+      `e.g. from an earlier ${SEARCH_TOOLS} or a previous conversation. Unknown names are reported one by one.`,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        names: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_SEARCH_LIMIT, description: 'Exact tool names.' },
+      },
+      required: ['names'],
+    },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: CALL_TOOL,
+    title: 'Call a tool',
+    description:
+      `Runs a tool found with ${SEARCH_TOOLS} or ${DESCRIBE_TOOLS}: give its exact name and its arguments as its input schema asks. ` +
+      'The answer is that tool\'s own result, as if you had called it directly.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'The exact name of the tool to run.' },
+        arguments: { type: 'object', description: "The tool's arguments, matching its input schema.", additionalProperties: true },
+      },
+      required: ['name'],
+    },
+  },
+];
