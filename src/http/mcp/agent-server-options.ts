@@ -10,7 +10,7 @@ import type { McpLists } from './mcp-lists.js';
 import type { RelayStates } from './relay-state.js';
 
 /** What `/mcp` needs of the manager. */
-export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'instanceAd' | 'listHints' | 'capabilities'>;
+export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'instanceAd' | 'listHints' | 'capabilities' | 'toolSearch'>;
 
 export interface AgentServerOptions {
   manager: AgentSource;
