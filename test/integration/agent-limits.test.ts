@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { addAgentKey } from '../helpers/agents.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
@@ -12,12 +13,6 @@ import { tempDir, waitForFile } from '../helpers/process.js';
  */
 
 const TOKEN = 'operator-secret-token-0123456789';
-
-async function addAgent(d: TestDaemon, body: Record<string, unknown>): Promise<string> {
-  const res = await d.json<{ key: string }>('/agents', { method: 'POST', body });
-  expect(res.status).toBe(201);
-  return res.body.key;
-}
 
 async function callAs(d: TestDaemon, key: string, tool: string, args: Record<string, unknown>): Promise<Response> {
   return fetch(`${d.url}/tools/${tool}/call`, {
@@ -31,8 +26,8 @@ describe('per-agent limits', () => {
   it('a rate limit answers 429 AGENT_RATE_LIMITED with Retry-After on REST and the same code on /mcp; other agents are not affected', async () => {
     const d = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN } });
     // One token a minute after a burst of two: the third request in a row is over.
-    const limited = await addAgent(d, { name: 'limited', rateLimit: { perMinute: 1, burst: 2 } });
-    const free = await addAgent(d, { name: 'free' });
+    const limited = await addAgentKey(d, { name: 'limited', rateLimit: { perMinute: 1, burst: 2 } });
+    const free = await addAgentKey(d, { name: 'free' });
 
     for (let i = 0; i < 2; i++) expect((await callAs(d, limited, 'mcp_echo_echo', { text: `hi ${i}` })).status).toBe(200);
     const refused = await callAs(d, limited, 'mcp_echo_echo', { text: 'over' });
@@ -63,7 +58,7 @@ describe('per-agent limits', () => {
   it('a concurrency cap answers 429 AGENT_BUSY while the agent has that many calls in flight, and frees the slot when one ends', async () => {
     const dir = await tempDir();
     const d = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool'), echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN } });
-    const key = await addAgent(d, { name: 'single', maxConcurrentCalls: 1 });
+    const key = await addAgentKey(d, { name: 'single', maxConcurrentCalls: 1 });
     const [release, started] = [join(dir, 'release'), join(dir, 'started')];
 
     const first = callAs(d, key, 'mcp_slow_slow', { durationMs: 0, untilFile: release, startedFile: started });

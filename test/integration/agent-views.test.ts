@@ -1,9 +1,9 @@
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import type { TestDaemon } from '../helpers/daemon.js';
 import { nextEvent, openEvents, received } from '../helpers/events.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { addAgentKey, OPERATOR_TOKEN, startTwoRichServers } from '../helpers/agents.js';
 
 /**
  * Issue #22 item 3: an agent sees only its view on every list (REST, `/mcp` in both eras, the
@@ -13,15 +13,12 @@ import { fixtureServerConfig } from '../helpers/fixtures.js';
  * - `reader`: both servers, access `read` (only tools with `readOnlyHint: true`).
  */
 
-const TOKEN = 'operator-secret-token-0123456789';
+const TOKEN = OPERATOR_TOKEN;
 
 interface Listed {
   name: string;
   server: string;
   annotations?: { readOnlyHint?: boolean };
-}
-interface Issued {
-  key: string;
 }
 type Era = 'legacy' | { pin: string };
 const ERAS: Era[] = ['legacy', { pin: '2026-07-28' }];
@@ -36,18 +33,8 @@ async function as<T = unknown>(d: TestDaemon, key: string, path: string, init: R
 }
 
 async function setUp(): Promise<{ d: TestDaemon; alpha: string; reader: string }> {
-  const d = await startDaemon({
-    servers: {
-      alpha: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'alpha' } }),
-      beta: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'beta' } }),
-    },
-    config: { token: TOKEN },
-  });
-  const add = async (body: Record<string, unknown>): Promise<string> => {
-    const res = await d.json<Issued>('/agents', { method: 'POST', body });
-    expect(res.status).toBe(201);
-    return res.body.key;
-  };
+  const d = await startTwoRichServers();
+  const add = (body: Record<string, unknown>): Promise<string> => addAgentKey(d, body);
   const alpha = await add({ name: 'alpha', servers: ['alpha'], tools: ['mcp_alpha_*'], exclude: ['mcp_alpha_ask_*'] });
   const reader = await add({ name: 'reader', servers: ['alpha', 'beta'], access: 'read' });
   return { d, alpha, reader };
@@ -131,9 +118,8 @@ describe('agent views', () => {
     const before = (await as<{ tools: Listed[] }>(d, alpha, '/tools')).body.tools;
     expect(new Set(before.map((t) => t.server))).toEqual(new Set(['alpha']));
     expect((await d.json('/agents/alpha', { method: 'DELETE' })).status).toBe(200);
-    const again = await d.json<Issued>('/agents', { method: 'POST', body: { name: 'alpha', servers: ['beta'] } });
-    expect(again.status).toBe(201);
-    const after = (await as<{ tools: Listed[] }>(d, again.body.key, '/tools')).body.tools;
+    const again = await addAgentKey(d, { name: 'alpha', servers: ['beta'] });
+    const after = (await as<{ tools: Listed[] }>(d, again, '/tools')).body.tools;
     expect(new Set(after.map((t) => t.server))).toEqual(new Set(['beta']));
   });
 

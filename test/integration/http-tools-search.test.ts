@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runTools, type CommandIo } from '../../src/cli/client/index.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { addAgentKey, OPERATOR_TOKEN, startTwoRichServers } from '../helpers/agents.js';
+import type { TestDaemon } from '../helpers/daemon.js';
 
 /**
  * Issue #23 items 2 and 6: `GET /tools/search` over a real daemon and two real fixture servers
@@ -9,7 +9,7 @@ import { fixtureServerConfig } from '../helpers/fixtures.js';
  * a server or tools; its 400s and 404s; and `switchboard tools --search`.
  */
 
-const TOKEN = 'operator-secret-token-0123456789';
+const TOKEN = OPERATOR_TOKEN;
 
 interface Hit {
   name: string;
@@ -23,18 +23,8 @@ interface Failure {
 }
 
 async function setUp(): Promise<{ d: TestDaemon; alpha: string; reader: string }> {
-  const d = await startDaemon({
-    servers: {
-      alpha: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'alpha' } }),
-      beta: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'beta' } }),
-    },
-    config: { token: TOKEN },
-  });
-  const add = async (body: Record<string, unknown>): Promise<string> => {
-    const res = await d.json<{ key: string }>('/agents', { method: 'POST', body });
-    expect(res.status).toBe(201);
-    return res.body.key;
-  };
+  const d = await startTwoRichServers();
+  const add = (body: Record<string, unknown>): Promise<string> => addAgentKey(d, body);
   const alpha = await add({ name: 'alpha', servers: ['alpha'], exclude: ['mcp_alpha_ask_*'] });
   const reader = await add({ name: 'reader', servers: ['alpha', 'beta'], access: 'read' });
   return { d, alpha, reader };
