@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { nextEvent, openEvents, received } from '../helpers/events.js';
-import { addAgentKey, OPERATOR_TOKEN, startTwoRichServers } from '../helpers/agents.js';
+import { addAgentKey, startTwoRichServers } from '../helpers/agents.js';
 
 /**
  * Issue #22 item 3: an agent sees only its view on every list (REST, `/mcp` in both eras, the
@@ -13,7 +13,6 @@ import { addAgentKey, OPERATOR_TOKEN, startTwoRichServers } from '../helpers/age
  * - `reader`: both servers, access `read` (only tools with `readOnlyHint: true`).
  */
 
-const TOKEN = OPERATOR_TOKEN;
 
 interface Listed {
   name: string;
