@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, loadCorpus, loadQueries, naiveSearch, words } from '../../bench/search/evaluate.js';
+import { evaluate, HOLDOUT_FILE, loadCorpus, loadQueries, naiveSearch, words } from '../../bench/search/evaluate.js';
 
 // The tool-search corpus and query set (bench/search, issue 23): real tool definitions captured
 // from npm MCP servers, and task-phrased queries with the tools that answer them.
@@ -38,10 +38,22 @@ describe('tool-search corpus and queries', () => {
     expect(queries.filter((q) => q.expected.length > 1).length).toBeGreaterThan(0);
   });
 
+  it('has a held-out set of 80 other queries over at least 30 servers, every expected tool existing', () => {
+    const holdout = loadQueries(HOLDOUT_FILE);
+    expect(holdout).toHaveLength(80);
+    const seen = new Set(queries.map((q) => q.query));
+    for (const q of holdout) {
+      expect(seen.has(q.query), q.query).toBe(false);
+      seen.add(q.query);
+      for (const name of q.expected) expect(tools.has(name), `${q.query} → ${name}`).toBe(true);
+    }
+    expect(new Set(holdout.flatMap((q) => q.expected.map((e) => e.split('/')[0]))).size).toBeGreaterThanOrEqual(30);
+  });
+
   it('phrases queries as tasks, not as copies of the expected tool description', () => {
     // No run of 6 or more consecutive words shared with an expected tool's description.
     const copied: string[] = [];
-    for (const q of queries) {
+    for (const q of [...queries, ...loadQueries(HOLDOUT_FILE)]) {
       const qw = words(q.query);
       for (const name of q.expected) {
         const text = ` ${words(tools.get(name) ?? '').join(' ')} `;
