@@ -47,6 +47,16 @@ const NameGlob = z
 /** Tool pinning (issue #22): `changes` holds a served tool whose definition changed until approved. */
 export const PinToolsSchema = z.enum(['changes', 'off']);
 
+/** A whole number in a range, with one message that says so whatever is wrong with it. */
+function wholeNumber(field: string, min: number, max: number) {
+  const error = `${field} must be a whole number from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+/** Requests running on one upstream at once (issue #26). */
+const MaxConcurrentCallsSchema = wholeNumber('maxConcurrentCalls', 1, 10_000);
+/** Requests waiting in line for one upstream (issue #26); 0 refuses at once when every slot is taken. */
+const QueueSizeSchema = wholeNumber('queueSize', 0, 100_000);
+
 export const ServerConfigSchema = z
   .object({
     type: z.enum(['stdio', 'http', 'sse']).optional(),
@@ -83,6 +93,10 @@ export const ServerConfigSchema = z
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */
     pinTools: PinToolsSchema.optional(),
+    /** Requests running on this server at once (issue #26). @default the daemon's `maxConcurrentCalls` */
+    maxConcurrentCalls: MaxConcurrentCallsSchema.optional(),
+    /** Requests waiting for a slot on this server; beyond it `SERVER_BUSY`. @default the daemon's `queueSize` */
+    queueSize: QueueSizeSchema.optional(),
   })
   .strict();
 
@@ -170,6 +184,10 @@ export const DaemonConfigSchema = z
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
     /** Tool pinning of servers whose config does not say (issue #22). @default "changes" */
     pinTools: PinToolsSchema.default('changes'),
+    /** Requests (tool calls, prompt gets, reads, completions) running on one server at once, for servers that do not say (issue #26). @default 16 */
+    maxConcurrentCalls: MaxConcurrentCallsSchema.default(16),
+    /** Requests waiting in line for a slot on one server, for servers that do not say; beyond it `SERVER_BUSY`. @default 64 */
+    queueSize: QueueSizeSchema.default(64),
     /** The audit log of calls, prompt gets and resource reads (issue #22 item 4). */
     audit: AuditConfigSchema.default({ enabled: true, arguments: false, days: 30, maxRows: 100_000 }),
     /**

@@ -49,6 +49,10 @@ export interface ServerConfig {
   approvalTimeoutMs?: number;
   /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */
   pinTools?: 'changes' | 'off';
+  /** Requests running on this server at once (issue #26). @default the daemon's `maxConcurrentCalls` */
+  maxConcurrentCalls?: number;
+  /** Requests waiting for a slot on this server. @default the daemon's `queueSize` */
+  queueSize?: number;
 }
 
 /** How Switchboard signs in to an OAuth upstream (issue #16). */

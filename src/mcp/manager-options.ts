@@ -73,13 +73,20 @@ export const DEFAULT_HEALTH: HealthSettings = {
   backoff: DEFAULT_BACKOFF,
   crashLimit: 5,
   crashWindowMs: 30_000,
+  maxConcurrentCalls: 16,
+  queueSize: 64,
 };
 
-/** The daemon's health settings with one server's own ping interval and deadline. */
-export function healthFor(health: HealthSettings, config: { pingIntervalMs?: unknown; pingTimeoutMs?: unknown }): HealthSettings {
-  const { pingIntervalMs, pingTimeoutMs } = config;
+/** The daemon's health settings with one server's own ping interval and deadline and traffic limits. */
+export function healthFor(
+  health: HealthSettings,
+  config: { pingIntervalMs?: unknown; pingTimeoutMs?: unknown; maxConcurrentCalls?: unknown; queueSize?: unknown },
+): HealthSettings {
+  const { pingIntervalMs, pingTimeoutMs, maxConcurrentCalls, queueSize } = config;
   return {
     ...health,
+    ...(typeof maxConcurrentCalls === 'number' ? { maxConcurrentCalls } : {}),
+    ...(typeof queueSize === 'number' ? { queueSize } : {}),
     ...(typeof pingIntervalMs === 'number' ? { pingIntervalMs } : {}),
     ...(typeof pingTimeoutMs === 'number' ? { pingTimeoutMs } : {}),
   };

@@ -37,7 +37,7 @@ export type RuntimeConfig = Pick<
   DaemonConfig,
   'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
 > &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token' | 'pinTools' | 'audit'>>;
+  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token' | 'pinTools' | 'audit' | 'maxConcurrentCalls' | 'queueSize'>>;
 
 /** The edges of the runtime, each with the real thing as its default (STYLE rule 11). */
 export interface RuntimeDeps {
@@ -163,7 +163,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     // stderr lines and MCP log messages become `server.log` events (`switchboard logs --follow`).
     connect: forwardServerLogs(deps.connect ?? connectToServer, bus.publish),
     env,
-    health: healthOptions(config.health),
+    health: healthOptions(config.health, config),
     protocol: config.protocol,
     clock,
     ...(deps.callbackUrl ? { oauth } : {}),
@@ -269,10 +269,14 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
 /** An approval decision as an audit outcome. */
 const APPROVAL_AUDIT_OUTCOME = { approved: 'ok', denied: 'denied', timeout: 'timeout', withdrawn: 'cancelled' } as const satisfies Record<ApprovalOutcome, AuditOutcome>;
 
-/** `health: true | false | {…}` of the config file → the manager's health options. */
-function healthOptions(health: RuntimeConfig['health']): HealthOptions {
-  if (typeof health === 'boolean') return { enabled: health };
-  return { enabled: health.enabled, pingIntervalMs: health.pingIntervalMs, pingTimeoutMs: health.pingTimeoutMs };
+/** `health: true | false | {…}` and the traffic limits of the config file → the manager's health options. */
+function healthOptions(health: RuntimeConfig['health'], limits: Pick<RuntimeConfig, 'maxConcurrentCalls' | 'queueSize'>): HealthOptions {
+  const traffic = {
+    ...(limits.maxConcurrentCalls !== undefined ? { maxConcurrentCalls: limits.maxConcurrentCalls } : {}),
+    ...(limits.queueSize !== undefined ? { queueSize: limits.queueSize } : {}),
+  };
+  if (typeof health === 'boolean') return { enabled: health, ...traffic };
+  return { enabled: health.enabled, pingIntervalMs: health.pingIntervalMs, pingTimeoutMs: health.pingTimeoutMs, ...traffic };
 }
 
 /** The stores that go with an embedder's own tool cache: state and sign-ins last as long as this process. */

@@ -79,6 +79,7 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   LOOP_DETECTED: ProtocolErrorCode.InternalError,
   AGENT_RATE_LIMITED: ProtocolErrorCode.InternalError,
   AGENT_BUSY: ProtocolErrorCode.InternalError,
+  SERVER_BUSY: ProtocolErrorCode.InternalError,
   APPROVALS_FULL: ProtocolErrorCode.InternalError,
 };
 

@@ -4,6 +4,7 @@ import type { MCPManager } from '../../mcp/manager.js';
 import type { CallMetrics } from '../calls/call-metrics.js';
 import type { InFlightCalls } from '../calls/in-flight-calls.js';
 import type { RequestMetrics } from '../calls/request-metrics.js';
+import { renderTrafficMetrics } from '../calls/traffic-metrics.js';
 
 export interface MetricsRoutesOptions {
   manager: MCPManager;
@@ -44,6 +45,7 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       `switchboard_catalogue_version ${catalogue.version}`,
       ...metrics.render(),
       ...requestMetrics.render(),
+      ...renderTrafficMetrics(manager.requests.traffic()),
       '# HELP switchboard_tool_calls_in_flight Upstream requests (tool calls, prompts, resources, …; REST and /mcp) in progress.',
       '# TYPE switchboard_tool_calls_in_flight gauge',
       `switchboard_tool_calls_in_flight ${calls.size}`,

@@ -1,11 +1,12 @@
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import { errorMessage, SwitchboardError, toErrorInfo } from '../../errors.js';
+import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo } from '../../errors.js';
 import type { AgentView } from '../agents/agent-view.js';
 import type { Catalogues } from '../catalogue/catalogues.js';
 import { toolErrorResult } from '../catalogue/tool-bridge.js';
 import type { UpstreamMethod, UpstreamRequestOptions } from '../upstream/upstream-request.js';
-import type { Upstream } from '../upstream/upstream.js';
+import type { TrafficState, Upstream } from '../upstream/upstream.js';
+import type { WaitHistogram } from '../upstream/call-gate.js';
 import type { ApprovalTarget } from './approvals.js';
 import type { CallerChannel } from './caller.js';
 
@@ -78,6 +79,11 @@ export class RequestRouter {
     private readonly upstreams: () => Iterable<Upstream>,
     private readonly log: Logger,
   ) {}
+
+  /** Each server's traffic (issue #26), for `/metrics`. */
+  traffic(): Array<{ server: string; state: TrafficState; waits: WaitHistogram }> {
+    return [...this.upstreams()].map((upstream) => ({ server: upstream.name, state: upstream.traffic, waits: upstream.queueWaits }));
+  }
 
   /** The server a request would go to ('' when it names nothing known, or fans out); for metrics, so cheap. */
   serverOf(request: AgentRequest): string {
@@ -155,9 +161,9 @@ export class RequestRouter {
       return result;
     } catch (err) {
       if (options.signal?.aborted) throw err;
-      // An error about the agent itself (a capability it did not declare, a URL it must open)
-      // is the agent's to handle, as the protocol error it is.
-      if (options.caller && isForTheAgent(err)) throw err;
+      // An error about the agent itself (a capability it did not declare, a URL it must open) is
+      // the agent's to handle, as the protocol error it is; so is a busy server's "retry later".
+      if ((options.caller && isForTheAgent(err)) || isSwitchboardError(err, 'SERVER_BUSY')) throw err;
       return toolErrorResult(toErrorInfo(err, 'UPSTREAM_ERROR'));
     }
   }

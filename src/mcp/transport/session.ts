@@ -11,6 +11,7 @@ import { formatLogMessage } from '../forwarding/log-message.js';
 import { AGENT_REQUESTS, RELAYED_NOTIFICATIONS, type ServerTraffic } from './server-traffic.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
+import type { OnThrottled } from './retry-after.js';
 import { createTransport } from './transports.js';
 
 /** One connect attempt of one server: its config, deadline, and what it collects on the way. */
@@ -33,6 +34,8 @@ export interface Attempt {
   exit?: ExitStatus;
   /** OAuth for an http/sse server without static credentials (issue #16). */
   authProvider?: OAuthClientProvider;
+  /** An http/sse server answered 429/503 with `Retry-After` (issue #26). */
+  onThrottled?: OnThrottled;
 }
 
 export interface Session {
@@ -50,6 +53,7 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
     inheritEnv: attempt.inheritEnv,
     onStderr: (chunk) => attempt.stderr.push(chunk),
     ...(attempt.authProvider ? { authProvider: attempt.authProvider } : {}),
+    ...(attempt.onThrottled ? { onThrottled: attempt.onThrottled } : {}),
   });
   const client = new Client(attempt.clientInfo, {
     // Sampling and elicitation are an agent's to answer: they are relayed to the agent whose call

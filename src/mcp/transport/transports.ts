@@ -3,6 +3,7 @@ import { SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from 
 import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig, TransportKind } from '../../config/types.js';
 import { StdioProcessTransport } from './stdio-transport.js';
+import { watchRetryAfter, type OnThrottled } from './retry-after.js';
 
 /**
  * Server config → SDK transport, with the env and header policy. Validation proper lives in
@@ -71,6 +72,8 @@ export interface CreateTransportOptions {
   fetch?: FetchLike;
   /** Signs the http/sse transport in with OAuth (issue #16); absent for static credentials. */
   authProvider?: OAuthClientProvider;
+  /** Told of each 429/503 answer with `Retry-After` (issue #26). */
+  onThrottled?: OnThrottled;
 }
 
 /** Whether a header value holds CR, LF, NUL or anything beyond Latin-1, which fetch refuses. */
@@ -110,7 +113,8 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   }
   if (!config.url) throw new Error(`An ${kind} server needs a "url"`);
   const url = new URL(config.url);
-  const fetch = perRequestSignalFetch(options.fetch);
+  const base = options.onThrottled ? watchRetryAfter(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), options.onThrottled) : options.fetch;
+  const fetch = perRequestSignalFetch(base);
   // Both SDK transports merge requestInit.headers into every request they make, the SSE one
   // including the EventSource GET.
   const requestInit: RequestInit = { headers: { ...config.headers } };

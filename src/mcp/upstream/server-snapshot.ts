@@ -6,7 +6,7 @@ import { transportKindOf } from '../transport/transports.js';
 import type { ServerShare } from '../catalogue/catalogues.js';
 import type { CompanionState } from './era-companion.js';
 import type { HeldToolView } from '../catalogue/tool-pins.js';
-import type { Upstream } from './upstream.js';
+import type { TrafficState, Upstream } from './upstream.js';
 
 /** The public, read-only view of a server used by `/status`, `/servers` and the CLI. */
 export interface ServerSnapshot {
@@ -52,6 +52,8 @@ export interface ServerDetail extends ServerSnapshot {
   signIn: { authorizationUrl: string; expiresAt: string } | null;
   /** The 2025-era companion connection for 2025-era agents (issue #21; see era-companion.ts). */
   companion: CompanionState;
+  /** Requests running and queued, the limits, and a pause the server asked for (issue #26). */
+  traffic: TrafficState;
 }
 
 /** The transport a config asks for, or `stdio` for one too broken to say (it failed validation). */
@@ -98,5 +100,6 @@ export function detailOf(upstream: Upstream, share: Readonly<ServerShare>, names
     lastExit: exit ? { code: exit.code, signal: exit.signal } : null,
     signIn: signIn ?? null,
     companion: upstream.companion,
+    traffic: upstream.traffic,
   };
 }

@@ -15,6 +15,7 @@ import type { ListKind } from '../transport/connection.js';
 import type { ToolListing } from '../transport/list-tools.js';
 import { listOthers, type OtherLists } from '../transport/other-lists.js';
 import { sameVerdict, type EraVerdict, type ProtocolMode } from '../transport/protocol-era.js';
+import type { OnThrottled } from '../transport/retry-after.js';
 import type { CachedLists } from './cached-lists.js';
 
 /** Health pings, reconnects and crash-loop suspension (SPEC §6), resolved for one server. */
@@ -30,6 +31,10 @@ export interface HealthSettings {
   crashLimit: number;
   /** @default 30000 */
   crashWindowMs: number;
+  /** Requests (calls, prompt gets, reads, completions) running on the server at once (issue #26). @default 16 */
+  maxConcurrentCalls: number;
+  /** Requests waiting in line for one of those slots; beyond it, `SERVER_BUSY`. @default 64 */
+  queueSize: number;
 }
 
 /** Who an upstream is: what its host needs to connect and list it. */
@@ -39,6 +44,8 @@ export interface UpstreamIdentity {
   readonly config: ServerConfig;
   readonly configHash: string;
   readonly source: ServerSource;
+  /** Told when the server asks for a pause (429/503 with `Retry-After`, issue #26). */
+  readonly onThrottled?: OnThrottled;
 }
 
 /** A status transition of one server, as the state machine made it. */
@@ -162,6 +169,7 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
       const authProvider = deps.oauth?.providerFor(upstream.name, resolved);
       const connection = await deps.connect(upstream.name, resolved, {
         ...(authProvider ? { authProvider } : {}),
+        ...(upstream.onThrottled ? { onThrottled: upstream.onThrottled } : {}),
         ...deps.connectOptions,
         signal,
         timeoutMs: resolveConnectTimeout(resolved, deps.env),

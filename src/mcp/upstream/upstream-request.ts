@@ -5,6 +5,9 @@ import type { CallerChannel } from '../forwarding/caller.js';
 import type { AgentOptions } from '../forwarding/input-required.js';
 import { DEFAULT_CALL_TIMEOUT_MS, type ServerConnection } from '../transport/client.js';
 import type { CallToolOptions } from '../transport/server-connection.js';
+import { httpStatusOf } from '../transport/transports.js';
+import type { BackPressure } from './back-pressure.js';
+import type { CallGate, Release } from './call-gate.js';
 import { mayHaveBeenDelivered, meansConnectionLost, type FailureKind } from './failure.js';
 
 /** The requests an agent's work sends to an upstream (SPEC §7). */
@@ -60,7 +63,17 @@ export interface RequestPort {
    * undefined when the companion does not serve it after all.
    */
   target(primary: ServerConnection, method: UpstreamMethod, params: Record<string, unknown>, caller: CallerChannel | undefined, signal: AbortSignal | undefined): Promise<{ connection: ServerConnection; release: () => void } | undefined> | undefined;
+  /** The server's concurrency limit and queue (issue #26). */
+  readonly gate: CallGate;
+  /** The pause the server asked for (429/503 with `Retry-After`, issue #26). */
+  readonly backPressure: BackPressure;
 }
+
+/** The requests that take one of the server's `maxConcurrentCalls` slots: work, not bookkeeping. */
+const GATED: ReadonlySet<UpstreamMethod> = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
+
+/** How many pauses one request sits out before it gives up (its deadline usually ends it first). */
+const MAX_PAUSES = 5;
 
 /**
  * One request to one upstream, of any kind (SPEC §6, §7). One deadline bounds the wait for a
@@ -84,9 +97,17 @@ export async function requestThroughUpstream(
   const totalMs = options.timeoutMs ?? port.defaultTimeoutMs;
   // At least 1 ms: a spent deadline must still fail as a timeout, not turn into "no deadline".
   const remaining = (): number => (totalMs > 0 ? Math.max(1, totalMs - (clock.now() - started)) : 0);
+  // Waits (a slot, a pause) are bounded even without a deadline of the request's own.
+  const waitBudget = (): number => (totalMs > 0 ? remaining() : DEFAULT_CALL_TIMEOUT_MS);
+  const timedOut = (where: string) => () =>
+    new SwitchboardError(method === 'tools/call' ? 'TOOL_CALL_TIMEOUT' : 'UPSTREAM_TIMEOUT', `${options.label} timed out after ${totalMs || DEFAULT_CALL_TIMEOUT_MS} ms ${where} (MCP server "${port.name}")`);
+  const release: Release | undefined = GATED.has(method)
+    ? (port.gate.tryEnter() ?? (await port.gate.enter(port.name, { ...(signal ? { signal } : {}), timeoutMs: waitBudget(), timedOut: timedOut(`waiting for one of its ${port.gate.limit} slots`) })))
+    : undefined;
   const agent = caller ? port.addCaller(caller, agentOf) : undefined;
   try {
     let retried = false;
+    let pauses = 0;
     for (;;) {
       let connection = port.live();
       if (!connection) {
@@ -97,6 +118,8 @@ export async function requestThroughUpstream(
           throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_NOT_CONNECTED', errorMessage(err), { cause: err });
         }
       }
+      const pause = port.backPressure.remainingMs();
+      if (pause > 0) await sitOut(port, pause, waitBudget(), signal);
       const routed = port.target(connection, method, params, caller, signal);
       const target = routed === undefined ? undefined : await routed;
       if (target) connection = target.connection;
@@ -113,6 +136,8 @@ export async function requestThroughUpstream(
         if (isSwitchboardError(err, 'TOOL_CALL_TIMEOUT') || isSwitchboardError(err, 'UPSTREAM_TIMEOUT')) {
           throw new SwitchboardError(err.code, `${options.label} timed out after ${totalMs} ms (MCP server "${port.name}")`, { cause: err });
         }
+        // The server asked for a pause and did not run the request: not a failure of the server.
+        if (isPauseAnswer(err) && port.backPressure.remainingMs() > 0 && pauses++ < MAX_PAUSES) continue;
         const kind = port.reportFailure(connection, err);
         if (!meansConnectionLost(kind)) throw err;
         if (!retried && (!mayHaveBeenDelivered(kind) || options.replaySafe)) {
@@ -134,7 +159,39 @@ export async function requestThroughUpstream(
     }
   } finally {
     if (caller) port.removeCaller(caller);
+    release?.();
   }
+}
+
+/** A 429 or 503 answer: the server refused the request for now, without running it. */
+function isPauseAnswer(err: unknown): boolean {
+  const status = httpStatusOf(err);
+  return status === 429 || status === 503;
+}
+
+/**
+ * Waits out the server's pause when it ends within the request's budget; otherwise answers at
+ * once with `SERVER_BUSY` and how long the pause has left.
+ */
+async function sitOut(port: RequestPort, pauseMs: number, budgetMs: number, signal: AbortSignal | undefined): Promise<void> {
+  if (pauseMs >= budgetMs) {
+    const until = new Date(port.clock.now() + pauseMs).toISOString();
+    throw new SwitchboardError('SERVER_BUSY', `MCP server "${port.name}" asked for a pause until ${until} (HTTP 429/503 with Retry-After); the request's deadline ends before that`, {
+      retryAfterMs: pauseMs,
+    });
+  }
+  signal?.throwIfAborted();
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      port.clock.clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = port.clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, pauseMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** The wire form of each kind: a tool call and a subscription have their own on the connection. */

@@ -2,6 +2,8 @@ import { isSwitchboardError, toErrorInfo, type ErrorInfo } from '../../errors.js
 import type { ToolsChangedCause } from '../events.js';
 import { agentOptionsOf } from '../forwarding/caller.js';
 import { resolveCallTimeout, type ServerConnection } from '../transport/client.js';
+import { BackPressure } from './back-pressure.js';
+import { CallGate, type WaitHistogram } from './call-gate.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
 import { EraCompanion, type CompanionState } from './era-companion.js';
 import { ReconnectSchedule } from './reconnect-schedule.js';
@@ -10,6 +12,16 @@ import { UpstreamLink } from './upstream-link.js';
 import { requestThroughUpstream, type RequestPort, type UpstreamMethod, type UpstreamRequestOptions } from './upstream-request.js';
 
 export type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.js';
+
+/** An upstream's traffic as `GET /servers/:name` shows it (issue #26). */
+export interface TrafficState {
+  inFlight: number;
+  queued: number;
+  maxConcurrentCalls: number;
+  queueSize: number;
+  /** Until when the server asked for no requests (429/503 with `Retry-After`); null when it did not. */
+  pausedUntil: string | null;
+}
 
 /**
  * One upstream MCP server: its status union and everything that drives it (SPEC §6) — the
@@ -23,6 +35,10 @@ export class Upstream extends UpstreamLink {
   readonly #schedule: ReconnectSchedule;
   readonly #port: RequestPort;
   readonly #companion: EraCompanion;
+  readonly #gate: CallGate;
+  readonly #backPressure: BackPressure;
+  /** Told by the transport when the server asks for a pause (429/503 with `Retry-After`). */
+  readonly onThrottled = (retryAfterMs: number): void => this.#backPressure.pause(retryAfterMs);
 
   /**
    * `previous` is the server's last upstream (a reload of a config that failed or was
@@ -32,7 +48,11 @@ export class Upstream extends UpstreamLink {
     super(init, host, health);
     this.#schedule = new ReconnectSchedule(health, host.clock, host.random);
     this.#companion = new EraCompanion(this, host, (params) => this.logRing.push(params));
+    this.#gate = new CallGate(health.maxConcurrentCalls, health.queueSize, host.clock);
+    this.#backPressure = new BackPressure(host.clock);
     this.#port = {
+      gate: this.#gate,
+      backPressure: this.#backPressure,
       name: this.name,
       clock: host.clock,
       defaultTimeoutMs: resolveCallTimeout(this.config),
@@ -57,6 +77,23 @@ export class Upstream extends UpstreamLink {
 
   get nextRetryAt(): number | undefined {
     return this.#schedule.nextRetryAt;
+  }
+
+  /** Requests running and waiting, the limits, and the pause the server asked for (issue #26). */
+  get traffic(): TrafficState {
+    const until = this.#backPressure.until;
+    return {
+      inFlight: this.#gate.inFlight,
+      queued: this.#gate.queued,
+      maxConcurrentCalls: this.#gate.limit,
+      queueSize: this.#gate.queueSize,
+      pausedUntil: until === undefined ? null : new Date(until).toISOString(),
+    };
+  }
+
+  /** How long queued requests waited for a slot (`/metrics`). */
+  get queueWaits(): WaitHistogram {
+    return this.#gate.waits;
   }
 
   /** The era companion's state (era-companion.ts), for `GET /servers/:name`. */
