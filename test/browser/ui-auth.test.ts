@@ -1,0 +1,102 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
+import { launchBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems } from '../helpers/browser.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+
+/**
+ * The dashboard of a daemon with a key (issue #24 item 4): the page and its files load without
+ * one, the data does not; the key is typed once, kept in sessionStorage, sent as a header (and
+ * in the `/events` subprotocol list), never in a URL. Then the operator's views of agents,
+ * approvals and the audit, which only exist where keys do.
+ */
+
+let d: TestDaemon;
+let browser: Browser;
+let page: Page;
+let watched: PageProblems;
+const urls: string[] = [];
+
+beforeAll(async () => {
+  [d, browser] = await Promise.all([
+    startDaemon({ lifetime: 'manual', servers: { echo: fixtureServerConfig('echo-stdio') }, config: { token: OPERATOR_TOKEN } }),
+    launchBrowser(),
+  ]);
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(10_000);
+  // The refused key's 401 is this file's purpose; Chromium logs every 4xx resource as an error.
+  watched = watchProblems(page, [/status of 401 \(Unauthorized\)/]);
+  page.on('request', (request) => urls.push(request.url()));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await d?.close();
+});
+
+const view = async (name: string) => {
+  await page.getByRole('link', { name }).click();
+  await page.locator(`main[aria-label="${name}"]`).waitFor();
+};
+
+describe('the dashboard with a key configured', () => {
+  it('asks for the key, refuses a wrong one and works with the right one', async () => {
+    const response = await page.goto(`${d.url}/ui`);
+    expect(response!.status()).toBe(200);
+    expect((await d.fetch('/ui/app.js', { headers: { authorization: '' } })).status).toBe(200);
+    await page.getByLabel('Key').waitFor();
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'sign-in');
+
+    await page.getByLabel('Key').fill('not-the-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('That key was refused.');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+
+    await page.getByLabel('Key').fill(OPERATOR_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('tr[data-server="echo"][data-status="connected"]').waitFor();
+    // The feed is live too: its handshake carried the key in the subprotocol list.
+    await page.locator('[data-feed="live"]').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('switchboard.key'))).toBe(OPERATOR_TOKEN);
+    expect(urls.filter((url) => url.includes(OPERATOR_TOKEN) || url.includes('token='))).toEqual([]);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+  });
+
+  it('creates an agent key shown once, revokes it, and shows the audit table', async () => {
+    await view('Agents');
+    await page.getByLabel('New agent').fill('ui-agent');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => page.locator('[data-key]').textContent()).toMatch(/^sbk_/);
+    await page.locator('tr[data-agent="ui-agent"][data-status="active"]').waitFor();
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.locator('[data-key]').count()).toBe(0);
+    await page.getByRole('button', { name: 'Revoke ui-agent' }).click();
+    await page.locator('tr[data-agent="ui-agent"][data-status="revoked"]').waitFor();
+  });
+
+  it('approves a call that waits for an operator, live, and audits it', async () => {
+    const key = await addAgentKey(d, { name: 'careful', requireApproval: ['mcp_echo_echo'] });
+    const call = fetch(`${d.url}/tools/mcp_echo_echo/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { text: 'may I?' } }),
+    });
+    const pending = page.locator('li[data-approval]', { hasText: 'mcp_echo_echo' });
+    await pending.waitFor();
+    expect(await pending.textContent()).toContain('may I?');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'agents');
+    await pending.getByRole('button', { name: 'Approve' }).click();
+    const answer = await call;
+    expect(answer.status).toBe(200);
+    expect(JSON.stringify(await answer.json())).toContain('may I?');
+    await pending.waitFor({ state: 'detached' });
+    await page.locator('table.audit tbody tr', { hasText: 'mcp_echo_echo' }).first().waitFor();
+  });
+
+  it('had no console error and no failed request beyond the refused key', () => {
+    expect(watched.problems).toEqual([]);
+  });
+});
