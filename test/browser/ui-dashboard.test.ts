@@ -21,6 +21,8 @@ let page: Page;
 let watched: PageProblems;
 /** Feed sockets as they arrive at the daemon, so a test can drop them like a network would. */
 const upgrades: Socket[] = [];
+/** The URLs of the WebSockets the page opened. */
+const sockets: string[] = [];
 
 beforeAll(async () => {
   [d, browser] = await Promise.all([
@@ -34,6 +36,7 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.setDefaultTimeout(10_000);
   watched = watchProblems(page);
+  page.on('websocket', (ws) => sockets.push(ws.url()));
 });
 
 afterAll(async () => {
@@ -83,10 +86,10 @@ describe('the dashboard at /ui', () => {
     await view('Tools');
     await page.getByLabel('Search tools').fill('slow');
     await page.locator('button[data-tool="mcp_slow_slow"]').click();
-    await page.getByLabel(/^durationMs/).fill('1500');
+    await page.getByLabel(/^durationMs/).fill('600');
     await page.getByLabel(/^progressEveryMs/).fill('100');
     await page.getByRole('button', { name: 'Call', exact: true }).click();
-    // Progress is the elapsed time out of 1500: any progress shown before the result is live.
+    // Progress is the elapsed time out of 600: any progress shown before the result is live.
     await page.locator('[data-progress]:not([data-progress=""])').waitFor();
     await page.locator('section.result').waitFor();
     expect(await page.locator('section.result').textContent()).toContain('Result');
@@ -125,6 +128,8 @@ describe('the dashboard at /ui', () => {
       await d.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text } }) });
     }
     await page.locator('[data-feed="live"]').waitFor();
+    // The new socket asked for what came after the last event the page had.
+    expect(sockets.at(-1)).toBe(`${d.url.replace('http', 'ws')}/events?since=${Math.max(...before)}`);
     await expect.poll(async () => (await shownSeqs()).length).toBeGreaterThanOrEqual(before.length + 3);
     const seqs = (await shownSeqs()).reverse();
     expect(new Set(seqs).size).toBe(seqs.length);
@@ -142,6 +147,21 @@ describe('the dashboard at /ui', () => {
     expect(await seriousA11yViolations(page)).toEqual([]);
     const shot = await screenshot(page, 'calls');
     copyFileSync(shot, `${DOCS}dashboard-calls.png`);
+  });
+
+  it('works from the keyboard', async () => {
+    await page.locator('body').focus();
+    // Tab to the Tools link, open it with Enter, then Tab on to the search box.
+    for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.textContent === 'Tools')); i += 1) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.locator('main[aria-label="Tools"]').waitFor();
+    for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.id === 'tool-search')); i += 1) await page.keyboard.press('Tab');
+    await page.keyboard.type('reverse');
+    await page.locator('button[data-tool="mcp_echo_reverse"]').waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.locator('#tool-title').waitFor();
+    expect(await page.locator('#tool-title').textContent()).toBe('Reverse text');
   });
 
   it('is readable at phone width', async () => {
