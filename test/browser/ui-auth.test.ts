@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { launchBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems } from '../helpers/browser.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
 
 /**
  * The dashboard of a daemon with a key (issue #24 item 4): the page and its files load without
@@ -16,11 +16,22 @@ let d: TestDaemon;
 let browser: Browser;
 let page: Page;
 let watched: PageProblems;
+let oauth: FixtureHttp;
 const urls: string[] = [];
 
 beforeAll(async () => {
+  // An MCP server with its own OAuth authorization server: it waits in needs_auth for a sign-in.
+  oauth = await startFixtureHttp('oauth-http');
   [d, browser] = await Promise.all([
-    startDaemon({ lifetime: 'manual', servers: { echo: fixtureServerConfig('echo-stdio') }, config: { token: OPERATOR_TOKEN } }),
+    startDaemon({
+      lifetime: 'manual',
+      servers: {
+        echo: fixtureServerConfig('echo-stdio'),
+        rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }),
+        remote: { type: 'http', url: oauth.url },
+      },
+      config: { token: OPERATOR_TOKEN },
+    }),
     launchBrowser(),
   ]);
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -33,6 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await d?.close();
+  await oauth?.close();
 });
 
 const view = async (name: string) => {
@@ -62,6 +74,31 @@ describe('the dashboard with a key configured', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('switchboard.key'))).toBe(OPERATOR_TOKEN);
     expect(urls.filter((url) => url.includes(OPERATOR_TOKEN) || url.includes('token='))).toEqual([]);
     expect(await page.evaluate(() => document.cookie)).toBe('');
+  });
+
+  it('signs in to a server that needs it: the sign-in link, the round trip, the row connected', async () => {
+    const row = page.locator('tr[data-server="remote"]');
+    await row.and(page.locator('[data-status="needs_auth"]')).waitFor();
+    // The authorization server approves at once and sends the browser back to the daemon's callback.
+    const [popup] = await Promise.all([page.waitForEvent('popup'), row.getByRole('button', { name: 'Sign in to remote' }).click()]);
+    await popup.waitForURL(/\/oauth\/callback/);
+    await row.and(page.locator('[data-status="connected"]')).waitFor();
+    await popup.close();
+  });
+
+  it('renders a result by content type: text, image, audio, embedded resource, resource link, structured content', async () => {
+    await view('Tools');
+    await page.getByLabel('Search tools').fill('media');
+    await page.locator('button[data-tool="mcp_rich_media"]').click();
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const result = page.locator('section.result');
+    await result.waitFor();
+    expect(await result.locator('pre.text').first().textContent()).toBe('caption');
+    expect(await result.locator('img').getAttribute('src')).toBe('data:image/png;base64,iVBORw0KGgo=');
+    expect(await result.locator('audio').getAttribute('src')).toBe('data:audio/wav;base64,UklGRg==');
+    expect(await result.locator('.resource').textContent()).toContain('hello world');
+    expect(await result.locator('.resource-link').textContent()).toContain('static/blob');
+    expect(await result.locator('details pre.json').textContent()).toContain('"kinds": 5');
   });
 
   it('creates an agent key shown once, revokes it, and shows the audit table', async () => {
