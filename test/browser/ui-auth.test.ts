@@ -29,6 +29,7 @@ beforeAll(async () => {
         echo: fixtureServerConfig('echo-stdio'),
         rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }),
         remote: { type: 'http', url: oauth.url },
+        pin: fixtureServerConfig('pinning'),
       },
       config: { token: OPERATOR_TOKEN },
     }),
@@ -101,7 +102,7 @@ describe('the dashboard with a key configured', () => {
     expect(await result.locator('details pre.json').textContent()).toContain('"kinds": 5');
   });
 
-  it('creates an agent key shown once, revokes it, and shows the audit table', async () => {
+  it('creates an agent key shown once, and revokes it', async () => {
     await view('Agents');
     await page.getByLabel('New agent').fill('ui-agent');
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -131,6 +132,27 @@ describe('the dashboard with a key configured', () => {
     expect(JSON.stringify(await answer.json())).toContain('may I?');
     await pending.waitFor({ state: 'detached' });
     await page.locator('table.audit tbody tr', { hasText: 'mcp_echo_echo' }).first().waitFor();
+
+    const refused = fetch(`${d.url}/tools/mcp_echo_echo/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { text: 'and now?' } }),
+    });
+    const second = page.locator('li[data-approval]', { hasText: 'and now?' });
+    await second.getByRole('button', { name: 'Deny' }).click();
+    expect(((await (await refused).json()) as { error: { code: string } }).error.code).toBe('APPROVAL_DENIED');
+    await second.waitFor({ state: 'detached' });
+  });
+
+  it('approves a held tool (its definition changed after it was served)', async () => {
+    const changed = await d.json('/tools/mcp_pin_mutate/call', { method: 'POST', body: { arguments: { description: 'Target, changed' } } });
+    expect(changed.status).toBe(200);
+    const held = page.locator('li', { hasText: 'mcp_pin_target' });
+    await held.waitFor();
+    expect(await held.textContent()).toContain('description');
+    await held.getByRole('button', { name: 'Approve' }).click();
+    await held.waitFor({ state: 'detached' });
+    expect((await d.json<{ description: string }>('/tools/mcp_pin_target')).body.description).toBe('Target, changed');
   });
 
   it('had no console error and no failed request beyond the refused key', () => {

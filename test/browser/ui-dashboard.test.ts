@@ -82,6 +82,13 @@ describe('the dashboard at /ui', () => {
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
   });
 
+  it('disconnects and reloads a server from its row', async () => {
+    await row('slow').getByRole('button', { name: 'Disconnect slow' }).click();
+    await row('slow').and(page.locator('[data-status="disconnected"]')).waitFor();
+    await row('slow').getByRole('button', { name: 'Reload slow' }).click();
+    await row('slow').and(page.locator('[data-status="connected"]')).waitFor();
+  });
+
   it('calls a tool from the form generated from its schema, with live progress, and cancels one', async () => {
     await view('Tools');
     await page.getByLabel('Search tools').fill('slow');
