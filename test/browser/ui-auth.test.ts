@@ -65,16 +65,16 @@ describe('the dashboard with a key configured', () => {
     await page.getByLabel('Key').fill('not-the-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('That key was refused.');
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
 
     await page.getByLabel('Key').fill(OPERATOR_TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('tr[data-server="echo"][data-status="connected"]').waitFor();
     // The feed is live too: its handshake carried the key in the subprotocol list.
     await page.locator('[data-feed="live"]').waitFor();
-    expect(await page.evaluate(() => sessionStorage.getItem('switchboard.key'))).toBe(OPERATOR_TOKEN);
+    expect(await page.evaluate<string | null>("sessionStorage.getItem('switchboard.key')")).toBe(OPERATOR_TOKEN);
     expect(urls.filter((url) => url.includes(OPERATOR_TOKEN) || url.includes('token='))).toEqual([]);
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate<string>('document.cookie')).toBe('');
   });
 
   it('signs in to a server that needs it: the sign-in link, the round trip, the row connected', async () => {

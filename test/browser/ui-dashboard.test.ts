@@ -72,14 +72,15 @@ describe('the dashboard at /ui', () => {
   });
 
   it("turns a killed server's row to reconnecting within 2 s, and back once it reconnects, without a reload", async () => {
-    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    await page.evaluate('window.notReloaded = true');
     const { body } = await d.json<{ servers: Array<{ name: string; pid: number }> }>('/status');
     const pid = body.servers.find((s) => s.name === 'echo')!.pid;
     process.kill(pid, 'SIGKILL');
-    await row('echo').and(page.locator('[data-status="reconnecting"], [data-status="failed"]')).waitFor({ timeout: 2000 });
+    // Reconnecting, with the next attempt counting down.
+    await row('echo').and(page.locator('[data-status="reconnecting"]:has(.retry), [data-status="failed"]')).waitFor({ timeout: 2000 });
     await row('echo').and(page.locator('[data-status="connected"]')).waitFor({ timeout: 10_000 });
     await expect.poll(() => row('echo').locator('td').nth(5).textContent()).not.toBe(String(pid));
-    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(await page.evaluate<boolean | undefined>('window.notReloaded')).toBe(true);
   });
 
   it('disconnects and reloads a server from its row', async () => {
@@ -144,13 +145,27 @@ describe('the dashboard at /ui', () => {
     expect(await page.locator('tr[data-type="call.finished"]', { hasText: 'mcp_echo_echo' }).count()).toBe(4);
     expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshot(page, 'events');
+
+    // Filters by type and server; pause holds the list still until resumed.
+    await page.getByLabel('Type').selectOption('call.finished');
+    await page.getByLabel('Server').selectOption('echo');
+    expect(new Set(await page.locator('table.events tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type'))))).toEqual(new Set(['call.finished']));
+    const shown = await page.locator('table.events tbody tr').count();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await d.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'while paused' } }) });
+    await page.getByRole('button', { name: /Resume \(\d+ new\)/ }).waitFor();
+    expect(await page.locator('table.events tbody tr').count()).toBe(shown);
+    await page.getByRole('button', { name: /Resume/ }).click();
+    await expect.poll(() => page.locator('table.events tbody tr').count()).toBe(shown + 1);
+    await page.getByLabel('Type').selectOption('');
+    await page.getByLabel('Server').selectOption('');
   });
 
   it('charts calls per minute, p50/p99 and errors per server and tool', async () => {
     await view('Calls');
     await page.locator('.uplot canvas').first().waitFor();
     expect(await page.locator('.uplot').count()).toBe(3);
-    await expect.poll(() => page.locator('table.calls tr[data-tool="mcp_echo_echo"] td').nth(1).textContent()).toBe('4');
+    await expect.poll(() => page.locator('table.calls tr[data-tool="mcp_echo_echo"] td').nth(1).textContent()).toBe('5');
     expect(await seriousA11yViolations(page)).toEqual([]);
     const shot = await screenshot(page, 'calls');
     copyFileSync(shot, `${DOCS}dashboard-calls.png`);
@@ -159,10 +174,10 @@ describe('the dashboard at /ui', () => {
   it('works from the keyboard', async () => {
     await page.locator('body').focus();
     // Tab to the Tools link, open it with Enter, then Tab on to the search box.
-    for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.textContent === 'Tools')); i += 1) await page.keyboard.press('Tab');
+    for (let i = 0; i < 10 && !(await page.evaluate<boolean>("document.activeElement?.textContent === 'Tools'")); i += 1) await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.locator('main[aria-label="Tools"]').waitFor();
-    for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.id === 'tool-search')); i += 1) await page.keyboard.press('Tab');
+    for (let i = 0; i < 10 && !(await page.evaluate<boolean>("document.activeElement?.id === 'tool-search'")); i += 1) await page.keyboard.press('Tab');
     await page.keyboard.type('reverse');
     await page.locator('button[data-tool="mcp_echo_reverse"]').waitFor();
     await page.keyboard.press('Tab');
@@ -175,7 +190,7 @@ describe('the dashboard at /ui', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await view('Servers');
     await row('echo').waitFor();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await screenshot(page, 'servers-phone');
   });

@@ -44,15 +44,20 @@ export function watchProblems(page: Page, expected: RegExp[] = []): PageProblems
 
 const require = createRequire(import.meta.url);
 
+interface Violation {
+  id: string;
+  impact: string | null;
+  targets: string[];
+}
+
 /** axe-core run in the page; the serious and critical violations, as `id: target` lines. */
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol, not added as a <script>: the page's CSP (rightly) refuses inline scripts.
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: Document): Promise<{ violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
-    const result = await axe.run(document);
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
-  });
+  if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  // A string, run in the page: this file is type-checked without the DOM library.
+  const violations = await page.evaluate<Violation[]>(
+    `axe.run(document).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) })))`,
+  );
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(' ')}`);
 }
 
