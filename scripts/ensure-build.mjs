@@ -20,7 +20,7 @@ const marker = 'dist/cli.js';
 // The dashboard (ui/) is built with the CLI: `npm start` serves it at /ui.
 const sources = ['src', 'ui', 'package.json'];
 const newest = Math.max(...sources.map((path) => (statSync(path).isDirectory() ? newestMtime(path) : statSync(path).mtimeMs)));
-if (!existsSync(marker) || statSync(marker).mtimeMs < newest) {
+if (!existsSync(marker) || !existsSync('dist/ui/app.js') || statSync(marker).mtimeMs < newest) {
   process.stderr.write(`switchboard: ${existsSync(marker) ? 'sources changed, rebuilding' : 'first start, building'} dist/cli.js with esbuild… `);
   const started = performance.now();
   let bundleCli;

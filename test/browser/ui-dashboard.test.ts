@@ -186,13 +186,18 @@ describe('the dashboard at /ui', () => {
     expect(await page.locator('#tool-title').textContent()).toBe('Reverse text');
   });
 
-  it('is readable at phone width', async () => {
+  it('is readable at phone width, in the light and the dark theme', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await view('Servers');
     await row('echo').waitFor();
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await screenshot(page, 'servers-phone');
+    // The dark theme follows the system, and keeps its contrast.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).toBe('rgb(13, 17, 23)');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'servers-phone-dark');
   });
 
   it('had no console error and no failed request', () => {

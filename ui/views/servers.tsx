@@ -70,20 +70,20 @@ function ServerRow({ server, act }: { server: ServerSnapshot; act: Act }) {
   return (
     <tr data-server={server.name} data-status={server.status}>
       <th scope="row">{server.name}</th>
-      <td>
+      <td data-label="Status">
         <span class={`badge ${server.status}`}>{server.status.replace('_', ' ')}</span>
         {server.status === 'reconnecting' && retryIn !== undefined && <span class="retry"> retry in {duration(retryIn)}</span>}
       </td>
-      <td>{server.protocol ? `${server.protocol.era}${server.protocol.version ? ` (${server.protocol.version})` : ''}` : '—'}</td>
-      <td>{server.transport}</td>
-      <td>
+      <td data-label="Era">{server.protocol ? `${server.protocol.era}${server.protocol.version ? ` (${server.protocol.version})` : ''}` : '—'}</td>
+      <td data-label="Transport">{server.transport}</td>
+      <td data-label="Tools / prompts / resources">
         {server.toolCount} / {server.promptCount} / {server.resourceCount}
         {server.heldToolCount > 0 && <span class="held"> ({server.heldToolCount} held)</span>}
       </td>
-      <td>{server.connectedSince && server.status === 'connected' ? duration(now.value - Date.parse(server.connectedSince)) : '—'}</td>
-      <td>{server.pid ?? '—'}</td>
-      <td class="last-error">{server.lastError ? <><code>{server.lastError.code}</code> {server.lastError.message}</> : '—'}</td>
-      <td class="actions">
+      <td data-label="Uptime">{server.connectedSince && server.status === 'connected' ? duration(now.value - Date.parse(server.connectedSince)) : '—'}</td>
+      <td data-label="PID">{server.pid ?? '—'}</td>
+      <td class="last-error" data-label="Last error">{server.lastError ? <><code>{server.lastError.code}</code> {server.lastError.message}</> : '—'}</td>
+      <td class="actions" data-label="Actions">
         <button type="button" aria-label={`Reload ${server.name}`} onClick={() => act(`Reloading ${server.name}`, () => postJson(`${path}/reload`))}>
           Reload
         </button>
