@@ -18,6 +18,10 @@ export const CALL_WINDOW_MS = 15 * 60_000;
 /** Bumped by events that change the approvals, agents or held tools, so those views reload. */
 export const approvalsVersion = signal(0);
 
+/** Bumped (at most once a second) after calls finish, so the audit table reloads without polling. */
+export const auditVersion = signal(0);
+let auditTimer: ReturnType<typeof setTimeout> | undefined;
+
 /** One tick a second, for countdowns and uptimes. */
 export const now = signal(Date.now());
 setInterval(() => (now.value = Date.now()), 1000);
@@ -92,6 +96,10 @@ export function applyEvent(event: FeedEvent): void {
     case 'call.finished': {
       const cutoff = Date.now() - CALL_WINDOW_MS;
       calls.value = [...calls.value.filter((call) => Date.parse(call.ts) >= cutoff), event as CallFinished];
+      auditTimer ??= setTimeout(() => {
+        auditTimer = undefined;
+        auditVersion.value += 1;
+      }, 1000);
       break;
     }
   }

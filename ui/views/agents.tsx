@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { describeError, getJson, postJson, request } from '../api.js';
 import { clockTime } from '../format.js';
-import { approvalsVersion } from '../state.js';
+import { approvalsVersion, auditVersion } from '../state.js';
 import { Approvals } from './approvals.js';
 
 interface Agent {
@@ -34,17 +34,15 @@ export function AgentsView() {
   const [error, setError] = useState<string | null>(null);
   const [reloads, setReloads] = useState(0);
   const version = approvalsVersion.value;
+  const audited = auditVersion.value;
 
   useEffect(() => {
-    void (async () => {
-      try {
-        setAgents((await getJson<{ agents: Agent[] }>('/agents')).agents);
-        setAudit((await getJson<{ entries: AuditEntry[] }>('/audit?limit=50')).entries);
-      } catch (err) {
-        setError(describeError(err));
-      }
-    })();
+    getJson<{ agents: Agent[] }>('/agents').then((body) => setAgents(body.agents), (err: unknown) => setError(describeError(err)));
   }, [version, reloads]);
+
+  useEffect(() => {
+    getJson<{ entries: AuditEntry[] }>('/audit?limit=50').then((body) => setAudit(body.entries), (err: unknown) => setError(describeError(err)));
+  }, [version, audited]);
 
   const create = async (event: Event) => {
     event.preventDefault();
