@@ -10,7 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 export const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'];
 
-/** Where screenshots go (gitignored); two of them are copied to docs/ by hand for the README. */
+/** Where screenshots go (gitignored); `UPDATE_DOCS_SCREENSHOTS=1` also copies two of them to docs/ for the README. */
 export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 
 export function launchBrowser(): Promise<Browser> {

@@ -4,6 +4,9 @@ import { servers } from '../state.js';
 import type { ToolDetail, ToolSummary } from '../types.js';
 import { TryForm } from './try-form.js';
 
+/** A catalogue can hold thousands of tools; the list shows this many, search finds the rest. */
+const MAX_SHOWN = 200;
+
 /** The Tools view: ranked search (`/tools/search`), a tool's schema and a "try it" form. */
 export function ToolsView() {
   const [query, setQuery] = useState('');
@@ -52,8 +55,13 @@ export function ToolsView() {
             {error}
           </p>
         )}
+        {tools.length > MAX_SHOWN && (
+          <p class="muted">
+            Showing {MAX_SHOWN} of {tools.length} tools: search to narrow them down.
+          </p>
+        )}
         <ul class="tool-list" aria-label="Matching tools">
-          {tools.map((tool) => (
+          {tools.slice(0, MAX_SHOWN).map((tool) => (
             <li key={tool.name}>
               <button type="button" class={selected?.name === tool.name ? 'tool selected' : 'tool'} aria-pressed={selected?.name === tool.name} data-tool={tool.name} onClick={() => open(tool.name)}>
                 <strong>{tool.name}</strong>
