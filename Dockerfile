@@ -24,6 +24,7 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY ui ./ui
 RUN npm run build \
  && npm prune --omit=dev
 

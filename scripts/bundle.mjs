@@ -6,7 +6,7 @@
 // starts (src/watchdog.ts) is a second entry, dist/watchdog.js, sharing only the /proc helpers.
 // `tsc` still type-checks and emits the library (dist/index.js and the .d.ts files): see
 // `npm run build`.
-import { readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -48,8 +48,37 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
   return result.metafile;
 }
 
+/**
+ * Builds the dashboard (ui/main.tsx, issue #24) into `outdir` (default dist/ui/): app.js and
+ * app.css, minified, for browsers, with index.html copied beside them. Everything it needs is
+ * bundled (Preact, signals, uPlot): the page loads nothing from outside. Returns the metafile.
+ */
+export async function bundleUi({ outdir = `${root}dist/ui`, logLevel = 'warning' } = {}) {
+  rmSync(outdir, { recursive: true, force: true });
+  mkdirSync(outdir, { recursive: true });
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: { app: 'ui/main.tsx' },
+    outdir,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['chrome111', 'firefox111', 'safari16.4'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify: true,
+    sourcemap: 'linked',
+    metafile: true,
+    legalComments: 'none',
+    logLevel,
+  });
+  copyFileSync(`${root}ui/index.html`, `${outdir}/index.html`);
+  return result.metafile;
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const started = performance.now();
   await bundleCli();
-  console.log(`bundled dist/cli.js and dist/watchdog.js in ${Math.round(performance.now() - started)} ms`);
+  await bundleUi();
+  console.log(`bundled dist/cli.js, dist/watchdog.js and dist/ui/ in ${Math.round(performance.now() - started)} ms`);
 }

@@ -1,5 +1,5 @@
-// `npm start` on a fresh clone: bundles dist/cli.js when it is missing or older than any file
-// under src/ (about a second, with a line saying so), so the first start needs no separate
+// `npm start` on a fresh clone: bundles dist/cli.js (and the dashboard, dist/ui/) when it is
+// missing or older than any file under src/ or ui/ (about a second, with a line saying so), so the first start needs no separate
 // build step and later starts skip it. Type checking is `npm run typecheck` / `npm test`, and
 // `npm run build` also emits the library and its declarations with tsc.
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -17,14 +17,16 @@ function newestMtime(dir) {
 }
 
 const marker = 'dist/cli.js';
-const sources = ['src', 'package.json'];
+// The dashboard (ui/) is built with the CLI: `npm start` serves it at /ui.
+const sources = ['src', 'ui', 'package.json'];
 const newest = Math.max(...sources.map((path) => (statSync(path).isDirectory() ? newestMtime(path) : statSync(path).mtimeMs)));
-if (!existsSync(marker) || statSync(marker).mtimeMs < newest) {
+if (!existsSync(marker) || !existsSync('dist/ui/app.js') || statSync(marker).mtimeMs < newest) {
   process.stderr.write(`switchboard: ${existsSync(marker) ? 'sources changed, rebuilding' : 'first start, building'} dist/cli.js with esbuild… `);
   const started = performance.now();
   let bundleCli;
+  let bundleUi;
   try {
-    ({ bundleCli } = await import('./bundle.mjs'));
+    ({ bundleCli, bundleUi } = await import('./bundle.mjs'));
   } catch (err) {
     process.stderr.write(
       `\nswitchboard: cannot build: ${err instanceof Error ? err.message : String(err)}\n` +
@@ -33,5 +35,6 @@ if (!existsSync(marker) || statSync(marker).mtimeMs < newest) {
     process.exit(1);
   }
   await bundleCli();
+  await bundleUi();
   process.stderr.write(`done in ${(Math.round(performance.now() - started) / 1000).toFixed(1)} s\n`);
 }

@@ -1,5 +1,7 @@
+import { bundleUi } from '../scripts/bundle.mjs';
 import { buildFixtures } from './helpers/build-fixtures.js';
 
 export default async function setup(): Promise<void> {
-  await buildFixtures();
+  // The dashboard is served from dist/ui (src/http/routes/ui.ts): built here as `npm start` builds it.
+  await Promise.all([buildFixtures(), bundleUi()]);
 }

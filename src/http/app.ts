@@ -36,6 +36,7 @@ import { serverRoutes } from './routes/servers.js';
 import { toolPinRoutes } from './routes/tool-pins.js';
 import { statusRoutes } from './routes/status.js';
 import { toolRoutes } from './routes/tools.js';
+import { UI_ROUTES, uiRoutes } from './routes/ui.js';
 import type { EventHub } from './ws/event-hub.js';
 import { eventsRoutes } from './ws/events.js';
 import { lazyChildLoggerFactory } from './lazy-request-logger.js';
@@ -109,8 +110,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }));
   // Auth next, so an unauthenticated caller learns nothing, not even that we are stopping.
   // The OAuth callback is where a browser lands, without our token; its single-use state guards it.
+  // The dashboard's files hold no data: the page asks for the key, and its requests carry it.
   app.decorateRequest('agent', undefined);
-  app.addHook('onRequest', createAuthHook({ keys: agents, publicRoutes: ['/health', OAUTH_CALLBACK_PATH] }));
+  app.addHook('onRequest', createAuthHook({ keys: agents, publicRoutes: ['/health', OAUTH_CALLBACK_PATH, ...UI_ROUTES] }));
   const stopping = (): boolean => runtime.state === 'stopping' || runtime.state === 'stopped';
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     if (stopping() && !ALWAYS_OPEN.has(request.routeOptions.url ?? '')) return done(new SwitchboardError('SHUTTING_DOWN'));
@@ -175,6 +177,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     subscriberCount: () => events.subscriberCount,
   });
   void app.register(eventsRoutes, { events });
+  void app.register(uiRoutes, {});
   // The MCP server side is loaded by the first /mcp request: a REST-only daemon never compiles it.
   const mcpRoutes = deferredPlugin<McpRoutesOptions>(
     { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },

@@ -45,6 +45,12 @@ export interface StartDaemonOptions {
    * @default undefined (logs are discarded)
    */
   captureLogs?: pino.LevelWithSilent;
+  /**
+   * `'test'`: closed when the current test finishes. `'manual'`: the caller closes it (a daemon
+   * shared by the tests of a file, started in `beforeAll` and closed in `afterAll`).
+   * @default "test"
+   */
+  lifetime?: 'test' | 'manual';
 }
 
 export interface LogCapture {
@@ -123,7 +129,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Tes
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= daemon.close().finally(() => rm(dir, { recursive: true, force: true })));
-  onTestFinished(close);
+  if (options.lifetime !== 'manual') onTestFinished(close);
 
   await daemon.app.listen({ host: config.host, port: config.port });
   const { port } = daemon.app.server.address() as AddressInfo;

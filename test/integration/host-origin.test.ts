@@ -130,8 +130,9 @@ describe('Host and Origin checks (real daemon processes, raw HTTP)', () => {
     expect(normal.status).not.toBe(403);
     expect(normal.status).not.toBe(401);
     const unauthenticated = await send(guarded, route);
-    // Public: /health, and the OAuth callback (400 without a valid state).
-    expect(unauthenticated.status).toBe(route.path === '/health' ? 200 : route.path === '/oauth/callback' ? 400 : 401);
+    // Public: /health, the OAuth callback (400 without a valid state) and the dashboard's files.
+    const publicStatus: Record<string, number> = { '/health': 200, '/oauth/callback': 400, '/ui': 200, '/ui/nope': 404 };
+    expect(unauthenticated.status).toBe(publicStatus[route.path] ?? 401);
 
     const badHost = await send(guarded, route, { ...auth, host: 'evil.example' });
     expect(badHost.status).toBe(403);

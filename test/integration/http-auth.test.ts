@@ -44,7 +44,7 @@ async function handshakeStatus(url: string): Promise<number> {
 }
 
 describe('bearer token', () => {
-  it('guards every route but /health with 401 UNAUTHORIZED', async () => {
+  it('guards every route but /health (and the dashboard files) with 401 UNAUTHORIZED', async () => {
     const sb = await startDaemon({ config: { token: TOKEN }, servers: { echo: fixtureServerConfig('echo-stdio') } });
     const routes = documentedRoutes();
     expect(routes.length).toBeGreaterThan(10);
@@ -64,6 +64,12 @@ describe('bearer token', () => {
         if (path === '/oauth/callback') {
           expect(res.status, label).toBe(400);
           expect(((await res.json()) as { error: { code: string } }).error.code, label).toBe('OAUTH_STATE_INVALID');
+          continue;
+        }
+        // The dashboard's page and files hold no data: public (a made-up file name is a 404).
+        if (path === '/ui' || path.startsWith('/ui/')) {
+          expect(res.status, label).toBe(path === '/ui' ? 200 : 404);
+          await res.arrayBuffer();
           continue;
         }
         expect(res.status, label).toBe(401);

@@ -17,7 +17,7 @@ import { tempDir } from '../helpers/process.js';
 const SPEC_URL = new URL('../../openapi.yaml', import.meta.url);
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 /** Routes served without the bearer token (the auth hook's public list). */
-const PUBLIC_PATHS = ['/health', '/oauth/callback'];
+const PUBLIC_PATHS = ['/health', '/oauth/callback', '/ui', '/ui/{file}'];
 
 interface Operation {
   responses?: Record<string, unknown>;
@@ -89,7 +89,7 @@ describe('openapi.yaml', () => {
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   });
 
-  it('documents 401 on every operation but the public ones (/health, /oauth/callback), and 403 on every one', () => {
+  it('documents 401 on every operation but the public ones (/health, /oauth/callback, the dashboard files), and 403 on every one', () => {
     for (const route of documentedRoutes()) {
       const [method, path] = route.split(' ') as [string, string];
       const operation = spec.paths[path]![method.toLowerCase()]!;

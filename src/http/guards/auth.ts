@@ -30,8 +30,10 @@ export interface AuthOptions {
   /** Routes an agent key reaches; every other route is the operator's (403 `FORBIDDEN` to agents). @default AGENT_ROUTES */
   agentRoutes?: readonly string[];
   /**
-   * Routes that also accept the key as `?token=`: browsers cannot set headers on a
-   * WebSocket handshake.
+   * Routes that also accept the key as `?token=`, or inside the WebSocket subprotocol list
+   * (`switchboard.bearer.<base64url key>`, see `EVENTS_SUBPROTOCOL`): browsers cannot set headers
+   * on a WebSocket handshake, and the dashboard keeps its key out of URLs (they reach logs and
+   * history).
    * @default ["/events"]
    */
   queryTokenRoutes?: readonly string[];
@@ -51,6 +53,14 @@ export const AGENT_ROUTES: readonly string[] = [
   '/events',
   '/status',
 ];
+
+/**
+ * The subprotocol a browser offers on `/events` beside its key (Kubernetes does the same):
+ * `new WebSocket(url, [EVENTS_SUBPROTOCOL, BEARER_PROTOCOL_PREFIX + base64url(key)])`. The
+ * daemon answers with `EVENTS_SUBPROTOCOL`, never echoing the key.
+ */
+export const EVENTS_SUBPROTOCOL = 'switchboard.events';
+export const BEARER_PROTOCOL_PREFIX = 'switchboard.bearer.';
 
 type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 
@@ -77,7 +87,7 @@ export function createAuthHook(options: AuthOptions): OnRequestHook {
   const check = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     const route = request.routeOptions.url;
     if (!keys.keysRequired || (route !== undefined && publicRoutes.has(route))) return done();
-    const presented = bearerOf(request) ?? (route !== undefined && queryTokenRoutes.has(route) ? queryTokenOf(request) : undefined);
+    const presented = bearerOf(request) ?? (route !== undefined && queryTokenRoutes.has(route) ? (protocolTokenOf(request) ?? queryTokenOf(request)) : undefined);
     const verdict: KeyVerdict = presented === undefined ? { kind: 'unknown' } : keys.authenticate(presented);
     if (verdict.kind === 'operator') return done();
     if (verdict.kind === 'agent') {
@@ -105,4 +115,16 @@ function bearerOf(request: FastifyRequest): string | undefined {
 function queryTokenOf(request: FastifyRequest): string | undefined {
   const token = (request.query as Record<string, unknown> | undefined)?.token;
   return typeof token === 'string' && token.length > 0 ? token : undefined;
+}
+
+function protocolTokenOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['sec-websocket-protocol'];
+  if (typeof header !== 'string') return undefined;
+  for (const offered of header.split(',')) {
+    const value = offered.trim();
+    if (!value.startsWith(BEARER_PROTOCOL_PREFIX)) continue;
+    const token = Buffer.from(value.slice(BEARER_PROTOCOL_PREFIX.length), 'base64url').toString('utf8');
+    return token.length > 0 ? token : undefined;
+  }
+  return undefined;
 }

@@ -4,6 +4,7 @@ import type { WebSocket } from 'ws';
 import { ERROR_CATALOGUE, SwitchboardError } from '../../errors.js';
 import { CLOSE_GOING_AWAY, type EventHub, type EventSink } from './event-hub.js';
 import { httpError, sendError } from '../errors/http-error.js';
+import { EVENTS_SUBPROTOCOL } from '../guards/auth.js';
 
 export interface EventsRoutesOptions {
   events: EventHub;
@@ -38,7 +39,12 @@ export const eventsRoutes: FastifyPluginAsync<EventsRoutesOptions> = async (app,
 
   if (!app.hasDecorator('websocketServer')) {
     await app.register(websocket, {
-      options: { maxPayload: MAX_INBOUND_PAYLOAD },
+      options: {
+        maxPayload: MAX_INBOUND_PAYLOAD,
+        // A browser that offered subprotocols (the dashboard, its key among them) needs one picked;
+        // only ours is ever echoed, so the key never comes back in a header.
+        handleProtocols: (offered) => (offered.has(EVENTS_SUBPROTOCOL) ? EVENTS_SUBPROTOCOL : false),
+      },
       errorHandler(error, socket, request) {
         // Peers vanish without a close frame all the time; that is not a daemon error.
         request.log.debug({ err: error.message }, 'events socket error');

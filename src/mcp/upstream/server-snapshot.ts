@@ -15,6 +15,9 @@ export interface ServerSnapshot {
   transport: TransportKind;
   source: ServerSource;
   toolCount: number;
+  /** Prompts, and resources plus resource templates, the server contributes. */
+  promptCount: number;
+  resourceCount: number;
   /** Tools held because their definition changed since they were served (issue #22). */
   heldToolCount: number;
   deferred: boolean;
@@ -25,6 +28,10 @@ export interface ServerSnapshot {
   serverInfo: { name: string; version: string; title?: string } | null;
   /** The protocol era and revision of the live connection. */
   protocol: { era: 'legacy' | 'modern'; version: string | null } | null;
+  /** The stdio child's pid while connected; null for HTTP servers and while down. */
+  pid: number | null;
+  /** When the next reconnect attempt starts, while one is scheduled (a dashboard counts down to it). */
+  nextRetryAt: string | null;
 }
 
 export interface ServerDetail extends ServerSnapshot {
@@ -42,7 +49,6 @@ export interface ServerDetail extends ServerSnapshot {
   restarts: number;
   /** The reconnect attempt scheduled or running (0: none). */
   attempt: number;
-  nextRetryAt: string | null;
   /** How the last stdio child ended. */
   lastExit: { code: number | null; signal: string | null } | null;
   /**
@@ -73,6 +79,8 @@ export function snapshotOf(upstream: Upstream, share: Readonly<ServerShare>): Se
     transport: upstream.connection?.transport ?? configuredTransport(upstream),
     source: upstream.source,
     toolCount: share.tools.length,
+    promptCount: share.prompts.length,
+    resourceCount: share.resources.length + share.resourceTemplates.length,
     heldToolCount: share.held.length,
     deferred: share.deferred,
     stale: share.stale,
@@ -80,6 +88,8 @@ export function snapshotOf(upstream: Upstream, share: Readonly<ServerShare>): Se
     connectedSince: upstream.connectedSince === undefined ? null : new Date(upstream.connectedSince).toISOString(),
     serverInfo: info ? { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) } : null,
     protocol: upstream.connection ? { era: upstream.connection.era, version: upstream.connection.protocolVersion ?? null } : null,
+    pid: upstream.connection?.pid ?? null,
+    nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),
   };
 }
 
@@ -96,7 +106,6 @@ export function detailOf(upstream: Upstream, share: Readonly<ServerShare>, names
     resourceTemplates: share.resourceTemplates.map((t) => t.uriTemplate),
     restarts: upstream.restarts,
     attempt: upstream.attempt,
-    nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),
     lastExit: exit ? { code: exit.code, signal: exit.signal } : null,
     signIn: signIn ?? null,
     companion: upstream.companion,

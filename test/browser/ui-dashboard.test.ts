@@ -1,0 +1,208 @@
+import { copyFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems } from '../helpers/browser.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+
+/**
+ * The dashboard (issue #24) in headless Chromium against a real daemon and real fixture servers.
+ * One daemon, one browser and one page for the whole file: the tests run in order, each
+ * leaving the page where the next one starts.
+ */
+
+const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
+/** The README's two screenshots are refreshed only on request, so a test run leaves the work tree clean. */
+const UPDATE_DOCS = process.env.UPDATE_DOCS_SCREENSHOTS === '1';
+
+let d: TestDaemon;
+let browser: Browser;
+let page: Page;
+let watched: PageProblems;
+/** Feed sockets as they arrive at the daemon, so a test can drop them like a network would. */
+const upgrades: Socket[] = [];
+/** The URLs of the WebSockets the page opened. */
+const sockets: string[] = [];
+
+beforeAll(async () => {
+  [d, browser] = await Promise.all([
+    startDaemon({
+      lifetime: 'manual',
+      servers: { echo: fixtureServerConfig('echo-stdio'), slow: fixtureServerConfig('slow-tool') },
+    }),
+    launchBrowser(),
+  ]);
+  d.daemon.app.server.on('upgrade', (_request, socket: Socket) => upgrades.push(socket));
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(10_000);
+  watched = watchProblems(page);
+  page.on('websocket', (ws) => sockets.push(ws.url()));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await d?.close();
+});
+
+const row = (server: string) => page.locator(`tr[data-server="${server}"]`);
+const view = async (name: string) => {
+  await page.getByRole('link', { name }).click();
+  await page.locator(`main[aria-label="${name}"]`).waitFor();
+};
+
+/** Every event row's seq, as the page shows them. */
+const shownSeqs = () => page.locator('table.events tbody tr').evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-seq'))));
+
+describe('the dashboard at /ui', () => {
+  it('serves the page with a CSP and lists the servers with their status', async () => {
+    const response = await page.goto(`${d.url}/ui`);
+    const csp = response!.headers()['content-security-policy'];
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    await row('echo').and(page.locator('[data-status="connected"]')).waitFor();
+    await row('slow').and(page.locator('[data-status="connected"]')).waitFor();
+    await expect.poll(() => row('echo').locator('td').nth(5).textContent()).toMatch(/^\d+$/); // pid
+    await expect.poll(() => row('echo').textContent()).toContain('connected');
+    await page.locator('[data-feed="live"]').waitFor();
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    const shot = await screenshot(page, 'servers');
+    if (UPDATE_DOCS) copyFileSync(shot, `${DOCS}dashboard-servers.png`);
+  });
+
+  it("turns a killed server's row to reconnecting within 2 s, and back once it reconnects, without a reload", async () => {
+    await page.evaluate('window.notReloaded = true');
+    const { body } = await d.json<{ servers: Array<{ name: string; pid: number }> }>('/status');
+    const pid = body.servers.find((s) => s.name === 'echo')!.pid;
+    process.kill(pid, 'SIGKILL');
+    // Reconnecting, with the next attempt counting down.
+    await row('echo').and(page.locator('[data-status="reconnecting"]:has(.retry), [data-status="failed"]')).waitFor({ timeout: 2000 });
+    await row('echo').and(page.locator('[data-status="connected"]')).waitFor({ timeout: 10_000 });
+    await expect.poll(() => row('echo').locator('td').nth(5).textContent()).not.toBe(String(pid));
+    expect(await page.evaluate<boolean | undefined>('window.notReloaded')).toBe(true);
+  });
+
+  it('disconnects and reloads a server from its row', async () => {
+    await row('slow').getByRole('button', { name: 'Disconnect slow' }).click();
+    await row('slow').and(page.locator('[data-status="disconnected"]')).waitFor();
+    await row('slow').getByRole('button', { name: 'Reload slow' }).click();
+    await row('slow').and(page.locator('[data-status="connected"]')).waitFor();
+  });
+
+  it('calls a tool from the form generated from its schema, with live progress, and cancels one', async () => {
+    await view('Tools');
+    await page.getByLabel('Search tools').fill('slow');
+    await page.locator('button[data-tool="mcp_slow_slow"]').click();
+    await page.getByLabel(/^durationMs/).fill('600');
+    await page.getByLabel(/^progressEveryMs/).fill('100');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    // Progress is the elapsed time out of 600: any progress shown before the result is live.
+    await page.locator('[data-progress]:not([data-progress=""])').waitFor();
+    await page.locator('section.result').waitFor();
+    expect(await page.locator('section.result').textContent()).toContain('Result');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'tools');
+
+    await page.getByLabel(/^durationMs/).fill('30000');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await page.locator('[data-progress]:not([data-progress=""])').waitFor();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.locator('.call-error').textContent()).toBe('Cancelled.');
+  });
+
+  it("shows the server's error for a wrong argument", async () => {
+    await page.getByLabel('Search tools').fill('echo');
+    await page.locator('button[data-tool="mcp_echo_add"]').click();
+    await page.getByLabel(/^a/).fill('1');
+    // `b` is required and left out: the server refuses the arguments, in its own words.
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const error = page.locator('section.result.is-error, .call-error');
+    await error.first().waitFor();
+    expect(await error.first().textContent()).toContain('Invalid arguments for tool add: b');
+    await screenshot(page, 'tools-error');
+  });
+
+  it('shows events live, and after the socket drops and comes back, without a gap or a duplicate', async () => {
+    await view('Events');
+    await d.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'live' } }) });
+    await page.locator('tr[data-type="call.finished"]').first().waitFor();
+    const before = await shownSeqs();
+
+    // Dropped like a network would: no close frame; events go on happening while the page is away.
+    const dropped = upgrades.splice(0);
+    for (const socket of dropped) socket.destroy();
+    await page.locator('[data-feed="reconnecting"]').waitFor();
+    for (const text of ['one', 'two', 'three']) {
+      await d.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text } }) });
+    }
+    await page.locator('[data-feed="live"]').waitFor();
+    // The new socket asked for what came after the last event the page had.
+    expect(sockets.at(-1)).toBe(`${d.url.replace('http', 'ws')}/events?since=${Math.max(...before)}`);
+    await expect.poll(async () => (await shownSeqs()).length).toBeGreaterThanOrEqual(before.length + 3);
+    const seqs = (await shownSeqs()).reverse();
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => seqs[0]! + i));
+    expect(await page.locator('tr[data-type="call.finished"]', { hasText: 'mcp_echo_echo' }).count()).toBe(4);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'events');
+
+    // Filters by type and server; pause holds the list still until resumed.
+    await page.getByLabel('Type').selectOption('call.finished');
+    await page.getByLabel('Server').selectOption('echo');
+    expect(new Set(await page.locator('table.events tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type'))))).toEqual(new Set(['call.finished']));
+    const shown = await page.locator('table.events tbody tr').count();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await d.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'while paused' } }) });
+    await page.getByRole('button', { name: /Resume \(\d+ new\)/ }).waitFor();
+    expect(await page.locator('table.events tbody tr').count()).toBe(shown);
+    await page.getByRole('button', { name: /Resume/ }).click();
+    await expect.poll(() => page.locator('table.events tbody tr').count()).toBe(shown + 1);
+    await page.getByLabel('Type').selectOption('');
+    await page.getByLabel('Server').selectOption('');
+  });
+
+  it('charts calls per minute, p50/p99 and errors per server and tool', async () => {
+    await view('Calls');
+    await page.locator('.uplot canvas').first().waitFor();
+    expect(await page.locator('.uplot').count()).toBe(3);
+    await expect.poll(() => page.locator('table.calls tr[data-tool="mcp_echo_echo"] td').nth(1).textContent()).toBe('5');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    const shot = await screenshot(page, 'calls');
+    if (UPDATE_DOCS) copyFileSync(shot, `${DOCS}dashboard-calls.png`);
+  });
+
+  it('works from the keyboard', async () => {
+    await page.locator('body').focus();
+    // Tab to the Tools link, open it with Enter, then Tab on to the search box.
+    for (let i = 0; i < 10 && !(await page.evaluate<boolean>("document.activeElement?.textContent === 'Tools'")); i += 1) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.locator('main[aria-label="Tools"]').waitFor();
+    for (let i = 0; i < 10 && !(await page.evaluate<boolean>("document.activeElement?.id === 'tool-search'")); i += 1) await page.keyboard.press('Tab');
+    await page.keyboard.type('reverse');
+    await page.locator('button[data-tool="mcp_echo_reverse"]').waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.locator('#tool-title').waitFor();
+    expect(await page.locator('#tool-title').textContent()).toBe('Reverse text');
+  });
+
+  it('is readable at phone width, in the light and the dark theme', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await view('Servers');
+    await row('echo').waitFor();
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await screenshot(page, 'servers-phone');
+    // The dark theme follows the system, and keeps its contrast.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).toBe('rgb(13, 17, 23)');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'servers-phone-dark');
+  });
+
+  it('had no console error and no failed request', () => {
+    expect(watched.problems).toEqual([]);
+  });
+});

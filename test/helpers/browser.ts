@@ -1,0 +1,69 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/**
+ * Headless Chromium from Debian (`apt-get install chromium`, see .ci/run), driven by
+ * playwright-core: no browser download. One browser per test file; pages are cheap.
+ */
+export const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'];
+
+/** Where screenshots go (gitignored); `UPDATE_DOCS_SCREENSHOTS=1` also copies two of them to docs/ for the README. */
+export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+}
+
+/** What went wrong in the page: console errors, uncaught exceptions and requests that failed. */
+export interface PageProblems {
+  readonly problems: string[];
+}
+
+/**
+ * Records console errors, page errors and failed requests. `expected` lists console texts a test
+ * causes on purpose (a refused key's 401); anything else is a problem.
+ */
+export function watchProblems(page: Page, expected: RegExp[] = []): PageProblems {
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() !== 'error' && message.type() !== 'warning') return;
+    const text = message.text();
+    if (!expected.some((pattern) => pattern.test(text))) problems.push(`console ${message.type()}: ${text}`);
+  });
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('requestfailed', (request) => {
+    // A call the test cancels on purpose aborts its request; that is the feature, not a failure.
+    if (request.failure()?.errorText === 'net::ERR_ABORTED' && request.method() === 'POST') return;
+    problems.push(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`);
+  });
+  return { problems };
+}
+
+const require = createRequire(import.meta.url);
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  targets: string[];
+}
+
+/** axe-core run in the page; the serious and critical violations, as `id: target` lines. */
+export async function seriousA11yViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, not added as a <script>: the page's CSP (rightly) refuses inline scripts.
+  if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  // A string, run in the page: this file is type-checked without the DOM library.
+  const violations = await page.evaluate<Violation[]>(
+    `axe.run(document).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) })))`,
+  );
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(' ')}`);
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = `${ARTIFACTS}${name}.png`;
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

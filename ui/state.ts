@@ -1,0 +1,106 @@
+import { computed, signal } from '@preact/signals';
+import { getJson } from './api.js';
+import type { CallFinished, FeedEvent, ServerSnapshot, StatusBody } from './types.js';
+
+/** Every server by name, as the last `/status`, `hello` and `server.status` told it. */
+export const servers = signal<ReadonlyMap<string, ServerSnapshot>>(new Map());
+export const serverList = computed(() => [...servers.value.values()].sort((a, b) => a.name.localeCompare(b.name)));
+export const daemonState = signal<{ state: string; version: string } | null>(null);
+
+/** The feed as shown in the Events view, newest last; bounded so a long-open tab stays small. */
+export const feed = signal<readonly FeedEvent[]>([]);
+const MAX_FEED = 1000;
+
+/** Finished calls of the last minutes, for the Calls view's charts. */
+export const calls = signal<readonly CallFinished[]>([]);
+export const CALL_WINDOW_MS = 15 * 60_000;
+
+/** Bumped by events that change the approvals, agents or held tools, so those views reload. */
+export const approvalsVersion = signal(0);
+
+/** Bumped (at most once a second) after calls finish, so the audit table reloads without polling. */
+export const auditVersion = signal(0);
+let auditTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** One tick a second, for countdowns and uptimes. */
+export const now = signal(Date.now());
+setInterval(() => (now.value = Date.now()), 1000);
+
+export function replaceServers(list: readonly ServerSnapshot[]): void {
+  servers.value = new Map(list.map((server) => [server.name, server]));
+}
+
+function patchServer(name: string, patch: Partial<ServerSnapshot>): void {
+  const current = servers.value.get(name);
+  if (!current) return void scheduleStatusRefresh();
+  const next = new Map(servers.value);
+  next.set(name, { ...current, ...patch });
+  servers.value = next;
+}
+
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * Events carry what changed, not everything a row shows (pid, era, uptime): a short while after
+ * a burst of them, `/status` is read once to fill those in.
+ */
+export function scheduleStatusRefresh(delayMs = 300): void {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => void refreshStatus(), delayMs);
+}
+
+export async function refreshStatus(): Promise<void> {
+  try {
+    const status = await getJson<StatusBody>('/status');
+    daemonState.value = { state: status.state, version: status.version };
+    replaceServers(status.servers);
+  } catch {
+    // A refused key shows the sign-in form (api.ts); anything else is retried by the next event.
+  }
+}
+
+/** Applies one feed event to the views' state. */
+export function applyEvent(event: FeedEvent): void {
+  if (event.type === 'hello') {
+    replaceServers((event as FeedEvent & { servers: ServerSnapshot[] }).servers);
+    scheduleStatusRefresh();
+    return;
+  }
+  const list = feed.value.length >= MAX_FEED ? feed.value.slice(-MAX_FEED + 1) : feed.value.slice();
+  list.push(event);
+  feed.value = list;
+  const server = typeof event.server === 'string' ? event.server : undefined;
+  switch (event.type) {
+    case 'server.status':
+      if (server === undefined) break;
+      patchServer(server, {
+        status: event.status as ServerSnapshot['status'],
+        lastError: (event.error as ServerSnapshot['lastError'] | undefined) ?? (event.status === 'connected' ? null : servers.value.get(server)?.lastError ?? null),
+        nextRetryAt: (event.nextRetryAt as string | undefined) ?? null,
+        toolCount: event.toolCount as number,
+        ...(event.status === 'connected' ? {} : { pid: null }),
+      });
+      scheduleStatusRefresh();
+      break;
+    case 'tools.changed':
+    case 'prompts.changed':
+    case 'resources.changed':
+      scheduleStatusRefresh();
+      break;
+    case 'tools.held':
+    case 'approval.requested':
+    case 'approval.resolved':
+      approvalsVersion.value += 1;
+      scheduleStatusRefresh();
+      break;
+    case 'call.finished': {
+      const cutoff = Date.now() - CALL_WINDOW_MS;
+      calls.value = [...calls.value.filter((call) => Date.parse(call.ts) >= cutoff), event as CallFinished];
+      auditTimer ??= setTimeout(() => {
+        auditTimer = undefined;
+        auditVersion.value += 1;
+      }, 1000);
+      break;
+    }
+  }
+}

@@ -1,0 +1,164 @@
+import { useEffect, useState } from 'preact/hooks';
+import { describeError, getJson, postJson, request } from '../api.js';
+import { clockTime } from '../format.js';
+import { approvalsVersion, auditVersion } from '../state.js';
+import { Approvals } from './approvals.js';
+
+interface Agent {
+  name: string;
+  source: string;
+  status: string;
+  keyInConfig: boolean;
+  servers?: string[];
+  access?: string;
+}
+
+interface AuditEntry {
+  id: number;
+  time: string;
+  agent?: string;
+  server: string;
+  kind: string;
+  name: string;
+  outcome: string;
+  code?: string;
+  durationMs: number;
+}
+
+/** Agents and keys (create shows the key once, revoke), pending approvals, held tools and the audit table. */
+export function AgentsView() {
+  const [agents, setAgents] = useState<Agent[]>([]);
+  const [audit, setAudit] = useState<AuditEntry[]>([]);
+  const [issued, setIssued] = useState<{ name: string; key: string } | null>(null);
+  const [name, setName] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [reloads, setReloads] = useState(0);
+  const version = approvalsVersion.value;
+  const audited = auditVersion.value;
+
+  useEffect(() => {
+    getJson<{ agents: Agent[] }>('/agents').then((body) => setAgents(body.agents), (err: unknown) => setError(describeError(err)));
+  }, [version, reloads]);
+
+  useEffect(() => {
+    getJson<{ entries: AuditEntry[] }>('/audit?limit=50').then((body) => setAudit(body.entries), (err: unknown) => setError(describeError(err)));
+  }, [version, audited]);
+
+  const create = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const added = await postJson<{ agent: Agent; key: string }>('/agents', { name: name.trim() });
+      setIssued({ name: added.agent.name, key: added.key });
+      setName('');
+      setReloads((n) => n + 1);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+
+  const revoke = async (agent: string) => {
+    setError(null);
+    try {
+      await request(`/agents/${encodeURIComponent(agent)}`, { method: 'DELETE' });
+      setReloads((n) => n + 1);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+
+  return (
+    <section aria-labelledby="agents-title">
+      <h2 id="agents-title">Agents</h2>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <form class="inline" onSubmit={create} aria-label="Add an agent">
+        <label for="agent-name">New agent</label>
+        <input id="agent-name" required pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,63}" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <button type="submit">Create key</button>
+      </form>
+      {issued && (
+        <div class="issued" role="status">
+          <p>
+            Key for <strong>{issued.name}</strong> — shown this once, copy it now:
+          </p>
+          <code class="key" data-key>
+            {issued.key}
+          </code>
+          <button type="button" onClick={() => setIssued(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      <div class="table-wrap">
+        <table class="agents">
+          <caption class="sr-only">Agents</caption>
+          <thead>
+            <tr>
+              <th scope="col">Agent</th>
+              <th scope="col">Status</th>
+              <th scope="col">Source</th>
+              <th scope="col">Servers</th>
+              <th scope="col">Access</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {agents.map((agent) => (
+              <tr key={agent.name} data-agent={agent.name} data-status={agent.status}>
+                <th scope="row">{agent.name}</th>
+                <td>{agent.status}</td>
+                <td>{agent.source}</td>
+                <td>{agent.servers?.join(', ') ?? 'all'}</td>
+                <td>{agent.access ?? 'all'}</td>
+                <td>
+                  {agent.status === 'active' && !agent.keyInConfig && (
+                    <button type="button" aria-label={`Revoke ${agent.name}`} onClick={() => revoke(agent.name)}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {agents.length === 0 && <p class="empty">No agents.</p>}
+      <Approvals version={version} />
+      <h3 id="audit-title">Audit</h3>
+      <div class="table-wrap">
+        <table class="audit" aria-labelledby="audit-title">
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Agent</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Name</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Duration</th>
+            </tr>
+          </thead>
+          <tbody>
+            {audit.map((entry) => (
+              <tr key={entry.id}>
+                <td>{clockTime(entry.time)}</td>
+                <td>{entry.agent ?? 'operator'}</td>
+                <td>{entry.kind}</td>
+                <td>{entry.name}</td>
+                <td class={entry.outcome === 'ok' ? undefined : 'bad'}>
+                  {entry.outcome}
+                  {entry.code ? ` (${entry.code})` : ''}
+                </td>
+                <td>{Math.round(entry.durationMs)} ms</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {audit.length === 0 && <p class="empty">No audited requests yet.</p>}
+    </section>
+  );
+}
