@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
 import { render } from 'preact';
 import { needsKey } from './api.js';
+import { loadCallHistory } from './call-history.js';
 import { feedStatus, startFeed, stopFeed } from './feed.js';
 import { daemonState, refreshStatus } from './state.js';
 import { SignIn } from './signin.js';
@@ -59,7 +60,9 @@ function start(): void {
   needsKey.value = false;
   stopFeed();
   void refreshStatus().then(() => {
-    if (!needsKey.value) startFeed();
+    if (needsKey.value) return;
+    startFeed();
+    void loadCallHistory();
   });
 }
 

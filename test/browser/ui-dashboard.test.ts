@@ -169,6 +169,10 @@ describe('the dashboard at /ui', () => {
     expect(await page.locator('.uplot').count()).toBe(3);
     await expect.poll(() => page.locator('table.calls tr[data-tool="mcp_echo_echo"] td').nth(1).textContent()).toBe('5');
     expect(await seriousA11yViolations(page)).toEqual([]);
+    // A page opened later still shows the calls made before it, from the audit log, each once.
+    await page.reload();
+    await view('Calls');
+    await expect.poll(() => page.locator('table.calls tr[data-tool="mcp_echo_echo"] td').nth(1).textContent()).toBe('5');
     const shot = await screenshot(page, 'calls');
     if (UPDATE_DOCS) copyFileSync(shot, `${DOCS}dashboard-calls.png`);
   });

@@ -6,8 +6,9 @@ import { Chart } from './chart.js';
 const MINUTES = CALL_WINDOW_MS / 60_000;
 
 /**
- * The Calls view: calls per minute, p50/p99 and errors per server and tool, from the feed's
- * `call.finished` events since this page opened (the last 15 minutes of them).
+ * The Calls view: calls per minute, p50/p99 and errors per server and tool over the last 15
+ * minutes: the audit log's calls from before the page opened (call-history.ts), then the feed's
+ * `call.finished` events.
  */
 export function CallsView() {
   const list = calls.value;
@@ -17,7 +18,7 @@ export function CallsView() {
   return (
     <section aria-labelledby="calls-title">
       <h2 id="calls-title">Calls</h2>
-      <p class="muted">Tool calls, prompt gets and resource reads seen since this page opened, by minute, over the last {MINUTES} minutes.</p>
+      <p class="muted">Tool calls, prompt gets and resource reads by minute over the last {MINUTES} minutes (from the audit log, then live).</p>
       <div class="charts">
         <Chart title="Calls per minute" unit="calls" x={minutes.x} series={servers.length ? servers.map((s) => ({ label: s, values: minutes.perServer.get(s)! })) : [{ label: 'calls', values: minutes.x.map(() => 0) }]} />
         <Chart title="Duration p50 / p99" unit="ms" x={minutes.x} series={[{ label: 'p50', values: minutes.p50 }, { label: 'p99', values: minutes.p99 }]} />
