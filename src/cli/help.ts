@@ -21,7 +21,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     usage:
       'switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure] [--log-format auto|pretty|json]',
     description:
-      'Run the daemon: discover the MCP servers configured on this machine, connect to all of them, and serve their tools over HTTP (REST, /events, /mcp). Config file edits are applied live. Stops cleanly on Ctrl-C / SIGTERM.',
+      'Run the daemon: discover the MCP servers configured on this machine, connect to all of them, and serve their tools over HTTP (REST, /events, /mcp). Config file edits are applied live. Stops cleanly on Ctrl-C, SIGTERM or SIGHUP.',
     options: [
       ['--config FILE', "Switchboard's own config file (default: $SWITCHBOARD_CONFIG, else ~/.config/switchboard/config.json)"],
       ['--host HOST', 'address to bind (default 127.0.0.1; anything else needs a token or --insecure)'],
