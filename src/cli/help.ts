@@ -71,11 +71,11 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     examples: ['switchboard tools', 'switchboard tools --server github -q issue', 'switchboard tools --search "open a pull request" --limit 5', 'switchboard tools approve github search_issues'],
   },
   call: {
-    usage: 'switchboard call <tool> [json-args] [--timeout MS] [--url URL] [--token TOKEN] [--json]',
+    usage: 'switchboard call <tool> [json-args | key=value…] [--timeout MS] [--url URL] [--token TOKEN] [--json]',
     description:
-      "Call a tool through the running daemon and print its text content (then its structuredContent as JSON). Exits 1 when the tool's result is an error. When stderr is a terminal, the tool's progress is shown there as one updating line ([3/10] step 3) while the call runs; piped or redirected output is unchanged.",
+      "Call a tool through the running daemon and print its text content (then its structuredContent as JSON). Arguments are one JSON object, or key=value pairs typed by the tool's input schema (numbers, true/false, JSON for objects and arrays; key:=JSON gives any value as JSON). An unknown tool name is answered with the nearest names. Exits 1 when the tool's result is an error. When stderr is a terminal, the tool's progress is shown there as one updating line ([3/10] step 3) while the call runs; piped or redirected output is unchanged.",
     options: [['--timeout MS', "deadline of the call (default: the server's callTimeout)"], ...CONNECTION, JSON_FLAG, HELP_FLAG],
-    examples: ['switchboard call mcp_echo_echo \'{"text":"hi"}\'', 'switchboard call mcp_github_search_issues \'{"q":"bug"}\' --timeout 10000 --json'],
+    examples: ['switchboard call mcp_echo_echo \'{"text":"hi"}\'', 'switchboard call mcp_echo_add a=2 b=3', 'switchboard call mcp_github_search_issues \'{"q":"bug"}\' --timeout 10000 --json'],
   },
   reload: {
     usage: 'switchboard reload [server] [--force] [--url URL] [--token TOKEN] [--json]',
