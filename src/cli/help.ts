@@ -169,6 +169,17 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     ],
     examples: ['switchboard agents add ci --servers github --access read --expires 30d', 'switchboard agents rotate ci'],
   },
+  service: {
+    usage: 'switchboard service print|install|uninstall [--platform systemd|launchd] [--force] [-- SERVE-FLAGS…]',
+    description:
+      "Run the daemon as a per-user service that starts at login: a systemd user unit on Linux (~/.config/systemd/user/switchboard.service, the log in the journal) or a launchd agent on macOS (~/Library/LaunchAgents/dev.switchboard.daemon.plist, the log in ~/Library/Logs/switchboard/). print shows the file; install writes it and prints the commands that start it; uninstall removes it. Flags after -- go to switchboard serve.",
+    options: [
+      ['--platform NAME', 'systemd or launchd (default: systemd on Linux, launchd on macOS)'],
+      ['--force', '(install) replace an existing file'],
+      HELP_FLAG,
+    ],
+    examples: ['switchboard service install', 'switchboard service print --platform launchd', 'switchboard service install --force -- --config ~/switchboard.json --port 8080'],
+  },
   logout: {
     usage: 'switchboard logout <server> [--url URL] [--token TOKEN] [--json]',
     description: "Forget a server's OAuth tokens (revoking them where the authorization server allows it); the server then waits for a new sign-in.",
