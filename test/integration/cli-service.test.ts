@@ -125,7 +125,7 @@ describe('switchboard service', () => {
       });
     });
     try {
-      expect((await Promise.race([listening, exited.then(() => ({}))])).url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await Promise.race([listening, exited.then((): Record<string, unknown> => ({}))])).url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     } finally {
       daemon.kill('SIGTERM');
     }
