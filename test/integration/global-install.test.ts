@@ -53,6 +53,8 @@ describe('global install', () => {
     expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'openapi.yaml', 'dist/cli.js', 'dist/watchdog.js']));
     expect(paths.some((p) => /^dist\/chunks\/.+\.js$/.test(p))).toBe(true);
     expect(paths.filter((p) => !p.startsWith('dist/') && !['package.json', 'README.md', 'openapi.yaml'].includes(p))).toEqual([]);
+    // Executable in the tarball too, so ./dist/cli.js runs in an unpacked copy without npm's link.
+    expect(packed!.files.find((f) => f.path === 'dist/cli.js')!.mode & 0o111).not.toBe(0);
 
     const unpacked = await tempDir();
     await run('tar', ['-xzf', join(out, packed!.filename), '-C', unpacked]);
