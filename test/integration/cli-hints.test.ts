@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
+import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
@@ -67,6 +68,25 @@ describe('switchboard CLI hints', () => {
     expect(rest).toMatchObject({ status: 404, body: { error: { code: 'TOOL_NOT_FOUND', suggestions: ['mcp_echo_echo'] } } });
     const far = await d.json<{ error: Record<string, unknown> }>('/tools/zzzzzz', {});
     expect(far.body.error).toEqual({ code: 'TOOL_NOT_FOUND', message: 'No tool named "zzzzzz"' });
+  }, TIMEOUT_MS);
+
+  it("suggestions come only from the caller's view: an agent is never shown a tool outside it", async () => {
+    const d = await startDaemon({
+      servers: { echo: fixtureServerConfig('echo-stdio'), other: fixtureServerConfig('echo-stdio') },
+      config: { token: OPERATOR_TOKEN },
+    });
+    const key = await addAgentKey(d, { name: 'narrow', servers: ['echo'] });
+    const suggestionsFor = async (token: string): Promise<unknown> => {
+      const res = await fetch(`${d.url}/tools/echo/call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ arguments: { text: 'hi' } }),
+      });
+      expect(res.status).toBe(404);
+      return ((await res.json()) as { error: { suggestions?: unknown } }).error.suggestions;
+    };
+    expect(await suggestionsFor(OPERATOR_TOKEN)).toEqual(['mcp_echo_echo', 'mcp_other_echo']);
+    expect(await suggestionsFor(key)).toEqual(['mcp_echo_echo']);
   }, TIMEOUT_MS);
 
   it('call <tool> key=value…: the values typed by the input schema', async () => {
