@@ -37,6 +37,8 @@ function echoDaemon(): Promise<TestDaemon> {
       echo: fixtureServerConfig('echo-stdio'),
       // A server that never starts: its command does not exist.
       ghost: { command: '/nonexistent/switchboard-test-ghost-server' },
+      // One that is never even started: stdio without a command.
+      invalid: { type: 'stdio' },
     },
   });
 }
@@ -130,7 +132,7 @@ describe('switchboard CLI hints', () => {
     expect(run).toEqual({
       code: 1,
       stdout: '',
-      stderr: 'switchboard: SERVER_NOT_FOUND: no server named "ecoh" (servers: echo, ghost)\nswitchboard: did you mean echo?\n',
+      stderr: 'switchboard: SERVER_NOT_FOUND: no server named "ecoh" (servers: echo, ghost, invalid)\nswitchboard: did you mean echo?\n',
     });
     expect((await cli(['tools', '--server', 'echo', '--url', d.url])).code).toBe(0);
   }, TIMEOUT_MS);
@@ -141,6 +143,8 @@ describe('switchboard CLI hints', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^switchboard: ghost is failed: UPSTREAM_CONNECT_FAILED: .*ENOENT.*\n$/);
+    const invalid = await cli(['logs', 'invalid', '--url', d.url]);
+    expect(invalid).toEqual({ code: 0, stdout: '', stderr: 'switchboard: invalid is failed: CONFIG_INVALID: stdio server needs a "command"\n' });
     // A connected server's log has no such line.
     expect((await cli(['logs', 'echo', '--url', d.url])).stderr).toBe('');
   }, TIMEOUT_MS);
