@@ -6,7 +6,7 @@
 // starts (src/watchdog.ts) is a second entry, dist/watchdog.js, sharing only the /proc helpers.
 // `tsc` still type-checks and emits the library (dist/index.js and the .d.ts files): see
 // `npm run build`.
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -45,6 +45,8 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
     metafile: true,
     logLevel,
   });
+  // The bin (`#!/usr/bin/env node`): runnable as ./dist/cli.js, not only through npm's bin link.
+  chmodSync(`${outdir}/cli.js`, 0o755);
   return result.metafile;
 }
 

@@ -65,13 +65,16 @@ export class SwitchboardError extends Error {
   readonly status: number;
   /** For a refusal that will pass (a rate limit): how long to wait, sent as `Retry-After` on REST. */
   readonly retryAfterMs: number | undefined;
+  /** For a name that matched nothing: the nearest names the caller may have meant (`suggestions` on the wire). */
+  readonly suggestions: readonly string[] | undefined;
 
-  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown; retryAfterMs?: number; suggestions?: readonly string[] }) {
     super(message ?? ERROR_CATALOGUE[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SwitchboardError';
     this.code = code;
     this.status = ERROR_CATALOGUE[code].status;
     this.retryAfterMs = options?.retryAfterMs;
+    this.suggestions = options?.suggestions;
   }
 }
 

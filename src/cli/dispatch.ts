@@ -67,6 +67,10 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
     summary: 'add, list, show, rotate or revoke agents and their keys',
     load: async () => (await import('./client/agents.js')).runAgents,
   },
+  service: {
+    summary: 'print or install a systemd user unit / launchd agent that runs the daemon at login',
+    load: async () => (await import('./service.js')).runService,
+  },
   logout: {
     summary: "forget a server's OAuth tokens",
     load: async () => (await import('./client/login.js')).runLogout,

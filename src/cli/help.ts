@@ -21,7 +21,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     usage:
       'switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure] [--log-format auto|pretty|json]',
     description:
-      'Run the daemon: discover the MCP servers configured on this machine, connect to all of them, and serve their tools over HTTP (REST, /events, /mcp). Config file edits are applied live. Stops cleanly on Ctrl-C / SIGTERM.',
+      'Run the daemon: discover the MCP servers configured on this machine, connect to all of them, and serve their tools over HTTP (REST, /events, /mcp). Config file edits are applied live. Stops cleanly on Ctrl-C, SIGTERM or SIGHUP.',
     options: [
       ['--config FILE', "Switchboard's own config file (default: $SWITCHBOARD_CONFIG, else ~/.config/switchboard/config.json)"],
       ['--host HOST', 'address to bind (default 127.0.0.1; anything else needs a token or --insecure)'],
@@ -71,11 +71,11 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     examples: ['switchboard tools', 'switchboard tools --server github -q issue', 'switchboard tools --search "open a pull request" --limit 5', 'switchboard tools approve github search_issues'],
   },
   call: {
-    usage: 'switchboard call <tool> [json-args] [--timeout MS] [--url URL] [--token TOKEN] [--json]',
+    usage: 'switchboard call <tool> [json-args | key=value…] [--timeout MS] [--url URL] [--token TOKEN] [--json]',
     description:
-      "Call a tool through the running daemon and print its text content (then its structuredContent as JSON). Exits 1 when the tool's result is an error. When stderr is a terminal, the tool's progress is shown there as one updating line ([3/10] step 3) while the call runs; piped or redirected output is unchanged.",
+      "Call a tool through the running daemon and print its text content (then its structuredContent as JSON). Arguments are one JSON object, or key=value pairs typed by the tool's input schema (numbers, true/false, JSON for objects and arrays; key:=JSON gives any value as JSON). An unknown tool name is answered with the nearest names. Exits 1 when the tool's result is an error. When stderr is a terminal, the tool's progress is shown there as one updating line ([3/10] step 3) while the call runs; piped or redirected output is unchanged.",
     options: [['--timeout MS', "deadline of the call (default: the server's callTimeout)"], ...CONNECTION, JSON_FLAG, HELP_FLAG],
-    examples: ['switchboard call mcp_echo_echo \'{"text":"hi"}\'', 'switchboard call mcp_github_search_issues \'{"q":"bug"}\' --timeout 10000 --json'],
+    examples: ['switchboard call mcp_echo_echo \'{"text":"hi"}\'', 'switchboard call mcp_echo_add a=2 b=3', 'switchboard call mcp_github_search_issues \'{"q":"bug"}\' --timeout 10000 --json'],
   },
   reload: {
     usage: 'switchboard reload [server] [--force] [--url URL] [--token TOKEN] [--json]',
@@ -168,6 +168,17 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
       HELP_FLAG,
     ],
     examples: ['switchboard agents add ci --servers github --access read --expires 30d', 'switchboard agents rotate ci'],
+  },
+  service: {
+    usage: 'switchboard service print|install|uninstall [--platform systemd|launchd] [--force] [-- SERVE-FLAGS…]',
+    description:
+      "Run the daemon as a per-user service that starts at login: a systemd user unit on Linux (~/.config/systemd/user/switchboard.service, the log in the journal) or a launchd agent on macOS (~/Library/LaunchAgents/dev.switchboard.daemon.plist, the log in ~/Library/Logs/switchboard/). print shows the file; install writes it and prints the commands that start it; uninstall removes it. Flags after -- go to switchboard serve.",
+    options: [
+      ['--platform NAME', 'systemd or launchd (default: systemd on Linux, launchd on macOS)'],
+      ['--force', '(install) replace an existing file'],
+      HELP_FLAG,
+    ],
+    examples: ['switchboard service install', 'switchboard service print --platform launchd', 'switchboard service install --force -- --config ~/switchboard.json --port 8080'],
   },
   logout: {
     usage: 'switchboard logout <server> [--url URL] [--token TOKEN] [--json]',

@@ -133,7 +133,7 @@ export interface ServeCommandIo extends ServeIo, Omit<ShutdownWiring, 'onStopped
 }
 
 /**
- * The `serve` command: runs until SIGTERM/SIGINT and resolves with the exit code (0 after a
+ * The `serve` command: runs until SIGTERM/SIGINT/SIGHUP and resolves with the exit code (0 after a
  * clean shutdown, 1 when it failed, 2 for a refused start). The caller exits with it.
  */
 export async function serveCommand(argv: string[], io: ServeCommandIo = {}): Promise<number> {

@@ -1,4 +1,4 @@
-/** How `serve` ends: SIGTERM/SIGINT wired to the daemon's drain, and a second signal's way out. */
+/** How `serve` ends: SIGTERM/SIGINT/SIGHUP wired to the daemon's drain, and a second signal's way out. */
 import type { Daemon } from '../daemon.js';
 import { errorMessage } from '../errors.js';
 
@@ -17,10 +17,16 @@ export interface ShutdownWiring {
   forceExit?: (exitCode: number) => void;
 }
 
-const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+/**
+ * SIGHUP stops like SIGTERM rather than reloading: config edits already apply live (and
+ * `switchboard reload` reconciles on demand), so the HUP a daemon gets in practice is its
+ * terminal or SSH session closing — and Node's default for it is to die at once, leaving the
+ * stdio servers running and the database unclosed.
+ */
+export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
 /**
- * SIGTERM/SIGINT close the daemon once (in-flight calls drain within `shutdownGraceMs`); a
+ * SIGTERM/SIGINT/SIGHUP close the daemon once (in-flight calls drain within `shutdownGraceMs`); a
  * second signal while that runs forces exit 1. Returns a function that removes the handlers.
  */
 export function handleShutdownSignals(

@@ -77,13 +77,13 @@ describe('switchboard status', () => {
     expect(result.stdout).toMatch(/^echo\s+connected/m);
   });
 
-  it('fails with one line and exit 1 when no daemon answers', async () => {
+  it('fails with exit 1 when no daemon answers: the error, then how to start one', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     for (const command of [runStatus, runTools, runReload] as const) {
       const result = await run(command, ['--url', url]);
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toMatch(new RegExp(`^switchboard: cannot reach daemon at ${url}: .*ECONNREFUSED.*\\n$`));
+      expect(result.stderr).toMatch(new RegExp(`^switchboard: cannot reach daemon at ${url}: .*ECONNREFUSED.*\\nswitchboard: is the daemon running\\?.*\\n.*switchboard serve.*\\n$`));
     }
   });
 
@@ -114,8 +114,9 @@ describe('switchboard tools', () => {
     expect(byQuery.stdout).toMatch(/^mcp_echo_reverse\s/m);
     expect(byQuery.stdout).not.toMatch(/mcp_echo_add/);
 
+    // An unknown server is a mistake to report (issue #25), not an empty list.
     const byServer = await run(runTools, ['--url', d.url, '--server', 'nobody']);
-    expect(byServer).toMatchObject({ code: 0, stdout: 'No tools.\n' });
+    expect(byServer).toMatchObject({ code: 1, stdout: '', stderr: 'switchboard: SERVER_NOT_FOUND: no server named "nobody" (servers: echo)\n' });
 
     const json = await run(runTools, ['--url', d.url, '--json', '--server', 'echo']);
     const body = JSON.parse(json.stdout) as { tools: Array<{ name: string; server: string }> };

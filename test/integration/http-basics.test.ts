@@ -241,7 +241,7 @@ describe('error responses', () => {
       ['POST', '/tools/mcp_echo_echo/call', { arguments: 'text' }, 'arguments: Expected object'],
       ['POST', '/tools/mcp_echo_echo/call', { timeoutMs: -5 }, 'timeoutMs: Expected a positive integer'],
       ['POST', '/tools/mcp_echo_echo/call', { timeoutMs: 1.5 }, 'timeoutMs: Expected a positive integer'],
-      ['POST', '/tools/mcp_echo_echo/call', { args: {} }, 'args: Unknown field'],
+      ['POST', '/tools/mcp_echo_echo/call', { args: {} }, 'args: Unknown field. Tool arguments go inside "arguments": send {"arguments": {"args": …}} (the body may also carry "timeoutMs")'],
       ['POST', '/tools/mcp_echo_echo/call', [1], 'body: Expected object'],
       ['POST', '/reload', { force: true }, 'force: Unknown field'],
       ['POST', '/reload', [], 'body: Expected an empty object'],

@@ -105,6 +105,18 @@ describe('serve shutdown', () => {
     expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
+  it('SIGHUP (the terminal or SSH session closed) stops as SIGTERM does: shutdown line, exit 0, no child process left', async () => {
+    const serve = await serveSlowTool();
+    expect(isProcessGone(serve.fixture.pid)).toBe(false);
+
+    serve.child.kill('SIGHUP');
+    expect(await serve.waitForLog((entry) => entry.msg === 'shutting down')).toMatchObject({ signal: 'SIGHUP' });
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+    await serve.waitForLog((entry) => entry.msg === 'stopped');
+    // Checked the moment the daemon is gone: its teardown, not the watchdog's later sweep, ended them.
+    for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid), String(pid)).toBe(true);
+  }, SPAWN_TIMEOUT_MS);
+
   it('drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls (both eras) in flight finish', async () => {
     const serve = await serveSlowTool();
     const dir = await tempDir();

@@ -27,11 +27,40 @@ describe('documentation', () => {
 
   it('describes every event type and every config key a user can set', async () => {
     const behaviour = read('docs/behaviour.md');
-    for (const type of ['server.status', 'tools.changed', 'reload.started', 'config.changed', 'server.log']) {
-      expect(behaviour).toContain(`\`${type}\``);
-    }
+    // The event union is the wire contract of /events: each `type` of src/mcp/events.ts, and the
+    // feed's own `hello`, has a row in the event table.
+    const types = [...read('src/mcp/events.ts').matchAll(/^\s+type: '([a-z_.]+)';$/gm)].map((m) => m[1]!);
+    expect(types.length).toBeGreaterThan(10);
+    for (const type of [...types, 'hello']) expect(behaviour, type).toMatch(new RegExp(`^\\| \`${type.replace('.', '\\.')}\`( / \`[a-z.]+\`)? \\||^\\| \`[a-z.]+\` / \`${type.replace('.', '\\.')}\` \\|`, 'm'));
     const { ServerConfigSchema } = await import('../../src/config/schema.js');
     const readme = read('README.md');
     for (const key of Object.keys(ServerConfigSchema.shape)) expect(readme, key).toContain(`\`${key}\``);
   });
+
+  it('lists every server status and every tools.changed cause the source has', async () => {
+    const behaviour = read('docs/behaviour.md');
+    const { SERVER_STATUSES, TOOLS_CHANGED_CAUSES } = await import('../../src/mcp/events.js');
+    for (const status of SERVER_STATUSES) expect(behaviour, status).toMatch(new RegExp(`^\\| \`${status}\` \\| \\S`, 'm'));
+    for (const cause of TOOLS_CHANGED_CAUSES) expect(behaviour, cause).toContain(`\`${cause}\``);
+  });
+
+  it('has a table of contents naming every section of the README, and every #anchor resolves', () => {
+    const readme = read('README.md');
+    const toc = /## Contents\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? '';
+    const sections = [...readme.matchAll(/^#{2,3} (.+)$/gm)].map((m) => m[1]!).filter((h) => h !== 'Contents');
+    for (const heading of sections) expect(toc, heading).toContain(`[${heading}](#${slug(heading)})`);
+    // A link's anchor names a heading of its target file (or of the same file).
+    const anchorsOf = (url: URL): string[] => [...readFileSync(url, 'utf8').matchAll(/^#+ (.+)$/gm)].map((m) => slug(m[1]!));
+    for (const doc of DOCS) {
+      const base = new URL(doc, root);
+      for (const [, target, anchor] of read(doc).matchAll(/\]\(([^)#\s]*)#([^)\s]+)\)/g)) {
+        expect(anchorsOf(new URL(target || doc, target ? base : root)), `${doc} → ${target}#${anchor}`).toContain(anchor);
+      }
+    }
+  });
 });
+
+/** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
+function slug(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+}

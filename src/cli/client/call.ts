@@ -1,4 +1,5 @@
-import { isRecord, type DaemonResponse } from './daemon-client.js';
+import { isRecord, type DaemonClient, type DaemonResponse } from './daemon-client.js';
+import { isKeyValueForm, parseKeyValueArguments, parseToolArguments } from './call-arguments.js';
 import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
 import { parseProgress, ProgressLine } from './progress-line.js';
@@ -23,7 +24,7 @@ interface ContentItem {
 }
 
 /**
- * `switchboard call <tool> [json-args]`: prints the tool's text content, then its
+ * `switchboard call <tool> [json-args | key=value…]`: prints the tool's text content, then its
  * structuredContent as JSON when present. Exit 1 when the result is an error. When stderr is a
  * terminal, the server's progress is shown there as one updating line while the call runs.
  */
@@ -31,14 +32,17 @@ export function runCall(io: CommandIo): Promise<number> {
   return runCommand(io, CALL_USAGE, async () => {
     const { values, positionals } = parseCommandArgs(io.argv, CALL_OPTIONS);
     if (helpRequested(values, io, 'call')) return 0;
-    const [tool, rawArgs, extra] = positionals;
+    const [tool, ...words] = positionals;
     if (!tool) throw new UsageError('missing <tool>');
-    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}" (quote the JSON arguments)`);
-    const args = parseToolArguments(rawArgs);
+    const keyValue = isKeyValueForm(words);
+    if (!keyValue && words.length > 1) throw new UsageError(`unexpected argument "${words[1]}" (quote the JSON arguments, or give key=value pairs)`);
     const timeoutMs = values.timeout === undefined ? undefined : parseTimeout(values.timeout);
 
     const client = clientFor(values, io);
     const path = `/tools/${encodeURIComponent(tool)}/call`;
+    // key=value pairs are typed by the tool's input schema, so the tool is looked up first (an
+    // unknown name is then answered there, with the same suggestions).
+    const args = keyValue ? parseKeyValueArguments(words, await inputSchemaOf(client, tool)) : parseToolArguments(words[0]);
     const request = {
       body: { arguments: args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       // Without --timeout the daemon bounds the call with the server's callTimeout, which
@@ -74,17 +78,9 @@ export function runCall(io: CommandIo): Promise<number> {
   });
 }
 
-/** `json-args` must be a JSON object; none means `{}`. */
-export function parseToolArguments(raw: string | undefined): Record<string, unknown> {
-  if (raw === undefined || raw.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (err) {
-    throw new UsageError(`invalid JSON arguments: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (!isRecord(parsed)) throw new UsageError('invalid JSON arguments: expected a JSON object like {"key": "value"}');
-  return parsed;
+async function inputSchemaOf(client: DaemonClient, tool: string): Promise<unknown> {
+  const res = await client.request('GET', `/tools/${encodeURIComponent(tool)}`);
+  return isRecord(res.body) ? res.body.inputSchema : undefined;
 }
 
 function parseTimeout(raw: string): number {

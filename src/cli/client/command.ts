@@ -87,11 +87,12 @@ export async function runCommand(io: CommandIo, usage: string, body: () => Promi
       return EXIT_USAGE;
     }
     if (err instanceof DaemonUnreachableError) {
-      io.stderr.write(`switchboard: ${oneLine(err.message)}\n`);
+      io.stderr.write(`switchboard: ${oneLine(err.message)}\n${unreachableHint(err, io)}`);
       return EXIT_FAILURE;
     }
     if (err instanceof DaemonError) {
       io.stderr.write(`switchboard: ${err.code}: ${oneLine(err.message)}\n`);
+      if (err.suggestions.length > 0) io.stderr.write(`switchboard: did you mean ${orList(err.suggestions)}?\n`);
       return EXIT_FAILURE;
     }
     io.stderr.write(`switchboard: ${oneLine(err instanceof Error ? err.message : String(err))}\n`);
@@ -108,6 +109,28 @@ export function helpRequested(values: { help?: boolean | undefined }, io: Comman
 /** Prints a response body as the daemon sent it, for `--json`. */
 export function writeRaw(io: CommandIo, text: string): void {
   io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/**
+ * What to do about a daemon that does not answer: where the URL came from, and how to start one.
+ * A daemon that is there but slow needs no start command.
+ */
+function unreachableHint(err: DaemonUnreachableError, io: CommandIo): string {
+  const from = io.argv.some((arg) => arg === '--url' || arg.startsWith('--url='))
+    ? '--url'
+    : nonEmpty(io.env.SWITCHBOARD_URL) !== undefined
+      ? '$SWITCHBOARD_URL'
+      : `the default; set --url or $SWITCHBOARD_URL for another`;
+  if (err.reason.startsWith('no answer within')) return `switchboard: ${err.url} (from ${from}) did not answer in time; is the daemon busy or stuck?\n`;
+  return (
+    `switchboard: is the daemon running? Tried ${err.url} (from ${from}).\n` +
+    `switchboard: start it with "switchboard serve" (or "npm start" in a clone of the repository), or point --url at the daemon's address\n`
+  );
+}
+
+/** `a`, `a or b`, `a, b or c`. */
+function orList(names: readonly string[]): string {
+  return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]!}`;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

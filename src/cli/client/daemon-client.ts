@@ -57,12 +57,15 @@ export class DaemonUnreachableError extends Error {
 export class DaemonError extends Error {
   readonly code: string;
   readonly status: number;
+  /** The names the daemon thinks were meant (`suggestions` of a `TOOL_NOT_FOUND`). */
+  readonly suggestions: readonly string[];
 
-  constructor(code: string, message: string, status: number) {
+  constructor(code: string, message: string, status: number, suggestions: readonly string[] = []) {
     super(message);
     this.name = 'DaemonError';
     this.code = code;
     this.status = status;
+    this.suggestions = suggestions;
   }
 }
 
@@ -162,7 +165,8 @@ function parseJson(text: string): unknown {
 function toDaemonError(status: number, text: string, body: unknown): DaemonError {
   const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;
   if (error && typeof error.code === 'string') {
-    return new DaemonError(error.code, typeof error.message === 'string' ? error.message : '', status);
+    const suggestions = Array.isArray(error.suggestions) ? error.suggestions.filter((s): s is string => typeof s === 'string') : [];
+    return new DaemonError(error.code, typeof error.message === 'string' ? error.message : '', status, suggestions);
   }
   const snippet = text.trim().split('\n', 1)[0]?.slice(0, 200);
   return new DaemonError(`HTTP_${status}`, snippet || 'the daemon answered with an error', status);

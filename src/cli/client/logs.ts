@@ -1,5 +1,5 @@
 import { WebSocket } from 'ws';
-import { isRecord, type DaemonClient } from './daemon-client.js';
+import { DaemonUnreachableError, describeFetchError, isRecord, type DaemonClient } from './daemon-client.js';
 import {
   clientFor,
   CONNECTION_OPTIONS,
@@ -39,8 +39,11 @@ export function runLogs(io: CommandIo & { signal?: AbortSignal }): Promise<numbe
     const count = values.lines === undefined ? undefined : parseCount(values.lines);
     const client = clientFor(values, io);
     if (!values.follow) {
-      const tail = await stderrTail(client, server);
+      const { tail, lastError } = await serverLog(client, server);
       writeLines(io, count === undefined ? tail : tail.slice(-count));
+      // A server that never started (a command not found, a bad config) wrote nothing: why it is
+      // not running is the one line worth showing.
+      if (lastError) io.stderr.write(`switchboard: ${lastError}\n`);
       return 0;
     }
     return follow(io, client, server, count, values.token ?? io.env.SWITCHBOARD_TOKEN);
@@ -57,8 +60,9 @@ async function follow(
   // Subscribed before the history is read, so no line falls between the two.
   const feed = await openFeed(client.url, token);
   try {
-    const tail = await stderrTail(client, server);
+    const { tail, lastError } = await serverLog(client, server);
     writeLines(io, count === undefined ? tail : tail.slice(-count));
+    if (lastError) io.stderr.write(`switchboard: ${lastError}\n`);
     let seen = tail;
     const onEvent = (event: Record<string, unknown>): void => {
       if (event.server !== server) return;
@@ -84,10 +88,13 @@ async function follow(
   }
 }
 
-async function stderrTail(client: DaemonClient, server: string): Promise<string[]> {
+/** The server's kept stderr lines, and — unless it is connected — its status and last error as one line. */
+async function serverLog(client: DaemonClient, server: string): Promise<{ tail: string[]; lastError: string | undefined }> {
   const res = await client.request('GET', `/servers/${encodeURIComponent(server)}`);
-  const tail = isRecord(res.body) && Array.isArray(res.body.stderrTail) ? res.body.stderrTail : [];
-  return tail.filter((line): line is string => typeof line === 'string');
+  const body = isRecord(res.body) ? res.body : {};
+  const tail = (Array.isArray(body.stderrTail) ? body.stderrTail : []).filter((line): line is string => typeof line === 'string');
+  const why = body.status !== 'connected' ? errorLine(body.lastError, { firstLine: true }) : '';
+  return { tail, lastError: why ? `${server} is ${String(body.status)}: ${why}` : undefined };
 }
 
 /** The length of the longest end of `before` that `after` starts with. */
@@ -159,7 +166,7 @@ export function openFeed(baseUrl: string, token: string | undefined): Promise<Fe
       res.resume();
       socket.terminate();
     });
-    socket.once('error', (err) => reject(new Error(`cannot reach daemon at ${baseUrl}: ${err.message}`)));
+    socket.once('error', (err) => reject(new DaemonUnreachableError(baseUrl.replace(/\/+$/, ''), describeFetchError(err, 0), { cause: err })));
     // The hello is the first message: from then on the subscription is live.
     const waitHello = (data: unknown): void => {
       if (String(data).includes('"type":"hello"')) {

@@ -43,9 +43,19 @@ export function renderStatus(body: unknown): string {
   out.push(...loadErrorSection(status));
   const warnings = listOf<Warning>(isRecord(status.discovery) ? status.discovery : status, 'warnings');
   if (warnings.length > 0) {
-    out.push('', 'Warnings:', ...warnings.map((w) => `  ${location(w)}${oneLine(w.message ?? '')}`));
+    out.push('', 'Warnings:', ...warnings.map((w) => `  ${warningLine(w)}`));
   }
   return out.join('\n');
+}
+
+/**
+ * `path:line:column: message`, the path once: discovery's messages start with their file
+ * already (`/home/me/.cursor/mcp.json: server "x": …`), and older ones may not.
+ */
+function warningLine(w: Warning): string {
+  const message = oneLine(w.message ?? '');
+  if (!w.path || !message.startsWith(w.path)) return `${location(w)}${message}`;
+  return `${location(w)}${message.slice(w.path.length).replace(/^(?::\d+)*:\s*/, '')}`;
 }
 
 function location(w: Warning): string {

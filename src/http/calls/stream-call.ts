@@ -1,6 +1,6 @@
 import type { Progress } from '@modelcontextprotocol/client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SwitchboardError } from '../../errors.js';
+import { toolNotFound } from '../tool-not-found.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { RequestRunner } from './request-runner.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
@@ -39,7 +39,7 @@ export async function streamCall(
   if (!deps.manager.getCatalogue().get(name) && deps.runtime.state === 'starting') await settleStartup(deps.runtime, undefined);
   if (!deps.manager.getCatalogue().get(name)) {
     deps.manager.requests.refuseHeld(name);
-    throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
+    throw toolNotFound(name, deps.manager.getCatalogue(), request.agent?.view);
   }
   const stream = new EventStream(reply);
   try {
@@ -56,7 +56,7 @@ export async function streamCall(
     // above, shutdown's grace ended) is told in the stream, since the status line is long gone.
     if (err !== CLIENT_GONE) {
       const error = logHttpError(err, request);
-      stream.send('error', errorBody(error.code, error.message));
+      stream.send('error', errorBody(error.code, error.message, error.suggestions));
     }
   } finally {
     stream.end();

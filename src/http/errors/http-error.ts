@@ -9,7 +9,7 @@ import { ERROR_CATALOGUE, SwitchboardError, type ErrorCode } from '../../errors.
  */
 
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  error: { code: ErrorCode; message: string; suggestions?: readonly string[] };
 }
 
 export interface HttpError {
@@ -18,6 +18,8 @@ export interface HttpError {
   message: string;
   /** Whole seconds for `Retry-After` (a rate limit, a busy agent). */
   retryAfter?: number;
+  /** The names nearest to one that matched nothing ("did you mean …?"). */
+  suggestions?: readonly string[];
 }
 
 /** A catalogue code as an HTTP answer, with its default message unless one is given. */
@@ -26,8 +28,8 @@ export function httpError(code: ErrorCode, message?: string): HttpError {
   return { status: entry.status, code, message: message ?? entry.message };
 }
 
-export function errorBody(code: ErrorCode, message: string = ERROR_CATALOGUE[code].message): ErrorBody {
-  return { error: { code, message } };
+export function errorBody(code: ErrorCode, message: string = ERROR_CATALOGUE[code].message, suggestions?: readonly string[]): ErrorBody {
+  return { error: { code, message, ...(suggestions && suggestions.length > 0 ? { suggestions } : {}) } };
 }
 
 /** Maps any thrown value to a catalogue code. Unknown errors never leak their message. */
@@ -35,6 +37,7 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof SwitchboardError) {
     const error = httpError(err.code, err.message);
     if (err.retryAfterMs !== undefined) error.retryAfter = Math.max(1, Math.ceil(err.retryAfterMs / 1000));
+    if (err.suggestions !== undefined) error.suggestions = err.suggestions;
     return error;
   }
   if (err instanceof ZodError) {
@@ -68,5 +71,5 @@ export function toHttpError(err: unknown): HttpError {
 /** Sends an error in the wire shape; used by the error handler and by the auth/host hooks. */
 export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
   if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
-  return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error.code, error.message));
+  return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error.code, error.message, error.suggestions));
 }

@@ -7,7 +7,6 @@ import type { RequestRunner } from '../calls/request-runner.js';
 import { CLIENT_GONE } from '../calls/in-flight-calls.js';
 import { wantsEventStream } from '../calls/event-stream.js';
 import {
-  CallToolBodySchema,
   NameParamsSchema,
   parseInput,
   ToolGetQuerySchema,
@@ -16,6 +15,8 @@ import {
   type CallToolBody,
 } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
+import { toolNotFound, withToolSuggestions } from '../tool-not-found.js';
+import { parseCallBody } from '../call-body.js';
 import { streamCall } from '../calls/stream-call.js';
 import { ifNoneMatchHits, ToolListCache } from '../tool-list-cache.js';
 
@@ -77,14 +78,14 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const tool = found && (!view || view.allowsTool(found)) ? found : undefined;
     if (!tool) {
       manager.requests.refuseHeld(name, view);
-      throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${name}"`);
+      throw toolNotFound(name, manager.getCatalogue(), view);
     }
     return tool;
   });
 
   app.post('/tools/:name/call', async (request, reply) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
-    const body = request.body === undefined ? NO_ARGUMENTS : parseInput(CallToolBodySchema, request.body, 'body');
+    const body = request.body === undefined ? NO_ARGUMENTS : parseCallBody(request.body);
     // Asked for a stream: progress as it comes, then the result (see stream-call.ts).
     if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runtime, runner }, name, body);
     try {
@@ -97,7 +98,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     } catch (err) {
       // Nobody is left to read an answer; tell fastify not to try.
       if (err === CLIENT_GONE) return reply.hijack();
-      throw err;
+      throw withToolSuggestions(err, name, manager.getCatalogue(), request.agent?.view);
     }
   });
 

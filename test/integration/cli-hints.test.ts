@@ -1,0 +1,151 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
+import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+
+/**
+ * Issue #25, item 3: a careless call gets guidance, not only an error — the real `switchboard`
+ * bundle in its own process, against a real daemon listening on a port.
+ */
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI bundle with `args`, with no Switchboard variables from the test runner's env. */
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const clean: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const name of ['SWITCHBOARD_URL', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_CONFIG']) if (!(name in env)) delete clean[name];
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+function echoDaemon(): Promise<TestDaemon> {
+  return startDaemon({
+    servers: {
+      echo: fixtureServerConfig('echo-stdio'),
+      // A server that never starts: its command does not exist.
+      ghost: { command: '/nonexistent/switchboard-test-ghost-server' },
+      // One that is never even started: stdio without a command.
+      invalid: { type: 'stdio' },
+    },
+  });
+}
+
+/** A port nothing listens on: bound once, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** The real CLI and a real daemon: one process start each is seconds on a loaded two-core box. */
+const TIMEOUT_MS = 60_000;
+
+describe('switchboard CLI hints', () => {
+  it('call <short name>: TOOL_NOT_FOUND, then "did you mean" with the exposed name', async () => {
+    const d = await echoDaemon();
+    const run = await cli(['call', 'echo', '{"text":"hi"}', '--url', d.url]);
+    expect(run).toEqual({ code: 1, stdout: '', stderr: 'switchboard: TOOL_NOT_FOUND: No tool named "echo"\nswitchboard: did you mean mcp_echo_echo?\n' });
+    // key=value looks the tool up first: the same answer comes from there.
+    expect((await cli(['call', 'mcp_echo_ehco', 'text=hi', '--url', d.url])).stderr).toBe(
+      'switchboard: TOOL_NOT_FOUND: No tool named "mcp_echo_ehco"\nswitchboard: did you mean mcp_echo_echo?\n',
+    );
+    // The REST answer carries the names as `suggestions`; nothing near, no field.
+    const rest = await d.json<{ error: Record<string, unknown> }>('/tools/echo/call', { method: 'POST', body: { arguments: { text: 'hi' } } });
+    expect(rest).toMatchObject({ status: 404, body: { error: { code: 'TOOL_NOT_FOUND', suggestions: ['mcp_echo_echo'] } } });
+    const far = await d.json<{ error: Record<string, unknown> }>('/tools/zzzzzz', {});
+    expect(far.body.error).toEqual({ code: 'TOOL_NOT_FOUND', message: 'No tool named "zzzzzz"' });
+  }, TIMEOUT_MS);
+
+  it("suggestions come only from the caller's view: an agent is never shown a tool outside it", async () => {
+    const d = await startDaemon({
+      servers: { echo: fixtureServerConfig('echo-stdio'), other: fixtureServerConfig('echo-stdio') },
+      config: { token: OPERATOR_TOKEN },
+    });
+    const key = await addAgentKey(d, { name: 'narrow', servers: ['echo'] });
+    const suggestionsFor = async (token: string): Promise<unknown> => {
+      const res = await fetch(`${d.url}/tools/echo/call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ arguments: { text: 'hi' } }),
+      });
+      expect(res.status).toBe(404);
+      return ((await res.json()) as { error: { suggestions?: unknown } }).error.suggestions;
+    };
+    expect(await suggestionsFor(OPERATOR_TOKEN)).toEqual(['mcp_echo_echo', 'mcp_other_echo']);
+    expect(await suggestionsFor(key)).toEqual(['mcp_echo_echo']);
+  }, TIMEOUT_MS);
+
+  it('call <tool> key=value…: the values typed by the input schema', async () => {
+    const d = await echoDaemon();
+    // a and b are numbers in mcp_echo_add's schema: sent as strings, the call would fail.
+    const add = await cli(['call', 'mcp_echo_add', 'a=2', 'b=3', '--url', d.url]);
+    expect(add).toEqual({ code: 0, stdout: '5\n{\n  "sum": 5\n}\n', stderr: '' });
+    const echo = await cli(['call', 'mcp_echo_echo', 'text=007', '--url', d.url]);
+    expect(echo).toEqual({ code: 0, stdout: '007\n', stderr: '' });
+    const wrong = await cli(['call', 'mcp_echo_add', 'a=two', 'b=3', '--url', d.url]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/^switchboard: invalid value for "a": expected number, got "two"\n/);
+  }, TIMEOUT_MS);
+
+  it('a REST call body with the arguments bare: 400 showing the wrapped form', async () => {
+    const d = await echoDaemon();
+    const res = await d.json<{ error: { code: string; message: string } }>('/tools/mcp_echo_echo/call', { method: 'POST', body: { text: 'secret-value' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: 'text: Unknown field. Tool arguments go inside "arguments": send {"arguments": {"text": …}} (the body may also carry "timeoutMs")',
+    });
+  }, TIMEOUT_MS);
+
+  it('no daemon: names the URL tried and where it came from, and how to start one', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const run = await cli(['status', '--url', url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      `switchboard: cannot reach daemon at ${url}: connect ECONNREFUSED ${url.slice('http://'.length)}\n` +
+        `switchboard: is the daemon running? Tried ${url} (from --url).\n` +
+        'switchboard: start it with "switchboard serve" (or "npm start" in a clone of the repository), or point --url at the daemon\'s address\n',
+    );
+    const fromEnv = await cli(['tools'], { SWITCHBOARD_URL: url });
+    expect(fromEnv.stderr).toContain(`Tried ${url} (from $SWITCHBOARD_URL).`);
+  }, TIMEOUT_MS);
+
+  it('tools --server <unknown>: "no server named", the nearest name, exit 1', async () => {
+    const d = await echoDaemon();
+    const run = await cli(['tools', '--server', 'ecoh', '--url', d.url]);
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'switchboard: SERVER_NOT_FOUND: no server named "ecoh" (servers: echo, ghost, invalid)\nswitchboard: did you mean echo?\n',
+    });
+    expect((await cli(['tools', '--server', 'echo', '--url', d.url])).code).toBe(0);
+  }, TIMEOUT_MS);
+
+  it('logs <server that never started>: its status and last error', async () => {
+    const d = await echoDaemon();
+    const run = await cli(['logs', 'ghost', '--url', d.url]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^switchboard: ghost is failed: UPSTREAM_CONNECT_FAILED: .*ENOENT.*\n$/);
+    const invalid = await cli(['logs', 'invalid', '--url', d.url]);
+    expect(invalid).toEqual({ code: 0, stdout: '', stderr: 'switchboard: invalid is failed: CONFIG_INVALID: stdio server needs a "command"\n' });
+    // A connected server's log has no such line.
+    expect((await cli(['logs', 'echo', '--url', d.url])).stderr).toBe('');
+  }, TIMEOUT_MS);
+});
