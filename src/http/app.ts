@@ -173,6 +173,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     metrics,
     requestMetrics,
     startedAt,
+    bus,
     subscriberCount: () => events.subscriberCount,
   });
   void app.register(eventsRoutes, { events });

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runServe } from '../../src/cli/serve.js';
@@ -106,6 +107,11 @@ describe('serve: what the start says', () => {
 
     // fastify's own "Server listening at …" is not logged beside ours.
     expect(serve.entries().filter((entry) => /listening/i.test(entry.msg ?? '')).map((entry) => entry.msg)).toEqual([`listening on ${url}`]);
+    // The bundled CLI serves prom-client's process metrics too (a CommonJS package in an ESM bundle).
+    const metrics = parsePrometheusTextFormat(await (await fetch(`${url}/metrics`)).text());
+    expect(metrics.map((family) => family.name)).toEqual(
+      expect.arrayContaining(['switchboard_build_info', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds']),
+    );
     serve.child.kill('SIGTERM');
     expect((await serve.exited).code).toBe(0);
   }, SPAWN_TIMEOUT_MS);
