@@ -6,6 +6,7 @@ import { issueText } from '../issues.js';
 import { resolveConfigPath } from '../load.js';
 import { unresolvedPlaceholders } from '../placeholders.js';
 import { readConfigFile } from '../read-config-file.js';
+import { restartSettingsOf } from '../restart-settings.js';
 import type { ServerConfig, ServerSource } from '../types.js';
 import type { ConfigProvider, DiscoveredItem, ProviderResult } from './provider.js';
 
@@ -57,7 +58,13 @@ export const nativeProvider: ConfigProvider = {
       return { name: entry.name, config, source, errors: [...errors, ...unresolvedPlaceholders(config)] };
     });
     const { enableProjectConfig, disabledServers, enabledServers } = checked.settings;
-    return { items, warnings: [], files, settings: { enableProjectConfig, disabledServers, enabledServers } };
+    return {
+      items,
+      warnings: [],
+      files,
+      settings: { enableProjectConfig, disabledServers, enabledServers },
+      restartSettings: restartSettingsOf(path, checked.settings),
+    };
   },
 };
 
