@@ -122,8 +122,9 @@ export class Reconciler {
     this.lastErrors = this.failures();
     const moved = plan.added.length + plan.removed.length + plan.changed.length > 0;
     if (moved || keptChanged || JSON.stringify(this.discovery.warnings) !== warningsBefore) {
-      const { added, removed, changed, kept, unchanged } = plan;
+      const { added, removed, changed, kept } = plan;
       // `kept`: running on their last good config (their entry or file is broken); `unchanged`: running as configured.
+      const unchanged = plan.unchanged.filter((name) => !kept.includes(name));
       log.info({ cause, files, added, removed, changed, kept, unchanged }, 'config applied');
       this.options.publish({ type: 'config.changed', cause, files, added, removed, changed, kept });
     }
