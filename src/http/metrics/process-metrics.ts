@@ -5,13 +5,13 @@ import type { Registry } from 'prom-client';
  * (`process_cpu_seconds_total`, `process_resident_memory_bytes`, `nodejs_eventloop_lag_seconds`,
  * heap, GC, handles…): prom-client's default collectors, rather than our own look-alikes. They
  * describe the process, not one daemon, so there is one registry per process. prom-client is
- * imported when the first daemon builds its routes, without waiting for it: it stays off the
- * path to the first listen.
+ * loaded by the first scrape, not at start: a daemon nobody scrapes never compiles it, and the
+ * only thing lost is the GC and event-loop-delay history from before that scrape.
  */
 let registry: Promise<Registry> | undefined;
 
 /** Starts collecting (once per process); the event-loop and GC collectors measure from here on. */
-export function startProcessMetrics(): Promise<Registry> {
+function startProcessMetrics(): Promise<Registry> {
   registry ??= import('prom-client').then((mod) => {
     // A CommonJS package: in the CLI bundle its exports arrive as `default` only.
     const { Registry, collectDefaultMetrics } = (mod.default as typeof mod | undefined) ?? mod;

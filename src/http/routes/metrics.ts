@@ -6,7 +6,7 @@ import type { CallMetrics } from '../calls/call-metrics.js';
 import type { InFlightCalls } from '../calls/in-flight-calls.js';
 import type { RequestMetrics } from '../calls/request-metrics.js';
 import { escapeLabel } from '../calls/prometheus-label.js';
-import { processMetricsText, startProcessMetrics } from '../metrics/process-metrics.js';
+import { processMetricsText } from '../metrics/process-metrics.js';
 import { ServerMetrics } from '../metrics/server-metrics.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import type { EventBus } from '../../runtime/event-bus.js';
@@ -44,8 +44,6 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
     servers.close();
     closed();
   });
-  // Failing to load is reported at the first scrape; it must not take the daemon down before.
-  startProcessMetrics().catch(() => undefined);
 
   app.get('/metrics', async (_request, reply) => {
     const listed = manager.listServers();
