@@ -117,4 +117,43 @@ describe('config mistakes in the log (real serve, real client files)', () => {
     serve.child.kill('SIGTERM');
     expect((await serve.exited).code).toBe(0);
   }, SPAWN_TIMEOUT_MS);
+
+  it('logs the same mistakes when a live edit brings them in, and nothing again on an edit that changes nothing', async () => {
+    const home = await realpath(await tempDir());
+    const cwd = await realpath(await tempDir());
+    const port = await freePort();
+    const echo = fixtureServerConfig('echo-stdio');
+    const claude = join(home, '.claude.json');
+    const cursor = join(home, '.cursor', 'mcp.json');
+    const vscode = join(home, '.config', 'Code', 'User', 'mcp.json');
+    const gemini = join(home, '.gemini', 'settings.json');
+    await writeJson(claude, { mcpServers: { echo } });
+
+    const serve = spawnServe(['--port', String(port)], { home, cwd });
+    await serve.waitForLog((entry) => entry.msg === 'ready');
+    expect(serve.entries().filter(isConfigWarning)).toEqual([]);
+
+    // Three clients' files appear, each with a mistake (the files' directories did not exist yet).
+    await writeJson(cursor, { mcpServers: { echo, typo: { comand: 'node', env: { NAME: 'typo' } } } });
+    await writeJson(vscode, { servers: { github: { type: 'stdio', command: 'github-mcp', env: { TOKEN: '${input:token}' } } } });
+    await writeJson(gemini, { mcpServers: { self: { httpUrl: `http://localhost:${port}/mcp` } } });
+    const expected = [
+      { path: cursor, server: 'typo', msg: `${cursor}: server "typo": unknown key "comand" ignored` },
+      { path: cursor, server: 'typo', msg: `${cursor}: server "typo" is invalid: stdio server needs a "command"` },
+      { path: cursor, server: 'echo', msg: `server shadowed: "echo" in ${cursor} is not started; "echo" from ${claude} wins (same name)` },
+      { path: vscode, server: 'github', msg: expect.stringContaining('unresolved placeholder ${input:token}') },
+      { path: gemini, server: 'self', msg: 'server skipped: points at this Switchboard itself' },
+    ];
+    for (const line of expected) {
+      expect(await serve.waitForLog((entry) => isConfigWarning(entry) && entry.path === line.path && entry.server === line.server && (typeof line.msg !== 'string' || entry.msg === line.msg))).toMatchObject(line);
+    }
+
+    // Rewritten as it was (an editor's save without changes), then an unrelated real change: no repeats.
+    await writeJson(cursor, { mcpServers: { echo, typo: { comand: 'node', env: { NAME: 'typo' } } } });
+    await writeJson(claude, { mcpServers: { echo, echo2: { ...echo, env: { NAME: 'echo2' } } } });
+    await serve.waitForLog((entry) => entry.msg === 'config applied' && (entry.added as string[]).includes('echo2'));
+    expect(serve.entries().filter(isConfigWarning)).toHaveLength(expected.length);
+    serve.child.kill('SIGTERM');
+    expect((await serve.exited).code).toBe(0);
+  }, SPAWN_TIMEOUT_MS);
 });
