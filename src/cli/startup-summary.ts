@@ -88,10 +88,13 @@ export function logNoServers(
   { runtime, logger }: { runtime: Pick<SwitchboardRuntime, 'lastDiscovery' | 'watchedDirs'>; logger: Pick<Logger, 'warn'> },
   configPath: string,
 ): void {
-  const looked = runtime.lastDiscovery.files ?? [];
+  const { files = [], warnings, shadowed, skipped } = runtime.lastDiscovery;
   const live = runtime.watchedDirs.length > 0 ? ' (picked up live, no restart needed)' : ' (then run switchboard reload)';
+  // Entries that were found but cannot run were each logged just before: point there first.
+  const problems = warnings.length + shadowed.length + skipped.length;
+  const seeAbove = problems > 0 ? ` (${problems} config ${problems === 1 ? 'problem is' : 'problems are'} logged above)` : '';
   logger.warn(
-    { looked, configPath },
-    `no MCP servers found in ${looked.length} config files; add one to ${configPath}, e.g. ${EXAMPLE_ENTRY}${live}`,
+    { looked: files, configPath },
+    `no MCP servers to start in ${files.length} config files${seeAbove}; add one to ${configPath}, e.g. ${EXAMPLE_ENTRY}${live}`,
   );
 }

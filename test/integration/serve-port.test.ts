@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -98,7 +98,7 @@ describe('serve: what the start says', () => {
     const url = await serve.listening();
     const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
     expect(ready).toMatchObject({ servers: 0, mcp: `${url}/mcp` });
-    const empty = await serve.waitForLog((entry) => /^no MCP servers found/.test(entry.msg ?? ''));
+    const empty = await serve.waitForLog((entry) => /^no MCP servers to start in \d+ config files; add one/.test(entry.msg ?? ''));
     const configPath = join(home, '.config', 'switchboard', 'config.json');
     expect(empty).toMatchObject({ level: 40, configPath });
     expect(empty.looked).toEqual(expect.arrayContaining([configPath, join(cwd, '.mcp.json'), join(home, '.cursor', 'mcp.json')]));
@@ -114,5 +114,19 @@ describe('serve: what the start says', () => {
     );
     serve.child.kill('SIGTERM');
     expect((await serve.exited).code).toBe(0);
+  }, SPAWN_TIMEOUT_MS);
+
+  it('points at the config problems it logged when everything it found is broken', async () => {
+    const home = await tempDir();
+    const cursor = join(home, '.cursor', 'mcp.json');
+    await mkdir(join(home, '.cursor'));
+    await writeFile(cursor, JSON.stringify({ mcpServers: { typo: { comand: 'node' } } }));
+    // Not run in HOME: there ~/.cursor/mcp.json would be the project's file too, and read twice.
+    const serve = spawnServe(['--port', '0'], { home, cwd: await tempDir() });
+    const empty = await serve.waitForLog((entry) => /^no MCP servers to start/.test(entry.msg ?? ''));
+    expect(empty.msg).toMatch(/^no MCP servers to start in \d+ config files \(2 config problems are logged above\); add one to /);
+    // …and they are indeed above it, naming the file.
+    const index = serve.entries().indexOf(empty);
+    expect(serve.entries().slice(0, index).filter((entry) => entry.component === 'config' && entry.path === cursor)).toHaveLength(2);
   }, SPAWN_TIMEOUT_MS);
 });
