@@ -51,8 +51,11 @@ export class Reconciler {
   private discoveryError: ErrorInfo | undefined;
   private lastErrors: LoadError[] = [];
   private readonly issues: DiscoveryIssueLog;
-  /** Switchboard's own restart-only settings as the first discovery read them: what this process runs with. */
-  private startedWith: RestartSettings | undefined;
+  /**
+   * Switchboard's own restart-only settings as the first discovery read them: what this process
+   * runs with (`undefined`: unknown, and then no later file is compared; `null`: no discovery yet).
+   */
+  private startedWith: RestartSettings | undefined | null = null;
   /** `kept` of the last reconcile: a server still on its last good config is no news the second time. */
   private lastKept: readonly string[] = [];
 
@@ -178,7 +181,7 @@ export class Reconciler {
    * for a setting only a restart applies, and logs what is new among its problems.
    */
   private show(discovery: DiscoveryResult): void {
-    this.startedWith ??= discovery.restartSettings;
+    if (this.startedWith === null) this.startedWith = discovery.restartSettings;
     const restart = restartWarning(this.startedWith, discovery.restartSettings);
     this.discovery = restart ? { ...discovery, warnings: [...discovery.warnings, restart] } : discovery;
     this.issues.update(this.discovery);
