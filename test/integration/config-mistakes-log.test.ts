@@ -153,6 +153,21 @@ describe('config mistakes in the log (real serve, real client files)', () => {
     await writeJson(claude, { mcpServers: { echo, echo2: { ...echo, env: { NAME: 'echo2' } } } });
     await serve.waitForLog((entry) => entry.msg === 'config applied' && (entry.added as string[]).includes('echo2'));
     expect(serve.entries().filter(isConfigWarning)).toHaveLength(expected.length);
+
+    // Switchboard's own file runs a server, then gains an unknown key: the whole file is ignored,
+    // and the line says which server keeps running on its last good config.
+    const own = join(home, '.config', 'switchboard', 'config.json');
+    await writeJson(own, { mcpServers: { mine: { ...echo, env: { NAME: 'mine' } } } });
+    await serve.waitForLog((entry) => entry.msg === 'config applied' && (entry.added as string[]).includes('mine'));
+    await writeJson(own, { mcpServers: { mine: { ...echo, env: { NAME: 'mine' } } }, colour: 'blue' });
+    expect(await waitForWarning(serve, 'file ignored')).toMatchObject({ path: own, msg: `${own}: colour: unknown key (file ignored)` });
+    expect(await serve.waitForLog((entry) => entry.msg === 'config applied' && (entry.kept as string[]).length > 0)).toMatchObject({
+      added: [],
+      removed: [],
+      changed: [],
+      kept: ['mine'],
+      unchanged: ['echo', 'echo2'],
+    });
     serve.child.kill('SIGTERM');
     expect((await serve.exited).code).toBe(0);
   }, SPAWN_TIMEOUT_MS);
