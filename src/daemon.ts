@@ -46,9 +46,9 @@ export interface Daemon {
 }
 
 /**
- * The port the daemon listens on: the bound one once `listen` resolved, else the configured one
- * (discovery starts while the listener binds). With port 0 and no bind yet there is none — and no
- * config file can name a port chosen at random anyway.
+ * The port the daemon listens on: the bound one once `listen` resolved (`serve` binds before it
+ * starts anything), else the configured one (an embedder that starts before it listens). With
+ * port 0 and no bind yet there is none — and no config file can name a port chosen at random anyway.
  */
 function listeningPorts(app: FastifyInstance, configured: number): number[] {
   const address = app.server.address();
@@ -66,7 +66,7 @@ const ABORTED_ANSWER_MS = 250;
 export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemon {
   const composed = createRuntime(config, {
     ...deps,
-    // Asked for after the listener is up (first connect) or while it binds (discovery).
+    // Asked for at discovery and at the first connect; `serve` has bound its port by then.
     listening: () => {
       const port = listeningPorts(app, config.port)[0];
       return port === undefined ? undefined : { host: config.host, port };

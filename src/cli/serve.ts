@@ -1,9 +1,8 @@
 import { statSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { loadDaemonConfig } from '../config/load.js';
+import { loadDaemonConfig, resolveConfigPath } from '../config/load.js';
 import { createDaemon, type Daemon, type DaemonDeps } from '../daemon.js';
 import { errorMessage, isSwitchboardError } from '../errors.js';
 import { isLoopbackHost } from '../util/loopback.js';
@@ -12,7 +11,8 @@ import type { CliContext, Output } from './context.js';
 import { renderHelp, usageOf } from './help.js';
 import { bindRefusal, parseServeFlags, ServeExit } from './serve-flags.js';
 import { handleShutdownSignals, type ShutdownWiring } from './shutdown-signals.js';
-import { trackStartup } from './startup-summary.js';
+import { describeListenFailure, urlHost } from './listen-failure.js';
+import { logNoServers, trackStartup } from './startup-summary.js';
 
 export const SERVE_USAGE = usageOf('serve');
 
@@ -29,6 +29,8 @@ export interface ServeIo {
   isTTY?: boolean;
   /** Further daemon edges for embedders and tests (a fixed `discover`, a `store`, …). */
   deps?: Omit<DaemonDeps, 'cwd' | 'home' | 'env' | 'configPath' | 'logger'>;
+  /** Asks whoever holds a taken port whether it is a Switchboard. @default globalThis.fetch */
+  probeFetch?: typeof fetch;
 }
 
 export interface ServeHandle {
@@ -45,7 +47,8 @@ export interface ServeHandle {
 
 /**
  * `switchboard serve` without the process wiring: loads the config (flags win), builds the
- * daemon, listens at once so `/health` answers, then starts discovery + connect behind it.
+ * daemon, binds its port, and only then starts discovery + connect behind it (`/health` answers
+ * meanwhile). A port that is taken ends it before any server is spawned.
  * Refusals and failures throw `ServeExit`; `--help` throws `ServeExit(0, usage)`.
  */
 export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeHandle> {
@@ -94,27 +97,25 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
     log.warn({ host: config.host }, 'listening on a non-loopback host without a token (--insecure)');
   }
 
-  // Discovery and the connects start while fastify boots and binds, not after: the startup gate
-  // then runs alongside, which is what a warm start waits for. A failed bind closes it all again.
-  const listening = daemon.app.listen({ host: config.host, port: config.port });
-  const startup = trackStartup(daemon);
-  const starting = daemon.start();
+  // The port first, then everything else: while another process holds it, no server may be
+  // spawned (nor a predecessor's leftovers reaped) only to be torn down again.
   try {
-    await listening;
+    await daemon.app.listen({ host: config.host, port: config.port });
   } catch (err) {
-    starting.catch(() => undefined);
     await daemon.close().catch(() => undefined);
-    throw new ServeExit(1, `cannot listen on ${config.host}:${config.port}: ${errorMessage(err)}`, { cause: err });
+    throw new ServeExit(1, await describeListenFailure(err, config.host, config.port, io.probeFetch), { cause: err });
   }
   const address = daemon.app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  const url = `http://${formatHost(config.host)}:${port}`;
+  const url = `http://${urlHost(config.host)}:${port}`;
   log.info({ url, host: config.host, port }, `listening on ${url}`);
 
-  const started = starting.then(
+  const startup = trackStartup(daemon);
+  const started = daemon.start().then(
     () => {
       const { servers, ...totals } = startup.summary();
-      log.info({ ...totals, servers: servers.length, summary: servers }, 'ready');
+      log.info({ mcp: `${url}/mcp`, ...totals, servers: servers.length, summary: servers }, 'ready');
+      if (servers.length === 0) logNoServers(daemon, resolveConfigPath({ ...(configPath ? { path: configPath } : {}), env, home, cwd: base }).path);
     },
     // start() reports per-server failures itself; this only keeps a bug from becoming an
     // unhandled rejection that takes every other server down with it.
@@ -169,10 +170,6 @@ export async function runServeCli(ctx: CliContext): Promise<number> {
   // timer fires only in that case.
   setTimeout(() => process.exit(code), EXIT_FAILSAFE_MS).unref();
   return code;
-}
-
-function formatHost(host: string): string {
-  return isIP(host) === 6 ? `[${host}]` : host;
 }
 
 function isDirectory(path: string): boolean {

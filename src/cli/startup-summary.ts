@@ -1,6 +1,8 @@
 import type { MCPManager } from '../mcp/manager.js';
 import type { ServerStatus } from '../mcp/events.js';
+import type { Logger } from 'pino';
 import type { EventBus } from '../runtime/event-bus.js';
+import type { SwitchboardRuntime } from '../runtime/runtime.js';
 
 /** One server as the startup summary shows it. */
 export interface StartupRow {
@@ -73,4 +75,26 @@ export function trackStartup(
     },
     stop: unsubscribe,
   };
+}
+
+/** A config entry a newcomer can paste: a real server, runnable with nothing but npx. */
+const EXAMPLE_ENTRY = '{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}';
+
+/**
+ * The start found nothing to serve: say where discovery looked and how to add a server, so an
+ * empty catalogue is never a mystery. Live config picks the new entry up without a restart.
+ */
+export function logNoServers(
+  { runtime, logger }: { runtime: Pick<SwitchboardRuntime, 'lastDiscovery' | 'watchedDirs'>; logger: Pick<Logger, 'warn'> },
+  configPath: string,
+): void {
+  const { files = [], warnings, shadowed, skipped } = runtime.lastDiscovery;
+  const live = runtime.watchedDirs.length > 0 ? ' (picked up live, no restart needed)' : ' (then run switchboard reload)';
+  // Entries that were found but cannot run were each logged just before: point there first.
+  const problems = warnings.length + shadowed.length + skipped.length;
+  const seeAbove = problems > 0 ? ` (${problems} config ${problems === 1 ? 'problem is' : 'problems are'} logged above)` : '';
+  logger.warn(
+    { looked: files, configPath },
+    `no MCP servers to start in ${files.length} config files${seeAbove}; add one to ${configPath}, e.g. ${EXAMPLE_ENTRY}${live}`,
+  );
 }

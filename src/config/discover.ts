@@ -4,7 +4,7 @@ import { resolveConfigPath } from './load.js';
 import { DEFAULT_PROVIDERS } from './providers/index.js';
 import type { ConfigProvider, DiscoveredItem, NativeSettings, ProviderContext } from './providers/provider.js';
 import { selectOptions, selectServers } from './select-servers.js';
-import type { DiscoveryOptions, DiscoveryReport, DiscoveryWarning, SourceLevel } from './types.js';
+import type { DiscoveryOptions, DiscoveryReport, DiscoveryWarning, RestartSettings, SourceLevel } from './types.js';
 
 /** Within one provider, project-level entries win over user-level ones. */
 const LEVEL_RANK: Record<SourceLevel, number> = { native: 0, project: 0, user: 1 };
@@ -35,6 +35,7 @@ export async function discoverMCPServers(
   const failedFiles = new Set<string>();
   const ranked: { item: DiscoveredItem; priority: number; index: number }[] = [];
   let settings: NativeSettings | undefined;
+  let restartSettings: RestartSettings | undefined;
   results.forEach((result, i) => {
     const provider = providers[i] as ConfigProvider;
     if (result.status === 'rejected') {
@@ -48,6 +49,7 @@ export async function discoverMCPServers(
     for (const file of result.value.files ?? []) files.add(file);
     for (const file of result.value.failedFiles ?? []) failedFiles.add(file);
     settings ??= result.value.settings;
+    restartSettings ??= result.value.restartSettings;
     for (const item of result.value.items) ranked.push({ item, priority: provider.priority, index: ranked.length });
   });
 
@@ -77,5 +79,6 @@ export async function discoverMCPServers(
     files: [...files],
     failedFiles: [...failedFiles],
     invalid,
+    ...(restartSettings ? { restartSettings } : {}),
   };
 }

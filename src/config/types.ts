@@ -110,6 +110,14 @@ export interface DiscoveryWarning {
   server?: string;
 }
 
+/** The settings of Switchboard's own file that only a restart applies, as discovery read them. */
+export interface RestartSettings {
+  /** The file (absolute). */
+  path: string;
+  /** Setting → SHA-256 of its value: enough to see a change, without keeping the value (a token) around. */
+  digests: Readonly<Record<string, string>>;
+}
+
 export interface DiscoveryResult {
   configs: Record<string, ServerConfig>;
   sources: Record<string, ServerSource>;
@@ -124,6 +132,8 @@ export interface DiscoveryResult {
   failedFiles?: string[];
   /** Entries reported invalid, by name and file; a running server of that name keeps its last good config. */
   invalid?: Array<{ name: string; path: string }>;
+  /** Settings of Switchboard's own file that only a restart applies (host, port, …), when the file was usable. */
+  restartSettings?: RestartSettings;
 }
 
 /** Why a server found by discovery is not active. */

@@ -30,6 +30,7 @@ import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { ServerLogger } from './server-logger.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { operationRoutes } from './routes/operations.js';
 import { serverRoutes } from './routes/servers.js';
@@ -174,6 +175,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     metrics,
     requestMetrics,
     startedAt,
+    bus,
     subscriberCount: () => events.subscriberCount,
   });
   void app.register(eventsRoutes, { events });
@@ -210,7 +212,7 @@ function useJsonBodiesOnly(app: FastifyInstance): void {
  * headers at all (authorization, cookies and the like are none of the log's business).
  */
 function httpLogger(logger: Logger): FastifyBaseLogger {
-  return logger.child(
+  return new ServerLogger(logger.child(
     { component: 'http' },
     {
       serializers: {
@@ -222,7 +224,7 @@ function httpLogger(logger: Logger): FastifyBaseLogger {
         res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
       },
     },
-  );
+  ));
 }
 
 /** Query values that are secrets: `?token=` (WebSocket auth) and the OAuth callback's `code` and `state`. */

@@ -34,10 +34,6 @@ export async function applyPlan(
   return errors;
 }
 
-export function hasChanges(plan: ReconcilePlan): boolean {
-  return plan.added.length + plan.removed.length + plan.changed.length + plan.kept.length > 0;
-}
-
 /**
  * A discovery as `/status` shows it once applied: the configs and sources that run, and a
  * warning for each server kept on its last good config.

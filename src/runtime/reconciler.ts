@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
-import { appliedOf, applyPlan, discoveryAsApplied, hasChanges } from './apply-plan.js';
+import { appliedOf, applyPlan, discoveryAsApplied } from './apply-plan.js';
+import { DiscoveryIssueLog } from './discovery-issues.js';
 import { planReconcile, type AppliedServers } from '../config/reconcile-plan.js';
-import type { DiscoveryResult } from '../config/types.js';
+import { restartWarning } from '../config/restart-settings.js';
+import type { DiscoveryResult, RestartSettings } from '../config/types.js';
 import { ERROR_CATALOGUE, errorMessage, SwitchboardError, type ErrorInfo } from '../errors.js';
 import type { PublishEvent } from '../mcp/events.js';
 import type { MCPManager, ServerError } from '../mcp/manager.js';
@@ -48,9 +50,18 @@ export class Reconciler {
   private applied: AppliedServers = {};
   private discoveryError: ErrorInfo | undefined;
   private lastErrors: LoadError[] = [];
-  private readonly loggedSkips = new Set<string>();
+  private readonly issues: DiscoveryIssueLog;
+  /**
+   * Switchboard's own restart-only settings as the first discovery read them: what this process
+   * runs with (`undefined`: unknown, and then no later file is compared; `null`: no discovery yet).
+   */
+  private startedWith: RestartSettings | undefined | null = null;
+  /** `kept` of the last reconcile: a server still on its last good config is no news the second time. */
+  private lastKept: readonly string[] = [];
 
-  constructor(private readonly options: ReconcilerOptions) {}
+  constructor(private readonly options: ReconcilerOptions) {
+    this.issues = new DiscoveryIssueLog(options.log);
+  }
 
   /** The last discovery as applied (warnings, shadowed entries, sources), for `/status`. */
   get lastDiscovery(): DiscoveryResult {
@@ -70,7 +81,7 @@ export class Reconciler {
   async discoverAndConnect(cause: 'startup' | 'reload'): Promise<LoadError[]> {
     const { manager, log } = this.options;
     try {
-      this.discovery = await this.rediscover();
+      this.show(await this.rediscover());
     } catch {
       // A loader that throws must not take the daemon down: serve nothing and say why.
       this.discovery = EMPTY_DISCOVERY;
@@ -79,7 +90,7 @@ export class Reconciler {
       this.lastErrors = [this.discoveryFailure()];
       return this.lastErrors;
     }
-    this.logSkipped();
+    this.lastKept = [];
     this.applied = appliedOf(this.discovery.configs, this.discovery.sources);
     // Failures are logged once, by the manager, as each server's status changes.
     const { errors } = await manager.connectServers(this.discovery.configs, this.discovery.sources, { cause });
@@ -105,17 +116,19 @@ export class Reconciler {
     const plan = planReconcile(this.applied, discovery);
     const warningsBefore = JSON.stringify(this.discovery.warnings);
     this.applied = plan.next;
-    this.discovery = discoveryAsApplied(discovery, this.applied, plan.kept);
-    this.logSkipped();
-    for (const name of plan.kept) {
-      log.warn({ server: name, path: this.applied[name]?.source.path }, 'config now invalid; keeping the last good config');
-    }
+    // Each problem (a kept server among them) is logged once, when it appears or changes.
+    this.show(discoveryAsApplied(discovery, this.applied, plan.kept));
+    const keptChanged = plan.kept.join('\0') !== this.lastKept.join('\0');
+    this.lastKept = plan.kept;
     const connect = cause === 'reload' ? Object.keys(plan.next) : [...plan.added, ...plan.changed];
     const errors = await applyPlan(manager, plan, connect, log);
     this.lastErrors = this.failures();
-    if (hasChanges(plan) || JSON.stringify(this.discovery.warnings) !== warningsBefore) {
+    const moved = plan.added.length + plan.removed.length + plan.changed.length > 0;
+    if (moved || keptChanged || JSON.stringify(this.discovery.warnings) !== warningsBefore) {
       const { added, removed, changed, kept } = plan;
-      log.info({ cause, files, added, removed, changed, kept }, 'config applied');
+      // `kept`: running on their last good config (their entry or file is broken); `unchanged`: running as configured.
+      const unchanged = plan.unchanged.filter((name) => !kept.includes(name));
+      log.info({ cause, files, added, removed, changed, kept, unchanged }, 'config applied');
       this.options.publish({ type: 'config.changed', cause, files, added, removed, changed, kept });
     }
     return errors.map(toLoadError);
@@ -137,7 +150,7 @@ export class Reconciler {
     const { manager } = this.options;
     const { [name]: _previous, ...others } = this.applied;
     this.applied = entry ? { ...others, [name]: entry } : others;
-    this.discovery = discoveryAsApplied(discovery, this.applied, []);
+    this.show(discoveryAsApplied(discovery, this.applied, []));
     if (!entry) {
       // Gone from config since the last start: disconnect it, report it once, forget it.
       await manager.disconnectServer(name);
@@ -163,14 +176,15 @@ export class Reconciler {
     }
   }
 
-  /** Each skipped entry is logged the first time it is seen, not on every reload. */
-  private logSkipped(): void {
-    for (const entry of this.discovery.skipped) {
-      const key = `${entry.name}\u0000${entry.source.path}`;
-      if (this.loggedSkips.has(key)) continue;
-      this.loggedSkips.add(key);
-      this.options.log.warn({ server: entry.name, path: entry.source.path }, `server skipped: ${entry.message}`);
-    }
+  /**
+   * Makes `discovery` the one `/status` shows, with a warning while Switchboard's own file asks
+   * for a setting only a restart applies, and logs what is new among its problems.
+   */
+  private show(discovery: DiscoveryResult): void {
+    if (this.startedWith === null) this.startedWith = discovery.restartSettings;
+    const restart = restartWarning(this.startedWith, discovery.restartSettings);
+    this.discovery = restart ? { ...discovery, warnings: [...discovery.warnings, restart] } : discovery;
+    this.issues.update(this.discovery);
   }
 
   /** The synthetic error of a hard discovery failure (SPEC §2), as the original loader gave it. */

@@ -58,7 +58,7 @@ describe('switchboard serve log format', () => {
     const listening = await serve.waitForLine((line) => line.includes('listening on'));
     expect(listening).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}listening on http:\/\/127\.0\.0\.1:\d+/);
     const ready = await serve.waitForLine((line) => / INFO {2}ready /.test(line));
-    expect(ready).toMatch(/ready\s+ms=\d+ tools=3 cacheHits=0 failed=0 servers=1$/);
+    expect(ready).toMatch(/ready\s+mcp=http:\/\/127\.0\.0\.1:\d+\/mcp ms=\d+ tools=3 cacheHits=0 failed=0 servers=1$/);
     const summary = await serve.waitForLine((line) => line.startsWith('    echo '));
     expect(summary).toMatch(/^ {4}echo status=connected tools=3 ms=\d+ cached=false$/);
     serve.child.kill('SIGTERM');

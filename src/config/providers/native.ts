@@ -6,6 +6,8 @@ import { issueText } from '../issues.js';
 import { resolveConfigPath } from '../load.js';
 import { unresolvedPlaceholders } from '../placeholders.js';
 import { readConfigFile } from '../read-config-file.js';
+import { restartSettingsOf } from '../restart-settings.js';
+import { DaemonSettingsSchema } from '../schema.js';
 import type { ServerConfig, ServerSource } from '../types.js';
 import type { ConfigProvider, DiscoveredItem, ProviderResult } from './provider.js';
 
@@ -32,7 +34,11 @@ export const nativeProvider: ConfigProvider = {
       failedFiles: files,
     });
     const read = await readConfigFile(path, 'jsonc');
-    if (read.kind === 'missing') return explicit ? { ...warn('config file not found'), failedFiles: [] } : { items: [], warnings: [], files };
+    if (read.kind === 'missing') {
+      if (explicit) return { ...warn('config file not found'), failedFiles: [] };
+      // No file is the defaults: a file that appears later and sets `port` asks for a restart.
+      return { items: [], warnings: [], files, restartSettings: restartSettingsOf(path, DaemonSettingsSchema.parse({})) };
+    }
     if (read.kind === 'error') return { items: [], warnings: [{ ...read.warning, provider: ID }], files, failedFiles: files };
     const doc = read.value ?? {};
     if (!isPlainObject(doc)) return warn('expected an object at the top level; ignored');
@@ -57,7 +63,13 @@ export const nativeProvider: ConfigProvider = {
       return { name: entry.name, config, source, errors: [...errors, ...unresolvedPlaceholders(config)] };
     });
     const { enableProjectConfig, disabledServers, enabledServers } = checked.settings;
-    return { items, warnings: [], files, settings: { enableProjectConfig, disabledServers, enabledServers } };
+    return {
+      items,
+      warnings: [],
+      files,
+      settings: { enableProjectConfig, disabledServers, enabledServers },
+      restartSettings: restartSettingsOf(path, checked.settings),
+    };
   },
 };
 

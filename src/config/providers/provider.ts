@@ -1,4 +1,4 @@
-import type { DiscoveryWarning, ServerConfig, ServerSource } from '../types.js';
+import type { DiscoveryWarning, RestartSettings, ServerConfig, ServerSource } from '../types.js';
 
 export interface ProviderContext {
   /** Absolute project directory. */
@@ -36,6 +36,8 @@ export interface ProviderResult {
   files?: string[];
   /** Files that exist but could not be used (unreadable, bad syntax, ignored as a whole). */
   failedFiles?: string[];
+  /** Only the native provider sets this: its settings that only a restart applies. */
+  restartSettings?: RestartSettings;
 }
 
 export interface ConfigProvider {

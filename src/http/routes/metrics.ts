@@ -1,10 +1,16 @@
 import type { FastifyPluginCallback } from 'fastify';
+import { errorMessage } from '../../errors.js';
 import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { CallMetrics } from '../calls/call-metrics.js';
 import type { InFlightCalls } from '../calls/in-flight-calls.js';
 import type { RequestMetrics } from '../calls/request-metrics.js';
 import { renderTrafficMetrics } from '../calls/traffic-metrics.js';
+import { escapeLabel } from '../calls/prometheus-label.js';
+import { processMetricsText } from '../metrics/process-metrics.js';
+import { ServerMetrics } from '../metrics/server-metrics.js';
+import { PACKAGE_VERSION } from '../package-info.js';
+import type { EventBus } from '../../runtime/event-bus.js';
 
 export interface MetricsRoutesOptions {
   manager: MCPManager;
@@ -15,22 +21,41 @@ export interface MetricsRoutesOptions {
   subscriberCount: () => number;
   /** When the daemon was built (ms since epoch). */
   startedAt: number;
+  /** Server status changes, for the restart counter. */
+  bus: Pick<EventBus, 'subscribe'>;
 }
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
-/** `GET /metrics`: Prometheus text, computed on scrape from the manager plus our call counters. */
+/** `switchboard_build_info`: which build runs, on which Node.js; the value is always 1. */
+const BUILD_INFO = [
+  '# HELP switchboard_build_info The Switchboard version and the Node.js version it runs on (labels); always 1.',
+  '# TYPE switchboard_build_info gauge',
+  `switchboard_build_info{version="${escapeLabel(PACKAGE_VERSION)}",node="${escapeLabel(process.version)}"} 1`,
+];
+
+/**
+ * `GET /metrics`: Prometheus text, computed on scrape from the manager plus our call counters,
+ * followed by the process metrics (prom-client's default collectors).
+ */
 export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, options, done) => {
   const { manager, calls, metrics, requestMetrics, subscriberCount, startedAt } = options;
+  const servers = new ServerMetrics(options.bus);
+  app.addHook('onClose', (_instance, closed) => {
+    servers.close();
+    closed();
+  });
 
-  app.get('/metrics', (_request, reply) => {
+  app.get('/metrics', async (_request, reply) => {
+    const listed = manager.listServers();
     const byStatus = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;
-    for (const server of manager.listServers()) byStatus[server.status] += 1;
+    for (const server of listed) byStatus[server.status] += 1;
     const catalogue = manager.getCatalogue();
     let deferred = 0;
     for (const tool of catalogue.list()) if (tool.deferred) deferred += 1;
 
     const lines = [
+      ...BUILD_INFO,
       '# HELP switchboard_servers MCP servers by connection status.',
       '# TYPE switchboard_servers gauge',
       ...SERVER_STATUSES.map((status) => `switchboard_servers{status="${status}"} ${byStatus[status]}`),
@@ -43,6 +68,7 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       '# HELP switchboard_catalogue_version Changes of the aggregated catalogue since start.',
       '# TYPE switchboard_catalogue_version gauge',
       `switchboard_catalogue_version ${catalogue.version}`,
+      ...servers.render(listed),
       ...metrics.render(),
       ...requestMetrics.render(),
       ...renderTrafficMetrics(manager.requests.traffic()),
@@ -52,11 +78,16 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       '# HELP switchboard_events_subscribers Connected /events WebSocket subscribers.',
       '# TYPE switchboard_events_subscribers gauge',
       `switchboard_events_subscribers ${subscriberCount()}`,
-      '# HELP switchboard_uptime_seconds Seconds since the daemon was built.',
+      '# HELP switchboard_uptime_seconds Seconds since this daemon started (its HTTP app was created); process_start_time_seconds is the process\'s own start.',
       '# TYPE switchboard_uptime_seconds gauge',
-      `switchboard_uptime_seconds ${Math.round((Date.now() - startedAt) / 1000)}`,
+      `switchboard_uptime_seconds ${(Date.now() - startedAt) / 1000}`,
     ];
-    void reply.type(PROMETHEUS_TEXT).send(`${lines.join('\n')}\n`);
+    // Without the process metrics the daemon's own are still worth a scrape.
+    const processText = await processMetricsText().catch((err: unknown) => {
+      app.log.warn({ err: errorMessage(err) }, 'process metrics unavailable');
+      return '';
+    });
+    return reply.type(PROMETHEUS_TEXT).send(`${lines.join('\n')}\n${processText}`);
   });
 
   done();
