@@ -13,6 +13,8 @@ import { renderHelp, usageOf } from './help.js';
 import { bindRefusal, parseServeFlags, ServeExit } from './serve-flags.js';
 import { handleShutdownSignals, type ShutdownWiring } from './shutdown-signals.js';
 import { trackStartup } from './startup-summary.js';
+import { PACKAGE_VERSION } from '../http/package-info.js';
+import { startTelemetry } from '../telemetry/start-telemetry.js';
 
 export const SERVE_USAGE = usageOf('serve');
 
@@ -79,8 +81,11 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const format = resolveLogFormat(flags.logFormat, { isTTY });
   const logger =
     io.logger ?? createLogger({ level: config.logLevel, format, colors: format === 'pretty' && isTTY && !env.NO_COLOR });
+  // Before the daemon, so the first request is traced; nothing of the SDK loads unless asked for.
+  const telemetry = await startTelemetry(config.telemetry, env, PACKAGE_VERSION, logger);
   const daemon = createDaemon(config, {
     ...io.deps,
+    ...(telemetry ? { telemetry: telemetry.telemetry } : {}),
     cwd,
     home,
     env,
@@ -104,6 +109,7 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   } catch (err) {
     starting.catch(() => undefined);
     await daemon.close().catch(() => undefined);
+    await telemetry?.shutdown();
     throw new ServeExit(1, `cannot listen on ${config.host}:${config.port}: ${errorMessage(err)}`, { cause: err });
   }
   const address = daemon.app.server.address();
@@ -121,7 +127,8 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
     (err: unknown) => log.error({ err: errorMessage(err) }, 'startup failed'),
   );
 
-  const close = (): Promise<void> => daemon.close();
+  // Telemetry is flushed last: the spans of the requests the drain let finish are exported too.
+  const close = (): Promise<void> => daemon.close().finally(() => telemetry?.shutdown());
   return { daemon, host: config.host, port, url, started, close };
 }
 

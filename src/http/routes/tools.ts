@@ -17,6 +17,7 @@ import {
 } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
 import { streamCall } from '../calls/stream-call.js';
+import { restTrace } from '../../telemetry/agent-trace.js';
 import { ifNoneMatchHits, ToolListCache } from '../tool-list-cache.js';
 
 export interface ToolRoutesOptions {
@@ -93,6 +94,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
         client: reply.raw,
         ...(request.agent ? { agent: request.agent } : {}),
         ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
+        ...restTrace(runner, request.headers),
       });
     } catch (err) {
       // Nobody is left to read an answer; tell fastify not to try.

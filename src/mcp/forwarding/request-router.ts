@@ -8,6 +8,7 @@ import type { UpstreamMethod, UpstreamRequestOptions } from '../upstream/upstrea
 import type { Upstream } from '../upstream/upstream.js';
 import type { ApprovalTarget } from './approvals.js';
 import type { CallerChannel } from './caller.js';
+import type { UpstreamTrace } from '../../telemetry/telemetry.js';
 
 /** A request an agent makes of the aggregate, before it is routed to a server (SPEC §7). */
 export type AgentRequest =
@@ -36,6 +37,8 @@ export interface SendOptions {
    * name (no enumeration), with an error `isViewDenial` recognises. @default everything
    */
   view?: AgentView;
+  /** Traces each attempt at the upstream (issue #26). @default none */
+  trace?: UpstreamTrace;
 }
 
 /** The refusals of requests outside an agent's view: the unknown-name errors, told apart only here. */
