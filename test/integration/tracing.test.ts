@@ -172,6 +172,28 @@ describe('tracing (OTLP, issue #26)', () => {
     expect((await loadedFiles(moduleLog)).filter((f) => chunks.includes(f)).length).toBeGreaterThan(0);
   }, SPAWN_TIMEOUT_MS);
 
+  it('gives a retry after a reconnect a CLIENT span of its own, under the same SERVER span', async () => {
+    const receiver = await startOtlpReceiver();
+    const { url } = await startServe(
+      { mcpServers: { sup: fixtureServerConfig('supervised') }, telemetry: { endpoint: receiver.url, protocol: 'http/json' } },
+      FAST_EXPORT,
+    );
+    const marker = join(await tempDir(), 'runs');
+    // Idempotent: the first run kills the server mid-call, the call is sent again after the reconnect.
+    const called = await restCall(url, 'mcp_sup_crash_once', { marker });
+    expect(called).toMatchObject({ status: 200, body: { content: [{ text: 'ran 2 times' }] } });
+    const [server, attempts] = await receiver.until(() => {
+      const all = receiver.spans();
+      const request = all.find((s) => s.name === 'tools/call mcp_sup_crash_once');
+      const tries = all.filter((s) => s.name === 'tools/call crash_once');
+      return request && tries.length === 2 && ([request, tries] as const);
+    });
+    expect(server.attributes['error.type']).toBeUndefined();
+    for (const attempt of attempts) expect(attempt).toMatchObject({ kind: SPAN_KIND.client, traceId: server.traceId, parentSpanId: server.spanId });
+    // The first attempt failed with the lost connection, the second succeeded.
+    expect(attempts.map((a) => a.attributes['error.type'] !== undefined).sort()).toEqual([false, true]);
+  }, SPAWN_TIMEOUT_MS);
+
   it('exports http/protobuf from the OTEL_* variables alone', async () => {
     const receiver = await startOtlpReceiver();
     const { url } = await startServe(
