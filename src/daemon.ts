@@ -13,9 +13,13 @@ import type { AuditLog } from './runtime/audit-log.js';
 import type { EventBus } from './runtime/event-bus.js';
 import type { SwitchboardRuntime } from './runtime/runtime.js';
 import type { ToolCacheStore } from './store/ports.js';
+import type { Telemetry } from './telemetry/telemetry.js';
 
 /** The runtime's edges (logger, store, clock, connect, discovery…); where it listens is the daemon's own. */
-export type DaemonDeps = Omit<RuntimeDeps, 'listening' | 'callbackUrl'>;
+export type DaemonDeps = Omit<RuntimeDeps, 'listening' | 'callbackUrl'> & {
+  /** OpenTelemetry for the request path (issue #26), loaded by the caller (see telemetry/otel-loader.ts). @default none: no tracing */
+  telemetry?: Telemetry;
+};
 
 export interface Daemon {
   app: FastifyInstance;
@@ -63,7 +67,8 @@ const ABORTED_ANSWER_MS = 250;
  * Builds the whole daemon without listening or connecting anything: the runtime from the
  * composition root, and the HTTP app (with the `/events` hub) on top.
  */
-export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemon {
+export function createDaemon(config: DaemonConfig, allDeps: DaemonDeps = {}): Daemon {
+  const { telemetry, ...deps } = allDeps;
   const composed = createRuntime(config, {
     ...deps,
     // Asked for at discovery and at the first connect; `serve` has bound its port by then.
@@ -78,7 +83,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
-  const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, agents, logger, shutdownSignal: shutdown.signal, drain, audit });
+  const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, agents, logger, shutdownSignal: shutdown.signal, drain, audit, ...(telemetry ? { telemetry } : {}) });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

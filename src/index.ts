@@ -56,3 +56,9 @@ export { OAuthBroker, type SignInOffer } from './mcp/oauth/broker.js';
 export { createDaemon, type Daemon, type DaemonDeps } from './daemon.js';
 export { buildApp, buildApp as buildServer } from './http/app.js';
 export { ERROR_CATALOGUE, SwitchboardError, type ErrorCode } from './errors.js';
+
+// OpenTelemetry (issue #26): `startTelemetry` loads the SDK and exporters only when configured;
+// its `telemetry` goes into `createDaemon(config, { telemetry })`, or bring your own Telemetry.
+export { startTelemetry } from './telemetry/start-telemetry.js';
+export type { TelemetryHandle } from './telemetry/otel-loader.js';
+export type { Telemetry, TraceCarrier } from './telemetry/telemetry.js';

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ServerConfig } from '../../src/config/types.js';
+import { startOtlpSink } from './http-floor.js';
 import { descendantPids, isAlive, killGroup } from './proc.js';
 import { track, trackDir } from './reaper.js';
 
@@ -95,13 +96,16 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const ownWorkspace = options.workspace === undefined;
   const workspace = options.workspace ?? (await createWorkspace());
   const configPath = join(workspace.dir, 'switchboard.json');
+  // BENCH_OTLP=protobuf|json: the daemon exports its spans and metrics to a sink of its own (issue #26).
+  const otlp = process.env.BENCH_OTLP ? await startOtlpSink() : undefined;
+  const telemetry = otlp ? { telemetry: { endpoint: otlp.url, protocol: process.env.BENCH_OTLP === 'json' ? 'http/json' : 'http/protobuf' } } : {};
   await writeFile(
     configPath,
-    JSON.stringify({ dbPath: workspace.dbPath, logLevel: 'info', mcpServers: options.servers, ...options.config }),
+    JSON.stringify({ dbPath: workspace.dbPath, logLevel: 'info', mcpServers: options.servers, ...telemetry, ...options.config }),
   );
 
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: workspace.home };
-  for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'SWITCHBOARD_MCP_TIMEOUT_MS', 'XDG_STATE_HOME', 'NODE_OPTIONS']) {
+  for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'SWITCHBOARD_MCP_TIMEOUT_MS', 'XDG_STATE_HOME', 'NODE_OPTIONS', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
     delete env[name];
   }
   const nodeArgs: string[] = [];
@@ -187,6 +191,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     const outcome = await exited;
     clearTimeout(timer);
+    await otlp?.stop();
     let orphans = 0;
     for (const descendant of descendants) {
       if (!isAlive(descendant)) continue;

@@ -13,6 +13,8 @@ import { bindRefusal, parseServeFlags, ServeExit } from './serve-flags.js';
 import { handleShutdownSignals, type ShutdownWiring } from './shutdown-signals.js';
 import { describeListenFailure, urlHost } from './listen-failure.js';
 import { logNoServers, trackStartup } from './startup-summary.js';
+import { PACKAGE_VERSION } from '../http/package-info.js';
+import { startTelemetry } from '../telemetry/start-telemetry.js';
 
 export const SERVE_USAGE = usageOf('serve');
 
@@ -82,8 +84,11 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const format = resolveLogFormat(flags.logFormat, { isTTY });
   const logger =
     io.logger ?? createLogger({ level: config.logLevel, format, colors: format === 'pretty' && isTTY && !env.NO_COLOR });
+  // Before the daemon, so the first request is traced; nothing of the SDK loads unless asked for.
+  const telemetry = await startTelemetry(config.telemetry, env, PACKAGE_VERSION, logger);
   const daemon = createDaemon(config, {
     ...io.deps,
+    ...(telemetry ? { telemetry: telemetry.telemetry } : {}),
     cwd,
     home,
     env,
@@ -103,6 +108,7 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
     await daemon.app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await daemon.close().catch(() => undefined);
+    await telemetry?.shutdown();
     throw new ServeExit(1, await describeListenFailure(err, config.host, config.port, io.probeFetch), { cause: err });
   }
   const address = daemon.app.server.address();
@@ -122,7 +128,8 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
     (err: unknown) => log.error({ err: errorMessage(err) }, 'startup failed'),
   );
 
-  const close = (): Promise<void> => daemon.close();
+  // Telemetry is flushed last: the spans of the requests the drain let finish are exported too.
+  const close = (): Promise<void> => daemon.close().finally(() => telemetry?.shutdown());
   return { daemon, host: config.host, port, url, started, close };
 }
 

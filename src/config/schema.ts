@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
 import { AgentConfigSchema } from './agent-schema.js';
@@ -203,6 +204,8 @@ export const DaemonConfigSchema = z
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),
+    /** OpenTelemetry export (issue #26); see telemetry-schema.ts. @default the OTEL_* variables */
+    telemetry: TelemetryConfigSchema.optional(),
   })
   .strict();
 

@@ -11,6 +11,7 @@ import type { EventBus } from '../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
 import { CallMetrics } from './calls/call-metrics.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { RequestRunner } from './calls/request-runner.js';
 import { RequestMetrics } from './calls/request-metrics.js';
 import { ConnectionTracker } from './lifecycle/connections.js';
@@ -63,6 +64,8 @@ export interface AppDeps {
   drain?: RequestDrain;
   /** The audit log the runner records into and `GET /audit` reads (issue #22 item 4). */
   audit: AuditLog;
+  /** OpenTelemetry (issue #26): the runner traces every agent request. @default none */
+  telemetry?: Telemetry;
 }
 
 /**
@@ -157,7 +160,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
   // `audit.enabled: false` takes the audit off the request path entirely (approval decisions are still recorded).
   const auditRequests = config.audit?.enabled !== false;
-  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), ...(auditRequests ? { audit: deps.audit } : {}), limits });
+  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), ...(auditRequests ? { audit: deps.audit } : {}), limits, ...(deps.telemetry ? { telemetry: deps.telemetry } : {}) });
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents });

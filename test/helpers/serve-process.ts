@@ -25,15 +25,17 @@ export interface ServeProcess {
 }
 
 /** Variables of the test runner's env that would change what `serve` does. */
-const DAEMON_ENV = ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME'];
+const DAEMON_ENV = ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'];
 
 /**
  * `switchboard serve` as a real child process, with HOME and the working directory in temp dirs
- * so discovery never reads the real user's files. Killed when the test finishes.
+ * so discovery never reads the real user's files, and `dirs.env` over the runner's environment.
+ * Killed when the test finishes.
  */
-export function spawnServe(args: string[], dirs: { home: string; cwd: string }, cleanup: Cleanup = onTestFinished): ServeProcess {
+export function spawnServe(args: string[], dirs: { home: string; cwd: string; env?: Record<string, string> }, cleanup: Cleanup = onTestFinished): ServeProcess {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dirs.home };
   for (const name of DAEMON_ENV) delete env[name];
+  Object.assign(env, dirs.env);
   const child = spawn(process.execPath, [CLI_BUNDLE, 'serve', ...args], {
     cwd: dirs.cwd,
     env,

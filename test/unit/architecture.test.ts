@@ -13,6 +13,7 @@ const LAYERS: Array<{ name: string; owns: (file: string) => boolean }> = [
   { name: 'base', owns: (f) => f === 'errors.ts' || f === 'logger.ts' || f === 'log-pretty.ts' || f.startsWith('util/') },
   { name: 'store', owns: (f) => f.startsWith('store/') },
   { name: 'config', owns: (f) => f.startsWith('config/') },
+  { name: 'telemetry', owns: (f) => f.startsWith('telemetry/') },
   { name: 'mcp', owns: (f) => f.startsWith('mcp/') },
   { name: 'runtime', owns: (f) => f.startsWith('runtime/') },
   { name: 'http', owns: (f) => f.startsWith('http/') },

@@ -17,6 +17,8 @@ import type { CallMetrics, CallOutcome, CallTransport } from './call-metrics.js'
 import { onClientGone } from './client-gone.js';
 import { CLIENT_GONE, type InFlightCalls } from './in-flight-calls.js';
 import type { RequestMetrics } from './request-metrics.js';
+import { RequestSpan } from '../../telemetry/request-span.js';
+import type { AgentTrace, Telemetry } from '../../telemetry/telemetry.js';
 
 export interface RunOptions {
   transport: CallTransport;
@@ -35,6 +37,8 @@ export interface RunOptions {
   caller?: CallerChannel;
   /** The agent whose key the request carried; absent for the operator and without keys. */
   agent?: AgentRef;
+  /** The agent's trace context and session, for the request's span (only read when tracing is on). */
+  trace?: AgentTrace;
 }
 
 export interface RequestRunnerDeps {
@@ -53,6 +57,8 @@ export interface RequestRunnerDeps {
   audit?: Pick<AuditLog, 'recordRequest'>;
   /** Per-agent rate limit and concurrency cap: a slot per request of an agent, or a refusal. @default none */
   limits?: { enter(agent: AgentRef): AgentSlot };
+  /** OpenTelemetry (issue #26): a SERVER span per request, a CLIENT span per upstream attempt. @default none: no tracing */
+  telemetry?: Telemetry;
 }
 
 const NOT_FOUND = ['TOOL_NOT_FOUND', 'PROMPT_NOT_FOUND', 'RESOURCE_NOT_FOUND'] as const;
@@ -67,6 +73,11 @@ const NOT_FOUND = ['TOOL_NOT_FOUND', 'PROMPT_NOT_FOUND', 'RESOURCE_NOT_FOUND'] a
  */
 export class RequestRunner {
   constructor(private readonly deps: RequestRunnerDeps) {}
+
+  /** Whether requests are traced: callers gather `RunOptions.trace` only then. */
+  get tracing(): boolean {
+    return this.deps.telemetry !== undefined;
+  }
 
   /** Requests in flight right now. */
   get inFlight(): number {
@@ -94,6 +105,8 @@ export class RequestRunner {
     const onAbort = (): void => controller?.abort(signal?.reason);
     let stopWatchingClient: (() => void) | undefined;
     let slot: AgentSlot | undefined;
+    // The one check tracing costs when it is off.
+    const span = this.deps.telemetry ? new RequestSpan(this.deps.telemetry, request, options.transport, options.trace) : undefined;
     try {
       // An unsubscribe only releases what the agent holds: never refused.
       if (options.agent && this.deps.limits && request.method !== 'resources/unsubscribe') slot = this.deps.limits.enter(options.agent);
@@ -102,7 +115,7 @@ export class RequestRunner {
       if (signal?.aborted) onAbort();
       const own = controller;
       if (options.client) stopWatchingClient = onClientGone(options.client, () => own.abort(CLIENT_GONE));
-      result = await this.send(request, options, controller.signal);
+      result = await this.send(request, options, controller.signal, span);
       outcome = request.method === 'tools/call' && result.isError === true ? 'tool_error' : 'ok';
       return result;
     } catch (err) {
@@ -117,6 +130,7 @@ export class RequestRunner {
       const durationMs = performance.now() - started;
       const server = this.deps.manager.requests.serverOf(request);
       this.record(request, options.transport, server, outcome, durationMs / 1000);
+      span?.end(result, error, server);
       if (this.deps.audit) {
         const denied = error !== undefined && isViewDenial(error);
         const audited = auditRecordOf({ request, transport: options.transport, agent: options.agent, server, outcome, durationMs, result, error, denied });
@@ -126,13 +140,14 @@ export class RequestRunner {
   }
 
   /** Sends once; a name not listed while the startup gate is still open is tried again after it. */
-  private async send(request: AgentRequest, options: RunOptions, signal: AbortSignal): Promise<Record<string, unknown>> {
+  private async send(request: AgentRequest, options: RunOptions, signal: AbortSignal, span: RequestSpan | undefined): Promise<Record<string, unknown>> {
     const { manager, runtime, approvals } = this.deps;
     const sendOptions = {
       signal,
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.caller ? { caller: options.caller } : {}),
+      ...(span ? { trace: span } : {}),
       // Outside the agent's view a name is unknown (issue #22): the router checks, for every kind.
       ...(options.agent?.view ? { view: options.agent.view } : {}),
       // The caller's agent goes with the hold: its own `requireApproval` globs join the server's (approvals.ts).

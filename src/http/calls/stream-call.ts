@@ -9,6 +9,7 @@ import { CLIENT_GONE } from './in-flight-calls.js';
 import { logHttpError } from '../error-handler.js';
 import { errorBody } from '../errors/http-error.js';
 import { EventStream } from './event-stream.js';
+import { restTrace } from '../../telemetry/agent-trace.js';
 import type { CallToolBody } from '../schemas.js';
 
 /** The data of a `progress` event: the server's notification without its token. */
@@ -49,6 +50,7 @@ export async function streamCall(
       ...(request.agent ? { agent: request.agent } : {}),
       ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
       onProgress: (progress) => stream.send('progress', progressData(progress)),
+      ...restTrace(deps.runner, request.headers),
     });
     stream.send('result', result);
   } catch (err) {

@@ -1,4 +1,5 @@
-import type { GetPromptResult, LoggingLevel, ReadResourceResult, Server } from '@modelcontextprotocol/server';
+import type { GetPromptResult, LoggingLevel, ReadResourceResult, Server, ServerContext } from '@modelcontextprotocol/server';
+import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import type { AggregateCapabilities } from '../../mcp/manager.js';
 import type { AgentRef } from '../calls/agent-ref.js';
 import type { RunOptions } from '../calls/request-runner.js';
@@ -22,13 +23,14 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     return who ? { transport: 'mcp', agent: who } : MCP;
   };
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
+  const traceOf = (ctx: ServerContext): Pick<RunOptions, 'trace'> => (runner.tracing ? { trace: mcpAgentTrace(ctx) } : {});
 
   if (available.prompts) {
     server.setRequestHandler('prompts/list', () => ({ prompts: lists.prompts(whoOf()?.view) }));
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => runner.run({ method: 'prompts/get', name, arguments: args }, { ...mcpOf(), signal, caller }))) as GetPromptResult;
+        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => runner.run({ method: 'prompts/get', name, arguments: args }, { ...mcpOf(), signal, caller, ...traceOf(ctx) }))) as GetPromptResult;
       } catch (err) {
         throw toJsonRpcError(err);
       }
@@ -41,7 +43,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('resources/read', async (request, ctx) => {
       const { uri } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => runner.run({ method: 'resources/read', uri }, { ...mcpOf(), signal, caller }))) as ReadResourceResult;
+        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => runner.run({ method: 'resources/read', uri }, { ...mcpOf(), signal, caller, ...traceOf(ctx) }))) as ReadResourceResult;
       } catch (err) {
         throw toJsonRpcError(err, uri);
       }

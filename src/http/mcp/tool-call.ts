@@ -3,6 +3,7 @@ import { isSwitchboardError, toErrorInfo } from '../../errors.js';
 import { toolErrorResult } from '../../mcp/catalogue/tool-bridge.js';
 import type { AgentRef } from '../calls/agent-ref.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
+import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 
@@ -29,7 +30,7 @@ export function toolCaller(options: AgentServerOptions): ToolCaller {
     const who = caller ? { agent: caller } : {};
     try {
       return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (channel, signal, onProgress) =>
-        runner.call(name, args, { transport: 'mcp', signal, onProgress, caller: channel, ...who }),
+        runner.call(name, args, { transport: 'mcp', signal, onProgress, caller: channel, ...who, ...(runner.tracing ? { trace: mcpAgentTrace(ctx) } : {}) }),
       )) as CallToolResult;
     } catch (err) {
       // An operator's no (or nobody's answer) is a failure of this call, told as one like any other (SPEC §7).

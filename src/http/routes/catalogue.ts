@@ -6,6 +6,7 @@ import type { RequestRunner } from '../calls/request-runner.js';
 import { toForwardedError } from '../errors/forwarded-error.js';
 import { CatalogueListQuerySchema, GetPromptBodySchema, NameParamsSchema, parseInput, ResourceReadQuerySchema, type GetPromptBody } from '../schemas.js';
 import { settleStartup } from '../startup-wait.js';
+import { restTrace } from '../../telemetry/agent-trace.js';
 
 export interface CatalogueRoutesOptions {
   manager: MCPManager;
@@ -37,7 +38,7 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(GetPromptBodySchema, request.body, 'body');
     const timeout = body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {};
     const agent = request.agent ? { agent: request.agent } : {};
-    return forward(reply, () => runner.run({ method: 'prompts/get', name, arguments: body.arguments }, { transport: 'rest', client: reply.raw, ...timeout, ...agent }));
+    return forward(reply, () => runner.run({ method: 'prompts/get', name, arguments: body.arguments }, { transport: 'rest', client: reply.raw, ...timeout, ...agent, ...restTrace(runner, request.headers) }));
   });
 
   app.get('/resources', async (request) => {
@@ -58,7 +59,7 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
   app.get('/resources/read', async (request, reply) => {
     const { uri } = parseInput(ResourceReadQuerySchema, request.query, 'query');
     const agent = request.agent ? { agent: request.agent } : {};
-    return forward(reply, () => runner.run({ method: 'resources/read', uri }, { transport: 'rest', client: reply.raw, ...agent }));
+    return forward(reply, () => runner.run({ method: 'resources/read', uri }, { transport: 'rest', client: reply.raw, ...agent, ...restTrace(runner, request.headers) }));
   });
 
   done();

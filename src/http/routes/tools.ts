@@ -18,6 +18,7 @@ import { settleStartup } from '../startup-wait.js';
 import { toolNotFound, withToolSuggestions } from '../tool-not-found.js';
 import { parseCallBody } from '../call-body.js';
 import { streamCall } from '../calls/stream-call.js';
+import { restTrace } from '../../telemetry/agent-trace.js';
 import { ifNoneMatchHits, ToolListCache } from '../tool-list-cache.js';
 
 export interface ToolRoutesOptions {
@@ -94,6 +95,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
         client: reply.raw,
         ...(request.agent ? { agent: request.agent } : {}),
         ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
+        ...restTrace(runner, request.headers),
       });
     } catch (err) {
       // Nobody is left to read an answer; tell fastify not to try.

@@ -9,6 +9,7 @@ import type { TrafficState, Upstream } from '../upstream/upstream.js';
 import type { WaitHistogram } from '../upstream/call-gate.js';
 import type { ApprovalTarget } from './approvals.js';
 import type { CallerChannel } from './caller.js';
+import type { UpstreamTrace } from '../../telemetry/telemetry.js';
 
 /** A request an agent makes of the aggregate, before it is routed to a server (SPEC §7). */
 export type AgentRequest =
@@ -37,6 +38,8 @@ export interface SendOptions {
    * name (no enumeration), with an error `isViewDenial` recognises. @default everything
    */
   view?: AgentView;
+  /** Traces each attempt at the upstream (issue #26). @default none */
+  trace?: UpstreamTrace;
 }
 
 /** The refusals of requests outside an agent's view: the unknown-name errors, told apart only here. */

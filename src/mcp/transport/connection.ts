@@ -192,6 +192,8 @@ export class McpServerConnection implements ServerConnection {
         onprogress: opts.onProgress ?? ignoreProgress,
         allowInputRequired: true,
       });
+    // The trace context (issue #26) joins whatever `_meta` the request already has.
+    if (opts.meta) params = { ...params, _meta: { ...(params._meta as Record<string, unknown> | undefined), ...opts.meta } };
     try {
       if (this.era !== 'modern') return await send(params);
       return await withAnswers(send, params, opts.agent, this.#parts.traffic, link.signal);

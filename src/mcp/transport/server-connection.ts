@@ -23,6 +23,8 @@ export interface CallToolOptions extends RequestOptions {
   onProgress?: (progress: Progress) => void;
   /** The agent behind the request (its capabilities, `input_required` handling, answers). */
   agent?: AgentOptions;
+  /** Merged into the request's `params._meta` (the trace context, issue #26). */
+  meta?: Record<string, string>;
 }
 
 /** One live upstream MCP server. */

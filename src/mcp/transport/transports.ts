@@ -2,6 +2,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from '@modelcontextprotocol/client';
 import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig, TransportKind } from '../../config/types.js';
+import { traceHeadersFetch } from '../../telemetry/trace-headers.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 import { watchRetryAfter, type OnThrottled } from './retry-after.js';
 
@@ -114,7 +115,7 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   if (!config.url) throw new Error(`An ${kind} server needs a "url"`);
   const url = new URL(config.url);
   const base = options.onThrottled ? watchRetryAfter(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), options.onThrottled) : options.fetch;
-  const fetch = perRequestSignalFetch(base);
+  const fetch = traceHeadersFetch(perRequestSignalFetch(base));
   // Both SDK transports merge requestInit.headers into every request they make, the SSE one
   // including the EventSource GET.
   const requestInit: RequestInit = { headers: { ...config.headers } };

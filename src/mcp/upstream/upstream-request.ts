@@ -8,6 +8,7 @@ import type { CallToolOptions } from '../transport/server-connection.js';
 import { httpStatusOf } from '../transport/transports.js';
 import type { BackPressure } from './back-pressure.js';
 import type { CallGate, Release } from './call-gate.js';
+import type { UpstreamTrace } from '../../telemetry/telemetry.js';
 import { mayHaveBeenDelivered, meansConnectionLost, type FailureKind } from './failure.js';
 
 /** The requests an agent's work sends to an upstream (SPEC §7). */
@@ -40,6 +41,8 @@ export interface UpstreamRequestOptions {
   replaySafe: boolean;
   /** How errors name the request, e.g. `Tool "echo"` or `prompts/get`. */
   label: string;
+  /** Runs each attempt under its own span and puts the trace context into its `_meta` (issue #26). @default none */
+  trace?: UpstreamTrace;
 }
 
 /** What the request loop needs of its upstream (upstream.ts implements it). */
@@ -48,6 +51,8 @@ export interface RequestPort {
   readonly clock: Clock;
   /** The server's `callTimeout`. */
   readonly defaultTimeoutMs: number;
+  /** The server's URL (http and sse), for the attempts' spans. */
+  readonly url?: string | undefined;
   /** The live connection when the server is connected (the common case: no wait, no promise). */
   live(): ServerConnection | undefined;
   waitForConnection(signal: AbortSignal | undefined, budgetMs: number): Promise<ServerConnection>;
@@ -124,12 +129,17 @@ export async function requestThroughUpstream(
       const target = routed === undefined ? undefined : await routed;
       if (target) connection = target.connection;
       try {
-        return await send(connection, method, params, {
+        const opts: CallToolOptions = {
           ...(signal ? { signal } : {}),
           ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           ...(agent ? { agent } : {}),
           timeoutMs: remaining(),
-        });
+        };
+        const { trace } = options;
+        if (!trace) return await send(connection, method, params, opts);
+        const on = connection;
+        const to = { server: port.name, transport: on.transport, protocolVersion: on.protocolVersion, url: port.url };
+        return await trace.attempt(to, method, params, (meta) => send(on, method, params, { ...opts, meta }));
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err;
         // The request got what was left of the deadline; the caller knows the deadline itself.

@@ -56,6 +56,7 @@ export class Upstream extends UpstreamLink {
       name: this.name,
       clock: host.clock,
       defaultTimeoutMs: resolveCallTimeout(this.config),
+      url: this.config.url,
       live: () => (this.run.status === 'connected' ? this.run.connection : undefined),
       waitForConnection: (signal, budgetMs) => this.waitForConnection(signal, budgetMs),
       reportFailure: (connection, err) => this.reportFailure(connection, err),
