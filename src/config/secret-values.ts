@@ -36,6 +36,9 @@ export class SecretValues {
       if (last !== undefined && last !== value) values.push(last);
     }
     if (config.oauth?.clientSecret) values.push(config.oauth.clientSecret);
+    // A private key given as the key itself (from `!cmd` or `${VAR}`), not as a file path.
+    const key = config.oauth?.privateKeyJwt?.trim();
+    if (key && (key.startsWith('-----BEGIN') || key.startsWith('{'))) values.push(key);
     this.#byServer.set(server, values);
     this.#patterns = undefined;
   }

@@ -25,9 +25,13 @@ export function signInHint(server: string): string {
  * that did not come through the auth seam is left alone: a 401 on a connection without an OAuth
  * provider (static credentials) is an ordinary connect failure.
  */
-export function authErrorOf(err: unknown, server: string): SwitchboardError | undefined {
+export function authErrorOf(err: unknown, server: string, unattended = false): SwitchboardError | undefined {
   if (!isAuthSeamEscape(err) && !(err instanceof UnauthorizedError)) return undefined;
   if (err instanceof UnauthorizedError || (err instanceof SdkHttpError && err.code === SdkErrorCode.ClientHttpAuthentication)) {
+    // Unattended (client credentials) there is nobody to sign in: a refusal is a failure to fix in the config.
+    if (unattended) {
+      return new SwitchboardError('UPSTREAM_AUTH_FAILED', `MCP server "${server}" refused the token its authorization server issued for the client credentials`, { cause: err });
+    }
     return new SwitchboardError('UPSTREAM_AUTH_REQUIRED', signInHint(server), { cause: err });
   }
   return new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${errorMessage(err)}`, { cause: err });

@@ -8,7 +8,8 @@ import { configHash } from '../../config/config-hash.js';
 import type { CredentialStore, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 import type { Clock } from '../../util/clock.js';
 import { hashState, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';
-import { refreshStoredTokens } from './refresh.js';
+import { isUnattended } from './client-credentials.js';
+import { refreshStoredTokens, renewUnattended } from './refresh.js';
 import { revokeStoredTokens } from './revoke.js';
 
 /** Where the browser comes back to: registered as the redirect URI of every client we register. */
@@ -83,11 +84,12 @@ export class OAuthBroker {
       store: this.#store,
       now: () => this.#clock.now(),
       offer: (key, url, expiresAt) => void this.#offers.set(key.server, { authHash: key.authHash, url: url.href, expiresAt }),
-      refresh: (scope, stored) => {
+      refresh: (scope, stored, provider) => {
         const id = `${scope.key.server}\u0000${scope.key.authHash}`;
         let running = this.#refreshing.get(id);
         if (!running) {
-          running = refreshStoredTokens(deps, scope, stored).finally(() => this.#refreshing.delete(id));
+          const renewal = provider.unattended ? renewUnattended(deps, scope, stored, provider) : refreshStoredTokens(deps, scope, stored);
+          running = renewal.finally(() => this.#refreshing.delete(id));
           this.#refreshing.set(id, running);
         }
         return running;
@@ -117,6 +119,9 @@ export class OAuthBroker {
    */
   async begin(name: string, config: ServerConfig): Promise<SignInOffer> {
     const scope = await this.#applicable(name, config);
+    if (isUnattended(scope.settings)) {
+      throw new SwitchboardError('OAUTH_NOT_APPLICABLE', `MCP server "${name}" signs in by itself (oauth.grant "client_credentials"); there is nothing for a person to do`);
+    }
     const waiting = this.signInOffer(name, config);
     if (waiting) return waiting;
     // Discovery runs afresh: the server may have moved to another authorization server since
@@ -201,17 +206,21 @@ export class OAuthBroker {
       return `MCP server "${name}" has its own Authorization header, which takes precedence over signing in`;
     }
     const redirectUrl = this.#callbackUrl();
-    if (!redirectUrl) return 'Switchboard is not listening on HTTP, so there is no callback to sign in with';
+    // The unattended grant has no browser coming back, so it needs no callback.
+    if (!redirectUrl && !isUnattended(config.oauth)) return 'Switchboard is not listening on HTTP, so there is no callback to sign in with';
     return { key: { server: name, authHash: authHashOf(config) }, serverUrl: config.url, settings: config.oauth, redirectUrl };
   }
 }
 
 /**
  * What a sign-in depends on: the endpoint and the OAuth settings. Not the whole config hash —
- * a changed timeout must not cost a person a new sign-in.
+ * a changed timeout must not cost a person a new sign-in. Nor the secret and the private key:
+ * they are credentials, not identity, and a `!cmd` one is known resolved on connect but not
+ * where `login` and `logout` read the config, which must name the same sign-in.
  */
 export function authHashOf(config: ServerConfig): string {
-  return configHash({ url: config.url, type: resolveTransportKind(config), oauth: config.oauth } as ServerConfig);
+  const { clientSecret: _secret, privateKeyJwt: _key, ...oauth } = config.oauth ?? {};
+  return configHash({ url: config.url, type: resolveTransportKind(config), ...(config.oauth ? { oauth } : {}) } as ServerConfig);
 }
 
 export type { OAuthKey };

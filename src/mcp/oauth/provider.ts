@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type {
+  AddClientAuthentication,
   OAuthClientInformationContext,
   OAuthClientMetadata,
   OAuthClientProvider,
@@ -9,6 +10,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { ServerOAuthConfig } from '../../config/types.js';
 import type { ClientOrigin, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
+import { clientCredentialsRequest, isUnattended, privateKeyJwtAuth, unattendedClientInfo, unattendedMetadata } from './client-credentials.js';
 
 /** How long a started sign-in (its `state` and PKCE verifier) stays usable. */
 export const SIGN_IN_TTL_MS = 10 * 60 * 1000;
@@ -19,8 +21,8 @@ export interface ProviderScope {
   /** The MCP endpoint (the protected resource). */
   serverUrl: string;
   settings: ServerOAuthConfig | undefined;
-  /** The daemon's `/oauth/callback` on its listening address. */
-  redirectUrl: string;
+  /** The daemon's `/oauth/callback` on its listening address; none for an unattended (`client_credentials`) server. */
+  redirectUrl: string | undefined;
 }
 
 /** What the provider needs from the daemon-wide broker. */
@@ -29,8 +31,11 @@ export interface ProviderServices {
   now(): number;
   /** A sign-in was started: its authorization URL, for `/servers/:name` and `login`. */
   offer(key: OAuthKey, url: URL, expiresAt: number): void;
-  /** Refreshes the stored tokens, one refresh per server at a time; undefined when rejected. */
-  refresh(scope: ProviderScope, stored: StoredTokens): Promise<StoredTokens | undefined>;
+  /**
+   * Refreshes the stored tokens (or, unattended, gets new ones with `provider`), one refresh per
+   * server at a time; undefined when rejected.
+   */
+  refresh(scope: ProviderScope, stored: StoredTokens, provider: UpstreamOAuthProvider): Promise<StoredTokens | undefined>;
 }
 
 /** The single-use `state` of a sign-in is kept only as this hash (the callback presents it). */
@@ -42,8 +47,9 @@ export function hashState(state: string): string {
  * Refresh once less than this is left of a token's life: a minute, or half the life of a
  * short-lived token, so a request never leaves with a token about to lapse.
  */
-export function refreshDue(stored: StoredTokens, now: number): boolean {
-  if (stored.expiresAt === undefined || typeof stored.tokens.refresh_token !== 'string') return false;
+export function refreshDue(stored: StoredTokens, now: number, unattended = false): boolean {
+  // Unattended, a token is renewed with the client's own credentials: no refresh token needed.
+  if (stored.expiresAt === undefined || (!unattended && typeof stored.tokens.refresh_token !== 'string')) return false;
   const margin = Math.min(60_000, Math.max(0, stored.expiresAt - stored.savedAt) / 2);
   return now >= stored.expiresAt - margin;
 }
@@ -66,15 +72,25 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
   #tokenSent = false;
   /** The last authorization URL this provider offered. */
   offered: URL | undefined;
+  /** Signs an RFC 7523 client assertion into each token request (unattended, with a private key). */
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
 
   constructor(scope: ProviderScope, services: ProviderServices, bound?: { codeVerifier: string }) {
     this.#scope = scope;
     this.#services = services;
     this.#bound = bound;
+    const { settings } = scope;
+    this.addClientAuthentication = isUnattended(settings) && settings?.privateKeyJwt ? privateKeyJwtAuth(settings, scope.key.server) : undefined;
   }
 
-  get redirectUrl(): string {
-    return this.#scope.redirectUrl;
+  /** Whether this server's tokens come from the daemon itself (`client_credentials`), with nobody to sign in. */
+  get unattended(): boolean {
+    return isUnattended(this.#scope.settings);
+  }
+
+  /** Undefined for the unattended grant: the SDK then fetches tokens itself instead of redirecting. */
+  get redirectUrl(): string | undefined {
+    return this.unattended ? undefined : this.#scope.redirectUrl;
   }
 
   get clientMetadataUrl(): string | undefined {
@@ -82,10 +98,12 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    const scopes = this.#scope.settings?.scopes;
+    const { settings, redirectUrl } = this.#scope;
+    if (settings && isUnattended(settings)) return unattendedMetadata(settings);
+    const scopes = settings?.scopes;
     return {
       client_name: 'Switchboard',
-      redirect_uris: [this.#scope.redirectUrl],
+      redirect_uris: redirectUrl ? [redirectUrl] : [],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       ...(scopes && scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
@@ -104,6 +122,7 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     if (!ctx) return undefined;
     const { store } = this.#services;
     const { key, settings } = this.#scope;
+    if (settings && isUnattended(settings)) return this.#unattendedClient(settings, ctx.issuer);
     const stored = await store.getClient(key, ctx.issuer);
     if (stored && this.#stillValid(stored.info, stored.origin)) return { ...stored.info, issuer: ctx.issuer } as StoredOAuthClientInformation;
     if (!settings?.clientId) return undefined;
@@ -134,7 +153,7 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     const stored = await (ctx ? store.getTokens(this.#scope.key, ctx.issuer) : store.latestTokens(this.#scope.key));
     if (!stored) return undefined;
     if (ctx) return asTokens(stored);
-    const sent = refreshDue(stored, this.#services.now()) ? await this.#services.refresh(this.#scope, stored) : stored;
+    const sent = refreshDue(stored, this.#services.now(), this.unattended) ? await this.#services.refresh(this.#scope, stored, this) : stored;
     if (sent) this.#tokenSent = true;
     return sent && asTokens(sent);
   }
@@ -157,6 +176,11 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     this.offered = url;
     const now = this.#services.now();
     this.#services.offer(this.#scope.key, url, now + SIGN_IN_TTL_MS);
+  }
+
+  /** The unattended grant's token request; undefined (the SDK's authorization-code default) otherwise. */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    return this.unattended ? clientCredentialsRequest(scope) : undefined;
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
@@ -200,6 +224,24 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
 
   async resourceUrl(): Promise<string | undefined> {
     return (await this.#services.store.getDiscovery(this.#scope.key)).resourceUrl;
+  }
+
+  /**
+   * The configured client of an unattended server. Like a configured client id of a person's
+   * sign-in it belongs to the first authorization server it is used with (only the binding is
+   * stored, never the secret): a server that later names another one is refused, since there is
+   * nobody to ask whether the credentials may go there.
+   */
+  async #unattendedClient(settings: ServerOAuthConfig, issuer: string): Promise<StoredOAuthClientInformation> {
+    const { store } = this.#services;
+    const { key } = this.#scope;
+    const info = unattendedClientInfo(settings, key.server);
+    const bound = (await store.clientsOf(key)).find((client) => client.origin === 'configured');
+    if (bound && bound.issuer !== issuer) {
+      throw new Error(`MCP server "${key.server}" now names another authorization server than the one its client credentials were first used with; they are not sent there`);
+    }
+    if (!bound) await store.putClient(key, issuer, { client_id: info.client_id, issuer }, 'configured', this.#services.now());
+    return { ...info, issuer } as StoredOAuthClientInformation;
   }
 
   /**
