@@ -10,6 +10,7 @@ import type { Clock } from '../../util/clock.js';
 import { hashState, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';
 import { isUnattended } from './client-credentials.js';
 import { refreshStoredTokens, renewUnattended } from './refresh.js';
+import { StepUpGuard } from './step-up.js';
 import { revokeStoredTokens } from './revoke.js';
 
 /** Where the browser comes back to: registered as the redirect URI of every client we register. */
@@ -67,7 +68,8 @@ export class OAuthBroker {
   readonly #log: Logger;
   readonly #callbackUrl: () => string | undefined;
   readonly #fetch: FetchLike;
-  readonly #offers = new Map<string, { authHash: string; url: string; expiresAt: number }>();
+  readonly #offers = new Map<string, { authHash: string; url: string; expiresAt: number; stepUp: boolean }>();
+  readonly #stepUps = new StepUpGuard();
   readonly #refreshing = new Map<string, Promise<StoredTokens | undefined>>();
   readonly #services: ProviderServices;
 
@@ -83,7 +85,8 @@ export class OAuthBroker {
     this.#services = {
       store: this.#store,
       now: () => this.#clock.now(),
-      offer: (key, url, expiresAt) => void this.#offers.set(key.server, { authHash: key.authHash, url: url.href, expiresAt }),
+      offer: (key, url, expiresAt, stepUp) => void this.#offers.set(key.server, { authHash: key.authHash, url: url.href, expiresAt, stepUp }),
+      stepUp: (key, challenged, tokenScope) => this.#stepUps.refusal(key, challenged, tokenScope),
       refresh: (scope, stored, provider) => {
         const id = `${scope.key.server}\u0000${scope.key.authHash}`;
         let running = this.#refreshing.get(id);
@@ -148,7 +151,8 @@ export class OAuthBroker {
     const pending = query.state ? await this.#store.takePending(hashState(query.state), this.#clock.now()) : undefined;
     if (!pending) throw new SwitchboardError('OAUTH_STATE_INVALID');
     const { server } = pending;
-    if (this.#offers.get(server)?.authHash === pending.authHash) this.#offers.delete(server);
+    const offer = this.#offers.get(server)?.authHash === pending.authHash ? this.#offers.get(server) : undefined;
+    if (offer) this.#offers.delete(server);
     const config = configOf(server);
     const scope = config && this.#scopeOf(server, config);
     if (!scope || typeof scope === 'string' || scope.key.authHash !== pending.authHash) {
@@ -165,6 +169,7 @@ export class OAuthBroker {
     } catch (err) {
       throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${errorMessage(err)}`, { cause: err });
     }
+    this.#stepUps.signedIn(scope.key, offer ? (new URL(offer.url).searchParams.get('scope') ?? '') : '', offer?.stepUp ?? false);
     this.#log.info({ server }, 'signed in');
     return server;
   }
@@ -175,6 +180,7 @@ export class OAuthBroker {
     const revoked = await revokeStoredTokens(this.#store, scope.key, this.#fetch);
     await this.#store.forgetSignIn(name);
     this.#offers.delete(name);
+    this.#stepUps.forget(name);
     this.#log.info({ server: name, revoked }, 'signed out');
   }
 

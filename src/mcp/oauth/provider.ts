@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import type {
   AddClientAuthentication,
   OAuthClientInformationContext,
@@ -10,6 +11,8 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { ServerOAuthConfig } from '../../config/types.js';
 import type { ClientOrigin, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
+import { StepUpRefusedError } from './auth-errors.js';
+import { sameEndpoint } from './step-up.js';
 import { clientCredentialsRequest, isUnattended, privateKeyJwtAuth, unattendedClientInfo, unattendedMetadata } from './client-credentials.js';
 
 /** How long a started sign-in (its `state` and PKCE verifier) stays usable. */
@@ -29,8 +32,14 @@ export interface ProviderScope {
 export interface ProviderServices {
   readonly store: OAuthStore;
   now(): number;
-  /** A sign-in was started: its authorization URL, for `/servers/:name` and `login`. */
-  offer(key: OAuthKey, url: URL, expiresAt: number): void;
+  /** A sign-in was started: its authorization URL, for `/servers/:name` and `login`; `stepUp` when a 403 asked for more scope. */
+  offer(key: OAuthKey, url: URL, expiresAt: number, stepUp: boolean): void;
+  /**
+   * Whether a step-up sign-in for `challenged` may be offered: undefined when it may, else why
+   * not (the scope was just granted, or too many sign-ins in a row). `tokenScope` is what the
+   * current token says it holds.
+   */
+  stepUp(key: OAuthKey, challenged: string[], tokenScope: string | undefined): string | undefined;
   /**
    * Refreshes the stored tokens (or, unattended, gets new ones with `provider`), one refresh per
    * server at a time; undefined when rejected.
@@ -70,6 +79,8 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
   #state: string | undefined;
   /** A request went out with our token since discovery was last read (see `discoveryState`). */
   #tokenSent = false;
+  /** The scope the server's last 403 `insufficient_scope` asked for, until a sign-in is offered. */
+  #challenged: string[] | undefined;
   /** The last authorization URL this provider offered. */
   offered: URL | undefined;
   /** Signs an RFC 7523 client assertion into each token request (unattended, with a private key). */
@@ -166,7 +177,26 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     await this.#services.store.putTokens(this.#scope.key, issuer, { ...tokens, issuer }, expiresAt, now);
   }
 
+  /**
+   * Sees the MCP endpoint's answers (transports.ts). A 403 `insufficient_scope` makes the next
+   * authorization the SDK starts a step-up for that scope — unless the scope was just granted,
+   * or there were sign-ins enough in a row (step-up.ts): then the answer is refused here, before
+   * the SDK refreshes or starts another sign-in, with an error that fails the server.
+   */
+  async observeResponse(response: Response): Promise<void> {
+    if (response.status !== 401 && response.status !== 403) return;
+    if (!sameEndpoint(response.url, this.#scope.serverUrl)) return;
+    const { error, scope } = extractWWWAuthenticateParams(response);
+    this.#challenged = response.status === 403 && error === 'insufficient_scope' ? (scope ?? '').split(' ').filter(Boolean) : undefined;
+    if (!this.#challenged) return;
+    const granted = (await this.#services.store.latestTokens(this.#scope.key))?.tokens.scope;
+    const refusal = this.#services.stepUp(this.#scope.key, this.#challenged, typeof granted === 'string' ? granted : undefined);
+    if (refusal) throw new StepUpRefusedError(refusal);
+  }
+
   redirectToAuthorization(url: URL): void {
+    const stepUp = this.#challenged !== undefined;
+    this.#challenged = undefined;
     // Configured scopes are asked for on top of what the server named, whatever the SDK chose.
     const wanted = this.#scope.settings?.scopes;
     if (wanted && wanted.length > 0) {
@@ -175,7 +205,7 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     }
     this.offered = url;
     const now = this.#services.now();
-    this.#services.offer(this.#scope.key, url, now + SIGN_IN_TTL_MS);
+    this.#services.offer(this.#scope.key, url, now + SIGN_IN_TTL_MS, stepUp);
   }
 
   /** The unattended grant's token request; undefined (the SDK's authorization-code default) otherwise. */

@@ -62,6 +62,20 @@ export function isHttpClientError(err: unknown): boolean {
   return status !== undefined && status >= 400 && status < 500;
 }
 
+/**
+ * An OAuth provider that wants to see the server's own answers to our requests: the SDK hands
+ * its provider only what it decided (re-authorize, step up), not whether a 403 asked for scope
+ * (issue #29 item 3). Recognised by shape, so this module needs nothing from oauth/.
+ */
+interface ResponseWatcher {
+  /** May reject, refusing the answer (then the request fails with that error). */
+  observeResponse(response: Response): Promise<void>;
+}
+
+function watchesResponses(provider: OAuthClientProvider | undefined): provider is OAuthClientProvider & ResponseWatcher {
+  return typeof (provider as Partial<ResponseWatcher> | undefined)?.observeResponse === 'function';
+}
+
 export interface CreateTransportOptions {
   /** Extra daemon environment variable names passed to stdio children. */
   inheritEnv?: readonly string[];
@@ -113,7 +127,21 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   }
   if (!config.url) throw new Error(`An ${kind} server needs a "url"`);
   const url = new URL(config.url);
-  const base = options.onThrottled ? watchRetryAfter(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), options.onThrottled) : options.fetch;
+  const raw: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const provider = options.authProvider;
+  const watched: FetchLike = watchesResponses(provider)
+    ? async (input, init) => {
+        const response = await raw(input, init);
+        try {
+          await provider.observeResponse(response);
+        } catch (err) {
+          await response.body?.cancel().catch(() => {});
+          throw err;
+        }
+        return response;
+      }
+    : raw;
+  const base = options.onThrottled ? watchRetryAfter(watched, options.onThrottled) : watched;
   const fetch = perRequestSignalFetch(base);
   // Both SDK transports merge requestInit.headers into every request they make, the SSE one
   // including the EventSource GET.

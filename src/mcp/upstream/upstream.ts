@@ -118,7 +118,7 @@ export class Upstream extends UpstreamLink {
   reportFailure(connection: ServerConnection, err: unknown): FailureKind {
     if (this.#companion.owns(connection)) return this.#companion.failed(connection, err);
     const kind = classifyFailure(err);
-    if (kind === 'auth-required') {
+    if (kind === 'auth-required' || kind === 'auth-failed') {
       this.#signInLost(connection, toErrorInfo(err));
       return kind;
     }
@@ -208,7 +208,8 @@ export class Upstream extends UpstreamLink {
 
   /**
    * The server refused our credentials mid-life (a refresh token that was rejected, a revoked
-   * grant, more scope wanted): drop the connection and wait for a sign-in.
+   * grant, more scope wanted): drop the connection and wait for a sign-in — or fail, when
+   * signing in again would not help (a step-up refused, `UPSTREAM_AUTH_FAILED`).
    */
   #signInLost(connection: ServerConnection, error: ErrorInfo): void {
     if (this.run.connection !== connection) return;
@@ -216,7 +217,8 @@ export class Upstream extends UpstreamLink {
     this.run.lastExit = connection.exitStatus ?? this.run.lastExit;
     void connection.close();
     void this.#companion.close();
-    this.#needsAuth(error, 'reconnect');
+    if (error.code === 'UPSTREAM_AUTH_REQUIRED') this.#needsAuth(error, 'reconnect');
+    else this.failWith(error, 'reconnect');
   }
 
   /**
