@@ -1,5 +1,5 @@
 import { isIP, type AddressInfo } from 'node:net';
-import { auth, type FetchLike } from '@modelcontextprotocol/client';
+import { auth, IssuerMismatchError, type FetchLike } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../../config/types.js';
 import { resolveTransportKind } from '../../config/validate.js';
@@ -167,7 +167,7 @@ export class OAuthBroker {
     try {
       await auth(provider, { serverUrl: scope.serverUrl, authorizationCode: query.code, iss: query.iss, fetchFn: this.#fetch });
     } catch (err) {
-      throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${errorMessage(err)}`, { cause: err });
+      throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${callbackErrorMessage(err)}`, { cause: err });
     }
     this.#stepUps.signedIn(scope.key, offer ? (new URL(offer.url).searchParams.get('scope') ?? '') : '', offer?.stepUp ?? false);
     this.#log.info({ server }, 'signed in');
@@ -230,6 +230,14 @@ export function authHashOf(config: ServerConfig): string {
 }
 
 export type { OAuthKey };
+
+/** The SDK's words, but a missing `iss` (RFC 9207) said plainly rather than as "received undefined". */
+function callbackErrorMessage(err: unknown): string {
+  if (err instanceof IssuerMismatchError && err.kind === 'authorization_response' && err.received === undefined) {
+    return `the authorization server's redirect has no iss (it says it sends one, RFC 9207); expected ${JSON.stringify(err.expected)}`;
+  }
+  return errorMessage(err);
+}
 
 function withTimeout(signal: AbortSignal | null | undefined): AbortSignal {
   const deadline = AbortSignal.timeout(AUTH_REQUEST_TIMEOUT_MS);

@@ -3,6 +3,7 @@ import { SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from 
 import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig, TransportKind } from '../../config/types.js';
 import { StdioProcessTransport } from './stdio-transport.js';
+import { watchHttpFailures, type HttpFailure } from './first-failure.js';
 import { watchRetryAfter, type OnThrottled } from './retry-after.js';
 
 /**
@@ -56,7 +57,7 @@ export function httpStatusOf(err: unknown): number | undefined {
   return err instanceof SdkHttpError && typeof err.status === 'number' && err.status > 0 ? err.status : undefined;
 }
 
-/** Whether `err` is an HTTP 4xx answer to a Streamable HTTP request: the cue to try legacy SSE. */
+/** Whether `err` is an HTTP 4xx answer to a Streamable HTTP request. */
 export function isHttpClientError(err: unknown): boolean {
   const status = httpStatusOf(err);
   return status !== undefined && status >= 400 && status < 500;
@@ -88,6 +89,8 @@ export interface CreateTransportOptions {
   authProvider?: OAuthClientProvider;
   /** Told of each 429/503 answer with `Retry-After` (issue #26). */
   onThrottled?: OnThrottled;
+  /** Told of each error answer (not 401/403), to keep a failed connect's first cause (issue #29). */
+  onHttpFailure?: (failure: HttpFailure) => void;
 }
 
 /** Whether a header value holds CR, LF, NUL or anything beyond Latin-1, which fetch refuses. */
@@ -127,7 +130,8 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   }
   if (!config.url) throw new Error(`An ${kind} server needs a "url"`);
   const url = new URL(config.url);
-  const raw: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const given: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const raw = options.onHttpFailure ? watchHttpFailures(given, options.onHttpFailure) : given;
   const provider = options.authProvider;
   const watched: FetchLike = watchesResponses(provider)
     ? async (input, init) => {
