@@ -11,6 +11,7 @@ import { hashState, UpstreamOAuthProvider, type ProviderScope, type ProviderServ
 import { isUnattended } from './client-credentials.js';
 import { refreshStoredTokens, renewUnattended } from './refresh.js';
 import { StepUpGuard } from './step-up.js';
+import { dpopIdentity, type DpopIdentity } from './dpop-keys.js';
 import { revokeStoredTokens } from './revoke.js';
 
 /** Where the browser comes back to: registered as the redirect URI of every client we register. */
@@ -70,6 +71,8 @@ export class OAuthBroker {
   readonly #fetch: FetchLike;
   readonly #offers = new Map<string, { authHash: string; url: string; expiresAt: number; stepUp: boolean }>();
   readonly #stepUps = new StepUpGuard();
+  /** One DPoP key and session per server and settings: its nonces must outlive a connect. */
+  readonly #dpop = new Map<string, Promise<DpopIdentity>>();
   readonly #refreshing = new Map<string, Promise<StoredTokens | undefined>>();
   readonly #services: ProviderServices;
 
@@ -81,17 +84,28 @@ export class OAuthBroker {
     this.#callbackUrl = options.callbackUrl;
     const base = options.fetch ?? ((url, init) => fetch(url, init));
     this.#fetch = (url, init) => base(url, { ...init, signal: withTimeout(init?.signal) });
-    const deps = { store: this.#store, now: () => this.#clock.now(), log: this.#log, fetch: this.#fetch };
+    const dpop = (key: OAuthKey): Promise<DpopIdentity> => {
+      const id = `${key.server}\u0000${key.authHash}`;
+      let identity = this.#dpop.get(id);
+      if (!identity) {
+        identity = this.#store.latestTokens(key).then((stored) => dpopIdentity(stored?.tokens));
+        identity.catch(() => this.#dpop.delete(id));
+        this.#dpop.set(id, identity);
+      }
+      return identity;
+    };
+    const deps = { store: this.#store, now: () => this.#clock.now(), log: this.#log, fetch: this.#fetch, dpop };
     this.#services = {
       store: this.#store,
       now: () => this.#clock.now(),
       offer: (key, url, expiresAt, stepUp) => void this.#offers.set(key.server, { authHash: key.authHash, url: url.href, expiresAt, stepUp }),
       stepUp: (key, challenged, tokenScope) => this.#stepUps.refusal(key, challenged, tokenScope),
+      dpop,
       refresh: (scope, stored, provider) => {
         const id = `${scope.key.server}\u0000${scope.key.authHash}`;
         let running = this.#refreshing.get(id);
         if (!running) {
-          const renewal = provider.unattended ? renewUnattended(deps, scope, stored, provider) : refreshStoredTokens(deps, scope, stored);
+          const renewal = provider.unattended ? renewUnattended(deps, scope, stored, provider) : refreshStoredTokens(deps, scope, stored, provider);
           running = renewal.finally(() => this.#refreshing.delete(id));
           this.#refreshing.set(id, running);
         }
@@ -181,6 +195,8 @@ export class OAuthBroker {
     await this.#store.forgetSignIn(name);
     this.#offers.delete(name);
     this.#stepUps.forget(name);
+    // The tokens are gone, and with them what the key was bound to: the next grant gets a new one.
+    for (const id of this.#dpop.keys()) if (id.startsWith(`${name}\u0000`)) this.#dpop.delete(id);
     this.#log.info({ server: name, revoked }, 'signed out');
   }
 

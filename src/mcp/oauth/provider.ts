@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import type {
   AddClientAuthentication,
+  DpopSession,
   OAuthClientInformationContext,
   OAuthClientMetadata,
   OAuthClientProvider,
@@ -12,6 +13,7 @@ import type {
 import type { ServerOAuthConfig } from '../../config/types.js';
 import type { ClientOrigin, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 import { StepUpRefusedError } from './auth-errors.js';
+import { DPOP_KEY_FIELD, dpopSessionFor, isDpopBound, withoutDpopKey, type DpopIdentity } from './dpop-keys.js';
 import { sameEndpoint } from './step-up.js';
 import { clientCredentialsRequest, isUnattended, privateKeyJwtAuth, unattendedClientInfo, unattendedMetadata } from './client-credentials.js';
 
@@ -34,12 +36,10 @@ export interface ProviderServices {
   now(): number;
   /** A sign-in was started: its authorization URL, for `/servers/:name` and `login`; `stepUp` when a 403 asked for more scope. */
   offer(key: OAuthKey, url: URL, expiresAt: number, stepUp: boolean): void;
-  /**
-   * Whether a step-up sign-in for `challenged` may be offered: undefined when it may, else why
-   * not (the scope was just granted, or too many sign-ins in a row). `tokenScope` is what the
-   * current token says it holds.
-   */
+  /** Why a step-up sign-in for `challenged` must not be offered (step-up.ts), or undefined when it may. */
   stepUp(key: OAuthKey, challenged: string[], tokenScope: string | undefined): string | undefined;
+  /** The upstream's DPoP key and session (one per server and settings; see dpop-keys.ts). */
+  dpop(key: OAuthKey): Promise<DpopIdentity>;
   /**
    * Refreshes the stored tokens (or, unattended, gets new ones with `provider`), one refresh per
    * server at a time; undefined when rejected.
@@ -174,7 +174,14 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     if (!issuer) return;
     const now = this.#services.now();
     const expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
-    await this.#services.store.putTokens(this.#scope.key, issuer, { ...tokens, issuer }, expiresAt, now);
+    // A DPoP-bound token is stored with the key it is bound to.
+    const key = isDpopBound(tokens) ? { [DPOP_KEY_FIELD]: (await this.#services.dpop(this.#scope.key)).jwk } : {};
+    await this.#services.store.putTokens(this.#scope.key, issuer, { ...tokens, issuer, ...key }, expiresAt, now);
+  }
+
+  /** DPoP (RFC 9449) when the authorization server offers it: the SDK proves possession and retries nonce challenges. */
+  dpop(): Promise<DpopSession | undefined> {
+    return dpopSessionFor(this.#services.store, this.#scope.key, this.#services.dpop);
   }
 
   /**
@@ -288,5 +295,5 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
 }
 
 function asTokens(stored: StoredTokens): StoredOAuthTokens {
-  return { ...stored.tokens, issuer: stored.issuer } as StoredOAuthTokens;
+  return withoutDpopKey({ ...stored.tokens, issuer: stored.issuer } as StoredOAuthTokens);
 }
