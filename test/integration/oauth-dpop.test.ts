@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { openEvents, received } from '../helpers/events.js';
 import { callTool, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';
 import { tempDir } from '../helpers/process.js';
 
@@ -29,7 +30,8 @@ describe('DPoP', () => {
     const fixture = await startOAuthFixture({ DPOP: '1', DPOP_NONCE: '1' });
     const state = async (): Promise<DpopState> => (await fixture.state()) as unknown as DpopState;
     const dbPath = join(await tempDir(), 'switchboard.db');
-    const first = await startDaemon({ servers: { remote: { type: 'http', url: fixture.url } }, config: { dbPath } });
+    const first = await startDaemon({ servers: { remote: { type: 'http', url: fixture.url } }, config: { dbPath }, captureLogs: 'trace' });
+    const events = await openEvents(first.url);
     await signIn(first, 'remote');
     expect((await whoami(first)).seq).toBe(1);
     const signedIn = await state();
@@ -43,6 +45,10 @@ describe('DPoP', () => {
     expect((await whoami(first)).seq).toBe(2);
     expect((await state()).as.refreshGrants).toBe(1);
     expect((await state()).dpop).toMatchObject({ boundTokens: 2, refused: 0 });
+    const outputs = { logs: first.logs.text(), events: JSON.stringify(received(events)), status: await (await first.fetch('/status')).text() };
+    for (const secret of await fixture.secrets()) {
+      for (const [where, text] of Object.entries(outputs)) expect(text.includes(secret), `${where} holds a secret`).toBe(false);
+    }
     await first.close();
 
     // A restart finds the key in the store with the tokens bound to it: no new sign-in, no refusal.

@@ -43,6 +43,8 @@ describe('step-up', () => {
     const statuses = received(events).flatMap((e) => (e.type === 'server.status' ? [(e as { status: string }).status] : []));
     expect(statuses.filter((s) => s === 'needs_auth')).toHaveLength(1);
     expect(statuses.at(-1)).toBe('failed');
+    const feed = JSON.stringify(received(events));
+    for (const secret of await fixture.secrets()) expect(feed.includes(secret), 'the /events feed holds a secret').toBe(false);
 
     // A person may still insist: `login` starts a new run, and the server connects again.
     const login = await sb.json<{ authorizationUrl: string }>('/servers/remote/login', { method: 'POST' });
