@@ -1,4 +1,5 @@
 import { isSwitchboardError, toErrorInfo, type ErrorInfo } from '../../errors.js';
+import { isStepUpRefusal } from '../oauth/auth-errors.js';
 import type { ToolsChangedCause } from '../events.js';
 import { agentOptionsOf } from '../forwarding/caller.js';
 import { resolveCallTimeout, type ServerConnection } from '../transport/client.js';
@@ -192,7 +193,8 @@ export class Upstream extends UpstreamLink {
     } catch (err) {
       if (generation !== this.generation) return;
       const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
-      if (error.code === 'LOOP_DETECTED') {
+      // A step-up refused (issue #29) fails again on every reconnect: nothing but a person's `login` changes it.
+      if (error.code === 'LOOP_DETECTED' || isStepUpRefusal(err)) {
         this.failWith(error, 'reconnect');
         return;
       }
