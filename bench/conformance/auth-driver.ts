@@ -34,6 +34,7 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as {
   client_secret?: string;
   private_key_pem?: string;
   signing_algorithm?: string;
+  valid_jwt?: string;
 };
 const log = (message: string): void => void process.stderr.write(`[driver] ${message}\n`);
 
@@ -43,6 +44,10 @@ const log = (message: string): void => void process.stderr.write(`[driver] ${mes
  * would write it in the config (the key itself, as `!cmd` or `${VAR}` would give it).
  */
 function oauthSettings(): ServerConfig['oauth'] {
+  // Workload identity federation: the platform's token for this workload is the grant.
+  if (process.env.MCP_CONFORMANCE_SCENARIO === 'auth/wif-jwt-bearer' && context.client_id && context.valid_jwt) {
+    return { grant: 'jwt_bearer', clientId: context.client_id, assertion: context.valid_jwt };
+  }
   if (process.env.MCP_CONFORMANCE_SCENARIO?.startsWith('auth/client-credentials') && context.client_id) {
     const credential = context.private_key_pem
       ? { privateKeyJwt: context.private_key_pem, ...(context.signing_algorithm ? { signingAlgorithm: context.signing_algorithm as 'ES256' } : {}) }

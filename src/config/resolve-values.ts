@@ -119,7 +119,7 @@ export function createValueResolver(options: ValueResolverOptions = {}): ValueRe
 
       // The unattended sign-in's secret or private key (issue #29) comes from a secret tool as often as a header.
       if (copy.oauth) {
-        for (const key of ['clientSecret', 'privateKeyJwt'] as const) {
+        for (const key of ['clientSecret', 'privateKeyJwt', 'assertion'] as const) {
           const value = copy.oauth[key];
           if (value === undefined) continue;
           const outcome = await resolveValue('oauth', key, value, source);

@@ -25,8 +25,11 @@ export const CLIENT_ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384
  */
 export const OAuthSettingsSchema = z
   .object({
-    /** `authorization_code`: a person signs in; `client_credentials`: the daemon does, unattended. @default "authorization_code" */
-    grant: z.enum(['authorization_code', 'client_credentials']).optional(),
+    /**
+     * `authorization_code`: a person signs in; `client_credentials`: the daemon does, unattended;
+     * `jwt_bearer`: the daemon trades a workload identity token (`assertion`) for one (RFC 7523 §2.1). @default "authorization_code"
+     */
+    grant: z.enum(['authorization_code', 'client_credentials', 'jwt_bearer']).optional(),
     /** A client id registered with the server's authorization server beforehand. */
     clientId: z.string().min(1).optional(),
     /** Its secret, for a confidential client; `${VAR}` or `!cmd` keeps it out of the file. */
@@ -38,6 +41,11 @@ export const OAuthSettingsSchema = z
      * a file path, or `!cmd` / `${VAR}` giving the key itself. Only with `client_credentials`.
      */
     privateKeyJwt: z.string().min(1).optional(),
+    /**
+     * The workload identity token (a JWT) of `jwt_bearer`: a file path, read afresh for every
+     * token request (platforms rotate it), or the token itself from `!cmd` / `${VAR}`.
+     */
+    assertion: z.string().min(1).optional(),
     /** The assertion's signing algorithm. @default the key's own (RS256, ES256/384/512, EdDSA) */
     signingAlgorithm: z.enum(CLIENT_ASSERTION_ALGS).optional(),
     /** Scopes to ask for. @default the scopes the server's challenge or metadata names */
@@ -55,11 +63,16 @@ export const OAuthSettingsSchema = z
         problem('clientSecret', 'grant "client_credentials" needs exactly one of clientSecret and privateKeyJwt');
       }
       if (oauth.clientMetadataUrl !== undefined) problem('clientMetadataUrl', 'clientMetadataUrl is for signing a person in, not for grant "client_credentials"');
+    } else if (oauth.grant === 'jwt_bearer') {
+      if (oauth.clientId === undefined) problem('clientId', 'grant "jwt_bearer" needs clientId');
+      if (oauth.assertion === undefined) problem('assertion', 'grant "jwt_bearer" needs assertion');
+      if (oauth.privateKeyJwt !== undefined) problem('privateKeyJwt', 'privateKeyJwt needs grant "client_credentials"');
     } else {
       if (oauth.privateKeyJwt !== undefined) problem('privateKeyJwt', 'privateKeyJwt needs grant "client_credentials"');
       if (oauth.signingAlgorithm !== undefined) problem('signingAlgorithm', 'signingAlgorithm needs privateKeyJwt');
     }
     if (oauth.tokenEndpointAuthMethod !== undefined && oauth.clientSecret === undefined) problem('tokenEndpointAuthMethod', 'tokenEndpointAuthMethod needs clientSecret');
+    if (oauth.assertion !== undefined && oauth.grant !== 'jwt_bearer') problem('assertion', 'assertion needs grant "jwt_bearer"');
   });
 
 /** A glob over names (`delete_*`, `{rm,mv}`); a malformed one is a config error naming it. */

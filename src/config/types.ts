@@ -59,7 +59,7 @@ export interface ServerConfig {
 /** How Switchboard signs in to an OAuth upstream (issues #16, #29); see `OAuthSettingsSchema`. */
 export interface ServerOAuthConfig {
   /** @default "authorization_code" (a person signs in); "client_credentials" is unattended */
-  grant?: 'authorization_code' | 'client_credentials';
+  grant?: 'authorization_code' | 'client_credentials' | 'jwt_bearer';
   /** A client id registered beforehand; without one the client registers itself. */
   clientId?: string;
   clientSecret?: string;
@@ -67,6 +67,8 @@ export interface ServerOAuthConfig {
   tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
   /** A key file path, or the key itself (PEM or JWK) from `!cmd` / `${VAR}`: RFC 7523 client assertions. */
   privateKeyJwt?: string;
+  /** `jwt_bearer`: the workload identity token, or the path of the file a platform keeps it in. */
+  assertion?: string;
   /** @default the key's own algorithm */
   signingAlgorithm?: (typeof CLIENT_ASSERTION_ALGS)[number];
   /** @default the scopes the server's challenge or metadata names */

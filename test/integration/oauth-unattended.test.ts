@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -156,4 +156,37 @@ describe('client credentials (no person)', () => {
     expect(JSON.stringify(received(events))).not.toContain(wrong);
     expect((await fixture.state()).as.authorizeRequests).toBe(0);
   });
+
+  it('a workload identity token (JWT-bearer grant, RFC 7523 §2.1) read afresh from its file for every token request; the token is never logged', async () => {
+    const dir = await tempDir();
+    const platform = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const keyPath = join(dir, 'platform.pub');
+    await writeFile(keyPath, platform.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+    const fixture = await startOAuthFixture({ DCR: '0', CLIENTS: 'wl:', WORKLOAD_KEY: keyPath });
+    const tokenPath = join(dir, 'token');
+    const tokens = [workloadToken(platform.privateKey, fixture.origin, 'one'), workloadToken(platform.privateKey, fixture.origin, 'two')];
+    await writeFile(tokenPath, tokens[0]!);
+    const sb = await startDaemon({ servers: { wl: { type: 'http', url: fixture.url, oauth: { grant: 'jwt_bearer', clientId: 'wl', assertion: tokenPath } } }, captureLogs: 'trace', until: 'idle' });
+    const events = await openEvents(sb.url);
+    await sb.daemon.start();
+    await serverStatus(sb, 'wl', 'connected');
+    expect(await whoami(sb, 'wl')).toMatchObject({ seq: 1, clientId: 'wl' });
+    expect((await fixture.state()).as).toMatchObject({ workloads: ['ci-runner/one'], authorizeRequests: 0, tokenAuthMethods: ['none'] });
+
+    // The platform rotated the token; the server stops taking the access token: the next grant uses the new one.
+    await writeFile(tokenPath, tokens[1]!);
+    await fixture.expireAccessTokens();
+    expect((await whoami(sb, 'wl')).seq).toBe(2);
+    expect((await fixture.state()).as).toMatchObject({ workloads: ['ci-runner/one', 'ci-runner/two'] });
+    expect(statusesOf(events)).not.toContain('needs_auth');
+    for (const text of [sb.logs.text(), JSON.stringify(received(events))]) for (const token of tokens) expect(text).not.toContain(token);
+  });
 });
+
+/** A workload token as a platform (Kubernetes, a CI runner) issues it: ES256, for the authorization server. */
+function workloadToken(key: KeyObject, audience: string, jti: string): string {
+  const now = Math.floor(Date.now() / 1000);
+  const part = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const input = `${part({ alg: 'ES256', typ: 'JWT' })}.${part({ iss: 'https://platform.example', sub: 'ci-runner', aud: audience, iat: now, exp: now + 600, jti })}`;
+  return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+}

@@ -26,6 +26,12 @@ describe('oauth settings for client credentials', () => {
     expect(issues({ grant: 'client_credentials', clientId: 'svc', clientSecret: 's', privateKeyJwt: '/k' })).toHaveLength(1);
   });
 
+  it('the JWT-bearer grant needs a client id and an assertion, and only it takes one', () => {
+    expect(issues({ grant: 'jwt_bearer', clientId: 'wl', assertion: '/var/run/secrets/token' })).toEqual([]);
+    expect(issues({ grant: 'jwt_bearer', clientId: 'wl' })).toContain('assertion: grant "jwt_bearer" needs assertion');
+    expect(issues({ grant: 'client_credentials', clientId: 'svc', clientSecret: 's', assertion: 'x' })).toContain('assertion: assertion needs grant "jwt_bearer"');
+  });
+
   it('keeps keys that mean nothing for the grant out', () => {
     expect(issues({ clientId: 'x', privateKeyJwt: '/k.pem' })).toContain('privateKeyJwt: privateKeyJwt needs grant "client_credentials"');
     expect(issues({ grant: 'client_credentials', clientId: 'svc', privateKeyJwt: '/k', tokenEndpointAuthMethod: 'client_secret_post' })).toContain(

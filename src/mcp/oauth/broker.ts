@@ -241,7 +241,7 @@ export class OAuthBroker {
  * where `login` and `logout` read the config, which must name the same sign-in.
  */
 export function authHashOf(config: ServerConfig): string {
-  const { clientSecret: _secret, privateKeyJwt: _key, ...oauth } = config.oauth ?? {};
+  const { clientSecret: _secret, privateKeyJwt: _key, assertion: _assertion, ...oauth } = config.oauth ?? {};
   return configHash({ url: config.url, type: resolveTransportKind(config), ...(config.oauth ? { oauth } : {}) } as ServerConfig);
 }
 

@@ -2,6 +2,7 @@ import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { createPrivateKeyJwtAuth, type AddClientAuthentication, type OAuthClientMetadata } from '@modelcontextprotocol/client';
+import { isJwt } from '../../config/secret-values.js';
 import type { ServerOAuthConfig } from '../../config/types.js';
 
 /**
@@ -17,17 +18,20 @@ type Alg = NonNullable<ServerOAuthConfig['signingAlgorithm']>;
 
 /** Whether the server's tokens come from the daemon itself, with nobody to sign in. */
 export function isUnattended(settings: ServerOAuthConfig | undefined): boolean {
-  return settings?.grant === 'client_credentials';
+  return settings?.grant === 'client_credentials' || settings?.grant === 'jwt_bearer';
 }
+
+const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /** The client's metadata: no redirect URI (nobody comes back from a browser), one grant. */
 export function unattendedMetadata(settings: ServerOAuthConfig): OAuthClientMetadata {
   const scopes = settings.scopes;
+  const secretMethod = settings.clientSecret ? (settings.tokenEndpointAuthMethod ?? 'client_secret_basic') : 'none';
   return {
     client_name: 'Switchboard',
     redirect_uris: [],
-    grant_types: ['client_credentials'],
-    token_endpoint_auth_method: settings.privateKeyJwt ? 'private_key_jwt' : (settings.tokenEndpointAuthMethod ?? 'client_secret_basic'),
+    grant_types: [settings.grant === 'jwt_bearer' ? JWT_BEARER_GRANT : 'client_credentials'],
+    token_endpoint_auth_method: settings.privateKeyJwt ? 'private_key_jwt' : secretMethod,
     ...(scopes && scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
   };
 }
@@ -41,6 +45,8 @@ export function unattendedMetadata(settings: ServerOAuthConfig): OAuthClientMeta
 export function unattendedClientInfo(settings: ServerOAuthConfig, server: string): Record<string, string> {
   if (!settings.clientId) throw new Error(`MCP server "${server}" has grant "client_credentials" but no oauth.clientId`);
   if (settings.privateKeyJwt) return { client_id: settings.clientId, token_endpoint_auth_method: 'private_key_jwt' };
+  // The workload's token is the grant; the client itself may be public (RFC 7523 §3.1).
+  if (settings.grant === 'jwt_bearer' && !settings.clientSecret) return { client_id: settings.clientId, token_endpoint_auth_method: 'none' };
   if (!settings.clientSecret) throw new Error(`the oauth.clientSecret of MCP server "${server}" could not be resolved (see the warning about it)`);
   return {
     client_id: settings.clientId,
@@ -49,11 +55,32 @@ export function unattendedClientInfo(settings: ServerOAuthConfig, server: string
   };
 }
 
-/** The token request of the grant (OAuth 2.1 §4.2), with the scope the SDK chose. */
-export function clientCredentialsRequest(scope: string | undefined): URLSearchParams {
-  const params = new URLSearchParams({ grant_type: 'client_credentials' });
+/**
+ * The token request of the grant, with the scope the SDK chose: `client_credentials` (OAuth 2.1
+ * §4.2), or the JWT-bearer grant (RFC 7523 §2.1) with the workload's token, read afresh.
+ */
+export async function unattendedRequest(settings: ServerOAuthConfig, server: string, scope: string | undefined): Promise<URLSearchParams> {
+  const params =
+    settings.grant === 'jwt_bearer'
+      ? new URLSearchParams({ grant_type: JWT_BEARER_GRANT, assertion: await readAssertion(settings.assertion ?? '', server) })
+      : new URLSearchParams({ grant_type: 'client_credentials' });
   if (scope) params.set('scope', scope);
   return params;
+}
+
+/**
+ * The workload identity token: the value itself when it is a JWT (from `!cmd` or `${VAR}`),
+ * else the file it names, read on every token request, since platforms rotate it there.
+ */
+async function readAssertion(value: string, server: string): Promise<string> {
+  const text = value.trim();
+  if (isJwt(text)) return text;
+  const path = text.startsWith('~/') ? homedir() + text.slice(1) : text;
+  const read = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`the oauth.assertion of MCP server "${server}" could not be read from its file (${err.code ?? 'error'})`);
+  });
+  if (!isJwt(read.trim())) throw new Error(`the oauth.assertion file of MCP server "${server}" holds no JWT`);
+  return read.trim();
 }
 
 /**

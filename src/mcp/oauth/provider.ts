@@ -15,7 +15,7 @@ import type { ClientOrigin, OAuthKey, OAuthStore, StoredTokens } from '../../sto
 import { StepUpRefusedError } from './auth-errors.js';
 import { DPOP_KEY_FIELD, dpopSessionFor, isDpopBound, withoutDpopKey, type DpopIdentity } from './dpop-keys.js';
 import { sameEndpoint } from './step-up.js';
-import { clientCredentialsRequest, isUnattended, privateKeyJwtAuth, unattendedClientInfo, unattendedMetadata } from './client-credentials.js';
+import { isUnattended, unattendedRequest, privateKeyJwtAuth, unattendedClientInfo, unattendedMetadata } from './client-credentials.js';
 
 /** How long a started sign-in (its `state` and PKCE verifier) stays usable. */
 export const SIGN_IN_TTL_MS = 10 * 60 * 1000;
@@ -216,8 +216,9 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
   }
 
   /** The unattended grant's token request; undefined (the SDK's authorization-code default) otherwise. */
-  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
-    return this.unattended ? clientCredentialsRequest(scope) : undefined;
+  async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
+    const { settings, key } = this.#scope;
+    return settings && isUnattended(settings) ? unattendedRequest(settings, key.server, scope) : undefined;
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
