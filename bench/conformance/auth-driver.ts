@@ -29,16 +29,36 @@ if (!serverUrl?.startsWith('http')) {
   process.stderr.write('usage: auth-driver.ts <server-url>\n');
   process.exit(2);
 }
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as { client_id?: string; client_secret?: string };
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as {
+  client_id?: string;
+  client_secret?: string;
+  private_key_pem?: string;
+  signing_algorithm?: string;
+  valid_jwt?: string;
+};
 const log = (message: string): void => void process.stderr.write(`[driver] ${message}\n`);
 
-const upstream: ServerConfig = {
-  type: 'http',
-  url: serverUrl,
-  oauth: context.client_id
-    ? { clientId: context.client_id, ...(context.client_secret ? { clientSecret: context.client_secret } : {}) }
-    : { clientMetadataUrl: CIMD_URL },
-};
+/**
+ * The `client-credentials-*` scenarios are a daemon with nobody at it (issue #29): grant
+ * `client_credentials` with the secret or the private key the scenario hands out, as an operator
+ * would write it in the config (the key itself, as `!cmd` or `${VAR}` would give it).
+ */
+function oauthSettings(): ServerConfig['oauth'] {
+  // Workload identity federation: the platform's token for this workload is the grant.
+  if (process.env.MCP_CONFORMANCE_SCENARIO === 'auth/wif-jwt-bearer' && context.client_id && context.valid_jwt) {
+    return { grant: 'jwt_bearer', clientId: context.client_id, assertion: context.valid_jwt };
+  }
+  if (process.env.MCP_CONFORMANCE_SCENARIO?.startsWith('auth/client-credentials') && context.client_id) {
+    const credential = context.private_key_pem
+      ? { privateKeyJwt: context.private_key_pem, ...(context.signing_algorithm ? { signingAlgorithm: context.signing_algorithm as 'ES256' } : {}) }
+      : { clientSecret: context.client_secret ?? '' };
+    return { grant: 'client_credentials', clientId: context.client_id, ...credential };
+  }
+  if (context.client_id) return { clientId: context.client_id, ...(context.client_secret ? { clientSecret: context.client_secret } : {}) };
+  return { clientMetadataUrl: CIMD_URL };
+}
+
+const upstream: ServerConfig = { type: 'http', url: serverUrl, oauth: oauthSettings() };
 
 const { daemon, dir, host } = await oneUpstreamDaemon(SERVER, upstream);
 

@@ -94,7 +94,7 @@ export function expandEntryStrings<T extends object>(entry: T, vars: VarSource, 
   // An OAuth client secret (or id) is as likely to come from a variable as a header value.
   if (isPlainObject(out.oauth)) {
     const oauth = { ...out.oauth };
-    for (const key of ['clientId', 'clientSecret']) if (key in oauth) oauth[key] = str(oauth[key]);
+    for (const key of ['clientId', 'clientSecret', 'privateKeyJwt', 'assertion']) if (key in oauth) oauth[key] = str(oauth[key]);
     out.oauth = oauth;
   }
   return out as T;

@@ -40,7 +40,8 @@ export interface ValueResolver {
 type Outcome = { key: string; value: string } | { key: string; dropped: string };
 
 /**
- * Resolves `!cmd` values of `env` and `headers` just before connecting (SPEC §3). Successful
+ * Resolves `!cmd` values of `env`, `headers` and `oauth.clientSecret` / `oauth.privateKeyJwt`
+ * just before connecting (SPEC §3). Successful
  * results are cached for the resolver's life and identical commands in flight share one run;
  * failures are not cached, so a reload retries a secret tool that was locked.
  */
@@ -65,7 +66,7 @@ export function createValueResolver(options: ValueResolverOptions = {}): ValueRe
    * value, as often as needed): same runner, same trust rule, same "drop the entry" on failure.
    */
   const resolveValue = async (
-    field: 'env' | 'headers',
+    field: 'env' | 'headers' | 'oauth',
     key: string,
     value: string,
     source: ServerSource,
@@ -114,6 +115,22 @@ export function createValueResolver(options: ValueResolverOptions = {}): ValueRe
           }
         }
         copy[field] = next;
+      }
+
+      // The unattended sign-in's secret or private key (issue #29) comes from a secret tool as often as a header.
+      if (copy.oauth) {
+        for (const key of ['clientSecret', 'privateKeyJwt', 'assertion'] as const) {
+          const value = copy.oauth[key];
+          if (value === undefined) continue;
+          const outcome = await resolveValue('oauth', key, value, source);
+          if ('value' in outcome) {
+            copy.oauth[key] = outcome.value;
+          } else {
+            delete copy.oauth[key];
+            dropped.push(`oauth.${key}`);
+            warn(outcome.dropped, `oauth.${key}`);
+          }
+        }
       }
 
       await injectCredentials(name, copy, options.credentials, warn);

@@ -17,6 +17,11 @@ const KEY_SHAPE = /\bsb[ko]_[A-Za-z0-9_-]{20,}/g;
  * and the daemon's own token. Used to mask those values wherever text from agents is kept — the
  * audit log's argument values (issue #22 item 4).
  */
+/** A compact JWS, as a workload identity token is (and a file path is not). */
+export function isJwt(value: string): boolean {
+  return /^[\w-]+\.[\w-]+\.[\w-]*$/.test(value);
+}
+
 export class SecretValues {
   readonly #byServer = new Map<string, string[]>();
   readonly #fixed: string[];
@@ -36,6 +41,11 @@ export class SecretValues {
       if (last !== undefined && last !== value) values.push(last);
     }
     if (config.oauth?.clientSecret) values.push(config.oauth.clientSecret);
+    // A private key given as the key itself (from `!cmd` or `${VAR}`), not as a file path.
+    const key = config.oauth?.privateKeyJwt?.trim();
+    if (key && (key.startsWith('-----BEGIN') || key.startsWith('{'))) values.push(key);
+    const assertion = config.oauth?.assertion?.trim();
+    if (assertion && isJwt(assertion)) values.push(assertion);
     this.#byServer.set(server, values);
     this.#patterns = undefined;
   }

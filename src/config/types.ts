@@ -1,3 +1,4 @@
+import type { CLIENT_ASSERTION_ALGS } from './schema.js';
 /**
  * Shapes shared by discovery, validation and the runtime. A `ServerConfig` is what any provider
  * produces after normalising its own file format; it is deliberately loose (`type` is any string)
@@ -55,11 +56,21 @@ export interface ServerConfig {
   queueSize?: number;
 }
 
-/** How Switchboard signs in to an OAuth upstream (issue #16). */
+/** How Switchboard signs in to an OAuth upstream (issues #16, #29); see `OAuthSettingsSchema`. */
 export interface ServerOAuthConfig {
+  /** @default "authorization_code" (a person signs in); "client_credentials" is unattended */
+  grant?: 'authorization_code' | 'client_credentials' | 'jwt_bearer';
   /** A client id registered beforehand; without one the client registers itself. */
   clientId?: string;
   clientSecret?: string;
+  /** @default what the authorization server prefers */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
+  /** A key file path, or the key itself (PEM or JWK) from `!cmd` / `${VAR}`: RFC 7523 client assertions. */
+  privateKeyJwt?: string;
+  /** `jwt_bearer`: the workload identity token, or the path of the file a platform keeps it in. */
+  assertion?: string;
+  /** @default the key's own algorithm */
+  signingAlgorithm?: (typeof CLIENT_ASSERTION_ALGS)[number];
   /** @default the scopes the server's challenge or metadata names */
   scopes?: string[];
   /** An https URL publishing this client's metadata (Client ID Metadata Documents). */

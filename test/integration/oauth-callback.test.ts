@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon } from '../helpers/daemon.js';
+import { openEvents, received } from '../helpers/events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { authHeaders, callTool, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';
 import { rawRequest } from '../helpers/raw-http.js';
@@ -95,6 +96,8 @@ describe('tokens stay with their upstream', () => {
       servers: { alpha: { type: 'http', url: a.url }, beta: { type: 'http', url: b.url } },
       config: { token: TOKEN },
     });
+    // The /events feed an operator's dashboard reads is scanned too (issue #29 item 5).
+    const events = await openEvents(sb.url, { token: TOKEN });
     await signIn(sb, 'alpha');
     await signIn(sb, 'beta');
     const [stateA, stateB] = await Promise.all([a.state(), b.state()]);
@@ -130,6 +133,11 @@ describe('tokens stay with their upstream', () => {
       expect(seen.join('\n')).not.toContain(TOKEN);
     }
     const toAgents = JSON.stringify(answers);
-    for (const secret of [...secretsA, ...secretsB]) expect(toAgents).not.toContain(secret);
+    const feed = JSON.stringify(received(events));
+    expect(feed).toContain('"status":"connected"');
+    for (const secret of [...secretsA, ...secretsB]) {
+      expect(toAgents).not.toContain(secret);
+      expect(feed, 'the /events feed holds a secret').not.toContain(secret);
+    }
   });
 });

@@ -17,7 +17,7 @@ function setup(settings: ProviderScope['settings'] = undefined, redirectUrl = CA
   let now = 1_000_000;
   const offers: string[] = [];
   const refresh = vi.fn<ProviderServices['refresh']>(async (_scope, stored) => ({ ...stored, tokens: { ...stored.tokens, access_token: 'fresh' }, savedAt: now, expiresAt: now + 3_600_000 }));
-  const services: ProviderServices = { store, now: () => now, offer: (_key, url) => void offers.push(url.href), refresh };
+  const services: ProviderServices = { store, now: () => now, offer: (_key, url) => void offers.push(url.href), stepUp: () => undefined, dpop: () => Promise.reject(new Error('no DPoP here')), refresh };
   const scope: ProviderScope = { key: { server: 'remote', authHash: 'h1' }, serverUrl: 'https://mcp.example/mcp', settings, redirectUrl };
   return { store, services, scope, offers, refresh, provider: new UpstreamOAuthProvider(scope, services), tick: (ms: number) => (now += ms) };
 }

@@ -1,5 +1,5 @@
 import { isIP, type AddressInfo } from 'node:net';
-import { auth, type FetchLike } from '@modelcontextprotocol/client';
+import { auth, IssuerMismatchError, type FetchLike } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../../config/types.js';
 import { resolveTransportKind } from '../../config/validate.js';
@@ -8,7 +8,10 @@ import { configHash } from '../../config/config-hash.js';
 import type { CredentialStore, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 import type { Clock } from '../../util/clock.js';
 import { hashState, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';
-import { refreshStoredTokens } from './refresh.js';
+import { isUnattended } from './client-credentials.js';
+import { refreshStoredTokens, renewUnattended } from './refresh.js';
+import { StepUpGuard } from './step-up.js';
+import { dpopIdentity, type DpopIdentity } from './dpop-keys.js';
 import { revokeStoredTokens } from './revoke.js';
 
 /** Where the browser comes back to: registered as the redirect URI of every client we register. */
@@ -66,7 +69,10 @@ export class OAuthBroker {
   readonly #log: Logger;
   readonly #callbackUrl: () => string | undefined;
   readonly #fetch: FetchLike;
-  readonly #offers = new Map<string, { authHash: string; url: string; expiresAt: number }>();
+  readonly #offers = new Map<string, { authHash: string; url: string; expiresAt: number; stepUp: boolean }>();
+  readonly #stepUps = new StepUpGuard();
+  /** One DPoP key and session per server and settings: its nonces must outlive a connect. */
+  readonly #dpop = new Map<string, Promise<DpopIdentity>>();
   readonly #refreshing = new Map<string, Promise<StoredTokens | undefined>>();
   readonly #services: ProviderServices;
 
@@ -78,16 +84,29 @@ export class OAuthBroker {
     this.#callbackUrl = options.callbackUrl;
     const base = options.fetch ?? ((url, init) => fetch(url, init));
     this.#fetch = (url, init) => base(url, { ...init, signal: withTimeout(init?.signal) });
-    const deps = { store: this.#store, now: () => this.#clock.now(), log: this.#log, fetch: this.#fetch };
+    const dpop = (key: OAuthKey): Promise<DpopIdentity> => {
+      const id = `${key.server}\u0000${key.authHash}`;
+      let identity = this.#dpop.get(id);
+      if (!identity) {
+        identity = this.#store.latestTokens(key).then((stored) => dpopIdentity(stored?.tokens));
+        identity.catch(() => this.#dpop.delete(id));
+        this.#dpop.set(id, identity);
+      }
+      return identity;
+    };
+    const deps = { store: this.#store, now: () => this.#clock.now(), log: this.#log, fetch: this.#fetch, dpop };
     this.#services = {
       store: this.#store,
       now: () => this.#clock.now(),
-      offer: (key, url, expiresAt) => void this.#offers.set(key.server, { authHash: key.authHash, url: url.href, expiresAt }),
-      refresh: (scope, stored) => {
+      offer: (key, url, expiresAt, stepUp) => void this.#offers.set(key.server, { authHash: key.authHash, url: url.href, expiresAt, stepUp }),
+      stepUp: (key, challenged, tokenScope) => this.#stepUps.refusal(key, challenged, tokenScope),
+      dpop,
+      refresh: (scope, stored, provider) => {
         const id = `${scope.key.server}\u0000${scope.key.authHash}`;
         let running = this.#refreshing.get(id);
         if (!running) {
-          running = refreshStoredTokens(deps, scope, stored).finally(() => this.#refreshing.delete(id));
+          const renewal = provider.unattended ? renewUnattended(deps, scope, stored, provider) : refreshStoredTokens(deps, scope, stored, provider);
+          running = renewal.finally(() => this.#refreshing.delete(id));
           this.#refreshing.set(id, running);
         }
         return running;
@@ -117,6 +136,9 @@ export class OAuthBroker {
    */
   async begin(name: string, config: ServerConfig): Promise<SignInOffer> {
     const scope = await this.#applicable(name, config);
+    if (isUnattended(scope.settings)) {
+      throw new SwitchboardError('OAUTH_NOT_APPLICABLE', `MCP server "${name}" signs in by itself (oauth.grant "client_credentials"); there is nothing for a person to do`);
+    }
     const waiting = this.signInOffer(name, config);
     if (waiting) return waiting;
     // Discovery runs afresh: the server may have moved to another authorization server since
@@ -143,7 +165,8 @@ export class OAuthBroker {
     const pending = query.state ? await this.#store.takePending(hashState(query.state), this.#clock.now()) : undefined;
     if (!pending) throw new SwitchboardError('OAUTH_STATE_INVALID');
     const { server } = pending;
-    if (this.#offers.get(server)?.authHash === pending.authHash) this.#offers.delete(server);
+    const offer = this.#offers.get(server)?.authHash === pending.authHash ? this.#offers.get(server) : undefined;
+    if (offer) this.#offers.delete(server);
     const config = configOf(server);
     const scope = config && this.#scopeOf(server, config);
     if (!scope || typeof scope === 'string' || scope.key.authHash !== pending.authHash) {
@@ -158,8 +181,9 @@ export class OAuthBroker {
     try {
       await auth(provider, { serverUrl: scope.serverUrl, authorizationCode: query.code, iss: query.iss, fetchFn: this.#fetch });
     } catch (err) {
-      throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${errorMessage(err)}`, { cause: err });
+      throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${callbackErrorMessage(err)}`, { cause: err });
     }
+    this.#stepUps.signedIn(scope.key, offer ? (new URL(offer.url).searchParams.get('scope') ?? '') : '', offer?.stepUp ?? false);
     this.#log.info({ server }, 'signed in');
     return server;
   }
@@ -170,6 +194,9 @@ export class OAuthBroker {
     const revoked = await revokeStoredTokens(this.#store, scope.key, this.#fetch);
     await this.#store.forgetSignIn(name);
     this.#offers.delete(name);
+    this.#stepUps.forget(name);
+    // The tokens are gone, and with them what the key was bound to: the next grant gets a new one.
+    for (const id of this.#dpop.keys()) if (id.startsWith(`${name}\u0000`)) this.#dpop.delete(id);
     this.#log.info({ server: name, revoked }, 'signed out');
   }
 
@@ -201,20 +228,32 @@ export class OAuthBroker {
       return `MCP server "${name}" has its own Authorization header, which takes precedence over signing in`;
     }
     const redirectUrl = this.#callbackUrl();
-    if (!redirectUrl) return 'Switchboard is not listening on HTTP, so there is no callback to sign in with';
+    // The unattended grant has no browser coming back, so it needs no callback.
+    if (!redirectUrl && !isUnattended(config.oauth)) return 'Switchboard is not listening on HTTP, so there is no callback to sign in with';
     return { key: { server: name, authHash: authHashOf(config) }, serverUrl: config.url, settings: config.oauth, redirectUrl };
   }
 }
 
 /**
  * What a sign-in depends on: the endpoint and the OAuth settings. Not the whole config hash —
- * a changed timeout must not cost a person a new sign-in.
+ * a changed timeout must not cost a person a new sign-in. Nor the secret and the private key:
+ * they are credentials, not identity, and a `!cmd` one is known resolved on connect but not
+ * where `login` and `logout` read the config, which must name the same sign-in.
  */
 export function authHashOf(config: ServerConfig): string {
-  return configHash({ url: config.url, type: resolveTransportKind(config), oauth: config.oauth } as ServerConfig);
+  const { clientSecret: _secret, privateKeyJwt: _key, assertion: _assertion, ...oauth } = config.oauth ?? {};
+  return configHash({ url: config.url, type: resolveTransportKind(config), ...(config.oauth ? { oauth } : {}) } as ServerConfig);
 }
 
 export type { OAuthKey };
+
+/** The SDK's words, but a missing `iss` (RFC 9207) said plainly rather than as "received undefined". */
+function callbackErrorMessage(err: unknown): string {
+  if (err instanceof IssuerMismatchError && err.kind === 'authorization_response' && err.received === undefined) {
+    return `the authorization server's redirect has no iss (it says it sends one, RFC 9207); expected ${JSON.stringify(err.expected)}`;
+  }
+  return errorMessage(err);
+}
 
 function withTimeout(signal: AbortSignal | null | undefined): AbortSignal {
   const deadline = AbortSignal.timeout(AUTH_REQUEST_TIMEOUT_MS);

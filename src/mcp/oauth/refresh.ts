@@ -1,15 +1,23 @@
-import { OAuthError, OAuthErrorCode, refreshAuthorization } from '@modelcontextprotocol/client';
+import { fetchToken, OAuthError, OAuthErrorCode, refreshAuthorization } from '@modelcontextprotocol/client';
 import type { AuthorizationServerMetadata, FetchLike, OAuthClientInformationMixed } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
-import type { OAuthStore, StoredTokens } from '../../store/ports.js';
-import type { ProviderScope } from './provider.js';
+import type { OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
+import { DPOP_KEY_FIELD, isDpopBound, type DpopIdentity } from './dpop-keys.js';
+import type { ProviderScope, UpstreamOAuthProvider } from './provider.js';
 
 export interface RefreshDeps {
   store: OAuthStore;
   now(): number;
   log: Logger;
   fetch: FetchLike;
+  dpop(key: OAuthKey): Promise<DpopIdentity>;
+}
+
+/** New DPoP-bound tokens keep the key of the ones they replace (the same key proved them). */
+function keptKey(stored: StoredTokens, tokens: Record<string, unknown>): Record<string, unknown> {
+  const key = stored.tokens[DPOP_KEY_FIELD];
+  return key !== undefined && isDpopBound(tokens) ? { [DPOP_KEY_FIELD]: key } : {};
 }
 
 /** Codes with which an authorization server says the refresh token (or our client) is done for. */
@@ -22,7 +30,7 @@ const REJECTED = new Set<string>([OAuthErrorCode.InvalidGrant, OAuthErrorCode.In
  * meets a 401 without tokens and the server goes to `needs_auth`. Any other failure (the
  * authorization server unreachable, say) keeps the stored tokens: they may still be accepted.
  */
-export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScope, stored: StoredTokens): Promise<StoredTokens | undefined> {
+export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScope, stored: StoredTokens, provider: UpstreamOAuthProvider): Promise<StoredTokens | undefined> {
   const { store } = deps;
   const { key } = scope;
   const refreshToken = stored.tokens.refresh_token;
@@ -36,11 +44,13 @@ export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScop
       clientInformation: client.info as OAuthClientInformationMixed,
       refreshToken,
       ...(discovery.resourceUrl ? { resource: discovery.resourceUrl } : {}),
+      // A DPoP-bound refresh token is only good with a proof from its key (RFC 9449 §5).
+      dpop: await provider.dpop(),
       fetchFn: deps.fetch,
     });
     const now = deps.now();
     const expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
-    const saved = { ...tokens, issuer: stored.issuer };
+    const saved = { ...tokens, issuer: stored.issuer, ...keptKey(stored, tokens) };
     await store.putTokens(key, stored.issuer, saved, expiresAt, now);
     log.debug('access token refreshed');
     return { issuer: stored.issuer, tokens: saved, expiresAt, savedAt: now };
@@ -51,6 +61,45 @@ export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScop
       return undefined;
     }
     log.warn({ err: errorMessage(err) }, 'token refresh failed; keeping the current token');
+    return stored;
+  }
+}
+
+/**
+ * Unattended (`client_credentials`, issue #29): a token about to lapse is replaced by a new one
+ * from the same grant, through the SDK's `fetchToken` and the provider's own client
+ * authentication, with the scope and resource indicator of the one it replaces. Credentials the
+ * authorization server refuses delete the token (the next request meets a 401 and the SDK asks
+ * again, which then fails for all to see); any other failure keeps it.
+ */
+export async function renewUnattended(deps: RefreshDeps, scope: ProviderScope, stored: StoredTokens, provider: UpstreamOAuthProvider): Promise<StoredTokens | undefined> {
+  const { store } = deps;
+  const { key } = scope;
+  const discovery = await store.getDiscovery(key);
+  const asUrl = discovery.state?.authorizationServerUrl;
+  if (typeof asUrl !== 'string') return stored;
+  const log = deps.log.child({ server: key.server });
+  try {
+    const granted = stored.tokens.scope;
+    const tokens = await fetchToken(provider, asUrl, {
+      ...(discovery.state?.authorizationServerMetadata ? { metadata: discovery.state.authorizationServerMetadata as AuthorizationServerMetadata } : {}),
+      ...(discovery.resourceUrl ? { resource: discovery.resourceUrl } : {}),
+      ...(typeof granted === 'string' && granted !== '' ? { scope: granted } : {}),
+      fetchFn: deps.fetch,
+    });
+    const now = deps.now();
+    const expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
+    const saved = { ...tokens, issuer: stored.issuer, ...(isDpopBound(tokens) ? { [DPOP_KEY_FIELD]: (await deps.dpop(key)).jwk } : {}) };
+    await store.putTokens(key, stored.issuer, saved, expiresAt, now);
+    log.debug('access token renewed (client credentials)');
+    return { issuer: stored.issuer, tokens: saved, expiresAt, savedAt: now };
+  } catch (err) {
+    if (err instanceof OAuthError && REJECTED.has(err.code)) {
+      await store.deleteTokens(key, stored.issuer);
+      log.warn({ code: err.code }, 'the authorization server refused the client credentials');
+      return undefined;
+    }
+    log.warn({ err: errorMessage(err) }, 'token renewal failed; keeping the current token');
     return stored;
   }
 }

@@ -117,6 +117,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
       traffic: attempt.traffic,
       closed: new ListenerSet<[Error]>(onListenerError),
       ...(logger ? { logger } : {}),
+      ...(isUnattended(attempt.authProvider) ? { unattendedAuth: true } : {}),
     });
     logger?.debug({ transport: session.kind, era: connection.era, pid: connection.pid, ms: Date.now() - startedAt }, 'transport connected');
     return connection;
@@ -127,9 +128,14 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
   }
 }
 
+/** An OAuth provider without a redirect URL runs a non-interactive grant: nobody can sign in. */
+function isUnattended(provider: OAuthClientProvider | undefined): boolean {
+  return provider !== undefined && provider.redirectUrl === undefined;
+}
+
 function connectError(err: unknown, attempt: Attempt, timeoutMs: number, callerSignal: AbortSignal | undefined): unknown {
   if (callerSignal?.aborted) return callerSignal.reason;
-  const authError = authErrorOf(err, attempt.name);
+  const authError = authErrorOf(err, attempt.name, isUnattended(attempt.authProvider));
   if (authError) return authError;
   if (err instanceof SwitchboardError) return new SwitchboardError(err.code, withStderr(err.message, attempt.stderr), { cause: err.cause });
   const server = `MCP server "${attempt.name}"`;

@@ -24,6 +24,8 @@ export interface ConnectionParts {
   traffic: ServerTraffic;
   closed: ListenerSet<[Error]>;
   logger?: Logger;
+  /** Signed in unattended (client credentials): a refused token is a failure, not a wait for a person. */
+  unattendedAuth?: boolean;
 }
 
 /** The list request of each kind a server keeps besides its tools, and the key of its items. */

@@ -277,7 +277,7 @@ export class McpServerConnection implements ServerConnection {
   async #requestError(err: unknown, signal: AbortSignal | undefined, timedOut: boolean, code: SwitchboardErrorCode, message: string): Promise<unknown> {
     if (signal?.aborted) return signal.reason;
     // The server wants (another) sign-in: the upstream goes to needs_auth (failure.ts).
-    const authError = authErrorOf(err, this.name);
+    const authError = authErrorOf(err, this.name, this.#parts.unattendedAuth);
     if (authError) return authError;
     // A write to a child that just died fails before its exit is seen; wait (briefly) for the
     // exit so the error names the exit code and stderr instead of a bare "write EPIPE".

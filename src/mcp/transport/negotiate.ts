@@ -10,8 +10,9 @@ import {
   type ProtocolEra,
   type ProtocolMode,
 } from './protocol-era.js';
+import { FallbackFailedError } from './first-failure.js';
 import { openSession, type Attempt, type Session } from './session.js';
-import { httpStatusOf, isHttpClientError, transportKindOf } from './transports.js';
+import { httpStatusOf, transportKindOf } from './transports.js';
 
 const LEGACY: EraVerdict = { kind: 'legacy' };
 
@@ -59,7 +60,14 @@ export async function negotiateSession(attempt: Attempt, mode: ProtocolMode, cac
     }
     if (kind === 'http' && isSseFallbackCue(err)) {
       attempt.logger?.info({ status: httpStatusOf(err) }, 'Streamable HTTP refused the handshake; falling back to legacy SSE');
-      return { ...(await openSession('sse', attempt, { mode: 'legacy', prior: LEGACY })), kind: 'sse', verdict: LEGACY, fromCache: false };
+      const first = attempt.firstHttpFailure;
+      try {
+        return { ...(await openSession('sse', attempt, { mode: 'legacy', prior: LEGACY })), kind: 'sse', verdict: LEGACY, fromCache: false };
+      } catch (sseError) {
+        // The SSE error says nothing of why Streamable HTTP failed; the first answer does.
+        if (attempt.deadline.signal.aborted) throw sseError;
+        throw new FallbackFailedError(first, err, sseError);
+      }
     }
     throw err;
   }
@@ -72,10 +80,18 @@ function usableVerdict(mode: ProtocolMode, cached: EraVerdict | undefined): EraV
   return cached;
 }
 
-/** A 4xx on the handshake that says "not this transport" — not "not you" (401/403), not "not this era". */
+/**
+ * The statuses with which a server that only speaks the 2024-11-05 HTTP+SSE transport refuses
+ * the initialize POST, as the transport's backwards-compatibility rules name them (400, 404,
+ * 405). Any other answer (410 Gone, 401/403, a 5xx) is the server's real answer and stays the
+ * error.
+ */
+const SSE_FALLBACK_STATUSES = new Set([400, 404, 405]);
+
+/** An answer to the handshake that says "not this transport" — not "not you", not "not this era". */
 function isSseFallbackCue(err: unknown): boolean {
   const status = httpStatusOf(err);
-  return isHttpClientError(err) && status !== 401 && status !== 403 && !isEraMismatch(err, 'legacy');
+  return status !== undefined && SSE_FALLBACK_STATUSES.has(status) && !isEraMismatch(err, 'legacy');
 }
 
 /** The probe, not the server, failed: it stayed silent on `server/discover`, or died of it. */

@@ -11,6 +11,7 @@ import { formatLogMessage } from '../forwarding/log-message.js';
 import { AGENT_REQUESTS, RELAYED_NOTIFICATIONS, type ServerTraffic } from './server-traffic.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
+import type { HttpFailure } from './first-failure.js';
 import type { OnThrottled } from './retry-after.js';
 import { createTransport } from './transports.js';
 
@@ -36,6 +37,8 @@ export interface Attempt {
   authProvider?: OAuthClientProvider;
   /** An http/sse server answered 429/503 with `Retry-After` (issue #26). */
   onThrottled?: OnThrottled;
+  /** The first error answer an http/sse server gave during the attempt (issue #29 item 4). */
+  firstHttpFailure?: HttpFailure;
 }
 
 export interface Session {
@@ -54,6 +57,7 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
     onStderr: (chunk) => attempt.stderr.push(chunk),
     ...(attempt.authProvider ? { authProvider: attempt.authProvider } : {}),
     ...(attempt.onThrottled ? { onThrottled: attempt.onThrottled } : {}),
+    onHttpFailure: (failure) => void (attempt.firstHttpFailure ??= failure),
   });
   const client = new Client(attempt.clientInfo, {
     // Sampling and elicitation are an agent's to answer: they are relayed to the agent whose call

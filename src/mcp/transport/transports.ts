@@ -4,6 +4,7 @@ import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextpro
 import type { ServerConfig, TransportKind } from '../../config/types.js';
 import { traceHeadersFetch } from '../../telemetry/trace-headers.js';
 import { StdioProcessTransport } from './stdio-transport.js';
+import { watchHttpFailures, type HttpFailure } from './first-failure.js';
 import { watchRetryAfter, type OnThrottled } from './retry-after.js';
 
 /**
@@ -57,10 +58,24 @@ export function httpStatusOf(err: unknown): number | undefined {
   return err instanceof SdkHttpError && typeof err.status === 'number' && err.status > 0 ? err.status : undefined;
 }
 
-/** Whether `err` is an HTTP 4xx answer to a Streamable HTTP request: the cue to try legacy SSE. */
+/** Whether `err` is an HTTP 4xx answer to a Streamable HTTP request. */
 export function isHttpClientError(err: unknown): boolean {
   const status = httpStatusOf(err);
   return status !== undefined && status >= 400 && status < 500;
+}
+
+/**
+ * An OAuth provider that wants to see the server's own answers to our requests: the SDK hands
+ * its provider only what it decided (re-authorize, step up), not whether a 403 asked for scope
+ * (issue #29 item 3). Recognised by shape, so this module needs nothing from oauth/.
+ */
+interface ResponseWatcher {
+  /** May reject, refusing the answer (then the request fails with that error). */
+  observeResponse(response: Response): Promise<void>;
+}
+
+function watchesResponses(provider: OAuthClientProvider | undefined): provider is OAuthClientProvider & ResponseWatcher {
+  return typeof (provider as Partial<ResponseWatcher> | undefined)?.observeResponse === 'function';
 }
 
 export interface CreateTransportOptions {
@@ -75,6 +90,8 @@ export interface CreateTransportOptions {
   authProvider?: OAuthClientProvider;
   /** Told of each 429/503 answer with `Retry-After` (issue #26). */
   onThrottled?: OnThrottled;
+  /** Told of each error answer (not 401/403), to keep a failed connect's first cause (issue #29). */
+  onHttpFailure?: (failure: HttpFailure) => void;
 }
 
 /** Whether a header value holds CR, LF, NUL or anything beyond Latin-1, which fetch refuses. */
@@ -114,7 +131,22 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   }
   if (!config.url) throw new Error(`An ${kind} server needs a "url"`);
   const url = new URL(config.url);
-  const base = options.onThrottled ? watchRetryAfter(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), options.onThrottled) : options.fetch;
+  const given: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const raw = options.onHttpFailure ? watchHttpFailures(given, options.onHttpFailure) : given;
+  const provider = options.authProvider;
+  const watched: FetchLike = watchesResponses(provider)
+    ? async (input, init) => {
+        const response = await raw(input, init);
+        try {
+          await provider.observeResponse(response);
+        } catch (err) {
+          await response.body?.cancel().catch(() => {});
+          throw err;
+        }
+        return response;
+      }
+    : raw;
+  const base = options.onThrottled ? watchRetryAfter(watched, options.onThrottled) : watched;
   const fetch = traceHeadersFetch(perRequestSignalFetch(base));
   // Both SDK transports merge requestInit.headers into every request they make, the SSE one
   // including the EventSource GET.

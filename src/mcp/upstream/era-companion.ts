@@ -81,7 +81,7 @@ export class EraCompanion {
   /** A request on the companion failed: a lost connection is dropped, to be opened again on need. */
   failed(connection: ServerConnection, err: unknown): FailureKind {
     const kind = classifyFailure(err);
-    if (meansConnectionLost(kind) || kind === 'auth-required') this.#drop(connection, errorMessage(err));
+    if (meansConnectionLost(kind) || kind === 'auth-required' || kind === 'auth-failed') this.#drop(connection, errorMessage(err));
     return kind;
   }
 

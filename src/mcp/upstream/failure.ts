@@ -1,4 +1,5 @@
 import { isSwitchboardError } from '../../errors.js';
+import { isStepUpRefusal } from '../oauth/auth-errors.js';
 import { httpStatusOf } from '../transport/transports.js';
 
 /**
@@ -14,9 +15,11 @@ import { httpStatusOf } from '../transport/transports.js';
  *   may or may not have been processed.
  * - `auth-required`: the server refused our credentials and a person must sign in (issue #16).
  *   The request was not processed; nothing is retried until then.
+ * - `auth-failed`: the server keeps asking for scope that signing in does not bring (issue #29);
+ *   the request was not processed, and signing in again would not help: the server fails.
  * - `other`: anything else, e.g. a JSON-RPC error the server answered with: the connection is fine.
  */
-export type FailureKind = 'session-expired' | 'unreachable' | 'connection-lost' | 'auth-required' | 'other';
+export type FailureKind = 'session-expired' | 'unreachable' | 'connection-lost' | 'auth-required' | 'auth-failed' | 'other';
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 const LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_PREMATURE_CLOSE']);
@@ -24,6 +27,7 @@ const LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CL
 export function classifyFailure(err: unknown): FailureKind {
   if (isSwitchboardError(err, 'SERVER_CLOSED')) return 'connection-lost';
   if (isSwitchboardError(err, 'UPSTREAM_AUTH_REQUIRED')) return 'auth-required';
+  if (isStepUpRefusal(err)) return 'auth-failed';
   if (httpStatusOf(err) === 404) return 'session-expired';
   const code = systemCodeOf(err);
   if (code !== undefined && UNREACHABLE_CODES.has(code)) return 'unreachable';
@@ -36,7 +40,7 @@ export function classifyFailure(err: unknown): FailureKind {
 
 /** Whether the failed request can have reached the server (and so may have had an effect). */
 export function mayHaveBeenDelivered(kind: FailureKind): boolean {
-  return kind !== 'session-expired' && kind !== 'unreachable' && kind !== 'auth-required';
+  return kind !== 'session-expired' && kind !== 'unreachable' && kind !== 'auth-required' && kind !== 'auth-failed';
 }
 
 /**
@@ -44,7 +48,7 @@ export function mayHaveBeenDelivered(kind: FailureKind): boolean {
  * the upstream drops that connection itself and waits for a sign-in instead of reconnecting.
  */
 export function meansConnectionLost(kind: FailureKind): boolean {
-  return kind !== 'other' && kind !== 'auth-required';
+  return kind !== 'other' && kind !== 'auth-required' && kind !== 'auth-failed';
 }
 
 /** The errno-style code of an error or of the errors that caused it (undici nests them). */

@@ -1,4 +1,5 @@
 import { isSwitchboardError, toErrorInfo, type ErrorInfo } from '../../errors.js';
+import { isStepUpRefusal } from '../oauth/auth-errors.js';
 import type { ToolsChangedCause } from '../events.js';
 import { agentOptionsOf } from '../forwarding/caller.js';
 import { resolveCallTimeout, type ServerConnection } from '../transport/client.js';
@@ -119,7 +120,7 @@ export class Upstream extends UpstreamLink {
   reportFailure(connection: ServerConnection, err: unknown): FailureKind {
     if (this.#companion.owns(connection)) return this.#companion.failed(connection, err);
     const kind = classifyFailure(err);
-    if (kind === 'auth-required') {
+    if (kind === 'auth-required' || kind === 'auth-failed') {
       this.#signInLost(connection, toErrorInfo(err));
       return kind;
     }
@@ -193,7 +194,8 @@ export class Upstream extends UpstreamLink {
     } catch (err) {
       if (generation !== this.generation) return;
       const error = toErrorInfo(err, 'UPSTREAM_CONNECT_FAILED');
-      if (error.code === 'LOOP_DETECTED') {
+      // A step-up refused (issue #29) fails again on every reconnect: nothing but a person's `login` changes it.
+      if (error.code === 'LOOP_DETECTED' || isStepUpRefusal(err)) {
         this.failWith(error, 'reconnect');
         return;
       }
@@ -209,7 +211,8 @@ export class Upstream extends UpstreamLink {
 
   /**
    * The server refused our credentials mid-life (a refresh token that was rejected, a revoked
-   * grant, more scope wanted): drop the connection and wait for a sign-in.
+   * grant, more scope wanted): drop the connection and wait for a sign-in — or fail, when
+   * signing in again would not help (a step-up refused, `UPSTREAM_AUTH_FAILED`).
    */
   #signInLost(connection: ServerConnection, error: ErrorInfo): void {
     if (this.run.connection !== connection) return;
@@ -217,7 +220,8 @@ export class Upstream extends UpstreamLink {
     this.run.lastExit = connection.exitStatus ?? this.run.lastExit;
     void connection.close();
     void this.#companion.close();
-    this.#needsAuth(error, 'reconnect');
+    if (error.code === 'UPSTREAM_AUTH_REQUIRED') this.#needsAuth(error, 'reconnect');
+    else this.failWith(error, 'reconnect');
   }
 
   /**
