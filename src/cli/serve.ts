@@ -10,7 +10,7 @@ import { createLogger, resolveLogFormat } from '../logger.js';
 import type { CliContext, Output } from './context.js';
 import { renderHelp, usageOf } from './help.js';
 import { bindRefusal, parseServeFlags, ServeExit } from './serve-flags.js';
-import { handleShutdownSignals, type ShutdownWiring } from './shutdown-signals.js';
+import { handleShutdownSignals, holdEarlySignals, type ShutdownWiring } from './shutdown-signals.js';
 import { describeListenFailure, urlHost } from './listen-failure.js';
 import { logNoServers, trackStartup } from './startup-summary.js';
 import { PACKAGE_VERSION } from '../http/package-info.js';
@@ -146,9 +146,11 @@ export interface ServeCommandIo extends ServeIo, Omit<ShutdownWiring, 'onStopped
  */
 export async function serveCommand(argv: string[], io: ServeCommandIo = {}): Promise<number> {
   let handle: ServeHandle;
+  const held = holdEarlySignals(io.signals);
   try {
     handle = await runServe(argv, io);
   } catch (err) {
+    held.release();
     if (err instanceof ServeExit && err.exitCode === 0) {
       (io.stdout ?? process.stdout).write(`${err.message}\n`);
       return 0;
@@ -158,11 +160,15 @@ export async function serveCommand(argv: string[], io: ServeCommandIo = {}): Pro
     return code;
   }
   return new Promise<number>((done) => {
-    handleShutdownSignals(handle, {
-      ...(io.signals ? { signals: io.signals } : {}),
-      ...(io.forceExit ? { forceExit: io.forceExit } : {}),
-      onStopped: done,
-    });
+    handleShutdownSignals(
+      handle,
+      {
+        ...(io.signals ? { signals: io.signals } : {}),
+        ...(io.forceExit ? { forceExit: io.forceExit } : {}),
+        onStopped: done,
+      },
+      held,
+    );
   });
 }
 

@@ -18,6 +18,25 @@ export interface ShutdownWiring {
 }
 
 /**
+ * Holds the signals that arrive while the daemon is still starting (`serve` logs "listening"
+ * before its shutdown wiring exists, and with no listener a SIGTERM kills the process outright,
+ * leaving its stdio servers behind). `release()` stops holding and returns the first one caught.
+ */
+export function holdEarlySignals(signals: SignalSource = process): { release(): NodeJS.Signals | undefined } {
+  let first: NodeJS.Signals | undefined;
+  const hold = (signal: NodeJS.Signals): void => {
+    first ??= signal;
+  };
+  for (const signal of SHUTDOWN_SIGNALS) signals.on(signal, hold);
+  return {
+    release() {
+      for (const signal of SHUTDOWN_SIGNALS) signals.off(signal, hold);
+      return first;
+    },
+  };
+}
+
+/**
  * SIGHUP stops like SIGTERM rather than reloading: config edits already apply live (and
  * `switchboard reload` reconciles on demand), so the HUP a daemon gets in practice is its
  * terminal or SSH session closing — and Node's default for it is to die at once, leaving the
@@ -32,6 +51,12 @@ export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT',
 export function handleShutdownSignals(
   handle: { close(): Promise<void>; daemon: Pick<Daemon, 'logger'> },
   wiring: ShutdownWiring,
+  /**
+   * What held the signals during startup (`holdEarlySignals`): released once these handlers are
+   * on — never before, as a process with no listener loses a signal still pending in libuv — and
+   * a signal it caught is acted on at once.
+   */
+  held?: { release(): NodeJS.Signals | undefined },
 ): () => void {
   const signals = wiring.signals ?? process;
   const forceExit = wiring.forceExit ?? ((code: number) => process.exit(code));
@@ -63,5 +88,7 @@ export function handleShutdownSignals(
     for (const signal of SHUTDOWN_SIGNALS) signals.off(signal, onSignal);
   };
   for (const signal of SHUTDOWN_SIGNALS) signals.on(signal, onSignal);
+  const early = held?.release();
+  if (early) onSignal(early);
   return dispose;
 }

@@ -186,11 +186,13 @@ describe('the dashboard at /ui', () => {
     await page.locator('main[aria-label="Tools"]').waitFor();
     for (let i = 0; i < 10 && !(await page.evaluate<boolean>("document.activeElement?.id === 'tool-search'")); i += 1) await page.keyboard.press('Tab');
     await page.keyboard.type('reverse');
-    await page.locator('button[data-tool="mcp_echo_reverse"]').waitFor();
+    // Each keystroke searches again: wait for the answer to the whole word, best match first.
+    await expect.poll(() => page.locator('button[data-tool]').first().getAttribute('data-tool')).toBe('mcp_echo_reverse');
     await page.keyboard.press('Tab');
+    expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('data-tool') ?? null")).toBe('mcp_echo_reverse');
     await page.keyboard.press('Enter');
-    await page.locator('#tool-title').waitFor();
-    expect(await page.locator('#tool-title').textContent()).toBe('Reverse text');
+    // The title of the tool an earlier test opened may still be there for a moment.
+    await expect.poll(() => page.locator('#tool-title').textContent()).toBe('Reverse text');
   });
 
   it('is readable at phone width, in the light and the dark theme', async () => {

@@ -125,7 +125,13 @@ describe('agent views', () => {
   it('outside its view, a call answers exactly as an unknown name, and is audited as denied', async () => {
     const { d, alpha, reader } = await setUp();
     const post = (key: string, path: string, body: unknown = {}) => as(d, key, path, { method: 'POST', body: JSON.stringify(body) });
-    const unknownName = (body: unknown, name: string): string => JSON.stringify(body).replaceAll(name, '<name>');
+    // Suggestions (nearest visible names, issue #25) follow the name typed, so they differ between
+    // two unknown names; they are compared apart: never the hidden tool.
+    const unknownName = (body: unknown, name: string): string => {
+      const { error } = body as { error?: { suggestions?: string[] } };
+      expect(error?.suggestions ?? []).not.toContain(name);
+      return JSON.stringify(body, (key, value: unknown) => (key === 'suggestions' ? undefined : value)).replaceAll(name, '<name>');
+    };
 
     // alpha: another server's tool, an excluded tool; reader: a tool without readOnlyHint.
     for (const [key, hidden] of [
