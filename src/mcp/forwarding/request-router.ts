@@ -5,8 +5,7 @@ import type { AgentView } from '../agents/agent-view.js';
 import type { Catalogues } from '../catalogue/catalogues.js';
 import { toolErrorResult } from '../catalogue/tool-bridge.js';
 import type { UpstreamMethod, UpstreamRequestOptions } from '../upstream/upstream-request.js';
-import type { TrafficState, Upstream } from '../upstream/upstream.js';
-import type { WaitHistogram } from '../upstream/call-gate.js';
+import type { Upstream } from '../upstream/upstream.js';
 import type { ApprovalTarget } from './approvals.js';
 import type { CallerChannel } from './caller.js';
 import type { UpstreamTrace } from '../../telemetry/telemetry.js';
@@ -79,14 +78,10 @@ export class RequestRouter {
   constructor(
     private readonly catalogues: Catalogues,
     private readonly upstreamOf: (server: string) => Upstream | undefined,
-    private readonly upstreams: () => Iterable<Upstream>,
+    /** Every upstream (also read by `/metrics` for their traffic, issue #26). */
+    readonly upstreams: () => Iterable<Upstream>,
     private readonly log: Logger,
   ) {}
-
-  /** Each server's traffic (issue #26), for `/metrics`. */
-  traffic(): Array<{ server: string; state: TrafficState; waits: WaitHistogram }> {
-    return [...this.upstreams()].map((upstream) => ({ server: upstream.name, state: upstream.traffic, waits: upstream.queueWaits }));
-  }
 
   /** The server a request would go to ('' when it names nothing known, or fans out); for metrics, so cheap. */
   serverOf(request: AgentRequest): string {
