@@ -1,5 +1,7 @@
+import type { WebSocket } from 'ws';
 import { onTestFinished } from 'vitest';
 import type { TestDaemon } from './daemon.js';
+import { received } from './events.js';
 import { startFixtureHttp } from './fixtures.js';
 import { waitForStatus } from './status-watch.js';
 
@@ -119,4 +121,16 @@ export interface ToolResult {
   content: Array<{ type: string; text: string }>;
   isError?: boolean;
   _meta?: Record<string, { code?: string } | undefined>;
+}
+
+/**
+ * Everything the daemon shows the outside, each as text, for a secret scan: its log, the REST
+ * reads (`/status`, `/servers`, each `extraPaths`, `/tools`, `/metrics`), the `/events` feed so far
+ * and what reached the console.
+ */
+export async function outwardText(sb: TestDaemon, events: WebSocket, console: readonly string[], extraPaths: readonly string[] = []): Promise<Record<string, string>> {
+  const read = async (path: string): Promise<string> => (await sb.fetch(path)).text();
+  const outputs: Record<string, string> = { logs: sb.logs.text(), status: await read('/status'), servers: await read('/servers') };
+  for (const path of extraPaths) outputs[path] = await read(path);
+  return { ...outputs, tools: await read('/tools'), metrics: await read('/metrics'), events: JSON.stringify(received(events)), console: console.join('\n') };
 }

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
 import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
+import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
@@ -12,23 +11,12 @@ import { fixtureServerConfig } from '../helpers/fixtures.js';
  * bundle in its own process, against a real daemon listening on a port.
  */
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs the CLI bundle with `args`, with no Switchboard variables from the test runner's env. */
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   const clean: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const name of ['SWITCHBOARD_URL', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_CONFIG']) if (!(name in env)) delete clean[name];
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
+  return runCli(args, { env: clean });
 }
 
 function echoDaemon(): Promise<TestDaemon> {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { systemdQuote } from '../../src/cli/service-units.js';
 import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
+import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -12,22 +13,11 @@ import { tempDir } from '../helpers/process.js';
  * run the daemon, checked as their own tools read them where those tools exist here.
  */
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-async function cli(args: string[], dirs: { home: string; cwd: string }): Promise<Run> {
+function cli(args: string[], dirs: { home: string; cwd: string }): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dirs.home, PATH: '/opt/tools/bin:/usr/bin:/bin' };
   delete env.XDG_CONFIG_HOME;
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'service', ...args], { cwd: dirs.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
+  return runCli(['service', ...args], { env, cwd: dirs.cwd });
 }
 
 function hasCommand(name: string): boolean {

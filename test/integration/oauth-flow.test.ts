@@ -6,7 +6,7 @@ import { ERROR_META_KEY } from '../../src/mcp/catalogue/tool-bridge.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { callTool, followSignIn, serverStatus, signIn, startOAuthFixture, type OAuthFixture } from '../helpers/oauth.js';
+import { callTool, followSignIn, outwardText, serverStatus, signIn, startOAuthFixture, type OAuthFixture } from '../helpers/oauth.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -202,15 +202,7 @@ describe('OAuth secrets', () => {
     await serverStatus(sb, 'remote', 'needs_auth');
     expect((await fixture.state()).as).toMatchObject({ codeGrants: 2, refreshGrants: 2, rejectedRefreshes: 1, revocations: 2 });
 
-    const outputs = {
-      logs: sb.logs.text(),
-      status: await (await sb.fetch('/status')).text(),
-      servers: await (await sb.fetch('/servers')).text(),
-      tools: await (await sb.fetch('/tools')).text(),
-      metrics: await (await sb.fetch('/metrics')).text(),
-      events: JSON.stringify(received(events)),
-      console: console.join('\n'),
-    };
+    const outputs = await outwardText(sb, events, console);
     expect(outputs.logs).toContain('signed in');
     expect(outputs.logs).toContain('/oauth/callback?code=****');
     expect(received(events).length).toBeGreaterThan(10);

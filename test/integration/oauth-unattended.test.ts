@@ -6,7 +6,7 @@ import type { ServerConfig } from '../../src/config/types.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { callTool, serverStatus, startOAuthFixture, type OAuthFixture } from '../helpers/oauth.js';
+import { callTool, outwardText, serverStatus, startOAuthFixture, type OAuthFixture } from '../helpers/oauth.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -72,16 +72,7 @@ describe('client credentials (no person)', () => {
     expect(login).toMatchObject({ status: 409, body: { error: { code: 'OAUTH_NOT_APPLICABLE' } } });
     expect(new Set(statusesOf(events))).toEqual(new Set(['connecting', 'connected']));
 
-    const outputs = {
-      logs: sb.logs.text(),
-      status: await (await sb.fetch('/status')).text(),
-      servers: await (await sb.fetch('/servers')).text(),
-      server: await (await sb.fetch('/servers/m2m')).text(),
-      tools: await (await sb.fetch('/tools')).text(),
-      metrics: await (await sb.fetch('/metrics')).text(),
-      events: JSON.stringify(received(events)),
-      console: console.join('\n'),
-    };
+    const outputs = await outwardText(sb, events, console, ['/servers/m2m']);
     expect(outputs.logs).toContain('access token renewed');
     const secrets = [SECRET, ...(await fixture.secrets())];
     expect(secrets.length).toBeGreaterThan(3);
