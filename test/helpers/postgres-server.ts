@@ -1,0 +1,127 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { freePort } from './free-port.js';
+
+/**
+ * A real PostgreSQL server for the tests (issue #28), from Debian's `postgresql` package:
+ * `initdb` into a temp dir, `postgres` on a random loopback port with trust auth, fsync off
+ * (a test cluster is thrown away). `.ci/run` installs the package when it is missing. Run as
+ * root (CI), the server runs as the `postgres` user the package creates, since PostgreSQL
+ * refuses to run as root.
+ */
+
+export interface PostgresServer {
+  /** `postgres://switchboard@127.0.0.1:<port>/postgres`: the maintenance database. */
+  url: string;
+  port: number;
+  /** Stops the server (fast shutdown) and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/** The newest installed PostgreSQL's bin directory; throws with the fix when there is none. */
+export function postgresBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))) : [];
+  versions.sort((a, b) => Number(b) - Number(a));
+  if (versions.length === 0) {
+    throw new Error('PostgreSQL is not installed: `apt-get install -y postgresql` (the tests start their own server from it)');
+  }
+  return join(root, versions[0]!, 'bin');
+}
+
+/** uid/gid to run PostgreSQL as: ourselves, or the package's `postgres` user when we are root. */
+function runAs(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const entry = spawnSync('getent', ['passwd', 'postgres'], { encoding: 'utf8' }).stdout.trim();
+  const [, , uid, gid] = entry.split(':');
+  if (!uid || !gid) throw new Error('running as root, and there is no `postgres` user to run PostgreSQL as');
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  const bin = postgresBinDir();
+  const user = runAs();
+  const dir = mkdtempSync(join(tmpdir(), 'sb-pg-'));
+  if (user) chownSync(dir, user.uid, user.gid);
+  const data = join(dir, 'data');
+  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'switchboard', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C'], {
+    encoding: 'utf8',
+    ...user,
+  });
+  if (init.status !== 0) throw new Error(`initdb failed (${init.status}): ${init.stderr}`);
+
+  const port = await freePort();
+  const server = spawn(
+    join(bin, 'postgres'),
+    ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    { stdio: ['ignore', 'ignore', 'pipe'], ...user },
+  );
+  let log = '';
+  server.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    log = (log + chunk).slice(-4000);
+  });
+  const url = `postgres://switchboard@127.0.0.1:${port}/postgres`;
+  await waitForAccepting(url, server, () => log);
+  return {
+    url,
+    port,
+    stop: async () => {
+      if (server.exitCode === null && server.signalCode === null) {
+        const exited = new Promise((resolve) => server.once('exit', resolve));
+        server.kill('SIGINT');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitForAccepting(url: string, server: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (server.exitCode !== null) throw new Error(`postgres exited (${server.exitCode}): ${log()}`);
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => {});
+      if (Date.now() > deadline) throw new Error(`postgres did not accept connections in 30 s: ${String(err)}\n${log()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+let counter = 0;
+
+/**
+ * A database of its own on the suite's server (started by test/global-setup.ts): the URL to it.
+ * Dropped when `drop` is called; a test uses onTestFinished for that.
+ */
+export async function createDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `t_${process.pid}_${Date.now().toString(36)}_${(counter += 1)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = serverUrl.replace(/\/postgres$/, `/${name}`);
+  return {
+    url,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
