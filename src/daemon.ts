@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { DaemonConfig } from './config/schema.js';
+import type { ClusterAction } from './cluster/cluster.js';
+import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
+import { advertisedUrl } from './cluster/replica-identity.js';
 import { buildApp } from './http/app.js';
 import { RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
@@ -16,9 +19,11 @@ import type { ToolCacheStore } from './store/ports.js';
 import type { Telemetry } from './telemetry/telemetry.js';
 
 /** The runtime's edges (logger, store, clock, connect, discovery…); where it listens is the daemon's own. */
-export type DaemonDeps = Omit<RuntimeDeps, 'listening' | 'callbackUrl'> & {
+export type DaemonDeps = Omit<RuntimeDeps, 'listening' | 'callbackUrl' | 'replicaId'> & {
   /** OpenTelemetry for the request path (issue #26), loaded by the caller (see telemetry/otel-loader.ts). @default none: no tracing */
   telemetry?: Telemetry;
+  /** Makes this daemon a replica of the cluster on its PostgreSQL store (issue #28; see cluster/join-cluster.ts). @default a lone daemon */
+  cluster?: ClusterSettings;
 };
 
 export interface Daemon {
@@ -68,9 +73,10 @@ const ABORTED_ANSWER_MS = 250;
  * composition root, and the HTTP app (with the `/events` hub) on top.
  */
 export function createDaemon(config: DaemonConfig, allDeps: DaemonDeps = {}): Daemon {
-  const { telemetry, ...deps } = allDeps;
+  const { telemetry, cluster: clusterSettings, ...deps } = allDeps;
   const composed = createRuntime(config, {
     ...deps,
+    ...(clusterSettings ? { replicaId: clusterSettings.replicaId } : {}),
     // Asked for at discovery and at the first connect; `serve` has bound its port by then.
     listening: () => {
       const port = listeningPorts(app, config.port)[0];
@@ -83,7 +89,20 @@ export function createDaemon(config: DaemonConfig, allDeps: DaemonDeps = {}): Da
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });
   const shutdown = new AbortController();
   const drain = new RequestDrain();
-  const app = buildApp({ config, manager, runtime, bus, events, oauth, approvals, agents, logger, shutdownSignal: shutdown.signal, drain, audit, ...(telemetry ? { telemetry } : {}) });
+  const cluster = clusterSettings
+    ? createCluster(clusterSettings, { bus, manager, runtime, agents, logger, url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0) })
+    : undefined;
+  const app = buildApp({
+    config, manager, runtime, bus, events, oauth, approvals, agents, logger, shutdownSignal: shutdown.signal, drain, audit,
+    ...(telemetry ? { telemetry } : {}),
+    ...(cluster && clusterSettings ? { cluster: { replicaId: cluster.replicaId, sealKey: clusterSettings.sealKey, replicas: () => cluster.replicas(), findReplica: (id: string) => cluster.findReplica(id), announce: (action: ClusterAction) => cluster.announce(action) } } : {}),
+  });
+
+  const start = async (): Promise<unknown> => {
+    // Joined before the servers connect: the heartbeat lists this replica while it starts.
+    await cluster?.start();
+    return composed.start();
+  };
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -106,6 +125,8 @@ export function createDaemon(config: DaemonConfig, allDeps: DaemonDeps = {}): Da
         await closed;
       } finally {
         shutdown.abort(new Error('shutting down'));
+        // Leaves the cluster (its heartbeat row goes) while the store is still open.
+        await cluster?.close();
         // Disconnects every server, then closes the store and the child records.
         await composed.close();
         events.stop();
@@ -114,5 +135,5 @@ export function createDaemon(config: DaemonConfig, allDeps: DaemonDeps = {}): Da
     return closing;
   };
 
-  return { app, manager, runtime, store, bus, events, oauth, approvals, agents, audit, logger, start: composed.start, close };
+  return { app, manager, runtime, store, bus, events, oauth, approvals, agents, audit, logger, start, close };
 }

@@ -16,7 +16,12 @@ import { RequestRunner } from './calls/request-runner.js';
 import { RequestMetrics } from './calls/request-metrics.js';
 import { ConnectionTracker } from './lifecycle/connections.js';
 import { LingeringClose } from './lifecycle/lingering-close.js';
+import type { ClusterAction } from '../cluster/cluster.js';
+import type { ReplicaInfo } from '../cluster/replica-heartbeats.js';
+import { isProvenForward } from '../cluster/forward-request.js';
+import { announceOperatorActions } from './cluster-actions.js';
 import { createHostCheckHook } from './guards/host-check.js';
+import { addReplicaRouting, type ReplicaRoutingOptions } from './replica-routing.js';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './error-handler.js';
 import { sendError, toHttpError } from './errors/http-error.js';
 import { RequestDrain } from './lifecycle/drain.js';
@@ -66,6 +71,16 @@ export interface AppDeps {
   audit: AuditLog;
   /** OpenTelemetry (issue #26): the runner traces every agent request. @default none */
   telemetry?: Telemetry;
+  /** This daemon's place in a cluster of replicas (issue #28). @default a lone daemon */
+  cluster?: AppCluster;
+}
+
+/** What the HTTP side of a replica needs of its cluster. */
+export interface AppCluster extends ReplicaRoutingOptions {
+  /** Every replica, for `/status`. */
+  replicas(): Promise<ReplicaInfo[]>;
+  /** Tells the other replicas to apply an operator action taken here. */
+  announce(action: ClusterAction): void;
 }
 
 /**
@@ -111,6 +126,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     allowedHosts: config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
     logger: logger.child({ component: 'http' }),
+    // A request another replica forwarded had its Host and Origin checked there (issue #28).
+    ...(deps.cluster ? { trusted: (request: FastifyRequest) => isProvenForward(request.raw as never, (deps.cluster as AppCluster).sealKey) } : {}),
   }));
   // Auth next, so an unauthenticated caller learns nothing, not even that we are stopping.
   // The OAuth callback is where a browser lands, without our token; its single-use state guards it.
@@ -162,8 +179,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const auditRequests = config.audit?.enabled !== false;
   const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), ...(auditRequests ? { audit: deps.audit } : {}), limits, ...(deps.telemetry ? { telemetry: deps.telemetry } : {}) });
 
+  const cluster = deps.cluster;
+  if (cluster) {
+    // A request for what another replica holds goes there; the actions every replica applies are told to the others.
+    addReplicaRouting(app, cluster);
+    announceOperatorActions(app, (action) => cluster.announce(action));
+  }
+
   void app.register(healthRoutes, { runtime });
-  void app.register(statusRoutes, { manager, runtime, startedAt, agents });
+  void app.register(statusRoutes, { manager, runtime, startedAt, agents, ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
   void app.register(agentRoutes, { agents, onKeysEnded: (name) => events.closeAgent(name) });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, runner });
@@ -190,7 +214,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   );
   // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
   const catalogue = { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, agentSettings: (name: string) => agents.get(name)?.settings };
-  void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, runner, catalogue });
+  void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, runner, catalogue, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
   void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
 
   return app;

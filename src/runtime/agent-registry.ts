@@ -6,35 +6,10 @@ import { SwitchboardError, errorMessage } from '../errors.js';
 import type { AgentStore, StoredAgent, StoredAgentKey } from '../store/ports.js';
 import type { Clock } from '../util/clock.js';
 import { digestOf, isExpired, mintAgentKey, mintOperatorKey, parseAgentKey, secretMatches } from './agent-keys.js';
+import type { Agent, AgentInfo, AgentStatus, KeyVerdict } from './agent-types.js';
 import { loadOrCreateOperatorKey, operatorKeyExists } from './operator-key.js';
 
-/** Where an agent was defined: the config's `agents` table, or `switchboard agents add`. */
-export type AgentSource = 'config' | 'cli';
-export type AgentStatus = 'active' | 'expired' | 'revoked' | 'no-key';
-
-/** An agent as the request path needs it: its name and every setting (its view, limits, approvals). */
-export interface Agent {
-  readonly name: string;
-  readonly source: AgentSource;
-  readonly settings: Readonly<AgentSettings>;
-}
-
-/** What `GET /agents` shows of an agent: never a key, a hash or a salt. */
-export type AgentInfo = AgentSettings & {
-  name: string;
-  source: AgentSource;
-  status: AgentStatus;
-  /** Whether its key comes from the config file (then only the file changes it). */
-  keyInConfig: boolean;
-  createdAt?: string;
-  revokedAt?: string;
-};
-
-/** Who a presented key is. */
-export type KeyVerdict =
-  | { kind: 'operator' }
-  | { kind: 'agent'; agent: Agent }
-  | { kind: 'unknown' | 'expired' | 'revoked' };
+export type { Agent, AgentInfo, AgentSource, AgentStatus, KeyVerdict } from './agent-types.js';
 
 export interface AgentRegistryOptions {
   /** The config's valid `agents` entries. */
@@ -233,7 +208,24 @@ export class AgentRegistry {
     return keys.length > 0 ? 'revoked' : 'no-key';
   }
 
+  /**
+   * Re-reads agents and keys from the store: another replica created, rotated or revoked one
+   * (issue #28). Merged in, never removing: neither is ever deleted (a revocation is an update),
+   * and a read that failed (an empty answer) must not lock every agent out.
+   */
+  async refresh(): Promise<void> {
+    await this.loaded;
+    await this.#loadStored();
+    this.#ensureOperator();
+  }
+
   async #load(): Promise<void> {
+    await this.#loadStored();
+    await Promise.all(Object.entries(this.#options.config).map(([name, entry]) => this.#loadConfigKey(name, entry.key)));
+    this.#ensureOperator();
+  }
+
+  async #loadStored(): Promise<void> {
     const { store, logger } = this.#options;
     const [agents, keys] = await Promise.all([store.agents(), store.keys()]);
     for (const key of keys) this.#keys.set(key.id, key);
@@ -253,8 +245,6 @@ export class AgentRegistry {
       }
       this.#stored.set(agent.name, { ...agent, settings: parsed.data });
     }
-    await Promise.all(Object.entries(this.#options.config).map(([name, entry]) => this.#loadConfigKey(name, entry.key)));
-    this.#ensureOperator();
   }
 
   async #loadConfigKey(name: string, key: string | undefined): Promise<void> {

@@ -80,6 +80,8 @@ export interface RuntimeDeps {
    * come back from a sign-in, so a server that asks for OAuth fails its connect instead.
    */
   callbackUrl?: () => string | undefined;
+  /** This replica's id when the daemon is one of a cluster (issue #28): stamped on its events and approval ids. @default none */
+  replicaId?: string;
 }
 
 /** Everything but HTTP: what `createDaemon` serves and what `discoverAndLoadMCPTools` hands out. */
@@ -114,7 +116,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
   const cwd = deps.cwd ?? process.cwd();
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
   const clock = deps.clock ?? systemClock;
-  const bus = new EventBus({ logger: logger.child({ component: 'events' }) });
+  const bus = new EventBus({ logger: logger.child({ component: 'events' }), ...(deps.replicaId !== undefined ? { replica: deps.replicaId } : {}) });
 
   const dbPath = config.dbPath ?? defaultDbPath(home, env);
   const cache = deps.store ? besideOwnCache(deps.store) : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
@@ -196,6 +198,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     clock,
     agentGlobs: (agent) => agents.get(agent.name)?.settings.requireApproval ?? [],
     ...(config.approvalTimeoutMs !== undefined ? { timeoutMs: config.approvalTimeoutMs } : {}),
+    ...(deps.replicaId !== undefined ? { replicaId: deps.replicaId } : {}),
     onDecision: (decision) => {
       const requestedAt = Date.parse(decision.requestedAt);
       audit.recordWithArguments({

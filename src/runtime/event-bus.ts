@@ -4,13 +4,20 @@ import type { ManagerEvent } from '../mcp/events.js';
 import { ListenerSet } from '../util/listeners.js';
 
 /** An event as it travels on the bus and on `/events`: the published object with its place in the stream and time. */
-export type StampedEvent = ManagerEvent & { readonly seq: number; readonly ts: string };
+export type StampedEvent = ManagerEvent & {
+  readonly seq: number;
+  readonly ts: string;
+  /** In a cluster (issue #28), the replica the event happened on; absent on a lone daemon. */
+  readonly replica?: string;
+};
 
 export interface EventBusOptions {
   /** Time of each event's `ts`. @default () => new Date() */
   now?: () => Date;
   /** Where a listener that throws is reported. @default nowhere */
   logger?: Pick<Logger, 'error'>;
+  /** This replica's id in a cluster: stamped on every event published here. @default none */
+  replica?: string;
 }
 
 /**
@@ -26,6 +33,7 @@ export interface EventBusOptions {
  */
 export class EventBus {
   readonly #now: () => Date;
+  readonly #replica: string | undefined;
   readonly #listeners: ListenerSet<[StampedEvent]>;
   readonly #queue: StampedEvent[] = [];
   #seq = 0;
@@ -33,6 +41,7 @@ export class EventBus {
 
   constructor(options: EventBusOptions = {}) {
     this.#now = options.now ?? (() => new Date());
+    this.#replica = options.replica;
     const logger = options.logger;
     this.#listeners = new ListenerSet((err) => logger?.error({ err: errorMessage(err) }, 'event listener threw'));
   }
@@ -47,11 +56,13 @@ export class EventBus {
   }
 
   /**
-   * Stamps `event` with the next seq and the time and delivers it to every subscriber. Bound, so
-   * it can be handed around as a plain function (`publish: bus.publish`).
+   * Stamps `event` with the next seq and the time (and this replica, unless it names the replica
+   * it came from) and delivers it to every subscriber. Bound, so it can be handed around as a
+   * plain function (`publish: bus.publish`).
    */
-  readonly publish = (event: ManagerEvent): StampedEvent => {
-    const stamped = Object.freeze({ seq: ++this.#seq, ts: this.#now().toISOString(), ...event }) as StampedEvent;
+  readonly publish = (event: ManagerEvent & { replica?: string }): StampedEvent => {
+    const replica = event.replica ?? this.#replica;
+    const stamped = Object.freeze({ seq: ++this.#seq, ts: this.#now().toISOString(), ...event, ...(replica !== undefined ? { replica } : {}) }) as StampedEvent;
     this.#queue.push(stamped);
     if (!this.#delivering) this.#drain();
     return stamped;

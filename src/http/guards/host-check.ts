@@ -25,6 +25,8 @@ export interface HostCheckOptions {
   logger?: Pick<Logger, 'warn'>;
   /** Distinct refused values logged before logging stops, so a flood cannot fill the log. @default 100 */
   maxLoggedValues?: number;
+  /** A request whose Host and Origin another replica already checked (issue #28: it proves so). @default none */
+  trusted?: (request: FastifyRequest) => boolean;
 }
 
 type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
@@ -96,7 +98,7 @@ export function createHostCheckHook(options: HostCheckOptions = {}): OnRequestHo
       if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
       verdicts.set(key, refusal);
     }
-    if (refusal === undefined) return done();
+    if (refusal === undefined || options.trusted?.(request)) return done();
     return void refuse(request, reply, refusal.code, refusal.message);
   };
 }

@@ -132,7 +132,7 @@ export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, ta
         log: (server, params) => self.log(asAgentLog(server, params)),
       };
       return work(caller, self.signal, (progress) => self.progress(progress));
-    });
+    }, agent.continuations.tokenPrefix);
   }
   const outcome = await continuation.next(round, ctx.mcpReq.signal);
   if (outcome.kind === 'failed') throw outcome.error;

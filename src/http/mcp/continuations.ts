@@ -48,7 +48,11 @@ export class Continuation<T> {
   #round: Round | undefined;
   #lastProgress = -Infinity;
 
-  constructor(work: (continuation: Continuation<T>) => Promise<T>) {
+  /** @param tokenPrefix names the replica holding the call (issue #28), so a retry reaching another one is forwarded here */
+  constructor(
+    work: (continuation: Continuation<T>) => Promise<T>,
+    private readonly tokenPrefix = '',
+  ) {
     work(this).then(
       (value) => this.#settle({ kind: 'done', value }),
       (error: unknown) => this.#settle({ kind: 'failed', error }),
@@ -60,7 +64,7 @@ export class Continuation<T> {
    * first needed: most calls never ask their agent anything (issue #17, per-call cost).
    */
   get token(): string {
-    return (this.#token ??= randomBytes(18).toString('base64url'));
+    return (this.#token ??= this.tokenPrefix + randomBytes(18).toString('base64url'));
   }
 
   get signal(): AbortSignal {
@@ -162,6 +166,8 @@ export class Continuations {
   constructor(
     private readonly ttlMs = PARKED_TTL_MS,
     private readonly max = MAX_PARKED,
+    /** Put before every token: `<replica id>.` in a cluster (replica-identity.ts), else nothing. */
+    readonly tokenPrefix = '',
   ) {}
 
   get size(): number {

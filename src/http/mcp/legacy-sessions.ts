@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
+import { ownedId } from '../../cluster/replica-identity.js';
 import type { AgentRef } from '../calls/agent-ref.js';
 import type { SessionState } from './agent-channel.js';
 
@@ -25,6 +26,8 @@ export interface LegacySessionsOptions {
   maxSessions: number;
   /** A session with no request (and no open stream) for this long is closed. */
   idleMs: number;
+  /** In a cluster, the replica id every session id starts with (replica-identity.ts): another replica forwards it here. */
+  replicaId?: string;
 }
 
 /**
@@ -64,8 +67,9 @@ export class LegacySessions {
 
   /** A new session of `agent` (none: the operator, or no keys); it joins the table once its `initialize` succeeded. */
   async open(agent?: AgentRef): Promise<LegacySession> {
+    const replicaId = this.options.replicaId;
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
+      sessionIdGenerator: replicaId === undefined ? randomUUID : () => ownedId(replicaId, randomUUID()),
       onsessioninitialized: (id) => {
         this.sessions.set(id, session);
       },

@@ -5,7 +5,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
  * `input_required` (SPEC §7): the server's own state, bound to the request it belongs to (method
  * and name), dated, and signed with a key this process made up — the state travels through the
  * agent, and the revision says a server must refuse state that was tampered with. It does not
- * survive a restart; neither does the call it continues.
+ * survive a restart; neither does the call it continues. Replicas of a cluster share the key
+ * (kept in the store), so a retry carrying it may reach any of them.
  */
 
 /** How long a relayed state stays valid. @default 600000 */
@@ -25,12 +26,16 @@ interface Payload {
 }
 
 export class RelayStates {
-  readonly #key = randomBytes(32);
+  readonly #key: Buffer;
 
+  /** @param key the sealing key: one every replica shares in a cluster (issue #28), else one of this process */
   constructor(
     private readonly ttlMs = RELAY_STATE_TTL_MS,
     private readonly now: () => number = Date.now,
-  ) {}
+    key: Buffer = randomBytes(32),
+  ) {
+    this.#key = key;
+  }
 
   /** Whether a requestState is one of these (rather than a parked call's token). */
   static owns(state: string): boolean {

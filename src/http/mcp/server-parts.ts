@@ -1,3 +1,4 @@
+import { ownedId } from '../../cluster/replica-identity.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import { CatalogueModes, type CatalogueModeSettings, type ToolSearcher } from './catalogue-mode.js';
 import { Continuations } from './continuations.js';
@@ -15,8 +16,23 @@ export interface ServerParts {
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
 export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher'> & { searcher?: ToolSearcher };
 
-export function createServerParts(manager: Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'toolSearch'>, catalogue: CatalogueOptions = {}): ServerParts {
+/** A replica's place in a cluster (issue #28): what its tokens are prefixed with, the key all replicas seal with. */
+export interface ClusterParts {
+  replicaId: string;
+  sealKey: Buffer;
+}
+
+export function createServerParts(
+  manager: Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'toolSearch'>,
+  catalogue: CatalogueOptions = {},
+  cluster?: ClusterParts,
+): ServerParts {
   const lists = new McpLists(manager);
   const searcher = catalogue.searcher ?? ((query, options) => manager.toolSearch.search(query, options));
-  return { lists, continuations: new Continuations(), relayStates: new RelayStates(), modes: new CatalogueModes(lists, manager, { ...catalogue, searcher }) };
+  return {
+    lists,
+    continuations: new Continuations(undefined, undefined, cluster ? ownedId(cluster.replicaId, '') : ''),
+    relayStates: new RelayStates(undefined, undefined, cluster?.sealKey),
+    modes: new CatalogueModes(lists, manager, { ...catalogue, searcher }),
+  };
 }

@@ -13,7 +13,7 @@ import type { RequestRunner } from '../calls/request-runner.js';
 import { JSON_RPC_CONTENT_TYPE, jsonRpcRefusal, sendJsonRpcRefusal } from '../errors/jsonrpc-error.js';
 import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
-import { createServerParts, type CatalogueOptions } from '../mcp/server-parts.js';
+import { createServerParts, type CatalogueOptions, type ClusterParts } from '../mcp/server-parts.js';
 import { SessionRelay } from '../mcp/session-relay.js';
 
 export interface McpRoutesOptions {
@@ -36,6 +36,8 @@ export interface McpRoutesOptions {
   maxSessions?: number;
   /** A session with no request (and no open stream) for this long is closed. @default 1800000 */
   sessionIdleMs?: number;
+  /** This replica's id and the cluster's sealing key (issue #28); absent on a lone daemon. */
+  cluster?: ClusterParts;
 }
 
 /** How long calls aborted at the end of shutdown's grace get to send their error answer. */
@@ -61,7 +63,7 @@ const ABORTED_ANSWER_MS = 250;
  */
 export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => {
   const { manager, runtime, shutdownSignal, runner } = options;
-  const { lists, continuations, relayStates, modes } = createServerParts(manager, options.catalogue);
+  const { lists, continuations, relayStates, modes } = createServerParts(manager, options.catalogue, options.cluster);
   const posts = new PendingCount();
   let closing = false;
 
@@ -78,6 +80,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     },
     maxSessions: options.maxSessions ?? 1000,
     idleMs: options.sessionIdleMs ?? 30 * 60_000,
+    ...(options.cluster ? { replicaId: options.cluster.replicaId } : {}),
   });
   const onerror = (err: Error): void => app.log.debug({ err: err.message }, 'mcp (2026-07-28) request failed');
   // One `Server` per request, as the stateless era wants; the lists it serves are shared.

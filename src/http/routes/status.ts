@@ -1,4 +1,5 @@
 import type { FastifyPluginCallback } from 'fastify';
+import type { ReplicaInfo } from '../../cluster/replica-heartbeats.js';
 import { globMatcher } from '../../config/agent-schema.js';
 import type { ErrorInfo } from '../../errors.js';
 import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
@@ -14,6 +15,8 @@ export interface StatusRoutesOptions {
   startedAt: number;
   /** An agent's `/status` shows only the servers its `servers` globs match (issue #22). */
   agents?: Pick<AgentRegistry, 'get'>;
+  /** In a cluster (issue #28), every replica by heartbeat with its view of the servers. @default a lone daemon: none listed */
+  replicas?: () => Promise<ReplicaInfo[]>;
 }
 
 /**
@@ -21,8 +24,8 @@ export interface StatusRoutesOptions {
  * one by one — never spread from the discovery result, which holds configs (env, headers) and
  * the Exa keys; those keys are reported as a count only.
  */
-export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { manager, runtime, startedAt, agents }, done) => {
-  app.get('/status', (request) => {
+export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { manager, runtime, startedAt, agents, replicas }, done) => {
+  app.get('/status', async (request) => {
     const agent = request.agent ? agents?.get(request.agent.name) : undefined;
     if (request.agent) {
       // Scoped: the agent's servers only, and nothing of the config (discovery, other servers' errors).
@@ -68,6 +71,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
         exaApiKeyCount: discovery.exaApiKeys.length,
       },
       storeWarnings: runtime.storeWarnings,
+      ...(replicas ? { replicas: await replicas() } : {}),
     };
   });
 

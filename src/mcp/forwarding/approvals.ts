@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ownedId } from '../../cluster/replica-identity.js';
 import type { Progress } from '@modelcontextprotocol/client';
 import { SwitchboardError } from '../../errors.js';
 import { systemClock, type Clock } from '../../util/clock.js';
@@ -65,6 +66,8 @@ export interface ApprovalsOptions {
   agentGlobs?: (agent: ApprovalAgent) => readonly string[];
   /** Every decision — approved, denied, timed out, withdrawn — as it is made: wire the audit log here. @default nothing */
   onDecision?: (decision: ApprovalDecision) => void;
+  /** In a cluster, the replica id every approval id starts with: a decision sent to another replica is forwarded here. */
+  replicaId?: string;
 }
 
 /** The message of the progress notification a held call sends. */
@@ -99,11 +102,13 @@ interface Held {
 export class Approvals {
   readonly #pending = new Map<string, Held>();
   readonly #clock: Clock;
+  readonly #replicaId: string | undefined;
   readonly #timeoutMs: number;
   #closed = false;
 
   constructor(private readonly options: ApprovalsOptions) {
     this.#clock = options.clock ?? systemClock;
+    this.#replicaId = options.replicaId;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   }
 
@@ -154,7 +159,7 @@ export class Approvals {
     const timeoutMs = target.policy.approvalTimeoutMs ?? this.#timeoutMs;
     const now = this.#clock.now();
     const view: PendingApproval = {
-      id: randomUUID(),
+      id: this.#replicaId === undefined ? randomUUID() : ownedId(this.#replicaId, randomUUID()),
       server: target.server,
       tool: target.tool,
       name: target.name,

@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { MCPManager } from '../mcp/manager.js';
+import type { AgentRegistry } from '../runtime/agent-registry.js';
+import type { EventBus } from '../runtime/event-bus.js';
+import type { SwitchboardRuntime } from '../runtime/runtime.js';
+import { ClusterChannel } from './cluster-channel.js';
+import { Cluster } from './cluster.js';
+import { newReplicaId } from './replica-identity.js';
+import { ReplicaHeartbeats } from './replica-heartbeats.js';
+
+/**
+ * How a daemon on a PostgreSQL store becomes a replica of a cluster (issue #28): every daemon
+ * on the same database is one. What `serve` prepares before the daemon is built, and the
+ * factory the daemon calls once its runtime exists.
+ */
+
+/** The state-store key of the cluster's sealing key (relay-state.ts), claimed by the first replica. */
+export const SEAL_KEY_STATE = 'cluster.seal-key';
+
+export interface ClusterSettings {
+  /** The store's database: the channel listens on a connection of its own to it. */
+  connectionString: string;
+  /** The store's pool: heartbeats go through it. */
+  pool: pg.Pool;
+  replicaId: string;
+  /** The key every replica seals 2026-07-28 continuation state with. */
+  sealKey: Buffer;
+}
+
+/** This replica's id and the cluster's sealing key: the first replica's, or ours if we are first. */
+export async function prepareCluster(
+  store: { connectionString: string; pool: pg.Pool; state: { claim(key: string, value: string): Promise<string> } },
+): Promise<ClusterSettings> {
+  const sealKey = Buffer.from(await store.state.claim(SEAL_KEY_STATE, randomBytes(32).toString('hex')), 'hex');
+  return { connectionString: store.connectionString, pool: store.pool, replicaId: newReplicaId(), sealKey };
+}
+
+export interface ClusterParts {
+  bus: EventBus;
+  manager: Pick<MCPManager, 'listServers' | 'approveTools'>;
+  runtime: Pick<SwitchboardRuntime, 'reloadAll' | 'reloadServer'>;
+  agents: Pick<AgentRegistry, 'refresh'>;
+  logger: Logger;
+  /** Where the others reach this replica (known once it listens). */
+  url: () => string;
+}
+
+export function createCluster(settings: ClusterSettings, parts: ClusterParts): Cluster {
+  const logger = parts.logger.child({ component: 'cluster' });
+  const channel = new ClusterChannel({ connectionString: settings.connectionString, replicaId: settings.replicaId, logger });
+  const heartbeats = new ReplicaHeartbeats({
+    pool: settings.pool,
+    id: settings.replicaId,
+    url: parts.url,
+    view: () => parts.manager.listServers().map(({ name, status, toolCount }) => ({ name, status, toolCount })),
+    logger,
+  });
+  return new Cluster({
+    replicaId: settings.replicaId,
+    channel,
+    heartbeats,
+    bus: parts.bus,
+    logger,
+    effects: {
+      refreshAgents: () => parts.agents.refresh(),
+      approveTools: (server, tools, hashes) => void parts.manager.approveTools(server, tools, hashes),
+      reload: (server, force) => (server === null ? parts.runtime.reloadAll({ force }) : parts.runtime.reloadServer(server)),
+    },
+  });
+}

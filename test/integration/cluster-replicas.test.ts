@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import pg from 'pg';
+import type WebSocket from 'ws';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import type { ClusterSettings } from '../../src/cluster/join-cluster.js';
+import { newReplicaId, ownerOf } from '../../src/cluster/replica-identity.js';
+import { textOf } from '../helpers/connect.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { collectUntil, openEvents } from '../helpers/events.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { createDatabase } from '../helpers/postgres-server.js';
+import { prepareClusterDatabase } from '../helpers/cluster.js';
+
+/**
+ * Issue #28 items 2–3 with two real daemons on one real PostgreSQL database: each lists the other
+ * by heartbeat in `/status`, operator events and actions reach the other within a second over
+ * LISTEN/NOTIFY, and what one replica holds — a 2025-era session, a held approval — is reached
+ * through the other, as behind a balancer that is not sticky.
+ */
+
+interface Replica {
+  sb: TestDaemon;
+  id: string;
+}
+
+async function twoReplicas(servers = { echo: fixtureServerConfig('echo-stdio') }): Promise<[Replica, Replica]> {
+  const db = await createDatabase(inject('postgresUrl'));
+  onTestFinished(() => db.drop());
+  await prepareClusterDatabase(db.url);
+  const sealKey = randomBytes(32);
+  const start = async (): Promise<Replica> => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    const settings: ClusterSettings = { connectionString: db.url, pool, replicaId: newReplicaId(), sealKey };
+    const sb = await startDaemon({ servers, deps: { cluster: settings } });
+    // Closed after the daemon (onTestFinished runs in reverse order).
+    onTestFinished(() => pool.end());
+    return { sb, id: settings.replicaId };
+  };
+  const a = await start();
+  const b = await start();
+  // Registered after the daemons: runs first, so the pools end after the daemons closed.
+  return [a, b];
+}
+
+/** The next event of `type` from `replica` on the feed, within `ms`. */
+async function nextFrom(feed: WebSocket, type: string, replica: string, ms: number): Promise<Record<string, unknown>> {
+  const batch = await collectUntil(feed, (e) => e.type === type && (e as { replica?: string }).replica === replica, ms);
+  return batch.at(-1) as unknown as Record<string, unknown>;
+}
+
+describe('replicas on one PostgreSQL database', () => {
+  it('lists every replica by heartbeat in /status, each with its view of its servers', async () => {
+    const [a, b] = await twoReplicas();
+    for (const { sb } of [a, b]) {
+      const { body } = await sb.json<{ replicas: Array<{ id: string; live: boolean; self: boolean; url: string; servers: Array<{ name: string; status: string }> }> }>('/status');
+      expect(body.replicas.map((r) => r.id).sort()).toEqual([a.id, b.id].sort());
+      expect(body.replicas.every((r) => r.live)).toBe(true);
+      expect(body.replicas[0]).toMatchObject({ self: true, url: sb.url });
+      // The heartbeat written at start may predate the connect; the next one has it.
+      await expect.poll(async () => (await sb.json<{ replicas: Array<{ servers: Array<{ name: string; status: string }> }> }>('/status')).body.replicas[0]!.servers, { timeout: 5_000 }).toEqual([
+        expect.objectContaining({ name: 'echo', status: 'connected' }),
+      ]);
+    }
+  });
+
+  it('a reload on one replica reloads the other, and both feeds show it with the replica it happened on', async () => {
+    const [a, b] = await twoReplicas();
+    const feed = await openEvents(b.sb.url);
+    onTestFinished(() => feed.close());
+
+    expect((await a.sb.json('/reload', { method: 'POST' })).status).toBe(200);
+
+    // A's own events, relayed, and B's reload that A's caused: within a second each.
+    expect(await nextFrom(feed, 'reload.finished', a.id, 1_000)).toMatchObject({ server: null, ok: true, replica: a.id });
+    expect(await nextFrom(feed, 'reload.finished', b.id, 1_000)).toMatchObject({ server: null, ok: true });
+  });
+
+  it('a 2025-era session made on one replica keeps working when its requests reach the other', async () => {
+    const [a, b] = await twoReplicas();
+    const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    onTestFinished(() => client.close());
+    let n = 0;
+    // A balancer that alternates between the replicas, request by request.
+    const roundRobin: typeof fetch = (input, init) => {
+      const target = new URL(input instanceof Request ? input.url : String(input));
+      target.host = new URL((n++ % 2 === 0 ? a : b).sb.url).host;
+      return fetch(target, init);
+    };
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', a.sb.url), { fetch: roundRobin }));
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId as string;
+    expect(ownerOf(sessionId)).toBe(a.id);
+
+    for (let i = 0; i < 4; i += 1) {
+      const result = await client.callTool({ name: 'mcp_echo_echo', arguments: { text: `hop ${i}` } });
+      expect(textOf(result)).toBe(`hop ${i}`);
+    }
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('mcp_echo_echo');
+    expect(n).toBeGreaterThanOrEqual(6);
+  });
+
+  it('a session whose replica is gone answers 404, so the client starts a new one', async () => {
+    const [a, b] = await twoReplicas();
+    const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    onTestFinished(() => client.close());
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', a.sb.url)));
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId as string;
+    await a.sb.daemon.close();
+
+    const res = await fetch(new URL('/mcp', b.sb.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(res.status).toBe(404);
+  });
+
+  it('an approval held on one replica is decided through the other', async () => {
+    const [a, b] = await twoReplicas({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['ech?'] } });
+    const feed = await openEvents(b.sb.url);
+    onTestFinished(() => feed.close());
+
+    const call = a.sb.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'held on A' } }) });
+    // B's feed shows A's request for approval, naming A.
+    const requested = await nextFrom(feed, 'approval.requested', a.id, 1_000) as { id: string };
+    expect(requested).toMatchObject({ name: 'mcp_echo_echo', arguments: { text: 'held on A' } });
+    expect(ownerOf(requested.id)).toBe(a.id);
+
+    const approved = await b.sb.json<{ approval: { outcome: string } }>(`/approvals/${requested.id}/approve`, { method: 'POST' });
+    expect(approved).toMatchObject({ status: 200, body: { approval: { id: requested.id, outcome: 'approved' } } });
+    const res = await call;
+    expect(res.status).toBe(200);
+    expect(textOf((await res.json()) as { content: unknown })).toBe('held on A');
+  });
+});
