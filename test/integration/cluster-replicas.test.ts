@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import type WebSocket from 'ws';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import type { ClusterSettings } from '../../src/cluster/join-cluster.js';
+import type { ServerConfig } from '../../src/config/types.js';
 import { newReplicaId, ownerOf } from '../../src/cluster/replica-identity.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { collectUntil, openEvents } from '../helpers/events.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { createDatabase } from '../helpers/postgres-server.js';
 import { prepareClusterDatabase } from '../helpers/cluster.js';
 
@@ -24,7 +26,7 @@ interface Replica {
   id: string;
 }
 
-async function twoReplicas(servers = { echo: fixtureServerConfig('echo-stdio') }): Promise<[Replica, Replica]> {
+async function twoReplicas(servers: Record<string, ServerConfig> = { echo: fixtureServerConfig('echo-stdio') }): Promise<[Replica, Replica]> {
   const db = await createDatabase(inject('postgresUrl'));
   onTestFinished(() => db.drop());
   await prepareClusterDatabase(db.url);
@@ -132,4 +134,67 @@ describe('replicas on one PostgreSQL database', () => {
     expect(res.status).toBe(200);
     expect(textOf((await res.json()) as { content: unknown })).toBe('held on A');
   });
+
+  it('a 2026-07-28 call parked on one replica is continued through the other; a server\'s sealed state works on either', async () => {
+    const modern = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
+    onTestFinished(() => modern.close());
+    const [a, b] = await twoReplicas({ rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }), modern: { type: 'http', url: modern.url } });
+
+    // Parked on A (a 2025-era server asked mid-call): the token names A, and B forwards the retry there.
+    const first = await modernCall(a.sb.url, { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } });
+    expect(first.result).toMatchObject({ resultType: 'input_required' });
+    const token = String(first.result?.requestState);
+    expect(ownerOf(token)).toBe(a.id);
+    const [key] = Object.keys(first.result?.inputRequests as object);
+    const retry = await modernCall(b.sb.url, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: { [key!]: { action: 'accept', content: { answer: 'Grace' } } }, requestState: token });
+    expect(retry.result).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Grace' }] });
+
+    // A 2026-07-28 server's own state, sealed by A with the cluster's key, is opened by B itself.
+    const asked = await modernCall(a.sb.url, { name: 'mcp_modern_ask_elicitation', arguments: { message: 'Who?' } });
+    const sealed = String(asked.result?.requestState);
+    expect(ownerOf(sealed)).toBeUndefined();
+    const done = await modernCall(b.sb.url, { name: 'mcp_modern_ask_elicitation', arguments: { message: 'Who?' }, inputResponses: { ask: { action: 'accept', content: { answer: 'Lin' } } }, requestState: sealed });
+    expect(done.result).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Lin' }] });
+  });
+
+  it('refuses a forwarded request whose proof is forged or stale: Host and Origin are checked as for anyone', async () => {
+    const [a, b] = await twoReplicas();
+    const bHost = new URL(b.sb.url).host;
+    const headers = { host: bHost, 'x-switchboard-forwarded-from': b.id };
+    for (const proof of [`${Date.now()}.AAAA`, `${Date.now() - 120_000}.${'A'.repeat(43)}`]) {
+      const res = await rawGet(a.sb.url, '/servers', { ...headers, 'x-switchboard-forward-proof': proof });
+      expect(res.status).toBe(403);
+      expect(res.body).toContain('FORBIDDEN_HOST');
+    }
+  });
 });
+
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+};
+
+/** One 2026-07-28 `tools/call`, as a stateless client sends it to whichever replica the balancer picked. */
+async function modernCall(base: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+  const res = await fetch(new URL('/mcp', base), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': String(params.name) },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: ENVELOPE } }),
+  });
+  return (await res.json()) as never;
+}
+
+/** A GET with a Host header of our choosing (fetch does not let one set it). */
+function rawGet(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(path, base);
+    const req = httpRequest({ host: url.hostname, port: url.port, path, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
