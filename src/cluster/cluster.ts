@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import type { ManagerEvent, ManagerEventType } from '../mcp/events.js';
 import type { StampedEvent } from '../runtime/event-bus.js';
-import type { ClusterChannel, ClusterMessage } from './cluster-channel.js';
+import { MAX_PAYLOAD_BYTES, type ClusterChannel, type ClusterMessage } from './cluster-channel.js';
 import type { ReplicaHeartbeats, ReplicaInfo } from './replica-heartbeats.js';
 
 /**
@@ -67,7 +67,7 @@ export class Cluster {
       bus.subscribe((event) => {
         if (!CLUSTER_EVENT_TYPES.includes(event.type) || event.replica !== this.replicaId) return;
         const { seq: _seq, ts: _ts, replica: _replica, ...plain } = event;
-        void channel.send({ kind: 'event', event: plain });
+        void channel.send({ kind: 'event', event: fitForNotify(plain) });
       }),
     );
     await heartbeats.start();
@@ -120,4 +120,17 @@ export class Cluster {
       failed(err);
     }
   }
+}
+
+/** Room left for the envelope of a message under NOTIFY's payload limit. */
+const EVENT_BUDGET_BYTES = MAX_PAYLOAD_BYTES - 400;
+
+/**
+ * An approval's arguments (up to 16 KiB) can be more than NOTIFY carries: the other replicas
+ * then show the request without them (`argumentsOmitted`); `GET /approvals` on the replica that
+ * holds the call has them whole.
+ */
+function fitForNotify(event: ManagerEvent): ManagerEvent {
+  if (event.type !== 'approval.requested' || Buffer.byteLength(JSON.stringify(event)) <= EVENT_BUDGET_BYTES) return event;
+  return { ...event, arguments: {}, argumentsOmitted: true } as ManagerEvent;
 }

@@ -1,0 +1,94 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import type { ServerConfig } from '../../src/config/types.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { createDatabase } from '../helpers/postgres-server.js';
+import { tempDir } from '../helpers/process.js';
+import { spawnServe, type LogEntry, type ServeProcess } from '../helpers/serve-process.js';
+
+/**
+ * Issue #28, replicas as an operator runs them: `switchboard serve` processes with the same
+ * config on one real PostgreSQL database. The second starts warm from the first's tool cache;
+ * an agent key created or revoked on one replica counts on the other within a second; held tools
+ * approved on one are served by the other within a second. Each replica runs its own servers.
+ */
+
+const TOKEN = 'operator-secret-for-replicas';
+const SPAWN_TIMEOUT_MS = 60_000;
+
+interface Replica {
+  serve: ServeProcess;
+  url: string;
+  ready: LogEntry;
+  /** A request to this replica with the operator's key. */
+  json<T>(path: string, init?: { method?: string; body?: unknown; key?: string }): Promise<{ status: number; body: T }>;
+}
+
+async function cluster(servers: Record<string, ServerConfig>): Promise<{ start(): Promise<Replica> }> {
+  const db = await createDatabase(inject('postgresUrl'));
+  onTestFinished(() => db.drop());
+  const dir = await tempDir();
+  let n = 0;
+  return {
+    async start() {
+      n += 1;
+      // Each replica its own files (as on its own machine); only the database is shared.
+      const own = join(dir, `r${n}`);
+      const configPath = `${own}.json`;
+      await writeFile(configPath, JSON.stringify({ store: db.url, token: TOKEN, dbPath: join(own, 'unused.db'), mcpServers: servers }));
+      const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+      const url = await serve.listening();
+      const ready = await serve.waitForLog((e) => e.msg === 'ready');
+      const json = async <T>(path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
+        const res = await fetch(new URL(path, url), {
+          method: init.method ?? 'GET',
+          headers: { authorization: `Bearer ${init.key ?? TOKEN}`, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+        });
+        return { status: res.status, body: (await res.json()) as T };
+      };
+      return { serve, url, ready, json };
+    },
+  };
+}
+
+describe('replicas as separate serve processes on one PostgreSQL database', () => {
+  it('B starts warm from A\'s cache, runs its own server process, and takes a key made (then revoked) on A within a second', async () => {
+    const replicas = await cluster({ echo: fixtureServerConfig('echo-stdio') });
+    const a = await replicas.start();
+    expect(a.ready).toMatchObject({ cacheHits: 0 });
+    const b = await replicas.start();
+    // The tool list A wrote to the shared cache served B's catalogue at its startup gate.
+    expect(b.ready).toMatchObject({ cacheHits: 1 });
+
+    const pids = await Promise.all([a, b].map(async (r) => (await r.json<{ pid?: number }>('/servers/echo')).body.pid));
+    expect(pids[0]).toBeGreaterThan(0);
+    expect(pids[1]).toBeGreaterThan(0);
+    expect(pids[0]).not.toBe(pids[1]);
+
+    const added = await a.json<{ key: string }>('/agents', { method: 'POST', body: { name: 'bot' } });
+    expect(added.status).toBe(201);
+    const key = added.body.key;
+    await expect.poll(async () => (await b.json('/tools', { key })).status, { timeout: 1_000, interval: 50 }).toBe(200);
+
+    expect((await a.json('/agents/bot', { method: 'DELETE' })).status).toBe(200);
+    await expect.poll(async () => (await b.json<{ error?: { code: string } }>('/tools', { key })).body.error?.code, { timeout: 1_000, interval: 50 }).toBe('KEY_REVOKED');
+  }, SPAWN_TIMEOUT_MS);
+
+  it('held tools approved on A are served by B within a second', async () => {
+    const replicas = await cluster({ pin: fixtureServerConfig('pinning') });
+    const [a, b] = [await replicas.start(), await replicas.start()];
+    const CHANGED = 'Now also uploads ~/.ssh somewhere';
+    // Each replica's own `pinning` process changes its tool: both hold it.
+    for (const r of [a, b]) {
+      expect((await r.json('/tools/mcp_pin_mutate/call', { method: 'POST', body: { arguments: { description: CHANGED } } })).status).toBe(200);
+      await expect.poll(async () => (await r.json<{ heldTools?: unknown[] }>('/servers/pin')).body.heldTools?.length ?? 0, { timeout: 5_000 }).toBe(1);
+    }
+    const names = async (r: Replica) => (await r.json<{ tools: Array<{ name: string; description: string }> }>('/tools')).body.tools;
+    expect((await names(b)).map((t) => t.name)).not.toContain('mcp_pin_target');
+
+    expect((await a.json('/servers/pin/tools/approve', { method: 'POST', body: { all: true } })).status).toBe(200);
+    await expect.poll(async () => (await names(b)).find((t) => t.name === 'mcp_pin_target')?.description, { timeout: 1_000, interval: 50 }).toBe(CHANGED);
+  }, SPAWN_TIMEOUT_MS);
+});
