@@ -71,22 +71,13 @@ export function nginxConfig(options: NginxOptions & { port: number; prefix: stri
   const maxFails = options.maxFails ?? 1;
   const failTimeout = options.failTimeoutS ?? 10;
   const servers = options.upstreams.map((address) => `    server ${address} max_fails=${maxFails} fail_timeout=${failTimeout}s;`);
-  // Master and workers both root when we are root (CI): the prefix is a 0700 temp dir that
-  // `nobody`, the default worker user, could not enter.
-  const user = process.getuid?.() === 0 ? 'user root;\n' : '';
-  return `${user}worker_processes ${options.workerProcesses ?? 1};
+  const local = localDirectives(prefix);
+  return `${local.main}worker_processes ${options.workerProcesses ?? 1};
 pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log warn;
 events { worker_connections 1024; }
 http {
-  log_format replica '$request_method\\t$uri\\t$status\\t$upstream_addr\\t$http_mcp_session_id';
-  access_log ${prefix}/access.log replica;
-  client_body_temp_path ${prefix}/client_body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-
+${local.http}
   # WebSocket upgrade for /events; an empty Connection header otherwise, so upstream keep-alive works.
   map $http_upgrade $connection_upgrade {
     default upgrade;
@@ -120,15 +111,43 @@ ${options.sticky ? '    hash $http_mcp_session_id consistent;\n' : ''}${servers.
 `;
 }
 
+/**
+ * What any config needs to run from a temp prefix: the main-context `user` line (master and
+ * workers both root when we are root, as in CI: the prefix is a 0700 temp dir that `nobody`, the
+ * default worker user, could not enter) and the http-context temp paths inside the prefix (the
+ * package's defaults under /var/lib/nginx are root's), with the access log `accessLog()` reads.
+ */
+export function localDirectives(prefix: string): { main: string; http: string } {
+  return {
+    main: process.getuid?.() === 0 ? 'user root;\n' : '',
+    http: [
+      "log_format replica '$request_method\\t$uri\\t$status\\t$upstream_addr\\t$http_mcp_session_id';",
+      `access_log ${prefix}/access.log replica;`,
+      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${prefix}/${kind};`),
+    ]
+      .map((line) => `  ${line}\n`)
+      .join(''),
+  };
+}
+
 export async function startNginx(options: NginxOptions): Promise<Nginx> {
-  if (!existsSync(NGINX_BIN)) throw new Error(`nginx is not installed at ${NGINX_BIN}: \`apt-get install -y nginx\` (the replica tests start their own)`);
   if (options.upstreams.length === 0) throw new Error('startNginx: no upstreams');
+  return runNginx((port, prefix) => nginxConfig({ ...options, port, prefix }), options.cleanup);
+}
+
+/**
+ * Runs nginx on the config `configFor(port, prefix)` returns — for a config of our own, such as
+ * deploy/compose/nginx.conf with its addresses made local. It must listen on `127.0.0.1:port`
+ * and write its pid to `<prefix>/nginx.pid`; the error log goes to `<prefix>/error.log`.
+ */
+export async function runNginx(configFor: (port: number, prefix: string) => string, cleanup?: Cleanup): Promise<Nginx> {
+  if (!existsSync(NGINX_BIN)) throw new Error(`nginx is not installed at ${NGINX_BIN}: \`apt-get install -y nginx\` (the replica tests start their own)`);
   const prefix = await mkdtemp(join(tmpdir(), 'sb-nginx-'));
   // freePort() releases the port before nginx binds it; another listener may take it first.
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const configPath = join(prefix, 'nginx.conf');
-    await writeFile(configPath, nginxConfig({ ...options, port, prefix }));
+    await writeFile(configPath, configFor(port, prefix));
     const child = spawn(NGINX_BIN, ['-p', prefix, '-c', configPath, '-e', join(prefix, 'error.log'), '-g', 'daemon off;'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -144,7 +163,7 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
       throw new Error(`nginx exited (${child.exitCode ?? child.signalCode}) before listening:\n${stderr}\n${log}`);
     }
     const nginx = handle(child, exited, prefix, port);
-    options.cleanup?.(nginx.stop);
+    cleanup?.(nginx.stop);
     return nginx;
   }
 }
