@@ -46,6 +46,8 @@ export interface Nginx {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
   url: string;
   port: number;
+  /** The master process; its workers are its children. */
+  pid: number;
   /**
    * The access log so far, one entry per request: method, path, status, the upstream(s) tried
    * (`$upstream_addr`, comma-separated after a failover) and the `Mcp-Session-Id` sent.
@@ -183,6 +185,7 @@ function handle(child: ChildProcess, exited: Promise<void>, prefix: string, port
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    pid: child.pid as number,
     stop,
     errorLog: () => readFile(join(prefix, 'error.log'), 'utf8').catch(() => ''),
     accessLog: async () => {
