@@ -57,6 +57,21 @@ interface PathTotals {
 
 const cpuOf = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + cpuTimeMs(pid), 0);
 
+/**
+ * `/mcp` with every answer checked: `callTool` resolves with `isError: true` results too, and a
+ * replica that failed calls quickly would look fast. (REST paths throw on any status but 200.)
+ */
+function failingOnError(path: CallPath): CallPath {
+  return {
+    ...path,
+    call: async () => {
+      const result = (await path.call()) as { isError?: boolean; content?: unknown };
+      if (result.isError === true) throw new Error(`${path.id}: the call failed: ${JSON.stringify(result.content).slice(0, 300)}`);
+      return result;
+    },
+  };
+}
+
 /** Busy and total CPU time of the whole machine so far, in ms. */
 function machineTimes(): { busy: number; total: number } {
   let busy = 0;
@@ -96,7 +111,7 @@ export const b11: Benchmark = {
           id: 'mcp-direct',
           protocol: '/mcp 2026-07-28',
           replicas: 0,
-          call: await mcpClientPath({ id: 'mcp-direct', url: `${urls[0]}/mcp`, frontPid: serves[0]!.pid, tool: 'mcp_echo_echo', era: 'modern' }),
+          call: failingOnError(await mcpClientPath({ id: 'mcp-direct', url: `${urls[0]}/mcp`, frontPid: serves[0]!.pid, tool: 'mcp_echo_echo', era: 'modern' })),
           nginxPids: () => [],
           replicaPids: () => replicaPids(1),
         },
@@ -111,7 +126,7 @@ export const b11: Benchmark = {
             id: `mcp-${n}`,
             protocol: '/mcp 2026-07-28',
             replicas: n,
-            call: await mcpClientPath({ id: `mcp-${n}`, url: `${nginx.url}/mcp`, frontPid: Number.NaN, tool: 'mcp_echo_echo', era: 'modern' }),
+            call: failingOnError(await mcpClientPath({ id: `mcp-${n}`, url: `${nginx.url}/mcp`, frontPid: Number.NaN, tool: 'mcp_echo_echo', era: 'modern' })),
             ...pids,
           },
         );
