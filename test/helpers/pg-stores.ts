@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { inject, onTestFinished } from 'vitest';
 import type { OpenedStores } from '../../src/store/open-tool-cache.js';
 import { openPostgresStores, type OpenPostgresOptions } from '../../src/store/pg/open-postgres.js';
@@ -25,4 +26,25 @@ export async function postgresStores(options: OpenPostgresOptions & { url?: stri
     await opened.close?.();
   });
   return opened;
+}
+
+/**
+ * Takes the database at `url` away from its clients as an outage would, without stopping the
+ * suite's shared server: new connections are refused and the open ones are terminated.
+ * `restore` lets connections in again.
+ */
+export async function cutOff(url: string): Promise<{ restore: () => Promise<void> }> {
+  const name = new URL(url).pathname.slice(1);
+  const admin = async (sql: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: inject('postgresUrl') });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+  await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+  return { restore: () => admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`) };
 }

@@ -16,6 +16,11 @@ export interface PgBackendOptions {
   connectTimeoutMs?: number;
   /** While the database is unreachable, how often it is probed so the warning clears on return. @default 2000 */
   probeIntervalMs?: number;
+  /**
+   * While it is reachable, how often a `SELECT 1` checks it: an outage shows in `/status` even
+   * when no store is used meanwhile. 0 disables. @default 15000
+   */
+  checkIntervalMs?: number;
   /** @default 10 */
   maxConnections?: number;
 }
@@ -39,14 +44,16 @@ export class PgBackend {
   readonly #url: string;
   readonly #log: StoreLogger | undefined;
   readonly #probeIntervalMs: number;
+  readonly #checkIntervalMs: number;
   #outage: Outage | undefined;
-  #probe: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(url: string, options: PgBackendOptions = {}) {
     this.#url = url;
     this.#log = options.logger;
     this.#probeIntervalMs = options.probeIntervalMs ?? 2000;
+    this.#checkIntervalMs = options.checkIntervalMs ?? 15_000;
     this.target = databaseTarget(url);
     this.pool = new pg.Pool({
       connectionString: url,
@@ -59,6 +66,7 @@ export class PgBackend {
     });
     // An idle client whose server went away emits here; unhandled, it would end the process.
     this.pool.on('error', (err) => this.#failed('idle connection', err));
+    this.#schedule();
   }
 
   get closed(): boolean {
@@ -149,7 +157,7 @@ export class PgBackend {
   /** Ends the pool once. Joinable. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      if (this.#probe) clearInterval(this.#probe);
+      clearTimeout(this.#timer);
       await this.pool.end().catch(() => undefined);
     })();
     return this.#closing;
@@ -160,32 +168,34 @@ export class PgBackend {
   }
 
   #failed(what: string, err: unknown): void {
-    if (!isOutage(err)) return;
-    if (!this.#outage) {
-      this.#outage = { since: Date.now(), message: this.#clean(err) };
-      this.#log?.warn({ store: this.target, what, err: this.#outage.message }, 'PostgreSQL store unreachable; serving from memory');
-      this.#startProbe();
-    }
+    if (!isOutage(err) || this.#outage) return;
+    this.#outage = { since: Date.now(), message: this.#clean(err) };
+    this.#log?.warn({ store: this.target, what, err: this.#outage.message }, 'PostgreSQL store unreachable; serving from memory');
+    this.#schedule();
   }
 
   #succeeded(): void {
     if (!this.#outage) return;
     this.#outage = undefined;
-    if (this.#probe) clearInterval(this.#probe);
-    this.#probe = undefined;
     this.#log?.warn({ store: this.target }, 'PostgreSQL store reachable again');
+    this.#schedule();
   }
 
-  #startProbe(): void {
-    if (this.#probe || this.closed) return;
-    this.#probe = setInterval(() => {
-      if (this.closed) return;
-      this.pool.query('SELECT 1').then(
-        () => this.#succeeded(),
-        () => undefined,
+  /** One timer: the probe while the database is away, the slower check while it is there. */
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const delay = this.#outage ? this.#probeIntervalMs : this.#checkIntervalMs;
+    if (this.closed || delay <= 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      // query() records the outcome; the next timer is set by it, or here when nothing changed.
+      this.query('SELECT 1').then(
+        () => this.#timer ?? this.#schedule(),
+        () => this.#timer ?? this.#schedule(),
       );
-    }, this.#probeIntervalMs);
-    this.#probe.unref();
+    }, delay);
+    this.#timer.unref();
   }
 }
 
