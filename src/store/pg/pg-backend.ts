@@ -42,7 +42,8 @@ export class PgBackend {
   /** `host:port/database`: how logs and warnings name the store. */
   readonly target: string;
   readonly #url: string;
-  readonly #log: StoreLogger | undefined;
+  /** Where the stores log (warnings by key, never by value). */
+  readonly log: StoreLogger | undefined;
   readonly #probeIntervalMs: number;
   readonly #checkIntervalMs: number;
   #outage: Outage | undefined;
@@ -51,7 +52,7 @@ export class PgBackend {
 
   constructor(url: string, options: PgBackendOptions = {}) {
     this.#url = url;
-    this.#log = options.logger;
+    this.log = options.logger;
     this.#probeIntervalMs = options.probeIntervalMs ?? 2000;
     this.#checkIntervalMs = options.checkIntervalMs ?? 15_000;
     this.target = databaseTarget(url);
@@ -125,7 +126,7 @@ export class PgBackend {
     try {
       return await run();
     } catch (err) {
-      this.#log?.warn({ ...by, err: this.#clean(err) }, `${what} failed`);
+      this.log?.warn({ ...by, err: this.#clean(err) }, `${what} failed`);
       return fallback;
     }
   }
@@ -149,7 +150,7 @@ export class PgBackend {
       await run();
       return true;
     } catch (err) {
-      this.#log?.warn({ ...by, err: this.#clean(err) }, `${what} failed`);
+      this.log?.warn({ ...by, err: this.#clean(err) }, `${what} failed`);
       return false;
     }
   }
@@ -170,14 +171,14 @@ export class PgBackend {
   #failed(what: string, err: unknown): void {
     if (!isOutage(err) || this.#outage) return;
     this.#outage = { since: Date.now(), message: this.#clean(err) };
-    this.#log?.warn({ store: this.target, what, err: this.#outage.message }, 'PostgreSQL store unreachable; serving from memory');
+    this.log?.warn({ store: this.target, what, err: this.#outage.message }, 'PostgreSQL store unreachable; serving from memory');
     this.#schedule();
   }
 
   #succeeded(): void {
     if (!this.#outage) return;
     this.#outage = undefined;
-    this.#log?.warn({ store: this.target }, 'PostgreSQL store reachable again');
+    this.log?.warn({ store: this.target }, 'PostgreSQL store reachable again');
     this.#schedule();
   }
 

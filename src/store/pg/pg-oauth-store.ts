@@ -1,3 +1,4 @@
+import { errorMessage } from '../../errors.js';
 import type { ClientOrigin, OAuthKey, OAuthStore, PendingSignIn, StoredClient, StoredDiscovery, StoredTokens } from '../ports.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
 import { PgCredentialStore } from './pg-credential-store.js';
@@ -206,9 +207,11 @@ export class PgOAuthStore implements OAuthStore {
     try {
       await client.query('BEGIN');
       await client.query(`SET LOCAL lock_timeout = '${REFRESH_LOCK_TIMEOUT}'`);
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('switchboard:oauth-refresh'), hashtext($1))", [id(key)]);
+      // Keyed by the JSON of the sign-in's key: text sent to PostgreSQL may not hold a NUL.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('switchboard:oauth-refresh'), hashtext($1))", [JSON.stringify([key.server, key.authHash])]);
       locked = true;
-    } catch {
+    } catch (err) {
+      this.#pg.log?.warn({ server: key.server, err: errorMessage(err) }, 'oauth refresh lock not taken; refreshing without it');
       await client.query('ROLLBACK').catch(() => undefined);
     }
     try {
