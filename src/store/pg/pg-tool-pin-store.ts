@@ -12,12 +12,15 @@ interface PinRow {
 /**
  * Tool pins in PostgreSQL (`tool_pin`): a pin approved on one replica holds on all. A batch is
  * one transaction. Pins this process could not write are kept in memory for the run and win
- * over the database, as in the SQLite store.
+ * over the database, as in the SQLite store; while the database is away, the pins last read
+ * answer for it.
  */
 export class PgToolPinStore implements ToolPinStore {
   readonly #pg: PgBackend;
   readonly #order = new WriteOrder();
   readonly #memory = new MemoryToolPinStore();
+  /** The rows last read per server: what a read answers while the database is away. */
+  readonly #known = new Map<string, PinRow[]>();
 
   constructor(backend: PgBackend) {
     this.#pg = backend;
@@ -26,7 +29,8 @@ export class PgToolPinStore implements ToolPinStore {
   pinsOf(server: string): Promise<ToolPin[]> {
     return this.#order.read(async () => {
       const byTool = new Map<string, ToolPin>();
-      const rows = await this.#pg.read('tool pin read', { server }, [] as PinRow[], async () =>
+      // A changed tool must stay held during an outage: the last pins read stand in for the table.
+      const rows = await this.#pg.recall(this.#known, server, 'tool pin read', { server }, [] as PinRow[], async () =>
         (await this.#pg.query<PinRow>('SELECT tool, hash, definition_json, pinned_at FROM tool_pin WHERE server = $1', [server])).rows,
       );
       for (const row of rows) {

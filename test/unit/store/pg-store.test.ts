@@ -125,6 +125,9 @@ describe('the PostgreSQL store losing its database while running', () => {
     const key = { server: 'remote', authHash: 'h' };
     await stores.oauth.putTokens(key, 'https://as.example', { access_token: 'at-1' }, undefined, 1);
     await stores.state.set('k', 'v');
+    const pin = { tool: 't', hash: 'h1', definition: { description: 'd' }, pinnedAt: 1 };
+    await stores.pins.put('echo', [pin]);
+    expect(await stores.pins.pinsOf('echo')).toEqual([pin]);
     expect(stores.liveWarnings?.()).toEqual([]);
 
     const outage = await cutOff(url);
@@ -135,6 +138,8 @@ describe('the PostgreSQL store losing its database while running', () => {
     // Reads resolve (never reject) with what this process knew.
     expect((await stores.oauth.latestTokens(key))?.tokens).toEqual({ access_token: 'at-1' });
     expect(await stores.state.get('k')).toBe('v');
+    // A changed tool stays held: the pins last read answer for the table.
+    expect(await stores.pins.pinsOf('echo')).toEqual([pin]);
     expect(await stores.store.get('echo', HASH)).toBeUndefined();
     await expect(stores.audit.append([{ ts: 1, transport: 'rest', server: 's', kind: 'tools/call', name: 'n', outcome: 'ok', durationMs: 1, argBytes: 0, resultBytes: 0 }])).resolves.toBeUndefined();
     const [warning] = stores.liveWarnings?.() ?? [];
