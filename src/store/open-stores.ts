@@ -1,8 +1,8 @@
 import { openToolCache, type OpenedStores } from './open-tool-cache.js';
 import type { StoreLogger } from './db.js';
-import { openPostgresStores, type OpenPostgresOptions } from './pg/open-postgres.js';
+import type { OpenPostgresOptions } from './pg/open-postgres.js';
 
-export { StoreUnavailableError } from './pg/open-postgres.js';
+export { StoreUnavailableError } from './store-errors.js';
 export type { OpenedStores } from './open-tool-cache.js';
 
 export interface OpenStoresOptions {
@@ -25,6 +25,10 @@ export interface OpenStoresOptions {
  */
 export async function openStores(options: OpenStoresOptions): Promise<OpenedStores> {
   const common = { ...(options.logger ? { logger: options.logger } : {}), ...(options.now ? { now: options.now } : {}) };
-  if (options.url) return openPostgresStores(options.url, { ...options.postgres, ...common });
+  if (options.url) {
+    // Loaded only when asked for: a SQLite daemon never loads the PostgreSQL driver.
+    const { openPostgresStores } = await import('./pg/open-postgres.js');
+    return openPostgresStores(options.url, { ...options.postgres, ...common });
+  }
   return openToolCache(options.dbPath, common);
 }

@@ -1,6 +1,7 @@
 import { errorMessage } from '../../errors.js';
 import type { StoreLogger } from '../db.js';
 import { SchemaTooNewError } from '../migrations.js';
+import { StoreUnavailableError } from '../store-errors.js';
 import type { OpenedStores } from '../open-tool-cache.js';
 import { PgAgentStore } from './pg-agent-store.js';
 import { PgAuditStore } from './pg-audit-store.js';
@@ -18,13 +19,7 @@ export interface OpenPostgresOptions extends PgBackendOptions {
   now?: () => number;
 }
 
-/** Why the PostgreSQL store could not be opened; the message names host:port, never the password. */
-export class StoreUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StoreUnavailableError';
-  }
-}
+export { StoreUnavailableError };
 
 /**
  * Connects to the PostgreSQL database at `url`, migrates it (under an advisory lock, so replicas

@@ -3,6 +3,9 @@ import { errorMessage } from '../../errors.js';
 import type { StoreLogger } from '../db.js';
 import { databaseTarget, withoutPassword } from './pg-url.js';
 
+/** How soon after an outage starts the database is first probed. */
+const FIRST_PROBE_MS = 100;
+
 /** bigint columns (ms timestamps, audit ids) come back as numbers: they stay far below 2^53. */
 const INT8_OID = 20;
 const types = {
@@ -120,9 +123,22 @@ export class PgBackend {
     }
   }
 
+  /**
+   * False while an outage is open: stores then answer from memory at once instead of waiting for
+   * a connection that may take the whole connect timeout to fail (the probe reopens the way).
+   */
+  get reachable(): boolean {
+    return this.#outage === undefined;
+  }
+
   /** A read that resolves `fallback` (and logs by `by`, never by value) when it fails or after close. */
   async read<T>(what: string, by: Record<string, unknown>, fallback: T, run: () => Promise<T>): Promise<T> {
     if (this.closed) return fallback;
+    if (!this.reachable) {
+      // The outage itself was logged once; each read it costs is detail.
+      this.log?.debug({ ...by }, `${what} skipped: store unreachable`);
+      return fallback;
+    }
     try {
       return await run();
     } catch (err) {
@@ -146,6 +162,10 @@ export class PgBackend {
   /** A write that resolves either way; false when it was not kept (failed, or after close). */
   async write(what: string, by: Record<string, unknown>, run: () => Promise<unknown>): Promise<boolean> {
     if (this.closed) return false;
+    if (!this.reachable) {
+      this.log?.warn({ ...by }, `${what} dropped: store unreachable`);
+      return false;
+    }
     try {
       await run();
       return true;
@@ -164,6 +184,16 @@ export class PgBackend {
     return this.#closing;
   }
 
+  /** `SELECT 1` past the outage fast path (it is what ends an outage). */
+  async #probeQuery(): Promise<void> {
+    try {
+      await this.pool.query('SELECT 1');
+      this.#succeeded();
+    } catch (err) {
+      this.#failed('probe', err);
+    }
+  }
+
   #clean(err: unknown): string {
     return withoutPassword(errorMessage(err), this.#url);
   }
@@ -172,7 +202,8 @@ export class PgBackend {
     if (!isOutage(err) || this.#outage) return;
     this.#outage = { since: Date.now(), message: this.#clean(err) };
     this.log?.warn({ store: this.target, what, err: this.#outage.message }, 'PostgreSQL store unreachable; serving from memory');
-    this.#schedule();
+    // The first probe comes soon: one connection killed on its own is no outage worth waiting out.
+    this.#schedule(Math.min(FIRST_PROBE_MS, this.#probeIntervalMs));
   }
 
   #succeeded(): void {
@@ -183,15 +214,15 @@ export class PgBackend {
   }
 
   /** One timer: the probe while the database is away, the slower check while it is there. */
-  #schedule(): void {
+  #schedule(first?: number): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const delay = this.#outage ? this.#probeIntervalMs : this.#checkIntervalMs;
+    const delay = first ?? (this.#outage ? this.#probeIntervalMs : this.#checkIntervalMs);
     if (this.closed || delay <= 0) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       // query() records the outcome; the next timer is set by it, or here when nothing changed.
-      this.query('SELECT 1').then(
+      this.#probeQuery().then(
         () => this.#timer ?? this.#schedule(),
         () => this.#timer ?? this.#schedule(),
       );

@@ -197,6 +197,7 @@ export class PgOAuthStore implements OAuthStore {
    * unlocked: a second refresh is better than none.
    */
   async withRefreshLock<T>(key: OAuthKey, refresh: () => Promise<T>): Promise<T> {
+    if (!this.#pg.reachable) return refresh();
     let client;
     try {
       client = await this.#pg.pool.connect();

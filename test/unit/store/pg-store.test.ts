@@ -144,7 +144,8 @@ describe('the PostgreSQL store losing its database while running', () => {
     await expect(stores.audit.append([{ ts: 1, transport: 'rest', server: 's', kind: 'tools/call', name: 'n', outcome: 'ok', durationMs: 1, argBytes: 0, resultBytes: 0 }])).resolves.toBeUndefined();
     const [warning] = stores.liveWarnings?.() ?? [];
     expect(warning).toMatch(new RegExp(`PostgreSQL store 127\\.0\\.0\\.1:\\d+/${new URL(url).pathname.slice(1)} unreachable since`));
-    expect(logger.warn).toHaveBeenCalledWith(expect.objectContaining({ key: 'k' }), 'state read failed');
+    expect(logger.warn).toHaveBeenCalledWith(expect.objectContaining({ store: expect.stringMatching(/^127\.0\.0\.1:/) }), 'PostgreSQL store unreachable; serving from memory');
+    expect(logger.warn).toHaveBeenCalledWith({ entries: 1 }, 'audit write dropped: store unreachable');
     // Logged by key, never by value.
     expect(JSON.stringify(logger.warn.mock.calls)).not.toContain('at-1');
 
