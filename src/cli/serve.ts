@@ -86,7 +86,8 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const logger =
     io.logger ?? createLogger({ level: config.logLevel, format, colors: format === 'pretty' && isTTY && !env.NO_COLOR });
   // The stores before anything else runs: a PostgreSQL store that cannot be reached, or holds a
-  // newer schema, ends the start here — nothing listens, nothing is spawned.
+  // newer schema, ends the start here — nothing listens, nothing is spawned. (An embedder's own
+  // store or stores win.)
   const stores = io.deps?.store || io.deps?.stores ? undefined : await openServeStores(config, logger);
   // Before the daemon, so the first request is traced; nothing of the SDK loads unless asked for.
   const telemetry = await startTelemetry(config.telemetry, env, PACKAGE_VERSION, logger);
@@ -190,10 +191,11 @@ export async function runServeCli(ctx: CliContext): Promise<number> {
   return code;
 }
 
-/** `openStores` for the config: PostgreSQL with `store`, else SQLite at `dbPath`; unreachable → exit 1. */
-async function openServeStores(config: { store?: string | undefined; dbPath: string }, logger: Logger): Promise<OpenedStores | undefined> {
-  // SQLite opens inside createDaemon, as it always has (and embedders' daemons still do).
-  if (!config.store) return undefined;
+/**
+ * The daemon's stores, as the config says: PostgreSQL with `store` (or SWITCHBOARD_DATABASE_URL),
+ * else the SQLite file at `dbPath`. A PostgreSQL store that cannot be used ends the start (exit 1).
+ */
+async function openServeStores(config: { store?: string | undefined; dbPath: string }, logger: Logger): Promise<OpenedStores> {
   try {
     return await openStores({ url: config.store, dbPath: config.dbPath, logger: logger.child({ component: 'store' }) });
   } catch (err) {
