@@ -15,7 +15,7 @@ import { describeListenFailure, urlHost } from './listen-failure.js';
 import { logNoServers, trackStartup } from './startup-summary.js';
 import { PACKAGE_VERSION } from '../http/package-info.js';
 import { startTelemetry } from '../telemetry/start-telemetry.js';
-import { openStores, StoreUnavailableError, type OpenedStores } from '../store/open-stores.js';
+import { maskDatabaseUrl, openStores, StoreUnavailableError, type OpenedStores } from '../store/open-stores.js';
 
 export const SERVE_USAGE = usageOf('serve');
 
@@ -196,8 +196,11 @@ export async function runServeCli(ctx: CliContext): Promise<number> {
  * else the SQLite file at `dbPath`. A PostgreSQL store that cannot be used ends the start (exit 1).
  */
 async function openServeStores(config: { store?: string | undefined; dbPath: string }, logger: Logger): Promise<OpenedStores> {
+  const log = logger.child({ component: 'store' });
   try {
-    return await openStores({ url: config.store, dbPath: config.dbPath, logger: logger.child({ component: 'store' }) });
+    const stores = await openStores({ url: config.store, dbPath: config.dbPath, logger: log });
+    if (config.store) log.info({ backend: 'postgres', store: maskDatabaseUrl(config.store) }, 'using the PostgreSQL store');
+    return stores;
   } catch (err) {
     if (err instanceof StoreUnavailableError) throw new ServeExit(1, err.message, { cause: err });
     throw err;

@@ -3,6 +3,7 @@ import type { StoreLogger } from './db.js';
 import type { OpenPostgresOptions } from './pg/open-postgres.js';
 
 export { StoreUnavailableError } from './store-errors.js';
+export { maskDatabaseUrl } from './pg/pg-url.js';
 export type { OpenedStores } from './open-tool-cache.js';
 
 export interface OpenStoresOptions {

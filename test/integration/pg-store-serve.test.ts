@@ -74,6 +74,8 @@ describe('serve on a PostgreSQL store that goes away while running', () => {
     const url = await freshDatabaseUrl();
     const { configPath } = await configWith(home, { store: withPassword(url) });
     const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+    const using = await serve.waitForLog((entry) => entry.msg === 'using the PostgreSQL store');
+    expect(using.store).toBe(withPassword(url).replace(PASSWORD, '***'));
     const base = await serve.listening();
     await serve.waitForLog((entry) => entry.msg === 'ready');
 
