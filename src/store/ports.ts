@@ -1,10 +1,10 @@
 import type { Tool } from '@modelcontextprotocol/client';
 
 /**
- * What the daemon keeps between runs, as interfaces a backend implements: SQLite today (the
- * `Sqlite…Store` classes beside this file), a networked database later. Every method returns a
- * promise, because a networked backend cannot answer synchronously; the SQLite stores do their
- * work at the call and return settled promises, so nothing waits on them in practice.
+ * What the daemon keeps between runs, as interfaces a backend implements: SQLite (the
+ * `Sqlite…Store` classes beside this file, the default) and PostgreSQL (`pg/`, issue #28). Every
+ * method returns a promise, because a networked backend cannot answer synchronously; the SQLite
+ * stores do their work at the call and return settled promises, so nothing waits on them.
  *
  * The rules every backend keeps:
  * - **No method rejects.** A failing read resolves to a miss, a failing write is logged (by key,
