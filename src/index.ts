@@ -44,6 +44,9 @@ export type { ManagerEvent, PublishEvent, ServerStatus, ToolsChangedCause } from
 
 // Tool cache
 export { openToolCache } from './store/open-tool-cache.js';
+// Issue #28: the stores on SQLite or PostgreSQL (`store` / SWITCHBOARD_DATABASE_URL); the result
+// carries the backend and, for PostgreSQL, the pool, for code that shares the database.
+export { openStores, StoreUnavailableError, type OpenedStores, type OpenStoresOptions } from './store/open-stores.js';
 export { SqliteToolCacheStore, NoopToolCacheStore } from './store/tool-cache-store.js';
 // The store ports a backend implements (every method returns a promise; see store/ports.ts).
 export type { ToolCacheStore, CachedToolList, ListHints, StoredVerdict, StateStore, CredentialStore, OAuthStore } from './store/ports.js';

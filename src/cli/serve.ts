@@ -15,6 +15,7 @@ import { describeListenFailure, urlHost } from './listen-failure.js';
 import { logNoServers, trackStartup } from './startup-summary.js';
 import { PACKAGE_VERSION } from '../http/package-info.js';
 import { startTelemetry } from '../telemetry/start-telemetry.js';
+import { maskDatabaseUrl, openStores, StoreUnavailableError, type OpenedStores } from '../store/open-stores.js';
 
 export const SERVE_USAGE = usageOf('serve');
 
@@ -84,10 +85,15 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const format = resolveLogFormat(flags.logFormat, { isTTY });
   const logger =
     io.logger ?? createLogger({ level: config.logLevel, format, colors: format === 'pretty' && isTTY && !env.NO_COLOR });
+  // The stores before anything else runs: a PostgreSQL store that cannot be reached, or holds a
+  // newer schema, ends the start here — nothing listens, nothing is spawned. (An embedder's own
+  // store or stores win.)
+  const stores = io.deps?.store || io.deps?.stores ? undefined : await openServeStores(config, logger);
   // Before the daemon, so the first request is traced; nothing of the SDK loads unless asked for.
   const telemetry = await startTelemetry(config.telemetry, env, PACKAGE_VERSION, logger);
   const daemon = createDaemon(config, {
     ...io.deps,
+    ...(stores ? { stores } : {}),
     ...(telemetry ? { telemetry: telemetry.telemetry } : {}),
     cwd,
     home,
@@ -183,6 +189,22 @@ export async function runServeCli(ctx: CliContext): Promise<number> {
   // timer fires only in that case.
   setTimeout(() => process.exit(code), EXIT_FAILSAFE_MS).unref();
   return code;
+}
+
+/**
+ * The daemon's stores, as the config says: PostgreSQL with `store` (or SWITCHBOARD_DATABASE_URL),
+ * else the SQLite file at `dbPath`. A PostgreSQL store that cannot be used ends the start (exit 1).
+ */
+async function openServeStores(config: { store?: string | undefined; dbPath: string }, logger: Logger): Promise<OpenedStores> {
+  const log = logger.child({ component: 'store' });
+  try {
+    const stores = await openStores({ url: config.store, dbPath: config.dbPath, logger: log });
+    if (config.store) log.info({ backend: 'postgres', store: maskDatabaseUrl(config.store) }, 'using the PostgreSQL store');
+    return stores;
+  } catch (err) {
+    if (err instanceof StoreUnavailableError) throw new ServeExit(1, err.message, { cause: err });
+    throw err;
+  }
 }
 
 function isDirectory(path: string): boolean {

@@ -33,6 +33,9 @@ const ENV_OVERRIDES = {
   SWITCHBOARD_TOKEN: 'token',
   SWITCHBOARD_HOST: 'host',
   SWITCHBOARD_PORT: 'port',
+  // Like the others, the environment wins over the file: a deployment (Helm Secret, compose)
+  // sets the database without editing the config it ships.
+  SWITCHBOARD_DATABASE_URL: 'store',
 } as const;
 
 /** `--config`, else `$SWITCHBOARD_CONFIG`, else `~/.config/switchboard/config.json`. */

@@ -194,6 +194,15 @@ export const DaemonConfigSchema = z
     token: z.string().min(1).optional(),
     /** SQLite file for the tool cache. @default "<state dir>/switchboard.db" */
     dbPath: z.string().min(1).optional(),
+    /**
+     * Where everything persistent lives (issue #28): a `postgres://user:password@host:port/db` URL
+     * puts it in PostgreSQL, shared by every replica on that database. `SWITCHBOARD_DATABASE_URL`
+     * overrides it. @default the embedded SQLite file at `dbPath`
+     */
+    store: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/\S+$/i, 'expected a postgres:// or postgresql:// URL (leave it out for the embedded SQLite file)')
+      .optional(),
     /** How long startup waits before serving deferred tools. @default 250 */
     startupGateMs: z.number().int().nonnegative().default(250),
     /** How long SIGTERM waits for in-flight calls. @default 10000 */

@@ -45,6 +45,12 @@ export interface RuntimeDeps {
   logger?: Logger;
   /** A ready tool cache; wins over `config.dbPath`, and stays the caller's to close. @default the SQLite cache at `config.dbPath` */
   store?: ToolCacheStore;
+  /**
+   * Every store, already opened (`openStores`: how `serve` opens PostgreSQL, which cannot be
+   * opened synchronously here). The runtime takes them over and closes them. Ignored with `store`.
+   * @default the SQLite stores at `config.dbPath`
+   */
+  stores?: OpenedStores;
   /** @default process.cwd() */
   cwd?: string;
   /** @default os.homedir() */
@@ -119,7 +125,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
   const bus = new EventBus({ logger: logger.child({ component: 'events' }), ...(deps.replicaId !== undefined ? { replica: deps.replicaId } : {}) });
 
   const dbPath = config.dbPath ?? defaultDbPath(home, env);
-  const cache = deps.store ? besideOwnCache(deps.store) : openToolCache(dbPath, { logger: logger.child({ component: 'store' }) });
+  const cache = deps.store ? besideOwnCache(deps.store) : (deps.stores ?? openToolCache(dbPath, { logger: logger.child({ component: 'store' }) }));
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const ownsStore = deps.store === undefined;
   // Known secret values, masked in the argument values the audit log keeps.
@@ -241,7 +247,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
     discover,
     publish: bus.publish,
     logger,
-    storeWarnings: cache.warnings,
+    storeWarnings: () => [...cache.warnings, ...(cache.liveWarnings?.() ?? [])],
     watchConfig: config.watch,
     onClosed: async () => {
       await audit.close();
@@ -250,6 +256,7 @@ export function createRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Co
       await children?.reaped;
       children?.release();
       await cache.oauth.close();
+      if (ownsStore) await cache.close?.();
     },
   });
 

@@ -19,8 +19,11 @@ export interface RuntimeOptions {
   /** Where `reload.*` and `config.changed` go: the event bus. @default nowhere */
   publish?: PublishEvent;
   logger?: Logger;
-  /** Warnings from opening the tool cache (moved aside, read-only), shown in `/status`. */
-  storeWarnings?: readonly string[];
+  /**
+   * Warnings from opening the tool cache (moved aside, read-only), shown in `/status`; a function
+   * is asked at each read (a networked store's outage comes and goes).
+   */
+  storeWarnings?: readonly string[] | (() => readonly string[]);
   /** Runs last in `close()`, which waits for it: e.g. to close a store the embedder did not open itself. */
   onClosed?: () => void | Promise<void>;
   /**
@@ -48,7 +51,7 @@ export interface ReloadOptions {
  */
 export class SwitchboardRuntime {
   readonly manager: MCPManager;
-  readonly storeWarnings: readonly string[];
+  readonly #storeWarnings: readonly string[] | (() => readonly string[]);
   private readonly log: Logger;
   private readonly publish: PublishEvent;
   private readonly queue = new SerialQueue();
@@ -59,9 +62,14 @@ export class SwitchboardRuntime {
   private closing: Promise<void> | undefined;
   private readonly onClosed: (() => void | Promise<void>) | undefined;
 
+  /** The store's warnings as of now (see `RuntimeOptions.storeWarnings`). */
+  get storeWarnings(): readonly string[] {
+    return typeof this.#storeWarnings === 'function' ? this.#storeWarnings() : this.#storeWarnings;
+  }
+
   constructor(options: RuntimeOptions) {
     this.manager = options.manager;
-    this.storeWarnings = options.storeWarnings ?? [];
+    this.#storeWarnings = options.storeWarnings ?? [];
     this.onClosed = options.onClosed;
     this.log = options.logger ?? pino({ level: 'silent' });
     this.publish = options.publish ?? (() => undefined);

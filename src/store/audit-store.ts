@@ -42,6 +42,7 @@ export class SqliteAuditStore implements AuditStore {
   readonly #trimAge: Statement<[number]>;
   readonly #trimCount: Statement<[number]>;
   readonly #appendAll: (entries: readonly AuditEntry[]) => void;
+  #closed = false;
 
   /** Throws if the `audit_log` table is missing (a read-only file of a version without it). */
   constructor(db: Database, options: AuditStoreOptions = {}) {
@@ -62,7 +63,7 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
-    if (entries.length === 0 || !this.#db.open) return;
+    if (entries.length === 0 || !this.#open) return;
     try {
       this.#appendAll(entries);
     } catch (err) {
@@ -71,7 +72,7 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   async query(query: AuditQuery): Promise<StoredAuditEntry[]> {
-    if (!this.#db.open) return [];
+    if (!this.#open) return [];
     const where: string[] = [];
     const params: Array<string | number> = [];
     const filter = (column: string, value: string | number | undefined, op = '='): void => {
@@ -94,7 +95,7 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   async trim(before: number, maxRows: number): Promise<number> {
-    if (!this.#db.open) return 0;
+    if (!this.#open) return 0;
     try {
       return this.#trimAge.run(before).changes + this.#trimCount.run(maxRows).changes;
     } catch (err) {
@@ -103,8 +104,14 @@ export class SqliteAuditStore implements AuditStore {
     }
   }
 
+  /** Reads are empty and writes dropped from here on (ports.ts); the connection closes only if it is ours. */
   async close(): Promise<void> {
+    this.#closed = true;
     if (this.#ownsConnection && this.#db.open) this.#db.close();
+  }
+
+  get #open(): boolean {
+    return !this.#closed && this.#db.open;
   }
 }
 

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { errorMessage } from '../errors.js';
 import { MemoryAgentStore, SqliteAgentStore } from './agent-store.js';
 import { openAuditStore } from './audit-store.js';
@@ -14,8 +15,12 @@ export interface OpenToolCacheOptions {
   now?: () => number;
 }
 
-/** The stores of one SQLite database, each used through its port. */
+/** The stores of one database (SQLite, or PostgreSQL with `openStores`), each used through its port. */
 export interface OpenedStores {
+  /** Which backend holds them. Absent means `sqlite` (an embedder's own set). */
+  backend?: 'sqlite' | 'postgres';
+  /** The PostgreSQL pool every store shares (cluster code may use it too); only with `postgres`. */
+  pool?: pg.Pool;
   store: ToolCacheStore;
   state: StateStore;
   oauth: OAuthStore;
@@ -27,7 +32,15 @@ export interface OpenedStores {
   pins: ToolPinStore;
   /** On the same connection when it takes writes, else in memory. */
   audit: AuditStore;
+  /** What went wrong opening them, for the log and `/status`. */
   warnings: string[];
+  /** Warnings that come and go while running (the database unreachable); read at each `/status`. */
+  liveWarnings?: () => readonly string[];
+  /**
+   * Releases what no single store owns, after the stores are closed (ends the PostgreSQL pool).
+   * Idempotent. Absent for SQLite: closing `store` closes the file.
+   */
+  close?: () => Promise<void>;
 }
 
 /**
@@ -44,7 +57,7 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
     const oauth = openOAuthStore(opened, path, warnings, options.logger);
     const agents = openAgentStore(opened, path, warnings, options.logger);
     const audit = openAuditStore(opened.db, opened.readOnly, options.logger);
-    return { store, state, oauth, credentials: oauth.credentials, agents, pins, audit, warnings };
+    return { backend: 'sqlite', store, state, oauth, credentials: oauth.credentials, agents, pins, audit, warnings };
   };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {

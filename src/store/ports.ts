@@ -1,10 +1,10 @@
 import type { Tool } from '@modelcontextprotocol/client';
 
 /**
- * What the daemon keeps between runs, as interfaces a backend implements: SQLite today (the
- * `Sqlite…Store` classes beside this file), a networked database later. Every method returns a
- * promise, because a networked backend cannot answer synchronously; the SQLite stores do their
- * work at the call and return settled promises, so nothing waits on them in practice.
+ * What the daemon keeps between runs, as interfaces a backend implements: SQLite (the
+ * `Sqlite…Store` classes beside this file, the default) and PostgreSQL (`pg/`, issue #28). Every
+ * method returns a promise, because a networked backend cannot answer synchronously; the SQLite
+ * stores do their work at the call and return settled promises, so nothing waits on them.
  *
  * The rules every backend keeps:
  * - **No method rejects.** A failing read resolves to a miss, a failing write is logged (by key,
@@ -107,6 +107,13 @@ export interface StateStore {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
   delete(key: string): Promise<void>;
+  /**
+   * Stores `value` unless the key already has one, and resolves with the value stored: of
+   * several daemons sharing the store that claim the same key at once, all get the same answer
+   * (the cluster's shared sealing key lives here). When the store cannot answer, the value this
+   * process knows for the key, else `value` (kept for this run).
+   */
+  claim(key: string, value: string): Promise<string>;
 }
 
 // --- stored credentials ---------------------------------------------------------------------
@@ -200,6 +207,13 @@ export interface OAuthStore {
 
   /** `logout`: every token and pending sign-in of the server, whatever its settings hash. */
   forgetSignIn(server: string): Promise<void>;
+  /**
+   * Runs a token refresh of this sign-in so that daemons sharing the store refresh it one at a
+   * time (PostgreSQL: an advisory lock); `refresh` re-reads the tokens first and uses what
+   * another daemon saved meanwhile. Optional: a store of one process runs `refresh` as is. It
+   * resolves or rejects as `refresh` does.
+   */
+  withRefreshLock?<T>(key: OAuthKey, refresh: () => Promise<T>): Promise<T>;
   /** Releases what this store opened (the SQLite one closes an in-memory fallback connection). */
   close(): Promise<void>;
 }

@@ -20,6 +20,11 @@ export class MemoryStateStore implements StateStore {
   async delete(key: string): Promise<void> {
     this.values.delete(key);
   }
+
+  async claim(key: string, value: string): Promise<string> {
+    if (!this.values.has(key)) this.values.set(key, value);
+    return this.values.get(key) as string;
+  }
 }
 
 /**
@@ -32,6 +37,7 @@ export class SqliteStateStore implements StateStore {
   private readonly selectValue: Statement<[string], { value: string }>;
   private readonly upsertValue: Statement<[string, string, number]>;
   private readonly deleteValue: Statement<[string]>;
+  private readonly insertValue: Statement<[string, string, number]>;
 
   /** Throws if the `daemon_state` table is missing (a database of a version without it). */
   constructor(
@@ -44,6 +50,7 @@ export class SqliteStateStore implements StateStore {
       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
     `);
     this.deleteValue = db.prepare('DELETE FROM daemon_state WHERE key = ?');
+    this.insertValue = db.prepare('INSERT INTO daemon_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING');
   }
 
   async get(key: string): Promise<string | undefined> {
@@ -75,5 +82,34 @@ export class SqliteStateStore implements StateStore {
     } catch (err) {
       this.options.logger?.warn({ key, err: errorMessage(err) }, 'state delete failed');
     }
+  }
+
+  async claim(key: string, value: string): Promise<string> {
+    if (!this.options.readOnly && this.db.open) {
+      try {
+        // Insert-or-keep then read, in one transaction: another process's claim is either
+        // before it (kept) or after it (finds ours).
+        const stored = this.db.transaction(() => {
+          this.insertValue.run(key, value, (this.options.now ?? Date.now)());
+          return this.selectValue.get(key)?.value;
+        }).immediate();
+        if (stored !== undefined) {
+          this.memory.set(key, stored);
+          return stored;
+        }
+      } catch (err) {
+        this.options.logger?.warn({ key, err: errorMessage(err) }, 'state claim failed');
+      }
+    } else if (!this.memory.has(key) && this.db.open) {
+      // Read-only: a value already in the file still wins over a new one.
+      try {
+        const stored = this.selectValue.get(key)?.value;
+        if (stored !== undefined) this.memory.set(key, stored);
+      } catch (err) {
+        this.options.logger?.warn({ key, err: errorMessage(err) }, 'state read failed');
+      }
+    }
+    if (!this.memory.has(key)) this.memory.set(key, value);
+    return this.memory.get(key) as string;
   }
 }

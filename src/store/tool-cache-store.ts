@@ -191,7 +191,8 @@ export class NoopToolCacheStore implements ToolCacheStore {
   async close(): Promise<void> {}
 }
 
-function parseHints(json: string | null): ListHints | undefined {
+/** Shared with the PostgreSQL store: the same stored text means the same thing. */
+export function parseHints(json: string | null): ListHints | undefined {
   if (json === null) return undefined;
   try {
     const value = JSON.parse(json) as Record<string, unknown>;
@@ -204,7 +205,7 @@ function parseHints(json: string | null): ListHints | undefined {
   }
 }
 
-function parseVerdict(json: string): StoredVerdict['verdict'] | undefined {
+export function parseVerdict(json: string): StoredVerdict['verdict'] | undefined {
   try {
     const value = JSON.parse(json) as { kind?: unknown; discover?: unknown };
     if (value.kind === 'legacy') return { kind: 'legacy' };
@@ -218,7 +219,7 @@ function parseVerdict(json: string): StoredVerdict['verdict'] | undefined {
 }
 
 /** A row is only as trustworthy as the file; anything but an array of named tools is a miss. */
-function parseTools(json: string): Tool[] | undefined {
+export function parseTools(json: string): Tool[] | undefined {
   try {
     const value: unknown = JSON.parse(json);
     if (!Array.isArray(value)) return undefined;

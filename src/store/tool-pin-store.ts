@@ -83,7 +83,8 @@ export class SqliteToolPinStore implements ToolPinStore {
   }
 }
 
-function parseDefinition(json: string): Record<string, unknown> | undefined {
+/** Shared with the PostgreSQL store. */
+export function parseDefinition(json: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(json);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;

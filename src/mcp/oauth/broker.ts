@@ -7,7 +7,7 @@ import { errorMessage, SwitchboardError } from '../../errors.js';
 import { configHash } from '../../config/config-hash.js';
 import type { CredentialStore, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 import type { Clock } from '../../util/clock.js';
-import { hashState, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';
+import { hashState, refreshDue, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';
 import { isUnattended } from './client-credentials.js';
 import { refreshStoredTokens, renewUnattended } from './refresh.js';
 import { StepUpGuard } from './step-up.js';
@@ -105,7 +105,18 @@ export class OAuthBroker {
         const id = `${scope.key.server}\u0000${scope.key.authHash}`;
         let running = this.#refreshing.get(id);
         if (!running) {
-          const renewal = provider.unattended ? renewUnattended(deps, scope, stored, provider) : refreshStoredTokens(deps, scope, stored, provider);
+          const renew = (current: StoredTokens): Promise<StoredTokens | undefined> =>
+            provider.unattended ? renewUnattended(deps, scope, current, provider) : refreshStoredTokens(deps, scope, current, provider);
+          const store = this.#store;
+          const renewal = store.withRefreshLock
+            ? // Daemons sharing the store refresh one at a time (issue #28): under the lock, the
+              // tokens are read again, and what another daemon refreshed meanwhile is used as is.
+              store.withRefreshLock(scope.key, async () => {
+                const current = await store.getTokens(scope.key, stored.issuer);
+                if (!current) return undefined;
+                return refreshDue(current, this.#clock.now(), provider.unattended) ? renew(current) : current;
+              })
+            : renew(stored);
           running = renewal.finally(() => this.#refreshing.delete(id));
           this.#refreshing.set(id, running);
         }

@@ -101,6 +101,22 @@ describe('loadDaemonConfig', () => {
     expect(message).toMatch(new RegExp(`^${path}: port \\(from SWITCHBOARD_PORT\\): `));
   });
 
+  it('takes a PostgreSQL store URL from `store`, SWITCHBOARD_DATABASE_URL winning; anything else is refused without echoing it', async () => {
+    const t = await makeTree();
+    expect((await loadDaemonConfig({ env: {}, home: t.home })).store).toBeUndefined();
+    const path = await t.write('sb.json', { store: 'postgres://sb:file-pw@db.example:5432/sb' });
+    expect(await loadDaemonConfig({ path, env: {}, home: t.home })).toMatchObject({ store: 'postgres://sb:file-pw@db.example:5432/sb' });
+    const env = { SWITCHBOARD_DATABASE_URL: 'postgresql://sb:env-pw@db2.example/sb' };
+    expect(await loadDaemonConfig({ path, env, home: t.home })).toMatchObject({ store: 'postgresql://sb:env-pw@db2.example/sb' });
+
+    const bad = await t.write('bad.json', { store: 'mysql://sb:bad-pw@db.example/sb' });
+    const message = await failure(loadDaemonConfig({ path: bad, env: {}, home: t.home }));
+    expect(message).toBe(`${bad}: store: expected a postgres:// or postgresql:// URL (leave it out for the embedded SQLite file)`);
+    const fromEnv = await failure(loadDaemonConfig({ path, env: { SWITCHBOARD_DATABASE_URL: 'sqlite:///x?pw=env-bad' }, home: t.home }));
+    expect(fromEnv).toMatch(/store \(from SWITCHBOARD_DATABASE_URL\): expected a postgres/);
+    expect(fromEnv).not.toContain('env-bad');
+  });
+
   it('expands ${VAR} in server entries before validating them', async () => {
     const t = await makeTree();
     const path = await t.write('sb.json', { mcpServers: { api: { url: 'https://${API_HOST}/mcp' } } });

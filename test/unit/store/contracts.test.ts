@@ -12,10 +12,16 @@ import { describeStateContract } from './contracts/state-contract.js';
 import { describeToolCacheContract } from './contracts/tool-cache-contract.js';
 import { withLatency } from '../../helpers/late-store.js';
 import { tempDir } from './store-helpers.js';
+import { postgresStores } from '../../helpers/pg-stores.js';
+import { describeAuditContract } from './contracts/audit-contract.js';
+import { describePinContract } from './contracts/pin-contract.js';
+import { MemoryToolPinStore } from '../../../src/store/tool-pin-store.js';
+import { openAuditStore } from '../../../src/store/audit-store.js';
 
 /**
- * Every backend of every store port against the port's contract. A new backend (PostgreSQL,
- * say) adds one line per port here.
+ * Every backend of every store port against the port's contract: SQLite (file and in memory),
+ * memory, and PostgreSQL (issue #28: a fresh database per test on the suite's server). A new
+ * backend adds one line per port here.
  */
 
 /** The stores of a fresh SQLite file, closed when the test ends. */
@@ -46,6 +52,7 @@ function memoryOAuth() {
 describeToolCacheContract('SQLite file', async ({ now }) => sqliteFile(now).store);
 describeToolCacheContract('SQLite in memory', async ({ now }) => sqliteMemory(now));
 // Not a backend: proof that the suite holds a store that answers later, as a networked one does.
+describeToolCacheContract('PostgreSQL', async ({ now }) => (await postgresStores({ now })).store);
 describeToolCacheContract('SQLite in memory, answering 2 ms late', async ({ now }) => withLatency(sqliteMemory(now), 2));
 
 describeStateContract('SQLite file', async () => sqliteFile().state);
@@ -55,12 +62,15 @@ describeStateContract('SQLite in memory', async () => {
   return new SqliteStateStore(opened.db!);
 });
 describeStateContract('memory', async () => new MemoryStateStore());
+describeStateContract('PostgreSQL', async () => (await postgresStores()).state);
 
 describeCredentialContract('SQLite file', async () => sqliteFile().credentials);
 describeCredentialContract('SQLite in memory', async () => memoryOAuth().credentials);
+describeCredentialContract('PostgreSQL', async () => (await postgresStores()).credentials);
 
 describeOAuthContract('SQLite file', async () => sqliteFile().oauth);
 describeOAuthContract('SQLite in memory', async () => memoryOAuth());
+describeOAuthContract('PostgreSQL', async () => (await postgresStores()).oauth);
 
 describeAgentContract('SQLite file', async () => {
   const { agents } = sqliteFile();
@@ -68,3 +78,16 @@ describeAgentContract('SQLite file', async () => {
   return agents;
 });
 describeAgentContract('memory', async () => new MemoryAgentStore());
+describeAgentContract('PostgreSQL', async () => (await postgresStores()).agents);
+
+describePinContract('memory', async () => new MemoryToolPinStore());
+describePinContract('SQLite file', async () => sqliteFile().pins);
+describePinContract('PostgreSQL', async () => (await postgresStores()).pins);
+
+describeAuditContract('SQLite file', async () => sqliteFile().audit);
+describeAuditContract('SQLite in memory', async () => {
+  const audit = openAuditStore(undefined, true);
+  onTestFinished(() => audit.close());
+  return audit;
+});
+describeAuditContract('PostgreSQL', async () => (await postgresStores()).audit);

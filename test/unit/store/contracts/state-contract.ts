@@ -27,5 +27,16 @@ export function describeStateContract(name: string, make: MakeStateStore): void 
       await Promise.all(writes);
       expect(await read).toBe('3');
     });
+
+    it('claims a key once: the first value stays, whoever claims after gets it', async () => {
+      const state = await make();
+      expect(await state.claim('sealing-key', 'first')).toBe('first');
+      expect(await state.claim('sealing-key', 'second')).toBe('first');
+      expect(await state.get('sealing-key')).toBe('first');
+      await state.set('other', 'set');
+      expect(await state.claim('other', 'claimed')).toBe('set');
+      const claims = await Promise.all([state.claim('race', 'a'), state.claim('race', 'b'), state.claim('race', 'c')]);
+      expect(claims).toEqual(['a', 'a', 'a']);
+    });
   });
 }

@@ -1,0 +1,170 @@
+import type pg from 'pg';
+import { SchemaTooNewError, type Migration } from '../migrations.js';
+
+/**
+ * The PostgreSQL schema (issue #28), as an ordered, append-only list like the SQLite one in
+ * ../migrations.ts: an applied migration is never edited, a change is a new entry. The tables
+ * mirror SQLite's, with the same names and meanings; JSON stays `text` so a tool definition is
+ * served back byte for byte (jsonb would reorder its keys).
+ */
+export const PG_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'create-stores',
+    sql: `
+      CREATE TABLE tool_cache (
+        server         text    NOT NULL PRIMARY KEY,
+        config_hash    text    NOT NULL,
+        format_version integer NOT NULL,
+        tools_json     text    NOT NULL,
+        tool_count     integer NOT NULL,
+        cached_at      bigint  NOT NULL,
+        hints_json     text
+      );
+      CREATE TABLE protocol_verdict (
+        server       text   NOT NULL PRIMARY KEY,
+        config_hash  text   NOT NULL,
+        verdict_json text   NOT NULL,
+        probed_at    bigint NOT NULL
+      );
+      CREATE TABLE daemon_state (
+        key        text   NOT NULL PRIMARY KEY,
+        value      text   NOT NULL,
+        updated_at bigint NOT NULL
+      );
+      CREATE TABLE tool_pin (
+        server          text   NOT NULL,
+        tool            text   NOT NULL,
+        hash            text   NOT NULL,
+        definition_json text   NOT NULL,
+        pinned_at       bigint NOT NULL,
+        PRIMARY KEY (server, tool)
+      );
+      CREATE TABLE oauth_client (
+        server      text   NOT NULL,
+        auth_hash   text   NOT NULL,
+        issuer      text   NOT NULL,
+        client_json text   NOT NULL,
+        origin      text   NOT NULL,
+        saved_at    bigint NOT NULL,
+        PRIMARY KEY (server, auth_hash, issuer)
+      );
+      -- seq orders two saves of the same millisecond: "the tokens saved last" is the highest.
+      CREATE TABLE oauth_token (
+        server      text      NOT NULL,
+        auth_hash   text      NOT NULL,
+        issuer      text      NOT NULL,
+        tokens_json text      NOT NULL,
+        expires_at  bigint,
+        saved_at    bigint    NOT NULL,
+        seq         bigserial NOT NULL,
+        PRIMARY KEY (server, auth_hash, issuer)
+      );
+      CREATE TABLE oauth_discovery (
+        server       text   NOT NULL,
+        auth_hash    text   NOT NULL,
+        state_json   text,
+        resource_url text,
+        saved_at     bigint NOT NULL,
+        PRIMARY KEY (server, auth_hash)
+      );
+      CREATE TABLE oauth_pending (
+        state_hash    text   NOT NULL PRIMARY KEY,
+        server        text   NOT NULL,
+        auth_hash     text   NOT NULL,
+        code_verifier text,
+        created_at    bigint NOT NULL,
+        expires_at    bigint NOT NULL
+      );
+      CREATE TABLE stored_credential (
+        server   text   NOT NULL PRIMARY KEY,
+        token    text   NOT NULL,
+        saved_at bigint NOT NULL
+      );
+      CREATE TABLE agent (
+        name          text   NOT NULL PRIMARY KEY,
+        settings_json text   NOT NULL,
+        created_at    bigint NOT NULL,
+        revoked_at    bigint
+      );
+      CREATE TABLE agent_key (
+        id         text   NOT NULL PRIMARY KEY,
+        agent      text   NOT NULL,
+        salt       bytea  NOT NULL,
+        hash       bytea  NOT NULL,
+        created_at bigint NOT NULL,
+        revoked_at bigint
+      );
+      CREATE INDEX agent_key_by_agent ON agent_key (agent);
+      CREATE TABLE audit_log (
+        id           bigserial        PRIMARY KEY,
+        ts           bigint           NOT NULL,
+        agent        text,
+        transport    text             NOT NULL,
+        server       text             NOT NULL,
+        kind         text             NOT NULL,
+        name         text             NOT NULL,
+        outcome      text             NOT NULL,
+        code         text,
+        duration_ms  double precision NOT NULL,
+        arg_bytes    integer          NOT NULL,
+        result_bytes integer          NOT NULL,
+        args_json    text
+      );
+      CREATE INDEX audit_log_ts ON audit_log (ts);
+      -- Replica heartbeats (issue #28 item 2): written and read by the cluster code.
+      CREATE TABLE replicas (
+        id           text   PRIMARY KEY,
+        url          text   NOT NULL,
+        started_at   bigint NOT NULL,
+        heartbeat_at bigint NOT NULL,
+        info         jsonb  NOT NULL DEFAULT '{}'
+      );
+    `,
+  },
+];
+
+/** The advisory lock key every replica migrates under (any fixed 64-bit number; "switchbd"). */
+export const MIGRATION_LOCK_KEY = 0x7377697463686264n;
+
+/**
+ * Applies the pending PostgreSQL migrations in one transaction, under a transaction-level
+ * advisory lock: two replicas starting at once take turns, and the second finds nothing left
+ * to do. Throws `SchemaTooNewError` when the database has migrations this version does not know
+ * (a newer Switchboard migrated it): running on would misread its tables. Returns the ids applied.
+ */
+export async function migratePostgres(
+  pool: pg.Pool,
+  migrations: readonly Migration[] = PG_MIGRATIONS,
+  now: () => number = Date.now,
+): Promise<number[]> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS migrations (
+        id         integer NOT NULL PRIMARY KEY,
+        name       text    NOT NULL,
+        applied_at bigint  NOT NULL
+      )`);
+    const applied = new Set((await client.query<{ id: number }>('SELECT id FROM migrations ORDER BY id')).rows.map((row) => Number(row.id)));
+    const known = new Set(migrations.map((m) => m.id));
+    const unknown = [...applied].filter((id) => !known.has(id));
+    if (unknown.length > 0) throw new SchemaTooNewError(unknown);
+    const pending = [...migrations].sort((a, b) => a.id - b.id).filter((m) => !applied.has(m.id));
+    for (const migration of pending) {
+      await client.query(migration.sql);
+      await client.query('INSERT INTO migrations (id, name, applied_at) VALUES ($1, $2, $3)', [migration.id, migration.name, now()]);
+    }
+    await client.query('COMMIT');
+    return pending.map((m) => m.id);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    if (!(err instanceof SchemaTooNewError)) broken = err instanceof Error ? err : new Error(String(err));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { callTool, serverStatus, signIn, startOAuthFixture, type OAuthFixture } from '../helpers/oauth.js';
+import { freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
+
+/**
+ * Issue #28 item 1: two daemons on one PostgreSQL store share an OAuth sign-in, and a token
+ * refresh happens on one of them at a time (an advisory lock); the other uses the new token.
+ */
+
+/** Pings off: the clock moves by an hour and every request the fixture sees is counted. */
+const NO_PINGS = { health: { enabled: true, pingIntervalMs: 0 } };
+
+/**
+ * A client registered beforehand, as a cluster uses: a dynamically registered one is bound to
+ * the redirect URI of the daemon that registered it, and each test daemon has its own port.
+ */
+const CLIENT = { clientId: 'sb-cluster', clientSecret: 'cluster-secret' };
+
+async function replica(fixture: OAuthFixture, url: string, clock: ManualClock): Promise<TestDaemon> {
+  const stores = await postgresStores({ url });
+  return startDaemon({ servers: { remote: { type: 'http', url: fixture.url, oauth: CLIENT } }, config: NO_PINGS, deps: { clock, stores } });
+}
+
+async function whoami(sb: TestDaemon): Promise<{ seq: number; clientId: string }> {
+  const result = await callTool(sb, 'mcp_remote_whoami');
+  expect(result.isError, JSON.stringify(result)).toBeFalsy();
+  return JSON.parse(result.content[0]?.text ?? '{}') as { seq: number; clientId: string };
+}
+
+describe('OAuth on a PostgreSQL store shared by two daemons', () => {
+  it('a sign-in on A serves B; tokens due on both are refreshed once, and both use the new ones', async () => {
+    const fixture = await startOAuthFixture({ DCR: '0', CLIENTS: `${CLIENT.clientId}:${CLIENT.clientSecret}` });
+    const url = await freshDatabaseUrl();
+    const clock = new ManualClock();
+    const [a, b] = [await replica(fixture, url, clock), await replica(fixture, url, clock)];
+    await signIn(a, 'remote');
+    await serverStatus(b, 'remote', 'needs_auth');
+    // B reconnects and finds A's tokens in the shared store: no sign-in of its own.
+    expect((await b.json('/servers/remote/reload', { method: 'POST' })).status).toBe(200);
+    await serverStatus(b, 'remote', 'connected');
+    const [onA, onB] = [await whoami(a), await whoami(b)];
+    expect(onB.clientId).toBe(CLIENT.clientId);
+    expect(onA.clientId).toBe(CLIENT.clientId);
+    expect((await fixture.state()).as).toMatchObject({ codeGrants: 1, refreshGrants: 0 });
+
+    // Both inside the token's last minute at once: each would refresh before its request leaves.
+    clock.advance(60 * 60_000 - 30_000);
+    const calls = await Promise.all([whoami(a), whoami(b), whoami(a), whoami(b)]);
+    expect(calls.map((call) => call.clientId)).toEqual(Array(4).fill(CLIENT.clientId));
+    expect((await fixture.state()).as).toMatchObject({ codeGrants: 1, refreshGrants: 1, rejectedRefreshes: 0 });
+  });
+});

@@ -1,0 +1,158 @@
+import pg from 'pg';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openStores } from '../../../src/store/open-stores.js';
+import { SqliteToolCacheStore } from '../../../src/store/tool-cache-store.js';
+import { openPostgresStores, StoreUnavailableError } from '../../../src/store/pg/open-postgres.js';
+import { migratePostgres, PG_MIGRATIONS } from '../../../src/store/pg/pg-migrations.js';
+import { maskDatabaseUrl } from '../../../src/store/pg/pg-url.js';
+import { freePort } from '../../helpers/free-port.js';
+import { cutOff, freshDatabaseUrl, postgresStores } from '../../helpers/pg-stores.js';
+import { HASH, TOOLS } from './cache-fixtures.js';
+import { spyLogger, tempDir } from './store-helpers.js';
+import { join } from 'node:path';
+
+/**
+ * The PostgreSQL backend's own behaviour (issue #28) beyond the port contracts (contracts.test.ts):
+ * migrations, several daemons on one database, refusals at open, an outage while running.
+ */
+
+async function pool(url: string): Promise<pg.Pool> {
+  const p = new pg.Pool({ connectionString: url });
+  onTestFinished(() => p.end());
+  return p;
+}
+
+describe('PostgreSQL migrations', () => {
+  it('apply once; two daemons migrating one fresh database at once take turns', async () => {
+    const url = await freshDatabaseUrl();
+    const [a, b] = [await pool(url), await pool(url)];
+    const applied = await Promise.all([migratePostgres(a), migratePostgres(b)]);
+    expect(applied.sort((x, y) => y.length - x.length)).toEqual([PG_MIGRATIONS.map((m) => m.id), []]);
+    expect(await migratePostgres(a)).toEqual([]);
+    const columns = await a.query<{ column_name: string; data_type: string }>(
+      "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'replicas' ORDER BY ordinal_position",
+    );
+    expect(columns.rows).toEqual([
+      { column_name: 'id', data_type: 'text' },
+      { column_name: 'url', data_type: 'text' },
+      { column_name: 'started_at', data_type: 'bigint' },
+      { column_name: 'heartbeat_at', data_type: 'bigint' },
+      { column_name: 'info', data_type: 'jsonb' },
+    ]);
+  });
+
+  it('refuse a database migrated by a newer version, saying so, and leave it alone', async () => {
+    const url = await freshDatabaseUrl();
+    const admin = await pool(url);
+    await migratePostgres(admin);
+    await admin.query("INSERT INTO migrations (id, name, applied_at) VALUES (999, 'from-the-future', 0)");
+    const opening = openPostgresStores(url);
+    await expect(opening).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(opening).rejects.toThrow(/newer Switchboard .*999.*refusing to start/);
+    expect((await admin.query('SELECT id FROM migrations ORDER BY id')).rows.map((r: { id: number }) => r.id)).toEqual([1, 999]);
+  });
+});
+
+describe('opening the PostgreSQL store', () => {
+  it('fails at once, naming host:port and never the password, when nothing listens there', async () => {
+    const port = await freePort();
+    const url = `postgres://switchboard:sekrit-pw@127.0.0.1:${port}/switchboard`;
+    const opening = openStores({ url, dbPath: ':memory:', postgres: { connectTimeoutMs: 2000 } });
+    await expect(opening).rejects.toBeInstanceOf(StoreUnavailableError);
+    const message = await opening.then(() => '', (err: Error) => err.message);
+    expect(message).toContain(`127.0.0.1:${port}/switchboard`);
+    expect(message).not.toContain('sekrit-pw');
+  });
+
+  it('opens SQLite without a URL, PostgreSQL with one, and says which', async () => {
+    const sqlite = await openStores({ dbPath: join(tempDir(), 'state.db') });
+    onTestFinished(() => sqlite.store.close());
+    expect(sqlite.backend).toBe('sqlite');
+    expect(sqlite.store).toBeInstanceOf(SqliteToolCacheStore);
+    const postgres = await openStores({ url: await freshDatabaseUrl(), dbPath: ':memory:' });
+    onTestFinished(async () => {
+      await postgres.store.close();
+      await postgres.close?.();
+    });
+    expect(postgres.backend).toBe('postgres');
+    expect(postgres.pool).toBeInstanceOf(pg.Pool);
+  });
+
+  it('masks the password of a URL', () => {
+    expect(maskDatabaseUrl('postgres://sb:p%40ss@db.example:6432/sb?sslmode=require')).toBe('postgres://sb:***@db.example:6432/sb?sslmode=require');
+    expect(maskDatabaseUrl('postgres://db.example/sb')).toBe('postgres://db.example/sb');
+  });
+});
+
+describe('several daemons on one PostgreSQL database', () => {
+  it('share the tool cache, state, agents and pins', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await postgresStores({ url });
+    const b = await postgresStores({ url });
+    await a.store.put('echo', HASH, TOOLS);
+    expect((await b.store.get('echo', HASH))?.tools).toEqual(TOOLS);
+    await a.state.set('instance-id:7337', 'x');
+    expect(await b.state.get('instance-id:7337')).toBe('x');
+    await a.agents.putAgent({ name: 'ci', settings: {}, createdAt: 1 });
+    expect((await b.agents.agents()).map((agent) => agent.name)).toEqual(['ci']);
+    await a.pins.put('echo', [{ tool: 't', hash: 'h', definition: {}, pinnedAt: 1 }]);
+    expect((await b.pins.pinsOf('echo')).map((pin) => pin.hash)).toEqual(['h']);
+  });
+
+  it('claim one value between them, however many claim at once', async () => {
+    const url = await freshDatabaseUrl();
+    const stores = await Promise.all([1, 2, 3].map(() => postgresStores({ url })));
+    const claims = await Promise.all(stores.flatMap((s, i) => [s.state.claim('sealing-key', `key-${i}-a`), s.state.claim('sealing-key', `key-${i}-b`)]));
+    expect(new Set(claims).size).toBe(1);
+    expect(await stores[0]!.state.get('sealing-key')).toBe(claims[0]);
+  });
+
+  it('hand a pending sign-in to one of them only', async () => {
+    const url = await freshDatabaseUrl();
+    const [a, b] = [await postgresStores({ url }), await postgresStores({ url })];
+    const key = { server: 'remote', authHash: 'h' };
+    await a.oauth.addPending('state-1', key, 1, 1000);
+    const takes = await Promise.all([a.oauth.takePending('state-1', 2), b.oauth.takePending('state-1', 2), b.oauth.takePending('state-1', 2)]);
+    expect(takes.filter(Boolean)).toHaveLength(1);
+  });
+});
+
+describe('the PostgreSQL store losing its database while running', () => {
+  it('warns (host:port, no password), answers from memory, and clears the warning when the database returns', async () => {
+    const url = await freshDatabaseUrl();
+    const logger = spyLogger();
+    const stores = await postgresStores({ url, logger, probeIntervalMs: 100, connectTimeoutMs: 1000 });
+    const key = { server: 'remote', authHash: 'h' };
+    await stores.oauth.putTokens(key, 'https://as.example', { access_token: 'at-1' }, undefined, 1);
+    await stores.state.set('k', 'v');
+    const pin = { tool: 't', hash: 'h1', definition: { description: 'd' }, pinnedAt: 1 };
+    await stores.pins.put('echo', [pin]);
+    expect(await stores.pins.pinsOf('echo')).toEqual([pin]);
+    expect(stores.liveWarnings?.()).toEqual([]);
+
+    const outage = await cutOff(url);
+    let restored = false;
+    onTestFinished(async () => {
+      if (!restored) await outage.restore();
+    });
+    // Reads resolve (never reject) with what this process knew.
+    expect((await stores.oauth.latestTokens(key))?.tokens).toEqual({ access_token: 'at-1' });
+    expect(await stores.state.get('k')).toBe('v');
+    // A changed tool stays held: the pins last read answer for the table.
+    expect(await stores.pins.pinsOf('echo')).toEqual([pin]);
+    expect(await stores.store.get('echo', HASH)).toBeUndefined();
+    await expect(stores.audit.append([{ ts: 1, transport: 'rest', server: 's', kind: 'tools/call', name: 'n', outcome: 'ok', durationMs: 1, argBytes: 0, resultBytes: 0 }])).resolves.toBeUndefined();
+    const [warning] = stores.liveWarnings?.() ?? [];
+    expect(warning).toMatch(new RegExp(`PostgreSQL store 127\\.0\\.0\\.1:\\d+/${new URL(url).pathname.slice(1)} unreachable since`));
+    expect(logger.warn).toHaveBeenCalledWith(expect.objectContaining({ store: expect.stringMatching(/^127\.0\.0\.1:/) }), 'PostgreSQL store unreachable; serving from memory');
+    expect(logger.warn).toHaveBeenCalledWith({ entries: 1 }, 'audit write dropped: store unreachable');
+    // Logged by key, never by value.
+    expect(JSON.stringify(logger.warn.mock.calls)).not.toContain('at-1');
+
+    await outage.restore();
+    restored = true;
+    await expect.poll(() => stores.liveWarnings?.(), { timeout: 10_000 }).toEqual([]);
+    await stores.store.put('echo', HASH, TOOLS);
+    expect((await stores.store.get('echo', HASH))?.tools).toEqual(TOOLS);
+  });
+});
