@@ -15,6 +15,7 @@ import { describeListenFailure, urlHost } from './listen-failure.js';
 import { logNoServers, trackStartup } from './startup-summary.js';
 import { PACKAGE_VERSION } from '../http/package-info.js';
 import { startTelemetry } from '../telemetry/start-telemetry.js';
+import { prepareCluster } from '../cluster/join-cluster.js';
 import { maskDatabaseUrl, openStores, StoreUnavailableError, type OpenedStores } from '../store/open-stores.js';
 
 export const SERVE_USAGE = usageOf('serve');
@@ -91,9 +92,12 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   const stores = io.deps?.store || io.deps?.stores ? undefined : await openServeStores(config, logger);
   // Before the daemon, so the first request is traced; nothing of the SDK loads unless asked for.
   const telemetry = await startTelemetry(config.telemetry, env, PACKAGE_VERSION, logger);
+  // Every daemon on one PostgreSQL database is a replica of one cluster (issue #28).
+  const cluster = stores?.backend === 'postgres' && stores.pool && config.store ? await prepareCluster({ connectionString: config.store, pool: stores.pool, state: stores.state }) : undefined;
   const daemon = createDaemon(config, {
     ...io.deps,
     ...(stores ? { stores } : {}),
+    ...(cluster ? { cluster } : {}),
     ...(telemetry ? { telemetry: telemetry.telemetry } : {}),
     cwd,
     home,

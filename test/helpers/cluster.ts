@@ -1,15 +1,12 @@
 import pg from 'pg';
+import { migratePostgres } from '../../src/store/pg/pg-migrations.js';
 
-/**
- * Makes a fresh test database ready for replicas: the table the heartbeats write.
- * TODO(merge): replaced by the PostgreSQL store's migrations once they land.
- */
+/** Makes a fresh test database ready for replicas: the PostgreSQL store's schema, `replicas` table included. */
 export async function prepareClusterDatabase(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
   try {
-    await client.query(`CREATE TABLE IF NOT EXISTS replicas (id text PRIMARY KEY, url text NOT NULL, started_at bigint NOT NULL, heartbeat_at bigint NOT NULL, info jsonb NOT NULL DEFAULT '{}')`);
+    await migratePostgres(pool);
   } finally {
-    await client.end();
+    await pool.end();
   }
 }
