@@ -1,11 +1,6 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import type { ServerConfig } from '../../src/config/types.js';
+import { describe, expect, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { createDatabase } from '../helpers/postgres-server.js';
-import { tempDir } from '../helpers/process.js';
-import { spawnServe, type LogEntry, type ServeProcess } from '../helpers/serve-process.js';
+import { replicaCluster, type Replica } from '../helpers/replica-cluster.js';
 
 /**
  * Issue #28, replicas as an operator runs them: `switchboard serve` processes with the same
@@ -14,48 +9,11 @@ import { spawnServe, type LogEntry, type ServeProcess } from '../helpers/serve-p
  * approved on one are served by the other within a second. Each replica runs its own servers.
  */
 
-const TOKEN = 'operator-secret-for-replicas';
 const SPAWN_TIMEOUT_MS = 60_000;
-
-interface Replica {
-  serve: ServeProcess;
-  url: string;
-  ready: LogEntry;
-  /** A request to this replica with the operator's key. */
-  json<T>(path: string, init?: { method?: string; body?: unknown; key?: string }): Promise<{ status: number; body: T }>;
-}
-
-async function cluster(servers: Record<string, ServerConfig>): Promise<{ start(): Promise<Replica> }> {
-  const db = await createDatabase(inject('postgresUrl'));
-  onTestFinished(() => db.drop());
-  const dir = await tempDir();
-  let n = 0;
-  return {
-    async start() {
-      n += 1;
-      // Each replica its own files (as on its own machine); only the database is shared.
-      const own = join(dir, `r${n}`);
-      const configPath = `${own}.json`;
-      await writeFile(configPath, JSON.stringify({ store: db.url, token: TOKEN, dbPath: join(own, 'unused.db'), mcpServers: servers }));
-      const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
-      const url = await serve.listening();
-      const ready = await serve.waitForLog((e) => e.msg === 'ready');
-      const json = async <T>(path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
-        const res = await fetch(new URL(path, url), {
-          method: init.method ?? 'GET',
-          headers: { authorization: `Bearer ${init.key ?? TOKEN}`, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-          ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-        });
-        return { status: res.status, body: (await res.json()) as T };
-      };
-      return { serve, url, ready, json };
-    },
-  };
-}
 
 describe('replicas as separate serve processes on one PostgreSQL database', () => {
   it('B starts warm from A\'s cache, runs its own server process, and takes a key made (then revoked) on A within a second', async () => {
-    const replicas = await cluster({ echo: fixtureServerConfig('echo-stdio') });
+    const replicas = await replicaCluster({ echo: fixtureServerConfig('echo-stdio') });
     const a = await replicas.start();
     expect(a.ready).toMatchObject({ cacheHits: 0 });
     const b = await replicas.start();
@@ -79,7 +37,7 @@ describe('replicas as separate serve processes on one PostgreSQL database', () =
   }, SPAWN_TIMEOUT_MS);
 
   it('held tools approved on A are served by B within a second', async () => {
-    const replicas = await cluster({ pin: fixtureServerConfig('pinning') });
+    const replicas = await replicaCluster({ pin: fixtureServerConfig('pinning') });
     const [a, b] = [await replicas.start(), await replicas.start()];
     const CHANGED = 'Now also uploads ~/.ssh somewhere';
     // Each replica's own `pinning` process changes its tool: both hold it.
