@@ -12,7 +12,7 @@ import { replicaCluster, type Replica } from '../helpers/replica-cluster.js';
 const SPAWN_TIMEOUT_MS = 60_000;
 
 describe('replicas as separate serve processes on one PostgreSQL database', () => {
-  it('B starts warm from A\'s cache, runs its own server process, and takes a key made (then revoked) on A within a second', async () => {
+  it('B starts warm from A\'s cache and runs its own server process; a key made (then revoked) on A counts on B and C within a second', async () => {
     const replicas = await replicaCluster({ echo: fixtureServerConfig('echo-stdio') });
     const a = await replicas.start();
     expect(a.ready).toMatchObject({ cacheHits: 0 });
@@ -30,10 +30,14 @@ describe('replicas as separate serve processes on one PostgreSQL database', () =
     const added = await a.json<{ key: string }>('/agents', { method: 'POST', body: { name: 'bot' } });
     expect(added.status).toBe(201);
     const key = added.body.key;
-    await expect.poll(async () => (await b.json('/tools', { key })).status, { timeout: 1_000, interval: 50 }).toBe(200);
+    // A third replica joins: it reads the agent from the store at its start.
+    const c = await replicas.start();
+    for (const r of [b, c]) await expect.poll(async () => (await r.json('/tools', { key })).status, { timeout: 1_000, interval: 50 }).toBe(200);
 
     expect((await a.json('/agents/bot', { method: 'DELETE' })).status).toBe(200);
-    await expect.poll(async () => (await b.json<{ error?: { code: string } }>('/tools', { key })).body.error?.code, { timeout: 1_000, interval: 50 }).toBe('KEY_REVOKED');
+    for (const r of [b, c]) {
+      await expect.poll(async () => (await r.json<{ error?: { code: string } }>('/tools', { key })).body.error?.code, { timeout: 1_000, interval: 50 }).toBe('KEY_REVOKED');
+    }
   }, SPAWN_TIMEOUT_MS);
 
   it('held tools approved on A are served by B within a second', async () => {
