@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { startNginx, type Nginx } from '../test/helpers/nginx.js';
+import { createDatabase, startPostgres } from '../test/helpers/postgres-server.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
 import { echoServers } from './lib/echo.js';
@@ -16,9 +17,9 @@ import { ms, perSecond, ratio, type Row } from './lib/table.js';
  * without nginx, which prices the balancer hop. Each replica has its own echo-stdio upstream.
  * Rounds rotate the order of the paths; figures are medians over rounds.
  *
- * Store: with SWITCHBOARD_DATABASE_URL set (the environment reaches the replicas unchanged) they
- * share that PostgreSQL database; otherwise each keeps its own embedded SQLite store, which a
- * tool call does not need to share (the audit log is each replica's own).
+ * Store: the replicas share one PostgreSQL database, as replicas do (issue #28): the one of
+ * SWITCHBOARD_DATABASE_URL when set (the environment reaches the replicas unchanged), else one
+ * the bench starts from Debian's package. The audit log of every call goes there.
  *
  * Everything — bench process, nginx, every replica and upstream — shares this machine's cores,
  * so the figures show what a balancer and more processes cost and whether they help on one
@@ -88,8 +89,13 @@ export const b11: Benchmark = {
   id: 'B11',
   title: `replicas behind nginx, echo calls, ${IN_FLIGHT} in flight`,
   async run(ctx: BenchContext): Promise<BenchResult> {
-    const store = process.env.SWITCHBOARD_DATABASE_URL ? 'one PostgreSQL database (SWITCHBOARD_DATABASE_URL)' : 'an embedded SQLite store each';
-    ctx.log(`  replicas use ${store}`);
+    // Replicas are what share one database: without SWITCHBOARD_DATABASE_URL the bench starts a
+    // PostgreSQL of its own (as the tests do) and hands it to every replica through the environment.
+    const given = process.env.SWITCHBOARD_DATABASE_URL;
+    const postgres = given ? undefined : await startPostgres();
+    const database = postgres ? await createDatabase(postgres.url) : undefined;
+    if (database) process.env.SWITCHBOARD_DATABASE_URL = database.url;
+    ctx.log(`  replicas share ${given ? 'the PostgreSQL database of SWITCHBOARD_DATABASE_URL' : 'a PostgreSQL database the bench started'}`);
     const serves: ServeProcess[] = [];
     const nginxes: Nginx[] = [];
     const paths: Path[] = [];
@@ -210,7 +216,7 @@ export const b11: Benchmark = {
           inFlight: IN_FLIGHT,
           rounds: ROUNDS,
           callsPerRound: CALLS_PER_ROUND,
-          store,
+          store: given ? 'postgres (SWITCHBOARD_DATABASE_URL)' : 'postgres (started by the bench)',
           cores: cpus().length,
           paths: results.map(({ id, protocol, replicas, stats, rounds, cpuPerCallMs, machineBusy }) => ({ id, protocol, replicas, stats, rounds, cpuPerCallMs, machineBusy })),
         },
@@ -222,6 +228,11 @@ export const b11: Benchmark = {
         const stopped = await serve.stop();
         if (stopped.orphans > 0) ctx.log(`  warning: ${stopped.orphans} child process(es) outlived a replica`);
       }
+      if (database) {
+        delete process.env.SWITCHBOARD_DATABASE_URL;
+        await database.drop();
+      }
+      await postgres?.stop();
     }
   },
 };
