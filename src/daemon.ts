@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { DaemonConfig } from './config/schema.js';
 import type { ClusterAction } from './cluster/cluster.js';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
-import { advertisedUrl } from './cluster/replica-identity.js';
+import { advertisedUrl } from './util/replica-id.js';
 import { buildApp } from './http/app.js';
 import { RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';

@@ -7,7 +7,7 @@ import type { EventBus } from '../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { ClusterChannel } from './cluster-channel.js';
 import { Cluster } from './cluster.js';
-import { newReplicaId } from './replica-identity.js';
+import { newReplicaId } from '../util/replica-id.js';
 import { ReplicaHeartbeats } from './replica-heartbeats.js';
 
 /**

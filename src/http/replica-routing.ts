@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forwardRequest, wasForwarded } from '../cluster/forward-request.js';
-import { ownerOf } from '../cluster/replica-identity.js';
+import { ownerOf } from '../util/replica-id.js';
 
 /**
  * Requests for what another replica holds go to that replica (issue #28 item 3): a 2025-era

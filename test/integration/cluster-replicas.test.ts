@@ -6,7 +6,7 @@ import type WebSocket from 'ws';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import type { ClusterSettings } from '../../src/cluster/join-cluster.js';
 import type { ServerConfig } from '../../src/config/types.js';
-import { newReplicaId, ownerOf } from '../../src/cluster/replica-identity.js';
+import { newReplicaId, ownerOf } from '../../src/util/replica-id.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { collectUntil, openEvents } from '../helpers/events.js';

@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ownerOf } from '../../src/cluster/replica-identity.js';
+import { ownerOf } from '../../src/util/replica-id.js';
 import { textOf } from '../helpers/connect.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { startNginx } from '../helpers/nginx.js';

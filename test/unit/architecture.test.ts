@@ -16,6 +16,7 @@ const LAYERS: Array<{ name: string; owns: (file: string) => boolean }> = [
   { name: 'telemetry', owns: (f) => f.startsWith('telemetry/') },
   { name: 'mcp', owns: (f) => f.startsWith('mcp/') },
   { name: 'runtime', owns: (f) => f.startsWith('runtime/') },
+  { name: 'cluster', owns: (f) => f.startsWith('cluster/') },
   { name: 'http', owns: (f) => f.startsWith('http/') },
   { name: 'daemon', owns: (f) => f === 'daemon.ts' || f === 'index.ts' },
   { name: 'cli', owns: (f) => f === 'cli.ts' || f === 'watchdog.ts' || f.startsWith('cli/') },

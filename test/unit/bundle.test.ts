@@ -56,12 +56,13 @@ describe('the CLI bundle', () => {
     expect(modules.filter((m) => !allowed(m))).toEqual([]);
   });
 
-  it('keeps only the native addon (and ws\'s optional ones) outside the bundle', () => {
+  it('keeps only the native addons (better-sqlite3; ws\'s and pg\'s optional ones) outside the bundle', () => {
     const builtin = (path: string): boolean => path.startsWith('node:') || builtinModules.includes(path.split('/')[0]!);
     const external = new Set(
       outputs.flatMap(([, output]) => output.imports.filter((i) => i.external && !builtin(i.path)).map((i) => i.path)),
     );
     expect(external).toContain('better-sqlite3');
-    for (const path of external) expect(['better-sqlite3', 'bufferutil', 'utf-8-validate']).toContain(path);
+    // pg-native: node-postgres requires it only for `pg.native`, which Switchboard never uses.
+    for (const path of external) expect(['better-sqlite3', 'bufferutil', 'utf-8-validate', 'pg-native']).toContain(path);
   });
 });

@@ -166,7 +166,7 @@ export class Continuations {
   constructor(
     private readonly ttlMs = PARKED_TTL_MS,
     private readonly max = MAX_PARKED,
-    /** Put before every token: `<replica id>.` in a cluster (replica-identity.ts), else nothing. */
+    /** Put before every token: `<replica id>.` in a cluster (util/replica-id.ts), else nothing. */
     readonly tokenPrefix = '',
   ) {}
 

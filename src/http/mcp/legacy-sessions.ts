@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
-import { ownedId } from '../../cluster/replica-identity.js';
+import { ownedId } from '../../util/replica-id.js';
 import type { AgentRef } from '../calls/agent-ref.js';
 import type { SessionState } from './agent-channel.js';
 
@@ -26,7 +26,7 @@ export interface LegacySessionsOptions {
   maxSessions: number;
   /** A session with no request (and no open stream) for this long is closed. */
   idleMs: number;
-  /** In a cluster, the replica id every session id starts with (replica-identity.ts): another replica forwards it here. */
+  /** In a cluster, the replica id every session id starts with (util/replica-id.ts): another replica forwards it here. */
   replicaId?: string;
 }
 

@@ -1,4 +1,4 @@
-import { ownedId } from '../../cluster/replica-identity.js';
+import { ownedId } from '../../util/replica-id.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import { CatalogueModes, type CatalogueModeSettings, type ToolSearcher } from './catalogue-mode.js';
 import { Continuations } from './continuations.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ownedId } from '../../cluster/replica-identity.js';
+import { ownedId } from '../../util/replica-id.js';
 import type { Progress } from '@modelcontextprotocol/client';
 import { SwitchboardError } from '../../errors.js';
 import { systemClock, type Clock } from '../../util/clock.js';
