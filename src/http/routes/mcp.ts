@@ -15,6 +15,7 @@ import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
 import { createServerParts, type CatalogueOptions } from '../mcp/server-parts.js';
 import { SessionRelay } from '../mcp/session-relay.js';
+import { ModernServers } from '../mcp/modern-servers.js';
 
 export interface McpRoutesOptions {
   manager: AgentSource & Pick<MCPManager, 'onServerTraffic' | 'requests'>;
@@ -80,9 +81,11 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     idleMs: options.sessionIdleMs ?? 30 * 60_000,
   });
   const onerror = (err: Error): void => app.log.debug({ err: err.message }, 'mcp (2026-07-28) request failed');
-  // One `Server` per request, as the stateless era wants; the lists it serves are shared.
-  // The request's agent comes through the SDK's pass-through `authInfo` (set below as `req.auth`).
-  const modern = createMcpHandler((ctx) => createAgentServer({ ...serverOptions, ...agentOf(ctx.authInfo) }), { legacy: 'reject', onerror });
+  // A `Server` per request in flight, as the stateless era wants, reused once its exchange closed
+  // (modern-servers.ts); the lists it serves are shared. The request's agent comes through the
+  // SDK's pass-through `authInfo` (set below as `req.auth`).
+  const modernServers = new ModernServers(serverOptions);
+  const modern = createMcpHandler((ctx) => modernServers.take(agentOf(ctx.authInfo)), { legacy: 'reject', onerror });
   const serveModern = toNodeHandler(modern, { onerror });
   const relay = new SessionRelay({
     manager,
@@ -226,9 +229,9 @@ function authOf(agent: AgentRef): AuthInfo {
   return { token: '', clientId: agent.name, scopes: [], extra: { agent } };
 }
 
-function agentOf(auth: AuthInfo | undefined): { agent?: AgentRef } {
+function agentOf(auth: AuthInfo | undefined): AgentRef | undefined {
   const agent = auth?.extra?.agent as AgentRef | undefined;
-  return typeof agent?.name === 'string' ? { agent } : {};
+  return typeof agent?.name === 'string' ? agent : undefined;
 }
 
 /** The URIs a `subscriptions/listen` request subscribes to. */
