@@ -6,7 +6,7 @@ import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { EventBus } from '../../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import { deferred, type Deferred } from '../../util/deferred.js';
+import { PendingCount } from '../../util/pending-count.js';
 import { delay } from '../../util/delay.js';
 import type { AgentRef } from '../calls/agent-ref.js';
 import type { RequestRunner } from '../calls/request-runner.js';
@@ -181,7 +181,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       if (session?.state.agent && request.agent) session.state.agent = request.agent;
       // The SDK transport's own wording for the same refusals.
       if (!session) return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_NOT_FOUND', 'Session not found'));
-    } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
+    } else if (request.method === 'POST' && isInitialize(request.body)) {
       if (!(await sessions.makeRoom())) return void sendJsonRpcRefusal(reply, new SwitchboardError('TOO_MANY_MCP_SESSIONS', 'Too many MCP sessions'));
       session = await sessions.open(request.agent);
       opened = true;
@@ -244,6 +244,11 @@ function isListen(body: unknown): boolean {
   return (body as { method?: unknown } | null)?.method === 'subscriptions/listen';
 }
 
+/** The SDK's `isInitializeRequest` (a zod parse) only for a body that names the method at all: every modern request asks. */
+function isInitialize(body: unknown): boolean {
+  return (body as { method?: unknown } | null)?.method === 'initialize' && isInitializeRequest(body);
+}
+
 /**
  * Whether a request without a session id is 2025-era: an `initialize` is, cheaply; a POST with no
  * JSON body goes the legacy way (as the SDK's `isLegacyRequest` sends it); anything else is the
@@ -252,7 +257,7 @@ function isListen(body: unknown): boolean {
  * about a tenth of its CPU (issue #17).
  */
 function isLegacy(request: FastifyRequest): boolean {
-  if (request.method === 'POST' && isInitializeRequest(request.body)) return true;
+  if (request.method === 'POST' && isInitialize(request.body)) return true;
   if (request.method === 'POST' && request.body === undefined) return true;
   const facts: InboundHttpRequest = { httpMethod: request.method };
   const protocolVersion = headerOf(request, 'mcp-protocol-version');
@@ -269,29 +274,6 @@ function isLegacy(request: FastifyRequest): boolean {
 function headerOf(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
-}
-
-/** How many things are pending, and a promise for when that reaches zero. */
-class PendingCount {
-  private count = 0;
-  private idle: Deferred<void> | undefined;
-
-  add(): void {
-    this.count += 1;
-  }
-
-  done(): void {
-    this.count -= 1;
-    if (this.count > 0) return;
-    this.idle?.resolve();
-    this.idle = undefined;
-  }
-
-  drained(): Promise<void> {
-    if (this.count === 0) return Promise.resolve();
-    this.idle ??= deferred();
-    return this.idle.promise;
-  }
 }
 
 function whenAborted(signal: AbortSignal): Promise<void> {
