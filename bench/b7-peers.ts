@@ -1,15 +1,14 @@
-import { fixtureServerConfig } from '../test/helpers/fixtures.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { directPath, mcpClientPath, mcpHubRestPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
-import { connectDirect } from './lib/direct.js';
-import { echoServers } from './lib/echo.js';
+import { connectDirectTo } from './lib/direct.js';
+import { echoStdioUpstream, everythingUpstream, type EchoUpstream } from './lib/echo.js';
 import { createHttpClient, expectStatus } from './lib/http.js';
 import { runRounds, type PathResult } from './lib/load.js';
 import { assertLoopbackOnly, mcpHubReady, peerLabel, startMcpHub, startMcpProxy } from './lib/peers.js';
 import { createWorkspace, startServe, type StopOutcome } from './lib/serve.js';
 import { median } from './lib/stats.js';
 import { echoStdioServers, measureMcpHubStart, measureServeStart, type PeerStartSample, type StartSample } from './lib/startup.js';
-import { peerRows, type CallResults, type StartResults } from './b7-rows.js';
+import { peerRows, type CallResults, type SetupCalls, type StartResults } from './b7-rows.js';
 
 /**
  * B7 — Switchboard next to the peers a user would pick instead (issue #17), all fronting the same
@@ -34,34 +33,41 @@ export const b7: Benchmark = {
   id: 'B7',
   title: 'peers: Switchboard vs mcp-hub (REST) and mcp-proxy (/mcp), one echo-stdio upstream; start vs mcp-hub',
   async run(ctx: BenchContext): Promise<BenchResult> {
-    const calls = await measureCalls(ctx);
+    // Two upstream setups (issue #27): the project's fixture, and the npm server-everything.
+    const setups: SetupCalls[] = [];
+    for (const upstream of [echoStdioUpstream(), everythingUpstream()]) {
+      ctx.log(`  upstream: ${upstream.label}`);
+      setups.push({ label: upstream.label, calls: await measureCalls(ctx, upstream) });
+    }
     const starts = await measureStarts(ctx);
+    const [calls] = setups as [SetupCalls];
     return {
-      rows: peerRows(calls, starts, IN_FLIGHT),
+      rows: peerRows(setups, starts, IN_FLIGHT),
       data: {
         peers: { mcpHub: peerLabel('mcp-hub'), mcpProxy: peerLabel('mcp-proxy') },
-        sequential: { ...SEQUENTIAL, paths: Object.fromEntries(calls.sequential) },
-        concurrent: { ...CONCURRENT, paths: Object.fromEntries(calls.concurrent) },
+        sequential: { ...SEQUENTIAL, paths: Object.fromEntries(calls.calls.sequential) },
+        concurrent: { ...CONCURRENT, paths: Object.fromEntries(calls.calls.concurrent) },
+        setups: setups.map(({ label, calls: c }) => ({ label, sequential: Object.fromEntries(c.sequential), concurrent: Object.fromEntries(c.concurrent) })),
         startup: { servers: START_SERVERS, reps: START_REPS, ...starts },
       },
     };
   },
 };
 
-async function measureCalls(ctx: BenchContext): Promise<CallResults> {
+async function measureCalls(ctx: BenchContext, upstream: EchoUpstream): Promise<CallResults> {
   // Undone in reverse order, whatever fails: clients first, then the processes.
   const cleanups: Array<() => Promise<unknown>> = [];
   const reportStop = (name: string) => (outcome: StopOutcome) => {
     if (outcome.orphans > 0) ctx.log(`  warning: ${outcome.orphans} child process(es) outlived ${name}`);
   };
   try {
-    const serve = await startServe({ servers: echoServers(), ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}) });
+    const serve = await startServe({ servers: { echo: upstream.server }, ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}) });
     cleanups.push(() => serve.stop().then(reportStop('switchboard')));
-    const hub = await startMcpHub({ echo: fixtureServerConfig('echo-stdio') });
+    const hub = await startMcpHub({ echo: upstream.server });
     cleanups.push(() => hub.stop().then(reportStop('mcp-hub')));
-    const proxy = await startMcpProxy(fixtureServerConfig('echo-stdio'));
+    const proxy = await startMcpProxy(upstream.server);
     cleanups.push(() => proxy.stop().then(reportStop('mcp-proxy')));
-    const direct = await connectDirect('echo-stdio');
+    const direct = await connectDirectTo(upstream.server);
     cleanups.push(() => direct.close());
 
     const serveUrl = await serve.listening;
@@ -85,16 +91,16 @@ async function measureCalls(ctx: BenchContext): Promise<CallResults> {
       return opened;
     };
     const mcpPaths = [
-      await open(mcpClientPath({ id: 'switchboard-mcp-legacy', url: `${serveUrl}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: 'legacy' })),
-      await open(mcpClientPath({ id: 'mcp-proxy-mcp-legacy', url: `${proxyUrl}/mcp`, frontPid: proxy.pid, tool: 'echo', era: 'legacy' })),
-      await open(mcpClientPath({ id: 'switchboard-mcp-modern', url: `${serveUrl}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: 'modern' })),
-      await open(mcpClientPath({ id: 'mcp-proxy-mcp-modern', url: `${proxyUrl}/mcp`, frontPid: proxy.pid, tool: 'echo', era: 'modern' })),
+      await open(mcpClientPath({ id: 'switchboard-mcp-legacy', url: `${serveUrl}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: 'legacy', upstream })),
+      await open(mcpClientPath({ id: 'mcp-proxy-mcp-legacy', url: `${proxyUrl}/mcp`, frontPid: proxy.pid, tool: 'echo', era: 'legacy', upstream })),
+      await open(mcpClientPath({ id: 'switchboard-mcp-modern', url: `${serveUrl}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: 'modern', upstream })),
+      await open(mcpClientPath({ id: 'mcp-proxy-mcp-modern', url: `${proxyUrl}/mcp`, frontPid: proxy.pid, tool: 'echo', era: 'modern', upstream })),
     ];
-    const floor = await open(directPath(direct));
+    const floor = await open(directPath(direct, 'direct', upstream));
     // REST clients hold one keep-alive socket per call in flight; /mcp paths share one SDK Client.
     const restPaths = async (connections: number): Promise<CallPath[]> => [
-      await open(switchboardRestPath(serveUrl, serve.pid, connections)),
-      await open(mcpHubRestPath(hubUrl, hub.pid, connections)),
+      await open(switchboardRestPath(serveUrl, serve.pid, connections, 'switchboard-rest', upstream)),
+      await open(mcpHubRestPath(hubUrl, hub.pid, connections, 'echo', 'mcp-hub-rest', upstream)),
     ];
 
     const log = (phase: string) => (round: number, results: ReadonlyMap<string, PathResult>) =>

@@ -33,7 +33,17 @@ interface Pair {
   throughputTarget?: number;
 }
 
-export function peerRows(calls: CallResults, starts: StartResults, inFlight: number): Row[] {
+/** One upstream setup's calls (issue #27: the echo-stdio fixture, and server-everything). */
+export interface SetupCalls {
+  label: string;
+  calls: CallResults;
+}
+
+export function peerRows(setups: readonly SetupCalls[], starts: StartResults, inFlight: number): Row[] {
+  return [...setups.flatMap(({ label, calls }) => callRows(calls, inFlight, setups.length > 1 ? `[${label}] ` : '')), ...startRows(starts)];
+}
+
+function callRows(calls: CallResults, inFlight: number, prefix: string): Row[] {
   const hub = peerLabel('mcp-hub');
   const proxy = peerLabel('mcp-proxy');
   const pairs: Pair[] = [
@@ -49,7 +59,7 @@ export function peerRows(calls: CallResults, starts: StartResults, inFlight: num
   const rows: Row[] = [
     {
       id: 'B7',
-      metric: `floor: direct SDK stdio client, echo p50 / p99 sequential; calls/s ${inFlight} in flight`,
+      metric: `${prefix}floor: direct SDK stdio client, echo p50 / p99 sequential; calls/s ${inFlight} in flight`,
       value: `${pair(direct.seq.stats.p50, direct.seq.stats.p99)}; ${perSecond(direct.conc.stats.callsPerSecond)}`,
       baseline: '—',
       ratio: '—',
@@ -66,7 +76,7 @@ export function peerRows(calls: CallResults, starts: StartResults, inFlight: num
     rows.push(
       {
         id: 'B7',
-        metric: `${p.what}: echo p50 / p99, sequential`,
+        metric: `${prefix}${p.what}: echo p50 / p99, sequential`,
         value: pair(ours.stats.p50, ours.stats.p99),
         baseline: `${p.peerLabel} ${pair(theirs.stats.p50, theirs.stats.p99)}`,
         ratio: `${ratio(ours.stats.p50, theirs.stats.p50)} / ${ratio(ours.stats.p99, theirs.stats.p99)}`,
@@ -75,7 +85,7 @@ export function peerRows(calls: CallResults, starts: StartResults, inFlight: num
       },
       {
         id: 'B7',
-        metric: `${p.what}: overhead p50 (p50 − direct ${ms(directP50)})`,
+        metric: `${prefix}${p.what}: overhead p50 (p50 − direct ${ms(directP50)})`,
         value: signed(oursOverhead),
         baseline: `${p.peerLabel} ${signed(theirOverhead)}`,
         ratio: ratio(oursOverhead, theirOverhead),
@@ -84,7 +94,7 @@ export function peerRows(calls: CallResults, starts: StartResults, inFlight: num
       },
       {
         id: 'B7',
-        metric: `${p.what}: calls/s, ${inFlight} in flight (p50 / p99)`,
+        metric: `${prefix}${p.what}: calls/s, ${inFlight} in flight (p50 / p99)`,
         value: `${perSecond(oursConc.stats.callsPerSecond)} (${pair(oursConc.stats.p50, oursConc.stats.p99)})`,
         baseline: `${p.peerLabel} ${perSecond(theirsConc.stats.callsPerSecond)} (${pair(theirsConc.stats.p50, theirsConc.stats.p99)})`,
         ratio: ratio(oursConc.stats.callsPerSecond, theirsConc.stats.callsPerSecond),
@@ -93,7 +103,7 @@ export function peerRows(calls: CallResults, starts: StartResults, inFlight: num
       },
       {
         id: 'B7',
-        metric: `${p.what}: front process CPU per call, sequential / ${inFlight} in flight`,
+        metric: `${prefix}${p.what}: front process CPU per call, sequential / ${inFlight} in flight`,
         value: pair(ours.frontCpuPerCallMs, oursConc.frontCpuPerCallMs),
         baseline: `${p.peerLabel} ${pair(theirs.frontCpuPerCallMs, theirsConc.frontCpuPerCallMs)}`,
         ratio: `${ratio(ours.frontCpuPerCallMs, theirs.frontCpuPerCallMs)} / ${ratio(oursConc.frontCpuPerCallMs, theirsConc.frontCpuPerCallMs)}`,
@@ -103,9 +113,14 @@ export function peerRows(calls: CallResults, starts: StartResults, inFlight: num
     );
   }
 
+  return rows;
+}
+
+function startRows(starts: StartResults): Row[] {
+  const hub = peerLabel('mcp-hub');
   const hubReady = `${hub} ready ${ms(starts.hub.readyMs)}`;
   const listening = median([...starts.samples.cold, ...starts.samples.warm].map((sample) => sample.listeningMs));
-  rows.push(
+  return [
     {
       id: 'B7',
       metric: 'start → listening (node + module load)',
@@ -144,8 +159,7 @@ export function peerRows(calls: CallResults, starts: StartResults, inFlight: num
       target: '—',
       verdict: 'report',
     },
-  );
-  return rows;
+  ];
 }
 
 function get(results: Map<string, PathResult>, id: string): PathResult {

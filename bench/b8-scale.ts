@@ -43,6 +43,7 @@ const METRICS: Metric[] = [
   { label: `add_tool on one server → all ${SUBSCRIBERS} subscribers have tools.changed, p50`, pick: (s) => s.fanoutP50Ms, format: ms, scaled: true },
   { label: 'first GET /tools after that one-server change, p50', pick: (s) => s.listAfterChangeP50Ms, format: ms, scaled: true },
   { label: 'daemon RSS after GC, all connected', pick: (s) => s.rssBytes, format: mib, scaled: true },
+  { label: 'daemon V8 heap in use after GC, all connected', pick: (s) => s.heapUsedBytes, format: mib, scaled: true },
 ];
 
 /** Growth exponents between neighbouring points of a curve along `size`. */
@@ -86,7 +87,7 @@ export const b8: Benchmark = {
       const sample = await measureScalePoint(point, OPTIONS, ctx);
       samples.set(key(point), sample);
       ctx.log(
-        `    ready ${ms(sample.warmReadyMs)}, all ${ms(sample.warmAllConnectedMs)}, GET ${ms(sample.listP50Ms)}, 304 ${ms(sample.notModifiedP50Ms)}, call ${ms(sample.callP50Ms)}, fan-out ${ms(sample.fanoutP50Ms)}, GET after change ${ms(sample.listAfterChangeP50Ms)} (cached ${ms(sample.listCachedAfterChangeP50Ms)}), RSS ${mib(sample.rssBytes)}`,
+        `    ready ${ms(sample.warmReadyMs)}, all ${ms(sample.warmAllConnectedMs)}, GET ${ms(sample.listP50Ms)}, 304 ${ms(sample.notModifiedP50Ms)}, call ${ms(sample.callP50Ms)}, fan-out ${ms(sample.fanoutP50Ms)}, GET after change ${ms(sample.listAfterChangeP50Ms)} (cached ${ms(sample.listCachedAfterChangeP50Ms)}), RSS ${mib(sample.rssBytes)}, heap ${mib(sample.heapUsedBytes)}`,
       );
     }
     const rows = custom

@@ -18,6 +18,29 @@ const REQUIRE_BANNER =
   "import { createRequire as __sbCreateRequire } from 'node:module'; const require = __sbCreateRequire(import.meta.url);";
 
 /**
+ * Fastify's schema compilers (ajv, fast-json-stringify, ~680 KB) and its `inject()` helper
+ * (light-my-request) are required by fastify only for routes that declare a JSON schema, and for
+ * `app.inject()`. Switchboard declares none (requests are parsed with zod, responses are
+ * serialised by `JSON.stringify`) and the CLI never injects; without them in the bundle a start
+ * compiles and evaluates that much less (issue #27). Should a route ever declare a schema, its
+ * registration fails loudly with the message below instead of compiling it.
+ */
+const UNUSED_IN_CLI = /^(@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler|light-my-request)$/;
+const unusedInCli = {
+  name: 'unused-in-cli',
+  setup(build) {
+    build.onResolve({ filter: UNUSED_IN_CLI }, (args) => ({ path: args.path, namespace: 'unused-in-cli' }));
+    build.onLoad({ filter: /.*/, namespace: 'unused-in-cli' }, (args) => {
+      const refusal = `throw new Error(${JSON.stringify(`${args.path} is left out of the CLI bundle (scripts/bundle.mjs): declare no fastify route schema, use zod`)});`;
+      // The compilers export a selector fastify calls at construction; it returns the builder
+      // that only a route with a schema would call. light-my-request is the injector itself.
+      const contents = args.path === 'light-my-request' ? `module.exports = function inject() { ${refusal} };` : `module.exports = function selector() { return function build() { ${refusal} }; };`;
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
+/**
  * Builds the CLI bundle into `outdir` (default dist/). better-sqlite3 stays external because it
  * is a native addon; bufferutil and utf-8-validate are optional speed-ups of ws that are not
  * installed. Returns esbuild's metafile.
@@ -44,6 +67,7 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
     sourcemap: 'linked',
     metafile: true,
     logLevel,
+    plugins: [unusedInCli],
   });
   // The bin (`#!/usr/bin/env node`): runnable as ./dist/cli.js, not only through npm's bin link.
   chmodSync(`${outdir}/cli.js`, 0o755);

@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { perRequestSignalFetch } from '../../src/mcp/transport/transports.js';
 import type { DirectClient } from './direct.js';
-import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, ECHO_TEXT } from './echo.js';
+import { ECHO_BODY, ECHO_PATH, echoStdioUpstream, type EchoUpstream } from './echo.js';
 import { createHttpClient, expectStatus } from './http.js';
 import type { LoadPath } from './load.js';
 
@@ -25,9 +25,9 @@ interface TextContent {
   content?: Array<{ type?: string; text?: string }>;
 }
 
-function expectEcho(result: TextContent | undefined, what: string): void {
+function expectEcho(result: TextContent | undefined, what: string, expected: string): void {
   const text = result?.content?.[0]?.text;
-  if (text !== ECHO_TEXT) throw new Error(`${what} answered ${JSON.stringify(result).slice(0, 300)}, not the echo`);
+  if (text !== expected) throw new Error(`${what} answered ${JSON.stringify(result).slice(0, 300)}, not the echo`);
 }
 
 interface RestPathOptions {
@@ -41,6 +41,8 @@ interface RestPathOptions {
   resultOf(body: unknown): TextContent | undefined;
   /** Keep-alive sockets: 1 for sequential calls, as many as calls in flight otherwise. */
   connections: number;
+  /** The text the echo answers with. */
+  expected: string;
 }
 
 function restPath(options: RestPathOptions): CallPath {
@@ -55,21 +57,22 @@ function restPath(options: RestPathOptions): CallPath {
     },
     check: async () => {
       const res = expectStatus(await http.postJson(options.path, options.body), 200, what);
-      expectEcho(options.resultOf(JSON.parse(res.body.toString('utf8'))), what);
+      expectEcho(options.resultOf(JSON.parse(res.body.toString('utf8'))), what, options.expected);
     },
     close: async () => http.close(),
   };
 }
 
 /** `POST /tools/mcp_echo_echo/call` on a Switchboard daemon whose echo server is named `echo`. */
-export function switchboardRestPath(baseUrl: string, frontPid: number, connections: number, id = 'switchboard-rest'): CallPath {
-  return restPath({ id, baseUrl, frontPid, path: ECHO_PATH, body: ECHO_BODY, resultOf: (body) => body as TextContent, connections });
+export function switchboardRestPath(baseUrl: string, frontPid: number, connections: number, id = 'switchboard-rest', upstream = echoStdioUpstream()): CallPath {
+  const body = upstream.args === echoStdioUpstream().args ? ECHO_BODY : Buffer.from(JSON.stringify({ arguments: upstream.args }));
+  return restPath({ id, baseUrl, frontPid, path: ECHO_PATH, body, resultOf: (res) => res as TextContent, connections, expected: upstream.expected });
 }
 
 /** mcp-hub's `POST /api/servers/tools` with `{ server_name, tool, arguments }`; it answers `{ result, timestamp }`. */
-export function mcpHubRestPath(baseUrl: string, frontPid: number, connections: number, serverName = 'echo', id = 'mcp-hub-rest'): CallPath {
-  const body = Buffer.from(JSON.stringify({ server_name: serverName, tool: 'echo', arguments: ECHO_ARGS }));
-  return restPath({ id, baseUrl, frontPid, path: '/api/servers/tools', body, resultOf: (b) => (b as { result?: TextContent }).result, connections });
+export function mcpHubRestPath(baseUrl: string, frontPid: number, connections: number, serverName = 'echo', id = 'mcp-hub-rest', upstream = echoStdioUpstream()): CallPath {
+  const body = Buffer.from(JSON.stringify({ server_name: serverName, tool: 'echo', arguments: upstream.args }));
+  return restPath({ id, baseUrl, frontPid, path: '/api/servers/tools', body, resultOf: (b) => (b as { result?: TextContent }).result, connections, expected: upstream.expected });
 }
 
 export interface McpPathOptions {
@@ -80,6 +83,8 @@ export interface McpPathOptions {
   /** The echo tool's name on that endpoint (`mcp_echo_echo` on Switchboard, `echo` on mcp-proxy). */
   tool: string;
   era: McpEra;
+  /** @default the echo-stdio fixture's arguments and answer */
+  upstream?: EchoUpstream;
 }
 
 /**
@@ -99,12 +104,13 @@ export async function mcpClientPath(options: McpPathOptions): Promise<CallPath> 
     await client.close();
     throw new Error(`${options.id}: connected in the ${era} era, not ${options.era}`);
   }
-  const request = { name: options.tool, arguments: ECHO_ARGS };
+  const upstream = options.upstream ?? echoStdioUpstream();
+  const request = { name: options.tool, arguments: upstream.args };
   return {
     id: options.id,
     frontPid: options.frontPid,
     call: () => client.callTool(request),
-    check: async () => expectEcho((await client.callTool(request)) as TextContent, options.id),
+    check: async () => expectEcho((await client.callTool(request)) as TextContent, options.id, upstream.expected),
     close: async () => {
       // A 2025-era session is ended as a well-behaved client would: DELETE, then close.
       if (options.era === 'legacy') await transport.terminateSession().catch(() => undefined);
@@ -114,13 +120,13 @@ export async function mcpClientPath(options: McpPathOptions): Promise<CallPath> 
 }
 
 /** The direct SDK stdio client: the floor every path is measured against. Closing it is the caller's. */
-export function directPath(direct: DirectClient, id = 'direct'): CallPath {
-  const request = { name: 'echo', arguments: ECHO_ARGS };
+export function directPath(direct: DirectClient, id = 'direct', upstream = echoStdioUpstream()): CallPath {
+  const request = { name: 'echo', arguments: upstream.args };
   return {
     id,
     frontPid: Number.NaN,
     call: () => direct.client.callTool(request),
-    check: async () => expectEcho((await direct.client.callTool(request)) as TextContent, id),
+    check: async () => expectEcho((await direct.client.callTool(request)) as TextContent, id, upstream.expected),
     close: async () => undefined,
   };
 }

@@ -1,5 +1,6 @@
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/client';
+import type { ServerConfig } from '../../src/config/types.js';
 import { fixturePath } from '../../test/helpers/fixtures.js';
 
 /**
@@ -15,10 +16,15 @@ export interface DirectClient {
 }
 
 export async function connectDirect(fixture: string, env?: Record<string, string>): Promise<DirectClient> {
+  return connectDirectTo({ command: process.execPath, args: [fixturePath(fixture)], ...(env ? { env } : {}) });
+}
+
+/** The same, for any stdio server (B7's server-everything setup). */
+export async function connectDirectTo(server: ServerConfig): Promise<DirectClient> {
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [fixturePath(fixture)],
-    ...(env ? { env } : {}),
+    command: server.command as string,
+    args: server.args ?? [],
+    ...(server.env ? { env: server.env } : {}),
     stderr: 'ignore',
   });
   const client = new Client({ name: 'switchboard-bench-direct', version: '0.0.0' });

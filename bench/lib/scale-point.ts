@@ -37,6 +37,8 @@ export interface ScaleSample extends ScalePoint {
   listAfterChangeP50Ms: number;
   listCachedAfterChangeP50Ms: number;
   rssBytes: number;
+  /** V8 heap in use after the same full GC (issue #27: the heap per 10 000 tools). */
+  heapUsedBytes: number;
 }
 
 export interface ScaleOptions {
@@ -151,7 +153,7 @@ export async function measureScalePoint(point: ScalePoint, options: ScaleOptions
       await timedP50(call, 100);
       const callP50Ms = await timedP50(call, options.calls);
 
-      await daemon.gc();
+      const { heapUsed: heapUsedBytes } = await daemon.gc();
       const rssBytes = statusBytes(daemon.pid, 'VmRSS');
 
       subscribers = await subscribeMany(url, options.subscribers);
@@ -187,6 +189,7 @@ export async function measureScalePoint(point: ScalePoint, options: ScaleOptions
         listAfterChangeP50Ms: median(afterChange),
         listCachedAfterChangeP50Ms: median(cachedAgain),
         rssBytes,
+        heapUsedBytes,
       };
     } finally {
       for (const s of subscribers) s.ws.terminate();

@@ -43,9 +43,9 @@ export interface StartSample {
  * "listening", → `/ready` 200 (polled every 5 ms), → the first successful `GET /tools` (sent as
  * soon as the port is known; it waits for the startup gate itself), → every server connected.
  */
-export async function measureServeStart(servers: Record<string, ServerConfig>, workspace: Workspace, ctx: BenchContext): Promise<StartSample> {
+export async function measureServeStart(servers: Record<string, ServerConfig>, workspace: Workspace, ctx: BenchContext, cli?: string): Promise<StartSample> {
   const expectedTools = Object.keys(servers).length * 3;
-  const serve = await startServe({ servers, workspace, ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}) });
+  const serve = await startServe({ servers, workspace, ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}), ...(cli ? { cli } : {}) });
   // Two connections: /ready polls on one while GET /tools waits for the gate on the other.
   let http: HttpClient | undefined;
   try {

@@ -12,7 +12,21 @@ import { SwitchboardError } from '../errors.js';
 /** A server or tool name in the path. Fastify has already URL-decoded it. */
 const Name = z.string().min(1, { error: 'Must not be empty' }).max(512, { error: 'Too long' });
 
+
 export const NameParamsSchema = z.object({ name: Name });
+
+/** The most characters of a name in the path (`Name`'s max). */
+const MAX_NAME = 512;
+
+/**
+ * The `:name` of a route: what `parseInput(NameParamsSchema, …)` returns, without zod for a valid
+ * name (the call route's hot path, issue #27); anything else goes through the schema for its error.
+ */
+export function parseNameParams(params: unknown): { name: string } {
+  const name = (params as { name?: unknown } | null | undefined)?.name;
+  if (typeof name === 'string' && name.length > 0 && name.length <= MAX_NAME) return { name };
+  return parseInput(NameParamsSchema, params, 'params');
+}
 
 /** A pending approval's id in the path (`GET /approvals` lists them). */
 export const ApprovalParamsSchema = z.object({ id: z.string().min(1, { error: 'Must not be empty' }).max(100, { error: 'Too long' }) });

@@ -19,7 +19,8 @@ export const DEFAULT_LIST_TTL_MS = 10_000;
 export type { AgentServerOptions, AgentSource } from './agent-server-options.js';
 
 /**
- * One low-level SDK `Server` per 2025-era session, or per 2026-07-28 request (SPEC §7, §9): the
+ * One low-level SDK `Server` per 2025-era session, or per 2026-07-28 request at a time (reused, see
+ * modern-servers.ts) (SPEC §7, §9): the
  * aggregate of every connected server — tools, and as far as some server has them, prompts,
  * resources, completions and logging. It advertises exactly those capabilities.
  *
@@ -64,12 +65,13 @@ export function createAgentServer(options: AgentServerOptions): Server {
     return call(name, args, ctx);
   });
 
-  registerCatalogueHandlers(server, { ...options, available });
+  // The options themselves, not a copy: a reused 2026-07-28 instance gets each request's agent there (modern-servers.ts).
+  registerCatalogueHandlers(server, options, available);
   return server;
 }
 
 /** The capabilities `/mcp` advertises: tools always, the rest as far as some server has them. */
-function advertised(available: AggregateCapabilities): ServerCapabilities {
+export function advertised(available: AggregateCapabilities): ServerCapabilities {
   return {
     tools: { listChanged: true },
     ...(available.prompts ? { prompts: { listChanged: true } } : {}),

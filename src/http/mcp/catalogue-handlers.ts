@@ -14,8 +14,8 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
  */
 const MCP: RunOptions = { transport: 'mcp' };
 
-export function registerCatalogueHandlers(server: Server, options: AgentServerOptions & { available: AggregateCapabilities }): void {
-  const { lists, runner, continuations, relayStates, session, available } = options;
+export function registerCatalogueHandlers(server: Server, options: AgentServerOptions, available: AggregateCapabilities): void {
+  const { lists, runner, continuations, relayStates, session } = options;
   // A session's agent is read per request: its view follows the agent's current settings.
   const whoOf = (): AgentRef | undefined => options.agent ?? session?.agent;
   const mcpOf = (): RunOptions => {

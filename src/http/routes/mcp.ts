@@ -6,7 +6,7 @@ import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../mcp/manager.js';
 import type { EventBus } from '../../runtime/event-bus.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import { deferred, type Deferred } from '../../util/deferred.js';
+import { PendingCount } from '../../util/pending-count.js';
 import { delay } from '../../util/delay.js';
 import type { AgentRef } from '../calls/agent-ref.js';
 import type { RequestRunner } from '../calls/request-runner.js';
@@ -15,6 +15,7 @@ import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
 import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
 import { createServerParts, type CatalogueOptions, type ClusterParts } from '../mcp/server-parts.js';
 import { SessionRelay } from '../mcp/session-relay.js';
+import { ModernServers } from '../mcp/modern-servers.js';
 
 export interface McpRoutesOptions {
   manager: AgentSource & Pick<MCPManager, 'onServerTraffic' | 'requests'>;
@@ -83,9 +84,11 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     ...(options.cluster ? { replicaId: options.cluster.replicaId } : {}),
   });
   const onerror = (err: Error): void => app.log.debug({ err: err.message }, 'mcp (2026-07-28) request failed');
-  // One `Server` per request, as the stateless era wants; the lists it serves are shared.
-  // The request's agent comes through the SDK's pass-through `authInfo` (set below as `req.auth`).
-  const modern = createMcpHandler((ctx) => createAgentServer({ ...serverOptions, ...agentOf(ctx.authInfo) }), { legacy: 'reject', onerror });
+  // A `Server` per request in flight, as the stateless era wants, reused once its exchange closed
+  // (modern-servers.ts); the lists it serves are shared. The request's agent comes through the
+  // SDK's pass-through `authInfo` (set below as `req.auth`).
+  const modernServers = new ModernServers(serverOptions);
+  const modern = createMcpHandler((ctx) => modernServers.take(agentOf(ctx.authInfo)), { legacy: 'reject', onerror });
   const serveModern = toNodeHandler(modern, { onerror });
   const relay = new SessionRelay({
     manager,
@@ -181,7 +184,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       if (session?.state.agent && request.agent) session.state.agent = request.agent;
       // The SDK transport's own wording for the same refusals.
       if (!session) return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_NOT_FOUND', 'Session not found'));
-    } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
+    } else if (request.method === 'POST' && isInitialize(request.body)) {
       if (!(await sessions.makeRoom())) return void sendJsonRpcRefusal(reply, new SwitchboardError('TOO_MANY_MCP_SESSIONS', 'Too many MCP sessions'));
       session = await sessions.open(request.agent);
       opened = true;
@@ -229,9 +232,9 @@ function authOf(agent: AgentRef): AuthInfo {
   return { token: '', clientId: agent.name, scopes: [], extra: { agent } };
 }
 
-function agentOf(auth: AuthInfo | undefined): { agent?: AgentRef } {
+function agentOf(auth: AuthInfo | undefined): AgentRef | undefined {
   const agent = auth?.extra?.agent as AgentRef | undefined;
-  return typeof agent?.name === 'string' ? { agent } : {};
+  return typeof agent?.name === 'string' ? agent : undefined;
 }
 
 /** The URIs a `subscriptions/listen` request subscribes to. */
@@ -244,6 +247,11 @@ function isListen(body: unknown): boolean {
   return (body as { method?: unknown } | null)?.method === 'subscriptions/listen';
 }
 
+/** The SDK's `isInitializeRequest` (a zod parse) only for a body that names the method at all: every modern request asks. */
+function isInitialize(body: unknown): boolean {
+  return (body as { method?: unknown } | null)?.method === 'initialize' && isInitializeRequest(body);
+}
+
 /**
  * Whether a request without a session id is 2025-era: an `initialize` is, cheaply; a POST with no
  * JSON body goes the legacy way (as the SDK's `isLegacyRequest` sends it); anything else is the
@@ -252,7 +260,7 @@ function isListen(body: unknown): boolean {
  * about a tenth of its CPU (issue #17).
  */
 function isLegacy(request: FastifyRequest): boolean {
-  if (request.method === 'POST' && isInitializeRequest(request.body)) return true;
+  if (request.method === 'POST' && isInitialize(request.body)) return true;
   if (request.method === 'POST' && request.body === undefined) return true;
   const facts: InboundHttpRequest = { httpMethod: request.method };
   const protocolVersion = headerOf(request, 'mcp-protocol-version');
@@ -269,29 +277,6 @@ function isLegacy(request: FastifyRequest): boolean {
 function headerOf(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
-}
-
-/** How many things are pending, and a promise for when that reaches zero. */
-class PendingCount {
-  private count = 0;
-  private idle: Deferred<void> | undefined;
-
-  add(): void {
-    this.count += 1;
-  }
-
-  done(): void {
-    this.count -= 1;
-    if (this.count > 0) return;
-    this.idle?.resolve();
-    this.idle = undefined;
-  }
-
-  drained(): Promise<void> {
-    if (this.count === 0) return Promise.resolve();
-    this.idle ??= deferred();
-    return this.idle.promise;
-  }
 }
 
 function whenAborted(signal: AbortSignal): Promise<void> {

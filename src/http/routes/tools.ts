@@ -9,6 +9,7 @@ import { wantsEventStream } from '../calls/event-stream.js';
 import {
   NameParamsSchema,
   parseInput,
+  parseNameParams,
   ToolGetQuerySchema,
   ToolListQuerySchema,
   ToolSearchQuerySchema,
@@ -85,7 +86,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
   });
 
   app.post('/tools/:name/call', async (request, reply) => {
-    const { name } = parseInput(NameParamsSchema, request.params, 'params');
+    const { name } = parseNameParams(request.params);
     const body = request.body === undefined ? NO_ARGUMENTS : parseCallBody(request.body);
     // Asked for a stream: progress as it comes, then the result (see stream-call.ts).
     if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runtime, runner }, name, body);

@@ -1,0 +1,52 @@
+/**
+ * `node --import tsx bench/ab.ts <old cli.js> [new cli.js] [paths]`: one run that puts two builds
+ * side by side — a daemon of each, one echo-stdio server behind each, the same clients — and
+ * alternates them round by round (the order rotating), so load on a shared machine hits both
+ * alike. Paths: `rest` (POST /tools/mcp_echo_echo/call, one keep-alive socket), `modern` and
+ * `legacy` (/mcp through the SDK Client, 2026-07-28 and a 2025-era session). Prints per path and
+ * build the p50 and the daemon's CPU per call (from /proc), and new ÷ old.
+ * AB_ROUNDS (default 9) × AB_CALLS (default 500), AB_IN_FLIGHT (default 1); AB_PROF=<dir> writes
+ * each daemon's CPU profile under <dir>/old and <dir>/new.
+ */
+import { join, resolve } from 'node:path';
+import { buildFixtures } from '../test/helpers/build-fixtures.js';
+import { mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
+import { echoServers } from './lib/echo.js';
+import { runRounds } from './lib/load.js';
+import { REPO_ROOT, startServe } from './lib/serve.js';
+
+const [oldCli, newCli = join(REPO_ROOT, 'dist', 'cli.js'), wanted = 'rest,modern,legacy'] = process.argv.slice(2);
+if (!oldCli) throw new Error('usage: bench/ab.ts <old cli.js> [new cli.js] [rest,modern,legacy]');
+const kinds = wanted.split(',');
+const rounds = Number(process.env.AB_ROUNDS ?? 9);
+const callsPerRound = Number(process.env.AB_CALLS ?? 500);
+const inFlight = Number(process.env.AB_IN_FLIGHT ?? 1);
+
+await buildFixtures();
+const builds = { old: resolve(oldCli), new: resolve(newCli) };
+const daemons = await Promise.all(Object.entries(builds).map(async ([label, cli]) => ({ label, serve: await startServe({ servers: echoServers(), cli, ...(process.env.AB_PROF ? { cpuProfileDir: join(process.env.AB_PROF, label) } : {}) }) })));
+const paths: CallPath[] = [];
+try {
+  for (const { label, serve } of daemons) {
+    const url = await serve.listening;
+    for (const kind of kinds) {
+      const id = `${kind}:${label}`;
+      const path = kind === 'rest'
+        ? switchboardRestPath(url, serve.pid, inFlight, id)
+        : await mcpClientPath({ id, url: `${url}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: kind === 'modern' ? 'modern' : 'legacy' });
+      await path.check();
+      paths.push(path);
+    }
+  }
+  const results = await runRounds(paths, { rounds, callsPerRound, warmupCalls: 1000, inFlight, onRound: (r) => process.stderr.write(`round ${r}/${rounds}\n`) });
+  console.log(`| path | old p50 | new p50 | new ÷ old | old CPU/call | new CPU/call | new ÷ old |`);
+  console.log(`|---|---:|---:|---:|---:|---:|---:|`);
+  for (const kind of kinds) {
+    const o = results.get(`${kind}:old`)!;
+    const n = results.get(`${kind}:new`)!;
+    console.log(`| ${kind}${inFlight > 1 ? ` ×${inFlight}` : ''} | ${o.stats.p50!.toFixed(3)} ms | ${n.stats.p50!.toFixed(3)} ms | ${(n.stats.p50! / o.stats.p50!).toFixed(2)}× | ${o.frontCpuPerCallMs.toFixed(3)} ms | ${n.frontCpuPerCallMs.toFixed(3)} ms | ${(n.frontCpuPerCallMs / o.frontCpuPerCallMs).toFixed(2)}× |`);
+  }
+} finally {
+  for (const path of paths) await path.close().catch(() => undefined);
+  for (const { serve } of daemons) await serve.stop();
+}
