@@ -13,7 +13,8 @@ import type { ReplicaHeartbeats, ReplicaInfo } from './replica-heartbeats.js';
  *   and appear on each one's `/events`, carrying the replica they happened on;
  * - **operator actions** that change what a replica serves are applied on every replica: a reload,
  *   an agent or key created, rotated or revoked (re-read from the store), held tools approved
- *   (pinned in the store, served by each replica from its own catalogue).
+ *   (pinned in the store, served by each replica from its own catalogue), an OAuth sign-in (the
+ *   tokens are in the store; a replica whose server waits for one connects with them).
  * Each replica's own server events (status, tools, logs) stay its own: every replica connects
  * its own upstreams (item 4).
  */
@@ -25,7 +26,8 @@ export const CLUSTER_EVENT_TYPES: readonly ManagerEventType[] = ['reload.started
 export type ClusterAction =
   | { kind: 'agents.changed' }
   | { kind: 'tools.approved'; server: string; tools?: string[]; hashes?: Record<string, string> }
-  | { kind: 'reload'; server: string | null; force?: boolean };
+  | { kind: 'reload'; server: string | null; force?: boolean }
+  | { kind: 'signed-in'; server: string };
 
 /** What this replica does when another one acted. */
 export interface ClusterEffects {
@@ -34,6 +36,8 @@ export interface ClusterEffects {
   /** Serves (and pins) the held tools the other replica approved. */
   approveTools(server: string, tools: string[] | undefined, hashes: Record<string, string> | undefined): void;
   reload(server: string | null, force: boolean): Promise<unknown>;
+  /** A sign-in done on another replica is in the store: a server waiting for one connects with it. */
+  resumeAfterSignIn(server: string): void;
 }
 
 export interface ClusterOptions {
@@ -109,6 +113,9 @@ export class Cluster {
           return;
         case 'action:tools.approved':
           effects.approveTools(String(message.server), message.tools as string[] | undefined, message.hashes as Record<string, string> | undefined);
+          return;
+        case 'action:signed-in':
+          effects.resumeAfterSignIn(String(message.server));
           return;
         case 'action:reload':
           effects.reload(typeof message.server === 'string' ? message.server : null, message.force === true).catch(failed);

@@ -39,7 +39,7 @@ export async function prepareCluster(
 
 export interface ClusterParts {
   bus: EventBus;
-  manager: Pick<MCPManager, 'listServers' | 'approveTools'>;
+  manager: Pick<MCPManager, 'listServers' | 'approveTools' | 'resumeAfterSignIn'>;
   runtime: Pick<SwitchboardRuntime, 'reloadAll' | 'reloadServer'>;
   agents: Pick<AgentRegistry, 'refresh'>;
   logger: Logger;
@@ -66,6 +66,7 @@ export function createCluster(settings: ClusterSettings, parts: ClusterParts): C
     effects: {
       refreshAgents: () => parts.agents.refresh(),
       approveTools: (server, tools, hashes) => void parts.manager.approveTools(server, tools, hashes),
+      resumeAfterSignIn: (server) => void parts.manager.resumeAfterSignIn(server),
       reload: (server, force) => (server === null ? parts.runtime.reloadAll({ force }) : parts.runtime.reloadServer(server)),
     },
   });

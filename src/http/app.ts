@@ -215,7 +215,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
   const catalogue = { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, agentSettings: (name: string) => agents.get(name)?.settings };
   void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, runner, catalogue, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
-  void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
+  void app.register(oauthRoutes, {
+    manager, runtime, oauth, logger: logger.child({ component: 'oauth' }),
+    ...(cluster ? { onSignedIn: (server: string) => cluster.announce({ kind: 'signed-in', server }) } : {}),
+  });
 
   return app;
 }

@@ -12,6 +12,8 @@ export interface OAuthRoutesOptions {
   runtime: SwitchboardRuntime;
   oauth: OAuthBroker;
   logger: Logger;
+  /** A sign-in completed here (the other replicas of a cluster resume the server too, issue #28). @default nothing */
+  onSignedIn?: (server: string) => void;
 }
 
 /** What the authorization server sends the browser back with; anything else is ignored. */
@@ -27,7 +29,7 @@ const CallbackQuerySchema = z.object({
  * `/oauth/callback` is where the browser lands, so it needs no bearer token (the auth hook lists
  * it as public) — its single-use, expiring `state` is what guards it.
  */
-export const oauthRoutes: FastifyPluginCallback<OAuthRoutesOptions> = (app, { manager, runtime, oauth, logger }, done) => {
+export const oauthRoutes: FastifyPluginCallback<OAuthRoutesOptions> = (app, { manager, runtime, oauth, logger, onSignedIn }, done) => {
   const configOf = (name: string) => {
     const config = manager.serverConfig(name);
     if (!config) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
@@ -57,6 +59,7 @@ export const oauthRoutes: FastifyPluginCallback<OAuthRoutesOptions> = (app, { ma
     if (!manager.resumeAfterSignIn(server)) {
       runtime.reloadServer(server).catch((err: unknown) => logger.warn({ server, err: errorMessage(err) }, 'reconnect after sign-in failed'));
     }
+    onSignedIn?.(server);
     return reply.type('text/html; charset=utf-8').send(signedInPage(server));
   });
 
