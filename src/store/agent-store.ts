@@ -2,22 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import type { StoreLogger } from './db.js';
 import type { AgentStore, StoredAgent, StoredAgentKey } from './ports.js';
-
-interface AgentRow {
-  name: string;
-  settings_json: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-interface KeyRow {
-  id: string;
-  agent: string;
-  salt: Buffer;
-  hash: Buffer;
-  created_at: number;
-  revoked_at: number | null;
-}
+import { agentsOf, keyOf, type AgentRow, type KeyRow } from './store-rows.js';
 
 /**
  * The SQLite agent store (see `AgentStore` in ports.ts), on the tool cache's connection. Reads
@@ -53,24 +38,13 @@ export class SqliteAgentStore implements AgentStore {
 
   async agents(): Promise<StoredAgent[]> {
     return this.#read('agents', () =>
-      this.#sql.agents.all().flatMap((row) => {
-        const settings = parseObject(row.settings_json);
-        if (!settings) return [];
-        return [{ name: row.name, settings, createdAt: row.created_at, ...(row.revoked_at !== null ? { revokedAt: row.revoked_at } : {}) }];
-      }),
+      this.#sql.agents.all().flatMap(agentsOf),
     );
   }
 
   async keys(): Promise<StoredAgentKey[]> {
     return this.#read('keys', () =>
-      this.#sql.keys.all().map((row) => ({
-        id: row.id,
-        agent: row.agent,
-        salt: row.salt,
-        hash: row.hash,
-        createdAt: row.created_at,
-        ...(row.revoked_at !== null ? { revokedAt: row.revoked_at } : {}),
-      })),
+      this.#sql.keys.all().map(keyOf),
     );
   }
 
@@ -144,14 +118,5 @@ export class MemoryAgentStore implements AgentStore {
 
   async revokeKeys(agent: string, now: number): Promise<void> {
     for (const key of this.#keys.values()) if (key.agent === agent && key.revokedAt === undefined) key.revokedAt = now;
-  }
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -1,7 +1,8 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import { openDatabase, type StoreLogger } from './db.js';
-import type { AuditEntry, AuditKind, AuditOutcome, AuditQuery, AuditStore, StoredAuditEntry } from './ports.js';
+import type { AuditEntry, AuditQuery, AuditStore, StoredAuditEntry } from './ports.js';
+import { auditEntryOf, type AuditRow } from './store-rows.js';
 
 export type { AuditStore } from './ports.js';
 
@@ -9,22 +10,6 @@ export interface AuditStoreOptions {
   logger?: StoreLogger;
   /** Close the connection on `close()` (an in-memory fallback of its own). @default false */
   ownsConnection?: boolean;
-}
-
-interface Row {
-  id: number;
-  ts: number;
-  agent: string | null;
-  transport: AuditEntry['transport'];
-  server: string;
-  kind: AuditKind;
-  name: string;
-  outcome: AuditOutcome;
-  code: string | null;
-  duration_ms: number;
-  arg_bytes: number;
-  result_bytes: number;
-  args_json: string | null;
 }
 
 type InsertParams = [number, string | null, string, string, string, string, string, string | null, number, number, number, string | null];
@@ -87,7 +72,7 @@ export class SqliteAuditStore implements AuditStore {
     filter('ts', query.since, '>=');
     const sql = `SELECT * FROM audit_log ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
     try {
-      return (this.#db.prepare(sql).all(...params, query.limit) as Row[]).map(toEntry);
+      return (this.#db.prepare(sql).all(...params, query.limit) as AuditRow[]).map(auditEntryOf);
     } catch (err) {
       this.#log?.warn({ err: errorMessage(err) }, 'audit read failed');
       return [];
@@ -115,23 +100,6 @@ export class SqliteAuditStore implements AuditStore {
   }
 }
 
-function toEntry(row: Row): StoredAuditEntry {
-  return {
-    id: row.id,
-    ts: row.ts,
-    ...(row.agent !== null ? { agent: row.agent } : {}),
-    transport: row.transport,
-    server: row.server,
-    kind: row.kind,
-    name: row.name,
-    outcome: row.outcome,
-    ...(row.code !== null ? { code: row.code } : {}),
-    durationMs: row.duration_ms,
-    argBytes: row.arg_bytes,
-    resultBytes: row.result_bytes,
-    ...(row.args_json !== null ? { arguments: row.args_json } : {}),
-  };
-}
 
 /**
  * The audit store on the daemon's connection when it takes writes; otherwise on an in-memory

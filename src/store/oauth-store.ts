@@ -3,20 +3,7 @@ import { errorMessage } from '../errors.js';
 import { SqliteCredentialStore } from './credential-store.js';
 import type { StoreLogger } from './db.js';
 import type { ClientOrigin, OAuthKey, OAuthStore, PendingSignIn, StoredClient, StoredDiscovery, StoredTokens } from './ports.js';
-
-interface TokenRow {
-  issuer: string;
-  tokens_json: string;
-  expires_at: number | null;
-  saved_at: number;
-}
-
-interface PendingRow {
-  server: string;
-  auth_hash: string;
-  code_verifier: string | null;
-  expires_at: number;
-}
+import { parseJson, pendingOf, tokensOf, type PendingRow, type TokenRow } from './store-rows.js';
 
 export interface OAuthStoreOptions {
   logger?: StoreLogger;
@@ -103,14 +90,14 @@ export class SqliteOAuthStore implements OAuthStore {
   async getClient(key: OAuthKey, issuer: string): Promise<StoredClient | undefined> {
     return this.#read('client read', key.server, () => {
       const row = this.#sql.getClient.get(key.server, key.authHash, issuer);
-      return row && { info: parse(row.client_json), origin: row.origin };
+      return row && { info: parseJson(row.client_json), origin: row.origin };
     });
   }
 
   async clientsOf(key: OAuthKey): Promise<Array<StoredClient & { issuer: string }>> {
     return (
       this.#read('client read', key.server, () =>
-        this.#sql.clientsOf.all(key.server, key.authHash).map((row) => ({ issuer: row.issuer, info: parse(row.client_json), origin: row.origin })),
+        this.#sql.clientsOf.all(key.server, key.authHash).map((row) => ({ issuer: row.issuer, info: parseJson(row.client_json), origin: row.origin })),
       ) ?? []
     );
   }
@@ -152,7 +139,7 @@ export class SqliteOAuthStore implements OAuthStore {
   async getDiscovery(key: OAuthKey): Promise<StoredDiscovery> {
     const found = this.#read('discovery read', key.server, () => {
       const row = this.#sql.getDiscovery.get(key.server, key.authHash);
-      return { state: row?.state_json ? parse(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
+      return { state: row?.state_json ? parseJson(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
     });
     return found ?? { state: undefined, resourceUrl: undefined };
   }
@@ -237,17 +224,4 @@ export class SqliteOAuthStore implements OAuthStore {
       this.#log?.warn({ server, err: errorMessage(err) }, `oauth ${what} failed`);
     }
   }
-}
-
-function parse(json: string): Record<string, unknown> {
-  return JSON.parse(json) as Record<string, unknown>;
-}
-
-function tokensOf(row: TokenRow | undefined): StoredTokens | undefined {
-  if (!row) return undefined;
-  return { issuer: row.issuer, tokens: parse(row.tokens_json), expiresAt: row.expires_at ?? undefined, savedAt: row.saved_at };
-}
-
-function pendingOf(row: PendingRow): PendingSignIn {
-  return { server: row.server, authHash: row.auth_hash, codeVerifier: row.code_verifier ?? undefined, expiresAt: row.expires_at };
 }

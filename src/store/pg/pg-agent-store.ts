@@ -1,21 +1,6 @@
 import type { AgentStore, StoredAgent, StoredAgentKey } from '../ports.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
-
-interface AgentRow {
-  name: string;
-  settings_json: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-interface KeyRow {
-  id: string;
-  agent: string;
-  salt: Buffer;
-  hash: Buffer;
-  created_at: number;
-  revoked_at: number | null;
-}
+import { agentsOf, keyOf, type AgentRow, type KeyRow } from '../store-rows.js';
 
 /**
  * Agents and their key hashes in PostgreSQL (`agent`, `agent_key`): a key created on one replica
@@ -33,11 +18,7 @@ export class PgAgentStore implements AgentStore {
   agents(): Promise<StoredAgent[]> {
     return this.#order.read(() =>
       this.#pg.read('agent store read', { what: 'agents' }, [] as StoredAgent[], async () =>
-        (await this.#pg.query<AgentRow>('SELECT name, settings_json, created_at, revoked_at FROM agent ORDER BY name')).rows.flatMap((row) => {
-          const settings = parseObject(row.settings_json);
-          if (!settings) return [];
-          return [{ name: row.name, settings, createdAt: row.created_at, ...(row.revoked_at !== null ? { revokedAt: row.revoked_at } : {}) }];
-        }),
+        (await this.#pg.query<AgentRow>('SELECT name, settings_json, created_at, revoked_at FROM agent ORDER BY name')).rows.flatMap(agentsOf),
       ),
     );
   }
@@ -45,14 +26,7 @@ export class PgAgentStore implements AgentStore {
   keys(): Promise<StoredAgentKey[]> {
     return this.#order.read(() =>
       this.#pg.read('agent store read', { what: 'keys' }, [] as StoredAgentKey[], async () =>
-        (await this.#pg.query<KeyRow>('SELECT id, agent, salt, hash, created_at, revoked_at FROM agent_key')).rows.map((row) => ({
-          id: row.id,
-          agent: row.agent,
-          salt: row.salt,
-          hash: row.hash,
-          createdAt: row.created_at,
-          ...(row.revoked_at !== null ? { revokedAt: row.revoked_at } : {}),
-        })),
+        (await this.#pg.query<KeyRow>('SELECT id, agent, salt, hash, created_at, revoked_at FROM agent_key')).rows.map(keyOf),
       ),
     );
   }
@@ -91,14 +65,5 @@ export class PgAgentStore implements AgentStore {
     return this.#order.write(async () => {
       await this.#pg.write('agent store write', { agent }, () => this.#pg.query(sql, params));
     });
-  }
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }

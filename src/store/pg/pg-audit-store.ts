@@ -1,21 +1,6 @@
-import type { AuditEntry, AuditKind, AuditOutcome, AuditQuery, AuditStore, StoredAuditEntry } from '../ports.js';
+import type { AuditEntry, AuditQuery, AuditStore, StoredAuditEntry } from '../ports.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
-
-interface Row {
-  id: number;
-  ts: number;
-  agent: string | null;
-  transport: AuditEntry['transport'];
-  server: string;
-  kind: AuditKind;
-  name: string;
-  outcome: AuditOutcome;
-  code: string | null;
-  duration_ms: number;
-  arg_bytes: number;
-  result_bytes: number;
-  args_json: string | null;
-}
+import { auditEntryOf, type AuditRow } from '../store-rows.js';
 
 const COLUMNS = 12;
 const MAX_ROWS = 1000;
@@ -75,7 +60,7 @@ export class PgAuditStore implements AuditStore {
     const sql = `SELECT * FROM audit_log ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.length}`;
     return this.#order.read(async () => {
       if (this.#closed) return [];
-      return this.#pg.read('audit read', {}, [] as StoredAuditEntry[], async () => (await this.#pg.query<Row>(sql, params)).rows.map(toEntry));
+      return this.#pg.read('audit read', {}, [] as StoredAuditEntry[], async () => (await this.#pg.query<AuditRow>(sql, params)).rows.map(auditEntryOf));
     });
   }
 
@@ -94,22 +79,4 @@ export class PgAuditStore implements AuditStore {
     await this.#order.drained();
     this.#closed = true;
   }
-}
-
-function toEntry(row: Row): StoredAuditEntry {
-  return {
-    id: row.id,
-    ts: row.ts,
-    ...(row.agent !== null ? { agent: row.agent } : {}),
-    transport: row.transport,
-    server: row.server,
-    kind: row.kind,
-    name: row.name,
-    outcome: row.outcome,
-    ...(row.code !== null ? { code: row.code } : {}),
-    durationMs: row.duration_ms,
-    argBytes: row.arg_bytes,
-    resultBytes: row.result_bytes,
-    ...(row.args_json !== null ? { arguments: row.args_json } : {}),
-  };
 }

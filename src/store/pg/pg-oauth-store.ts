@@ -2,20 +2,7 @@ import { errorMessage } from '../../errors.js';
 import type { ClientOrigin, OAuthKey, OAuthStore, PendingSignIn, StoredClient, StoredDiscovery, StoredTokens } from '../ports.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
 import { PgCredentialStore } from './pg-credential-store.js';
-
-interface TokenRow {
-  issuer: string;
-  tokens_json: string;
-  expires_at: number | null;
-  saved_at: number;
-}
-
-interface PendingRow {
-  server: string;
-  auth_hash: string;
-  code_verifier: string | null;
-  expires_at: number;
-}
+import { parseJson, pendingOf, tokensOf, type PendingRow, type TokenRow } from '../store-rows.js';
 
 const KEY = 'server = $1 AND auth_hash = $2';
 const TOKEN_COLUMNS = 'issuer, tokens_json, expires_at, saved_at';
@@ -46,7 +33,7 @@ export class PgOAuthStore implements OAuthStore {
     return this.#recall(`client\0${id(key)}\0${issuer}`, 'client read', key, undefined, async () => {
       const row = (await this.#pg.query<{ client_json: string; origin: ClientOrigin }>(
         `SELECT client_json, origin FROM oauth_client WHERE ${KEY} AND issuer = $3`, [key.server, key.authHash, issuer])).rows[0];
-      return row && { info: parse(row.client_json), origin: row.origin };
+      return row && { info: parseJson(row.client_json), origin: row.origin };
     });
   }
 
@@ -54,7 +41,7 @@ export class PgOAuthStore implements OAuthStore {
     return this.#recall(`clients\0${id(key)}`, 'client read', key, [], async () =>
       (await this.#pg.query<{ issuer: string; client_json: string; origin: ClientOrigin }>(
         `SELECT issuer, client_json, origin FROM oauth_client WHERE ${KEY}`, [key.server, key.authHash])).rows
-        .map((row) => ({ issuer: row.issuer, info: parse(row.client_json), origin: row.origin })),
+        .map((row) => ({ issuer: row.issuer, info: parseJson(row.client_json), origin: row.origin })),
     );
   }
 
@@ -113,7 +100,7 @@ export class PgOAuthStore implements OAuthStore {
     return this.#recall(`discovery\0${id(key)}`, 'discovery read', key, { state: undefined, resourceUrl: undefined }, async () => {
       const row = (await this.#pg.query<{ state_json: string | null; resource_url: string | null }>(
         `SELECT state_json, resource_url FROM oauth_discovery WHERE ${KEY}`, [key.server, key.authHash])).rows[0];
-      return { state: row?.state_json ? parse(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
+      return { state: row?.state_json ? parseJson(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
     });
   }
 
@@ -249,17 +236,4 @@ export class PgOAuthStore implements OAuthStore {
 
 function id(key: OAuthKey): string {
   return `${key.server}\0${key.authHash}`;
-}
-
-function parse(json: string): Record<string, unknown> {
-  return JSON.parse(json) as Record<string, unknown>;
-}
-
-function tokensOf(row: TokenRow | undefined): StoredTokens | undefined {
-  if (!row) return undefined;
-  return { issuer: row.issuer, tokens: parse(row.tokens_json), expiresAt: row.expires_at ?? undefined, savedAt: row.saved_at };
-}
-
-function pendingOf(row: PendingRow): PendingSignIn {
-  return { server: row.server, authHash: row.auth_hash, codeVerifier: row.code_verifier ?? undefined, expiresAt: row.expires_at };
 }
