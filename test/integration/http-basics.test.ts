@@ -289,9 +289,11 @@ describe('GET /metrics', () => {
     expect(sample('switchboard_upstream_requests_total{transport="rest",server="echo",method="tools/call",outcome="ok"}')).toBe('1');
     expect(sample('switchboard_upstream_requests_total{transport="rest",server="",method="tools/call",outcome="not_found"}')).toBe('1');
     expect(sample('switchboard_events_subscribers')).toBe('0');
-    // Every sample line is `name{labels} value`, every family has HELP and TYPE.
+    // Every sample line is `name{labels} value`, every family has HELP and TYPE. A value may be
+    // NaN or ±Inf, which Prometheus reads case-blind (Go's ParseFloat): prom-client's event-loop
+    // lag is `Nan` until its monitor has a sample, as on a scrape right after it was loaded.
     for (const line of text.trim().split('\n')) {
-      expect(line).toMatch(/^(# (HELP|TYPE) \w+ .+|\w+(\{[^}]*\})? -?[\d.e+-]+)$/);
+      expect(line).toMatch(/^(# (HELP|TYPE) \w+ .+|\w+(\{[^}]*\})? (-?[\d.e+-]+|[Nn]a[Nn]|[+-]?Inf))$/);
     }
   });
 });
