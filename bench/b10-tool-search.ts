@@ -4,8 +4,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { Tool } from '@modelcontextprotocol/client';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ServerConfig } from '../src/config/types.js';
-import { ToolCatalogue } from '../src/mcp/catalogue/tool-catalogue.js';
-import { ToolSearch } from '../src/mcp/catalogue/tool-search.js';
+import { ToolCatalogue } from '../src/upstream/catalogue/tool-catalogue.js';
+import { ToolSearch } from '../src/upstream/catalogue/tool-search.js';
 import { fixtureServerConfig } from '../test/helpers/fixtures.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { createHttpClient } from './lib/http.js';

@@ -8,7 +8,7 @@ export { discoverAndLoadMCPTools, type LoadMCPToolsOptions, type LoadedMCPTools 
 export { SwitchboardRuntime, DISCOVERY_FAILURE_PATH, type LoadError, type ReloadOutcome, type RuntimeState } from './runtime/runtime.js';
 // The composition root the daemon and the loader share, and the event stream it builds
 export { createRuntime, type ComposedRuntime, type RuntimeConfig, type RuntimeDeps } from './runtime/compose.js';
-export { EventBus, type EventBusOptions, type StampedEvent } from './runtime/event-bus.js';
+export { EventBus, type EventBusOptions, type StampedEvent } from './events/event-bus.js';
 
 // Discovery, config loading and validation
 export { discoverMCPServers } from './config/discover.js';
@@ -29,18 +29,18 @@ export type {
 } from './config/types.js';
 
 // The MCP runtime
-export { MCPManager, type ManagerOptions, type ConnectSummary, type ServerError } from './mcp/manager.js';
+export { MCPManager, type ManagerOptions, type ConnectSummary, type ServerError } from './upstream/manager.js';
 export {
   connectToServer,
   resolveConnectTimeout,
   resolveCallTimeout,
   type ConnectOptions,
   type ServerConnection,
-} from './mcp/transport/client.js';
-export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './mcp/catalogue/tool-bridge.js';
-export { ToolCatalogue } from './mcp/catalogue/tool-catalogue.js';
-export type { ServerSnapshot, ServerDetail } from './mcp/upstream/server-snapshot.js';
-export type { ManagerEvent, PublishEvent, ServerStatus, ToolsChangedCause } from './mcp/events.js';
+} from './upstream/transport/client.js';
+export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './upstream/catalogue/tool-bridge.js';
+export { ToolCatalogue } from './upstream/catalogue/tool-catalogue.js';
+export type { ServerSnapshot, ServerDetail } from './upstream/server-snapshot.js';
+export type { ManagerEvent, PublishEvent, ServerStatus, ToolsChangedCause } from './events/daemon-events.js';
 
 // Tool cache
 export { openToolCache } from './store/open-tool-cache.js';
@@ -53,7 +53,7 @@ export type { ToolCacheStore, CachedToolList, ListHints, StoredVerdict, StateSto
 export { configHash } from './config/config-hash.js';
 
 // OAuth upstreams (issue #16): sign-in, and the credentials an embedder stores per server
-export { OAuthBroker, type SignInOffer } from './mcp/oauth/broker.js';
+export { OAuthBroker, type SignInOffer } from './upstream/oauth/broker.js';
 
 // The daemon
 export { createDaemon, type Daemon, type DaemonDeps } from './daemon.js';

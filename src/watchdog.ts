@@ -1,5 +1,5 @@
 import type { ChildRecord } from './store/child-records.js';
-import { endLeftovers, judgeRecord } from './mcp/process/leftovers.js';
+import { endLeftovers, judgeRecord } from './upstream/process/leftovers.js';
 import { scanProcesses, type ProcessRef } from './util/process-tree.js';
 
 /**

@@ -16,7 +16,7 @@ import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from '../../src/config/types.js';
 import { oneUpstreamDaemon } from './one-upstream-daemon.js';
-import type { ServerStatusEvent } from '../../src/mcp/events.js';
+import type { ServerStatusEvent } from '../../src/events/daemon-events.js';
 
 const SERVER = 'conf';
 /** What the suite's authorization servers accept as a Client ID Metadata Document URL. */

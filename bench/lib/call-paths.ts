@@ -1,5 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { perRequestSignalFetch } from '../../src/mcp/transport/transports.js';
+import { perRequestSignalFetch } from '../../src/upstream/transport/transports.js';
 import type { DirectClient } from './direct.js';
 import { ECHO_BODY, ECHO_PATH, echoStdioUpstream, type EchoUpstream } from './echo.js';
 import { createHttpClient, expectStatus } from './http.js';

@@ -9,8 +9,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { performance } from 'node:perf_hooks';
 import type { Tool } from '@modelcontextprotocol/client';
-import { ToolCatalogue } from '../../src/mcp/catalogue/tool-catalogue.js';
-import { ToolSearch } from '../../src/mcp/catalogue/tool-search.js';
+import { ToolCatalogue } from '../../src/upstream/catalogue/tool-catalogue.js';
+import { ToolSearch } from '../../src/upstream/catalogue/tool-search.js';
 import { percentile } from './stats.js';
 import { ms, type Row } from './table.js';
 

@@ -1,7 +1,7 @@
-import type { MCPManager } from '../mcp/manager.js';
-import type { ServerStatus } from '../mcp/events.js';
+import type { MCPManager } from '../upstream/manager.js';
+import type { ServerStatus } from '../events/daemon-events.js';
 import type { Logger } from 'pino';
-import type { EventBus } from '../runtime/event-bus.js';
+import type { EventBus } from '../events/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 
 /** One server as the startup summary shows it. */

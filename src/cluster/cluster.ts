@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
-import type { ManagerEvent, ManagerEventType } from '../mcp/events.js';
-import type { StampedEvent } from '../runtime/event-bus.js';
+import type { ManagerEvent, ManagerEventType } from '../events/daemon-events.js';
+import type { StampedEvent } from '../events/event-bus.js';
 import { MAX_PAYLOAD_BYTES, type ClusterChannel, type ClusterMessage } from './cluster-channel.js';
 import type { ReplicaHeartbeats, ReplicaInfo } from './replica-heartbeats.js';
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { MCPManager } from '../mcp/manager.js';
-import type { AgentRegistry } from '../runtime/agent-registry.js';
-import type { EventBus } from '../runtime/event-bus.js';
+import type { MCPManager } from '../upstream/manager.js';
+import type { AgentRegistry } from '../gateway/agents/agent-registry.js';
+import type { EventBus } from '../events/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { ClusterChannel } from './cluster-channel.js';
 import { Cluster } from './cluster.js';

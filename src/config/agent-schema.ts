@@ -4,7 +4,7 @@ import { globMatcher as nameGlobMatcher, globProblem as nameGlobProblem } from '
 /**
  * An agent of the config's `agents` table or of `switchboard agents add` (issue #22): its view
  * (server and tool globs, `exclude`, `access`) and the limits other parts enforce. This file only
- * parses and validates; the registry (runtime/agent-registry.ts) keeps them and their keys.
+ * parses and validates; the registry (gateway/agents/agent-registry.ts) keeps them and their keys.
  */
 
 /** Letters, digits, `.`, `_`, `-`; starts with a letter or digit; at most 64 characters. */

@@ -2,18 +2,19 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/schema.js';
 import { SwitchboardError } from '../errors.js';
-import type { Approvals } from '../mcp/forwarding/approvals.js';
-import type { MCPManager } from '../mcp/manager.js';
-import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../mcp/oauth/broker.js';
-import type { AgentRegistry } from '../runtime/agent-registry.js';
-import type { AuditLog } from '../runtime/audit-log.js';
-import type { EventBus } from '../runtime/event-bus.js';
+import type { Approvals } from '../gateway/approvals/approvals.js';
+import type { MCPManager } from '../upstream/manager.js';
+import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../upstream/oauth/broker.js';
+import type { AgentRegistry } from '../gateway/agents/agent-registry.js';
+import type { AuditLog } from '../gateway/audit/audit-log.js';
+import type { EventBus } from '../events/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
-import { CallMetrics } from './calls/call-metrics.js';
+import { CallMetrics } from '../gateway/requests/call-metrics.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
-import { RequestRunner } from './calls/request-runner.js';
-import { RequestMetrics } from './calls/request-metrics.js';
+import { RequestRunner } from '../gateway/requests/request-runner.js';
+import { RequestRouter } from '../gateway/requests/request-router.js';
+import { RequestMetrics } from '../gateway/requests/request-metrics.js';
 import { ConnectionTracker } from './lifecycle/connections.js';
 import { LingeringClose } from './lifecycle/lingering-close.js';
 import type { ClusterAction } from '../cluster/cluster.js';
@@ -25,12 +26,12 @@ import { addReplicaRouting, type ReplicaRoutingOptions } from './replica-routing
 import { clientErrorHandler, errorHandler, notFoundHandler } from './error-handler.js';
 import { sendError, toHttpError } from './errors/http-error.js';
 import { RequestDrain } from './lifecycle/drain.js';
-import { InFlightCalls } from './calls/in-flight-calls.js';
+import { InFlightCalls } from '../gateway/requests/in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { agentRoutes } from './routes/agents.js';
-import { AgentLimiter } from '../mcp/agents/agent-limits.js';
-import type { AgentRef } from './calls/agent-ref.js';
+import { AgentLimiter } from '../gateway/agents/agent-limits.js';
+import type { AgentRef } from '../gateway/agents/agent-ref.js';
 import { auditRoutes } from './routes/audit.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
@@ -177,7 +178,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
   // `audit.enabled: false` takes the audit off the request path entirely (approval decisions are still recorded).
   const auditRequests = config.audit?.enabled !== false;
-  const runner = new RequestRunner({ manager, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), ...(auditRequests ? { audit: deps.audit } : {}), limits, ...(deps.telemetry ? { telemetry: deps.telemetry } : {}) });
+  const router = new RequestRouter(manager, logger.child({ component: 'requests' }));
+  const runner = new RequestRunner({ router, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), ...(auditRequests ? { audit: deps.audit } : {}), limits, ...(deps.telemetry ? { telemetry: deps.telemetry } : {}) });
 
   const cluster = deps.cluster;
   if (cluster) {

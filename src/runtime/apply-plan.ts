@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { AppliedServers, ReconcilePlan } from '../config/reconcile-plan.js';
 import type { DiscoveryResult, DiscoveryWarning, ServerConfig, ServerSource } from '../config/types.js';
 import { errorMessage } from '../errors.js';
-import type { MCPManager, ServerError } from '../mcp/manager.js';
+import type { MCPManager, ServerError } from '../upstream/manager.js';
 
 /**
  * Carries out a reconcile plan with the manager's public operations only: removed and changed

@@ -1,13 +1,13 @@
 import { pino, type Logger } from 'pino';
 import { DaemonConfigSchema } from '../config/schema.js';
 import type { DiscoveryOptions } from '../config/types.js';
-import type { ConnectOptions } from '../mcp/transport/client.js';
-import type { MCPManager } from '../mcp/manager.js';
-import type { BridgedTool } from '../mcp/catalogue/tool-bridge.js';
+import type { ConnectOptions } from '../upstream/transport/client.js';
+import type { MCPManager } from '../upstream/manager.js';
+import type { BridgedTool } from '../upstream/catalogue/tool-bridge.js';
 import type { ToolCacheStore } from '../store/ports.js';
 import { NoopToolCacheStore } from '../store/tool-cache-store.js';
 import { createRuntime } from './compose.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from '../events/event-bus.js';
 import type { LoadError, SwitchboardRuntime } from './runtime.js';
 
 export interface LoadMCPToolsOptions extends Partial<Omit<DiscoveryOptions, 'cwd'>> {

@@ -5,9 +5,9 @@ import { planReconcile, type AppliedServers } from '../config/reconcile-plan.js'
 import { restartWarning } from '../config/restart-settings.js';
 import type { DiscoveryResult, RestartSettings } from '../config/types.js';
 import { ERROR_CATALOGUE, errorMessage, SwitchboardError, type ErrorInfo } from '../errors.js';
-import type { PublishEvent } from '../mcp/events.js';
-import type { MCPManager, ServerError } from '../mcp/manager.js';
-import type { ServerDetail } from '../mcp/upstream/server-snapshot.js';
+import type { PublishEvent } from '../events/daemon-events.js';
+import type { MCPManager, ServerError } from '../upstream/manager.js';
+import type { ServerDetail } from '../upstream/server-snapshot.js';
 
 /** The path reported for a hard discovery failure, as the original loader did. */
 export const DISCOVERY_FAILURE_PATH = '.mcp.json';

@@ -2,9 +2,9 @@ import { pino, type Logger } from 'pino';
 import type { DiscoveryResult } from '../config/types.js';
 import { ConfigWatcher } from '../config/watch.js';
 import { errorMessage, SwitchboardError, toErrorInfo, type ErrorInfo } from '../errors.js';
-import type { PublishEvent } from '../mcp/events.js';
-import type { MCPManager } from '../mcp/manager.js';
-import type { ServerDetail, ServerSnapshot } from '../mcp/upstream/server-snapshot.js';
+import type { PublishEvent } from '../events/daemon-events.js';
+import type { MCPManager } from '../upstream/manager.js';
+import type { ServerDetail, ServerSnapshot } from '../upstream/server-snapshot.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import { detailOf, Reconciler, type LoadError } from './reconciler.js';
 

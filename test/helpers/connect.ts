@@ -1,5 +1,5 @@
 import { onTestFinished } from 'vitest';
-import { connectToServer, type ConnectOptions, type ServerConnection } from '../../src/mcp/transport/client.js';
+import { connectToServer, type ConnectOptions, type ServerConnection } from '../../src/upstream/transport/client.js';
 import { fixtureServerConfig, type FixtureOptions } from './fixtures.js';
 
 /** Connects to stdio fixture `name` and closes the connection when the test finishes. */

@@ -8,7 +8,7 @@ import { DaemonConfigSchema, type DaemonConfig, type DaemonConfigInput } from '.
 import type { DiscoveryResult, ServerConfig, ServerSource } from '../../src/config/types.js';
 import { createDaemon, type Daemon, type DaemonDeps } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
-import type { ManagerEvent, ManagerEventType } from '../../src/mcp/events.js';
+import type { ManagerEvent, ManagerEventType } from '../../src/events/daemon-events.js';
 import { unstamped } from './manager-events.js';
 
 /**

@@ -1,12 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
 import type { ServerConfig, ServerSource } from '../../src/config/types.js';
-import type { CallToolOptions, ServerConnection } from '../../src/mcp/transport/server-connection.js';
-import { StderrRing } from '../../src/mcp/transport/stderr-ring.js';
-import type { RelayedNotification } from '../../src/mcp/transport/server-traffic.js';
-import type { HealthSettings, StatusChange, UpstreamHost, UpstreamIdentity } from '../../src/mcp/upstream/upstream-host.js';
-import { Upstream } from '../../src/mcp/upstream/upstream.js';
-import type { CallerChannel } from '../../src/mcp/forwarding/caller.js';
+import type { CallToolOptions, ServerConnection } from '../../src/upstream/transport/server-connection.js';
+import { StderrRing } from '../../src/upstream/transport/stderr-ring.js';
+import type { RelayedNotification } from '../../src/upstream/transport/server-traffic.js';
+import type { HealthSettings, StatusChange, UpstreamHost, UpstreamIdentity } from '../../src/upstream/server/upstream-host.js';
+import { Upstream } from '../../src/upstream/server/upstream.js';
+import type { CallerChannel } from '../../src/upstream/transport/caller.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
 import { ManualClock } from './manual-clock.js';
 

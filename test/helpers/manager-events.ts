@@ -1,6 +1,6 @@
 import { onTestFinished } from 'vitest';
-import type { ManagerEvent, ManagerEventType } from '../../src/mcp/events.js';
-import type { EventBus, StampedEvent } from '../../src/runtime/event-bus.js';
+import type { ManagerEvent, ManagerEventType } from '../../src/events/daemon-events.js';
+import type { EventBus, StampedEvent } from '../../src/events/event-bus.js';
 
 /** The event as its publisher made it, without the bus's `seq` and `ts`. */
 export function unstamped(event: StampedEvent): ManagerEvent {

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { forgetChild, keepChildRecords, recordChild } from '../../src/mcp/process/child-registry.js';
-import { reapLeftovers } from '../../src/mcp/process/leftover-reaper.js';
+import { forgetChild, keepChildRecords, recordChild } from '../../src/upstream/process/child-registry.js';
+import { reapLeftovers } from '../../src/upstream/process/leftover-reaper.js';
 import { childRecordsDir, ownIdentity, writeChildRecords, type ChildRecordsFile, type OwnerRecord } from '../../src/store/child-records.js';
 import { tempDir } from '../helpers/process.js';
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ChildWatchdog, findWatchdogScript } from '../../src/mcp/process/child-watchdog.js';
+import { ChildWatchdog, findWatchdogScript } from '../../src/upstream/process/child-watchdog.js';
 import { describeChild, type ChildRecord } from '../../src/store/child-records.js';
 import { waitForProcessesExit } from '../../src/util/process-tree.js';
 import { FIXTURE_BUILD_DIR } from '../helpers/build-fixtures.js';
@@ -47,7 +47,7 @@ describe('findWatchdogScript', () => {
   });
 
   it('finds none next to the TypeScript sources', () => {
-    expect(findWatchdogScript(new URL('../../src/mcp/process/child-watchdog.ts', import.meta.url).href)).toBeUndefined();
+    expect(findWatchdogScript(new URL('../../src/upstream/process/child-watchdog.ts', import.meta.url).href)).toBeUndefined();
   });
 });
 

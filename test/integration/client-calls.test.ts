@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { isSwitchboardError } from '../../src/errors.js';
-import { connectToServer } from '../../src/mcp/transport/client.js';
+import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred } from '../../src/util/deferred.js';
 import { connectFixture, textOf } from '../helpers/connect.js';
 import { bigText } from '../fixtures/servers/lib/big-text.js';

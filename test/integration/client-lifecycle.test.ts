@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { isSwitchboardError } from '../../src/errors.js';
-import { connectToServer, type ServerConnection } from '../../src/mcp/transport/client.js';
+import { connectToServer, type ServerConnection } from '../../src/upstream/transport/client.js';
 import { deferred } from '../../src/util/deferred.js';
 import { connectFixture, textOf } from '../helpers/connect.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';

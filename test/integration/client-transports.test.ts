@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { isSwitchboardError } from '../../src/errors.js';
-import { connectToServer, type ServerConnection } from '../../src/mcp/transport/client.js';
+import { connectToServer, type ServerConnection } from '../../src/upstream/transport/client.js';
 import { connectFixture, textOf } from '../helpers/connect.js';
 import { startFixtureHttp } from '../helpers/fixtures.js';
 

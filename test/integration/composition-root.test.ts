@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { WireEvent } from '../../src/http/ws/event-hub.js';
-import type { ServerLogEvent } from '../../src/mcp/events.js';
-import type { StampedEvent } from '../../src/runtime/event-bus.js';
+import type { ServerLogEvent } from '../../src/events/daemon-events.js';
+import type { StampedEvent } from '../../src/events/event-bus.js';
 import { discoverAndLoadMCPTools } from '../../src/runtime/loader.js';
 import { discoveryOf, startDaemon } from '../helpers/daemon.js';
 import { collectUntil, nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
+import { callTool } from '../helpers/route-call.js';
 
 /**
  * Issue #20 item 5: one composition root (`runtime/compose.ts`) builds the runtime for the daemon
@@ -57,7 +58,7 @@ describe('the embedding API is built by the composition root', () => {
       });
       onTestFinished(off);
     });
-    await manager.callTool('mcp_intro_log_stderr', { lines: ['from the embedder'] });
+    await callTool(manager, 'mcp_intro_log_stderr', { lines: ['from the embedder'] });
     const log = await logged;
     expect(log).toMatchObject({ server: 'intro', stream: 'stderr', lines: ['from the embedder'] });
     expect(events).toContain(log);

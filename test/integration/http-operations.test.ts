@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
-import type { ManagerEvent } from '../../src/mcp/events.js';
+import type { ManagerEvent } from '../../src/events/daemon-events.js';
 import { discoveryOf, recordManagerEvents, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 

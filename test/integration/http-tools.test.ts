@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { connectToServer } from '../../src/mcp/transport/client.js';
+import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred } from '../../src/util/deferred.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { reapLeftovers } from '../../src/mcp/process/leftover-reaper.js';
+import { reapLeftovers } from '../../src/upstream/process/leftover-reaper.js';
 import { childRecordsDir, describeChild, ownIdentity, writeChildRecords, type ChildRecord, type OwnerRecord } from '../../src/store/child-records.js';
 import { fixturePath } from '../helpers/fixtures.js';
 import { isProcessGone, readPidFile, tempDir, waitForFile } from '../helpers/process.js';

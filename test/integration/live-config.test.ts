@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { WebSocket } from 'ws';
 import { describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
-import type { ConfigChangedEvent } from '../../src/mcp/events.js';
+import type { ConfigChangedEvent } from '../../src/events/daemon-events.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';

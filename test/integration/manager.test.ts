@@ -3,14 +3,15 @@ import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
-import { MCPManager } from '../../src/mcp/manager.js';
+import { MCPManager } from '../../src/upstream/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
-import { EventBus } from '../../src/runtime/event-bus.js';
+import { EventBus } from '../../src/events/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { nextManagerEvent, recordManagerEvents } from '../helpers/daemon.js';
 import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
 import { withLatency } from '../helpers/late-store.js';
 import { isProcessGone, tempDir } from '../helpers/process.js';
+import { callTool } from '../helpers/route-call.js';
 
 const ECHO_TOOLS: Tool[] = ['add', 'echo', 'reverse'].map((name) => ({
   name,
@@ -95,7 +96,7 @@ describe('MCPManager startup gate', () => {
     await manager.connectServers({ slow: config });
     expect(manager.getCatalogue().get('mcp_slow_echo')?.deferred).toBe(true);
 
-    const result = await manager.callTool('mcp_slow_echo', { text: 'after the wait' });
+    const result = await callTool(manager, 'mcp_slow_echo', { text: 'after the wait' });
     expect(result).toEqual({ content: [{ type: 'text', text: 'after the wait' }] });
     expect(manager.getConnectionStatus('slow')).toBe('connected');
   });
@@ -184,11 +185,11 @@ describe('MCPManager teardown', () => {
     expect(manager.getServer('crashy')?.lastError).toEqual({ code: 'SERVER_CLOSED', message: expect.stringMatching(/crashed/) });
     expect(manager.getServer('crashy')?.stale).toBe(true);
     expect(manager.getConnectionStatus('steady')).toBe('connected');
-    expect(await manager.callTool('mcp_steady_echo', { text: 'still here' })).toEqual({
+    expect(await callTool(manager, 'mcp_steady_echo', { text: 'still here' })).toEqual({
       content: [{ type: 'text', text: 'still here' }],
     });
     // A call to the dead server's stale tool answers at once with an MCP error.
-    const dead = await manager.callTool('mcp_crashy_echo', { text: 'x' });
+    const dead = await callTool(manager, 'mcp_crashy_echo', { text: 'x' });
     expect(dead.isError).toBe(true);
     expect(dead.content).toEqual([{ type: 'text', text: expect.stringMatching(/^MCP error: .*disconnected/) }]);
     expect(dead._meta).toEqual({ 'switchboard/error': { code: 'SERVER_NOT_CONNECTED' } });
@@ -198,7 +199,7 @@ describe('MCPManager teardown', () => {
     const { manager, bus } = newManager();
     await manager.connectServers({ dyn: fixtureServerConfig('list-changed') });
     const changed = nextManagerEvent({ bus }, 'tools.changed', (e) => e.cause === 'list_changed');
-    await manager.callTool('mcp_dyn_add_tool', { name: 'fresh' });
+    await callTool(manager, 'mcp_dyn_add_tool', { name: 'fresh' });
     expect(await changed).toMatchObject({ server: 'dyn', added: ['mcp_dyn_fresh'], removed: [] });
     expect(manager.getCatalogue().get('mcp_dyn_fresh')?.server).toBe('dyn');
   });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { connectToServer } from '../../src/mcp/transport/client.js';
+import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';

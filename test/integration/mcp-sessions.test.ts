@@ -1,13 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CallMetrics } from '../../src/http/calls/call-metrics.js';
-import { RequestMetrics } from '../../src/http/calls/request-metrics.js';
-import { RequestRunner } from '../../src/http/calls/request-runner.js';
-import { InFlightCalls } from '../../src/http/calls/in-flight-calls.js';
+import { CallMetrics } from '../../src/gateway/requests/call-metrics.js';
+import { RequestMetrics } from '../../src/gateway/requests/request-metrics.js';
+import { RequestRunner } from '../../src/gateway/requests/request-runner.js';
+import { InFlightCalls } from '../../src/gateway/requests/in-flight-calls.js';
 import { mcpRoutes } from '../../src/http/routes/mcp.js';
-import { MCPManager } from '../../src/mcp/manager.js';
-import { EventBus } from '../../src/runtime/event-bus.js';
+import { MCPManager } from '../../src/upstream/manager.js';
+import { EventBus } from '../../src/events/event-bus.js';
+import { RequestRouter } from '../../src/gateway/requests/request-router.js';
+import { pino } from 'pino';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -21,7 +23,7 @@ async function mcpApp(maxSessions: number): Promise<string> {
     bus: new EventBus(),
     runtime,
     shutdownSignal,
-    runner: new RequestRunner({ manager, runtime, calls: new InFlightCalls(shutdownSignal), metrics: new CallMetrics(), requestMetrics: new RequestMetrics() }),
+    runner: new RequestRunner({ router: new RequestRouter(manager, pino({ level: 'silent' })), runtime, calls: new InFlightCalls(shutdownSignal), metrics: new CallMetrics(), requestMetrics: new RequestMetrics() }),
     maxSessions,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

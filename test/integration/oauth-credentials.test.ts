@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { discoverMCPServers } from '../../src/config/discover.js';
-import { ERROR_META_KEY } from '../../src/mcp/catalogue/tool-bridge.js';
+import { ERROR_META_KEY } from '../../src/upstream/catalogue/tool-bridge.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { callTool, followSignIn, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';

@@ -1,8 +1,8 @@
-import { TRIM_INTERVAL_MS } from '../../src/runtime/audit-log.js';
+import { TRIM_INTERVAL_MS } from '../../src/gateway/audit/audit-log.js';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { ERROR_META_KEY } from '../../src/mcp/catalogue/tool-bridge.js';
+import { ERROR_META_KEY } from '../../src/upstream/catalogue/tool-bridge.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
 import { ManualClock } from '../helpers/manual-clock.js';

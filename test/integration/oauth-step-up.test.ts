@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_META_KEY } from '../../src/mcp/catalogue/tool-bridge.js';
+import { ERROR_META_KEY } from '../../src/upstream/catalogue/tool-bridge.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
 import { callTool, followSignIn, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';

@@ -4,16 +4,18 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { CallMetrics } from '../../src/http/calls/call-metrics.js';
-import { CLIENT_GONE, InFlightCalls } from '../../src/http/calls/in-flight-calls.js';
-import { RequestMetrics } from '../../src/http/calls/request-metrics.js';
-import { RequestRunner, type RunOptions } from '../../src/http/calls/request-runner.js';
-import type { AgentRequest } from '../../src/mcp/forwarding/request-router.js';
-import { MCPManager, type ServerTrafficEvent } from '../../src/mcp/manager.js';
+import { CallMetrics } from '../../src/gateway/requests/call-metrics.js';
+import { CLIENT_GONE, InFlightCalls } from '../../src/gateway/requests/in-flight-calls.js';
+import { RequestMetrics } from '../../src/gateway/requests/request-metrics.js';
+import { RequestRunner, type RunOptions } from '../../src/gateway/requests/request-runner.js';
+import type { AgentRequest } from '../../src/gateway/requests/request-router.js';
+import { MCPManager, type ServerTrafficEvent } from '../../src/upstream/manager.js';
 import type { RuntimeState } from '../../src/runtime/runtime.js';
 import { deferred } from '../../src/util/deferred.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
+import { RequestRouter } from '../../src/gateway/requests/request-router.js';
+import { pino } from 'pino';
 
 /**
  * Issue #20: the `RequestRunner`, the one path of every agent request (SPEC §7), over a real
@@ -35,7 +37,7 @@ function newRunner(manager: MCPManager, runtime: { state: RuntimeState; whenRead
   const shutdown = new AbortController();
   const metrics = new CallMetrics();
   const requestMetrics = new RequestMetrics();
-  const runner = new RequestRunner({ manager, runtime, calls: new InFlightCalls(shutdown.signal), metrics, requestMetrics });
+  const runner = new RequestRunner({ router: new RequestRouter(manager, pino({ level: 'silent' })), runtime, calls: new InFlightCalls(shutdown.signal), metrics, requestMetrics });
   return { runner, metrics, requestMetrics, shutdown };
 }
 

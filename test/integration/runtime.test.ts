@@ -6,6 +6,7 @@ import { discoverAndLoadMCPTools } from '../../src/runtime/loader.js';
 import { nextManagerEvent, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
+import { callTool } from '../helpers/route-call.js';
 
 describe('embedding the runtime (discoverAndLoadMCPTools)', () => {
   it('discovers a real config tree, connects stdio and Streamable HTTP servers, and calls through them', async () => {
@@ -31,10 +32,10 @@ describe('embedding the runtime (discoverAndLoadMCPTools)', () => {
       'mcp_remote_reverse',
     ]);
     expect(tools[0]?.path).toBe('mcp:local via Project');
-    expect(await manager.callTool('mcp_local_echo', { text: 'over stdio' })).toEqual({
+    expect(await callTool(manager, 'mcp_local_echo', { text: 'over stdio' })).toEqual({
       content: [{ type: 'text', text: 'over stdio' }],
     });
-    expect(await manager.callTool('mcp_remote_add', { a: 2, b: 3 })).toMatchObject({ structuredContent: { sum: 5 } });
+    expect(await callTool(manager, 'mcp_remote_add', { a: 2, b: 3 })).toMatchObject({ structuredContent: { sum: 5 } });
   });
 
   it('reports a server that fails without hiding the ones that work', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { StdioProcessTransport } from '../../src/mcp/transport/stdio-transport.js';
+import { StdioProcessTransport } from '../../src/upstream/transport/stdio-transport.js';
 import { fixturePath } from '../helpers/fixtures.js';
 
 describe('StdioProcessTransport spawns', () => {

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
-import { MCPManager, type ManagerOptions } from '../../src/mcp/manager.js';
+import { MCPManager, type ManagerOptions } from '../../src/upstream/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
-import { EventBus } from '../../src/runtime/event-bus.js';
+import { EventBus } from '../../src/events/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { collectUntil, openEvents } from '../helpers/events.js';
@@ -14,6 +14,7 @@ import { ManualClock } from '../helpers/manual-clock.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { isProcessGone, readPidFile, tempDir } from '../helpers/process.js';
 import { freePort } from '../helpers/free-port.js';
+import { callTool } from '../helpers/route-call.js';
 
 /**
  * Issue #12: every upstream comes back on its own (SPEC §6–§7), against real fixture processes.
@@ -48,7 +49,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const firstPid = (await readPidFile(pidFile)).pid;
 
     const crashedAt = performance.now();
-    const result = await manager.callTool('mcp_sup_crash', {});
+    const result = await callTool(manager, 'mcp_sup_crash', {});
     expect(result.isError).toBe(true);
     // `crash` is not marked idempotent: the answer says it may or may not have run.
     expect(errorCode(result)).toBe('CALL_OUTCOME_UNKNOWN');
@@ -68,7 +69,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const secondPid = (await readPidFile(pidFile)).pid;
     expect(secondPid).not.toBe(firstPid);
     expect(isProcessGone(firstPid)).toBe(true);
-    expect(await manager.callTool('mcp_sup_echo', { text: 'back' })).toEqual({ content: [{ type: 'text', text: 'back' }] });
+    expect(await callTool(manager, 'mcp_sup_echo', { text: 'back' })).toEqual({ content: [{ type: 'text', text: 'back' }] });
     expect(manager.getServer('sup')).toMatchObject({ status: 'connected', stale: false, restarts: 1, attempt: 0, nextRetryAt: null, lastExit: { code: 3, signal: null } });
     console.info(`[measure] crash → tools live again: ${liveAgainMs.toFixed(0)} ms`);
   });
@@ -104,11 +105,11 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const { manager, bus } = newManager();
     const events = readManagerEvents(bus);
     await manager.connectServers({ web: { type: 'http', url: http.url } });
-    expect(text(await manager.callTool('mcp_web_echo', { text: 'one' }))).toBe('one');
+    expect(text(await callTool(manager, 'mcp_web_echo', { text: 'one' }))).toBe('one');
 
     // Down: a call now waits for the server within its own deadline…
     await http.close();
-    const whileDown = manager.callTool('mcp_web_echo', { text: 'two' }, { timeoutMs: 20_000 });
+    const whileDown = callTool(manager, 'mcp_web_echo', { text: 'two' }, { timeoutMs: 20_000 });
     await events.next('server.status', (e) => e.server === 'web' && e.status === 'reconnecting');
     // …and is answered once the server is back on the same port.
     const restartedAt = performance.now();
@@ -121,7 +122,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     // the new process; the next call re-initializes and is answered, never "Session not found".
     await http.close();
     http = await startFixtureHttp('echo-http', { env: { PORT: port } });
-    expect(await manager.callTool('mcp_web_echo', { text: 'three' })).toEqual({ content: [{ type: 'text', text: 'three' }] });
+    expect(await callTool(manager, 'mcp_web_echo', { text: 'three' })).toEqual({ content: [{ type: 'text', text: 'three' }] });
     expect(manager.getServer('web')?.status).toBe('connected');
     console.info(`[measure] HTTP restart → calls work again: ${worksAgainMs.toFixed(0)} ms`);
   });
@@ -135,7 +136,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     expect((await fetch(new URL('/admin/forget-sessions', http.url), { method: 'POST' })).status).toBe(204);
 
     // The 404 proves the call never ran: it is sent again on the new session, `echo` or not.
-    expect(await manager.callTool('mcp_web_echo', { text: 'again' })).toEqual({ content: [{ type: 'text', text: 'again' }] });
+    expect(await callTool(manager, 'mcp_web_echo', { text: 'again' })).toEqual({ content: [{ type: 'text', text: 'again' }] });
     const lost = await events.next('server.status', (e) => e.server === 'web' && e.status === 'reconnecting');
     expect(lost).toMatchObject({ previous: 'connected', error: { code: 'UPSTREAM_SESSION_EXPIRED', message: expect.stringMatching(/no longer knows the session/) } });
     // At once, not after a backoff step.
@@ -165,7 +166,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     expect(manager.getServer('loop')).toMatchObject({ status: 'failed', restarts: 5, lastExit: { code: 7, signal: null }, stale: true });
 
     // Its last tools stay listed (stale); a call answers at once with the suspension.
-    const call = await manager.callTool('mcp_loop_echo', { text: 'x' });
+    const call = await callTool(manager, 'mcp_loop_echo', { text: 'x' });
     expect(errorCode(call)).toBe('SERVER_SUSPENDED');
 
     await manager.disconnectServer('loop');
@@ -185,7 +186,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     // A failed call tells the upstream it is gone; the call itself keeps waiting (retry). `reverse`
     // is read-only, so it waits even when the dead socket makes the outcome unknown (a write on a
     // kept-alive socket the kernel has already closed) rather than refused.
-    const call = manager.callTool('mcp_gone_reverse', { text: 'x' }, { timeoutMs: 60_000 });
+    const call = callTool(manager, 'mcp_gone_reverse', { text: 'x' }, { timeoutMs: 60_000 });
     const delays: number[] = [];
     for (let attempt = 1; attempt <= 5; attempt++) {
       const retry = await events.next('server.status', (e) => e.server === 'gone' && e.status === 'reconnecting');
@@ -212,13 +213,13 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     expect(manager.getCatalogue().get('mcp_forever_echo')?.deferred).toBe(true);
 
     let started = performance.now();
-    const viaTimeoutMs = await manager.callTool('mcp_forever_echo', { text: 'x' }, { timeoutMs: 500 });
+    const viaTimeoutMs = await callTool(manager, 'mcp_forever_echo', { text: 'x' }, { timeoutMs: 500 });
     expect(performance.now() - started).toBeLessThan(1500);
     expect(errorCode(viaTimeoutMs)).toBe('TOOL_CALL_TIMEOUT');
     expect(text(viaTimeoutMs)).toMatch(/waiting for MCP server "forever" to connect/);
 
     started = performance.now();
-    const viaCallTimeout = await manager.callTool('mcp_longer_echo', { text: 'x' });
+    const viaCallTimeout = await callTool(manager, 'mcp_longer_echo', { text: 'x' });
     expect(performance.now() - started).toBeLessThan(1500);
     expect(errorCode(viaCallTimeout)).toBe('TOOL_CALL_TIMEOUT');
   });
@@ -230,12 +231,12 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     await manager.connectServers({ sup: fixtureServerConfig('supervised') });
 
     const safeMarker = join(dir, 'safe');
-    const safe = await manager.callTool('mcp_sup_crash_once', { marker: safeMarker });
+    const safe = await callTool(manager, 'mcp_sup_crash_once', { marker: safeMarker });
     expect(safe).toEqual({ content: [{ type: 'text', text: 'ran 2 times' }] });
     expect((await readFile(safeMarker, 'utf8')).split('\n').filter(Boolean)).toHaveLength(2);
 
     const unsafeMarker = join(dir, 'unsafe');
-    const unsafe = await manager.callTool('mcp_sup_crash_once_unsafe', { marker: unsafeMarker });
+    const unsafe = await callTool(manager, 'mcp_sup_crash_once_unsafe', { marker: unsafeMarker });
     expect(errorCode(unsafe)).toBe('CALL_OUTCOME_UNKNOWN');
     await events.next('server.status', (e) => e.server === 'sup' && e.status === 'connected' && e.previous === 'reconnecting');
     await events.next('server.status', (e) => e.server === 'sup' && e.status === 'connected' && e.previous === 'reconnecting');
@@ -245,9 +246,9 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   it('coalesces a list_changed storm into one re-list in flight and at most one queued', async () => {
     const { manager } = newManager();
     await manager.connectServers({ sup: fixtureServerConfig('supervised') });
-    await manager.callTool('mcp_sup_storm', { count: 50 });
+    await callTool(manager, 'mcp_sup_storm', { count: 50 });
     await manager.relistSettled('sup');
-    const seen = Number(text(await manager.callTool('mcp_sup_lists_seen', {})));
+    const seen = Number(text(await callTool(manager, 'mcp_sup_lists_seen', {})));
     // The first list, then one re-list for the storm and at most one more for what came during it.
     expect(seen).toBeGreaterThanOrEqual(2);
     expect(seen).toBeLessThanOrEqual(3);
@@ -258,7 +259,7 @@ describe('errors that name the real cause (real processes)', () => {
   it('reports an answer over the 64 MiB cap as such, not as the kill that followed', async () => {
     const { manager } = newManager();
     await manager.connectServers({ big: fixtureServerConfig('introspect') });
-    const result = await manager.callTool('mcp_big_big', { bytes: 70 * 1024 * 1024 });
+    const result = await callTool(manager, 'mcp_big_big', { bytes: 70 * 1024 * 1024 });
     expect(errorCode(result)).toBe('UPSTREAM_MESSAGE_TOO_LARGE');
     expect(text(result)).toMatch(/MCP server "big" sent a message over the 64 MiB limit; the connection was closed/);
     expect(text(result)).not.toMatch(/SIGTERM|killed/);

@@ -2,15 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
-import type { PublishEvent } from '../../src/mcp/events.js';
-import { MCPManager } from '../../src/mcp/manager.js';
+import type { PublishEvent } from '../../src/events/daemon-events.js';
+import { MCPManager } from '../../src/upstream/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
-import { EventBus } from '../../src/runtime/event-bus.js';
+import { EventBus } from '../../src/events/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import type { ToolCacheStore } from '../../src/store/ports.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { readManagerEvents } from '../helpers/manager-events.js';
 import { tempDir } from '../helpers/process.js';
+import { callTool } from '../helpers/route-call.js';
 
 /**
  * Issue #13 item 3: upstreams of either protocol era, built with the v2 SDK and run as real
@@ -44,7 +45,7 @@ async function httpStats(url: string): Promise<{ discover: number; initialize: n
 }
 
 async function echo(manager: MCPManager, server: string): Promise<string> {
-  const result = await manager.callTool(`mcp_${server}_echo`, { text: `hi ${server}` });
+  const result = await callTool(manager, `mcp_${server}_echo`, { text: `hi ${server}` });
   return (result.content as Array<{ text: string }>)[0]?.text ?? JSON.stringify(result);
 }
 
@@ -106,7 +107,7 @@ describe('stdio upstreams of either era', () => {
     const bus = new EventBus();
     const manager = await start({ m: fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }) }, await store(dir), bus.publish);
     const reader = readManagerEvents(bus);
-    await manager.callTool('mcp_m_add_tool', { name: 'fresh' });
+    await callTool(manager, 'mcp_m_add_tool', { name: 'fresh' });
     expect(await reader.next('tools.changed', (e) => e.cause === 'list_changed')).toMatchObject({ server: 'm', added: ['mcp_m_fresh'] });
   });
 

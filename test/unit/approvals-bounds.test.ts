@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ManagerEvent } from '../../src/mcp/events.js';
-import { Approvals, MAX_EVENT_ARGUMENT_BYTES, MAX_PENDING_APPROVALS } from '../../src/mcp/forwarding/approvals.js';
+import type { ManagerEvent } from '../../src/events/daemon-events.js';
+import { Approvals, MAX_EVENT_ARGUMENT_BYTES, MAX_PENDING_APPROVALS } from '../../src/gateway/approvals/approvals.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 /** Issue #22 review: held calls are bounded, and their events do not copy large arguments. */

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importCircles, importGraph, sourceFiles } from '../helpers/import-graph.js';
 
-const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
 /**
  * The layers of docs/architecture.md, lowest first: a file may import from its own layer and
@@ -14,7 +14,9 @@ const LAYERS: Array<{ name: string; owns: (file: string) => boolean }> = [
   { name: 'store', owns: (f) => f.startsWith('store/') },
   { name: 'config', owns: (f) => f.startsWith('config/') },
   { name: 'telemetry', owns: (f) => f.startsWith('telemetry/') },
-  { name: 'mcp', owns: (f) => f.startsWith('mcp/') },
+  { name: 'events', owns: (f) => f.startsWith('events/') },
+  { name: 'upstream', owns: (f) => f.startsWith('upstream/') },
+  { name: 'gateway', owns: (f) => f.startsWith('gateway/') },
   { name: 'runtime', owns: (f) => f.startsWith('runtime/') },
   { name: 'cluster', owns: (f) => f.startsWith('cluster/') },
   { name: 'http', owns: (f) => f.startsWith('http/') },

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { SecretValues } from '../../src/config/secret-values.js';
-import type { ManagerEvent } from '../../src/mcp/events.js';
-import { AuditLog, FLUSH_BATCH, MAX_AUDITED_ARGUMENTS, FLUSH_DELAY_MS, TRIM_INTERVAL_MS, type AuditSettings } from '../../src/runtime/audit-log.js';
+import type { ManagerEvent } from '../../src/events/daemon-events.js';
+import { AuditLog, FLUSH_BATCH, MAX_AUDITED_ARGUMENTS, FLUSH_DELAY_MS, TRIM_INTERVAL_MS, type AuditSettings } from '../../src/gateway/audit/audit-log.js';
 import { SqliteAuditStore } from '../../src/store/audit-store.js';
 import { applyMigrations } from '../../src/store/migrations.js';
 import type { AuditEntry } from '../../src/store/ports.js';

@@ -52,7 +52,7 @@ describe('the CLI bundle', () => {
     const modules = staticModules('watchdog.js');
     expect(modules).toContain('src/watchdog.ts');
     // No dependency, none of the daemon: it must start as fast as node itself.
-    const allowed = (m: string): boolean => m === 'src/watchdog.ts' || m === 'src/mcp/process/leftovers.ts' || m.startsWith('src/util/');
+    const allowed = (m: string): boolean => m === 'src/watchdog.ts' || m === 'src/upstream/process/leftovers.ts' || m.startsWith('src/util/');
     expect(modules.filter((m) => !allowed(m))).toEqual([]);
   });
 

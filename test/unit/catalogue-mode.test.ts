@@ -1,11 +1,11 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import type { AgentRef } from '../../src/http/calls/agent-ref.js';
-import { CatalogueModes, type ToolSearcher } from '../../src/http/mcp/catalogue-mode.js';
-import { McpLists } from '../../src/http/mcp/mcp-lists.js';
-import { META_TOOLS } from '../../src/http/mcp/meta-tool-defs.js';
-import { compileAgentView } from '../../src/mcp/agents/agent-view.js';
-import { ToolCatalogue } from '../../src/mcp/catalogue/tool-catalogue.js';
+import type { AgentRef } from '../../src/gateway/agents/agent-ref.js';
+import { CatalogueModes, type ToolSearcher } from '../../src/gateway/lists/catalogue-mode.js';
+import { McpLists } from '../../src/gateway/lists/agent-lists.js';
+import { META_TOOLS } from '../../src/gateway/lists/meta-tool-defs.js';
+import { compileAgentView } from '../../src/gateway/agents/agent-view.js';
+import { ToolCatalogue } from '../../src/upstream/catalogue/tool-catalogue.js';
 
 /**
  * The mode decision and the meta-tools' lookups (SPEC §13) over a real catalogue, with a searcher

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveCallTimeout, resolveConnectTimeout, toRoots } from '../../src/mcp/transport/client.js';
+import { resolveCallTimeout, resolveConnectTimeout, toRoots } from '../../src/upstream/transport/client.js';
 
 describe('resolveConnectTimeout', () => {
   it('prefers SWITCHBOARD_MCP_TIMEOUT_MS, then config.timeout, then 30 s', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 /** The documentation a user clones must stand on its own (issue #15, item 6). */
 
-const root = new URL('../../', import.meta.url);
+const root = new URL('../..', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
 const DOCS = ['README.md', 'docs/behaviour.md'];
 
@@ -27,9 +27,9 @@ describe('documentation', () => {
 
   it('describes every event type and every config key a user can set', async () => {
     const behaviour = read('docs/behaviour.md');
-    // The event union is the wire contract of /events: each `type` of src/mcp/events.ts, and the
+    // The event union is the wire contract of /events: each `type` of src/events/daemon-events.ts, and the
     // feed's own `hello`, has a row in the event table.
-    const types = [...read('src/mcp/events.ts').matchAll(/^\s+type: '([a-z_.]+)';$/gm)].map((m) => m[1]!);
+    const types = [...read('src/events/daemon-events.ts').matchAll(/^\s+type: '([a-z_.]+)';$/gm)].map((m) => m[1]!);
     expect(types.length).toBeGreaterThan(10);
     for (const type of [...types, 'hello']) expect(behaviour, type).toMatch(new RegExp(`^\\| \`${type.replace('.', '\\.')}\`( / \`[a-z.]+\`)? \\||^\\| \`[a-z.]+\` / \`${type.replace('.', '\\.')}\` \\|`, 'm'));
     const { ServerConfigSchema } = await import('../../src/config/schema.js');
@@ -39,7 +39,7 @@ describe('documentation', () => {
 
   it('lists every server status and every tools.changed cause the source has', async () => {
     const behaviour = read('docs/behaviour.md');
-    const { SERVER_STATUSES, TOOLS_CHANGED_CAUSES } = await import('../../src/mcp/events.js');
+    const { SERVER_STATUSES, TOOLS_CHANGED_CAUSES } = await import('../../src/events/daemon-events.js');
     for (const status of SERVER_STATUSES) expect(behaviour, status).toMatch(new RegExp(`^\\| \`${status}\` \\| \\S`, 'm'));
     for (const cause of TOOLS_CHANGED_CAUSES) expect(behaviour, cause).toContain(`\`${cause}\``);
   });

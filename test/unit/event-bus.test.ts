@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { PublishEvent } from '../../src/mcp/events.js';
-import { EventBus, type StampedEvent } from '../../src/runtime/event-bus.js';
+import type { PublishEvent } from '../../src/events/daemon-events.js';
+import { EventBus, type StampedEvent } from '../../src/events/event-bus.js';
 
 /** Log lines the bus writes, parsed. */
 function capturedLogger() {

@@ -8,9 +8,9 @@ import {
   type SnapshotSource,
   type WireEvent,
 } from '../../src/http/ws/event-hub.js';
-import type { ManagerEvent } from '../../src/mcp/events.js';
-import type { ServerSnapshot } from '../../src/mcp/upstream/server-snapshot.js';
-import { EventBus } from '../../src/runtime/event-bus.js';
+import type { ManagerEvent } from '../../src/events/daemon-events.js';
+import type { ServerSnapshot } from '../../src/upstream/server-snapshot.js';
+import { EventBus } from '../../src/events/event-bus.js';
 
 /** A real bus to publish on, plus a manager stand-in for the read-only views the hello uses. */
 function fakeManager(servers: ServerSnapshot[] = [], now?: () => Date) {

@@ -8,7 +8,7 @@ import {
   parseInstanceAd,
   withoutOwnTools,
   type InstanceAd,
-} from '../../src/mcp/upstream/instance.js';
+} from '../../src/upstream/instance.js';
 import { MemoryStateStore } from '../../src/store/state-store.js';
 
 const node = (id: string, upstreams: InstanceAd[] = []): InstanceAd => ({ id, label: `host-${id}`, upstreams });

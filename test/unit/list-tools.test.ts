@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { isSwitchboardError } from '../../src/errors.js';
-import { collectToolPages, type ToolPage } from '../../src/mcp/transport/list-tools.js';
+import { collectToolPages, type ToolPage } from '../../src/upstream/transport/list-tools.js';
 
 const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } });
 

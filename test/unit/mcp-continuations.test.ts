@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Continuation, Continuations } from '../../src/http/mcp/continuations.js';
-import { RelayStates } from '../../src/http/mcp/relay-state.js';
+import { Continuation, Continuations } from '../../src/http/endpoint/continuations.js';
+import { RelayStates } from '../../src/http/endpoint/relay-state.js';
 import { deferred } from '../../src/util/deferred.js';
 
 /** The pure parts of #14's `input_required` bridge: parked calls and sealed relay states. */

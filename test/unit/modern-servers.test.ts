@@ -1,7 +1,7 @@
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import type { AgentServerOptions } from '../../src/http/mcp/agent-server-options.js';
-import { ModernServers } from '../../src/http/mcp/modern-servers.js';
+import type { AgentServerOptions } from '../../src/http/endpoint/agent-server-options.js';
+import { ModernServers } from '../../src/http/endpoint/modern-servers.js';
 
 /** Just what building a server reads: the aggregate capabilities. */
 function optionsWith(capabilities: { prompts: boolean }): AgentServerOptions {

@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import type { NameDiff } from '../../src/mcp/catalogue/named-catalogue.js';
-import { ToolCatalogue } from '../../src/mcp/catalogue/tool-catalogue.js';
-import { buildCatalogue, type CatalogueEntry } from '../../src/mcp/catalogue/tool-bridge.js';
+import type { NameDiff } from '../../src/upstream/catalogue/named-catalogue.js';
+import { ToolCatalogue } from '../../src/upstream/catalogue/tool-catalogue.js';
+import { buildCatalogue, type CatalogueEntry } from '../../src/upstream/catalogue/tool-bridge.js';
 
 /**
  * The catalogue changes one server at a time (name-index.ts, named-catalogue.ts). Whatever the

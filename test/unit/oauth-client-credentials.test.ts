@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OAuthSettingsSchema } from '../../src/config/schema.js';
 import { createValueResolver } from '../../src/config/resolve-values.js';
-import { authHashOf } from '../../src/mcp/oauth/broker.js';
-import { loadAssertionKey } from '../../src/mcp/oauth/client-credentials.js';
+import { authHashOf } from '../../src/upstream/oauth/broker.js';
+import { loadAssertionKey } from '../../src/upstream/oauth/client-credentials.js';
 import { tempDir } from '../helpers/process.js';
 
 /** The config and key handling of the unattended sign-in (issue #29 item 1). */

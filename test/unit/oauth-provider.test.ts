@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { authHashOf, callbackUrlOf } from '../../src/mcp/oauth/broker.js';
-import { hashState, refreshDue, SIGN_IN_TTL_MS, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from '../../src/mcp/oauth/provider.js';
+import { authHashOf, callbackUrlOf } from '../../src/upstream/oauth/broker.js';
+import { hashState, refreshDue, SIGN_IN_TTL_MS, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from '../../src/upstream/oauth/provider.js';
 import { openMemoryOAuthStore } from '../../src/store/open-tool-cache.js';
 import type { StoredTokens } from '../../src/store/ports.js';
 

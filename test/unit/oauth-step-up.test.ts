@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_SIGN_INS_IN_A_ROW, StepUpGuard } from '../../src/mcp/oauth/step-up.js';
+import { MAX_SIGN_INS_IN_A_ROW, StepUpGuard } from '../../src/upstream/oauth/step-up.js';
 
 const KEY = { server: 'remote', authHash: 'h1' };
 

@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { evaluate, HOLDOUT_FILE, loadCorpus, loadQueries } from '../../bench/search/evaluate.js';
-import { ToolCatalogue } from '../../src/mcp/catalogue/tool-catalogue.js';
-import { ToolSearch } from '../../src/mcp/catalogue/tool-search.js';
+import { ToolCatalogue } from '../../src/upstream/catalogue/tool-catalogue.js';
+import { ToolSearch } from '../../src/upstream/catalogue/tool-search.js';
 
 /**
  * The quality gate of issue #23: the daemon's index over the checked-in corpus, scored on both

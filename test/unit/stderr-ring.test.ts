@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StderrRing } from '../../src/mcp/transport/stderr-ring.js';
+import { StderrRing } from '../../src/upstream/transport/stderr-ring.js';
 
 describe('StderrRing', () => {
   it('splits chunks into lines, joining lines split across chunks', () => {

@@ -7,8 +7,8 @@ import {
   MAX_TOOL_NAME_LENGTH,
   toolErrorResult,
   type CatalogueEntry,
-} from '../../src/mcp/catalogue/tool-bridge.js';
-import { exposedName } from '../../src/mcp/catalogue/naming.js';
+} from '../../src/upstream/catalogue/tool-bridge.js';
+import { exposedName } from '../../src/upstream/catalogue/naming.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const schema = { type: 'object' as const };

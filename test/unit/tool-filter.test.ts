@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { filterTools } from '../../src/mcp/catalogue/tool-filter.js';
+import { filterTools } from '../../src/upstream/catalogue/tool-filter.js';
 
 const tools = ['a', 'b', 'c'].map((name): Tool => ({ name, inputSchema: { type: 'object' } }));
 const names = (list: Tool[]) => list.map((t) => t.name);

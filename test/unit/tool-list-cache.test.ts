@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { ToolListCache } from '../../src/http/tool-list-cache.js';
-import { ToolCatalogue } from '../../src/mcp/catalogue/tool-catalogue.js';
+import { ToolListCache } from '../../src/gateway/lists/tool-list-cache.js';
+import { ToolCatalogue } from '../../src/upstream/catalogue/tool-catalogue.js';
 
 /**
  * The `GET /tools` body is built from per-server fragments: a change to one server serialises

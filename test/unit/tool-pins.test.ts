@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, digest, ToolPins, type HeldTool } from '../../src/mcp/catalogue/tool-pins.js';
+import { canonicalJson, digest, ToolPins, type HeldTool } from '../../src/upstream/catalogue/tool-pins.js';
 import { MemoryToolPinStore } from '../../src/store/tool-pin-store.js';
 
 const tool = (name: string, description: string, extra: Partial<Tool> = {}): Tool => ({ name, description, inputSchema: { type: 'object' }, ...extra });

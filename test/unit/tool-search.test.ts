@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { ToolCatalogue } from '../../src/mcp/catalogue/tool-catalogue.js';
-import { tokenize, ToolSearch } from '../../src/mcp/catalogue/tool-search.js';
+import { ToolCatalogue } from '../../src/upstream/catalogue/tool-catalogue.js';
+import { tokenize, ToolSearch } from '../../src/upstream/catalogue/tool-search.js';
 
 const FLAGS = { deferred: false, stale: false };
 

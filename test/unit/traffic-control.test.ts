@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadDaemonConfig } from '../../src/config/load.js';
 import { isSwitchboardError, SwitchboardError } from '../../src/errors.js';
-import { parseRetryAfter, MAX_RETRY_AFTER_MS } from '../../src/mcp/transport/retry-after.js';
-import { BackPressure } from '../../src/mcp/upstream/back-pressure.js';
-import { CallGate, type Release } from '../../src/mcp/upstream/call-gate.js';
+import { parseRetryAfter, MAX_RETRY_AFTER_MS } from '../../src/upstream/transport/retry-after.js';
+import { BackPressure } from '../../src/upstream/server/back-pressure.js';
+import { CallGate, type Release } from '../../src/upstream/server/call-gate.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { makeTree } from './config/temp-tree.js';
 

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { buildStdioEnv, isHttpClientError, perRequestSignalFetch, transportKindOf } from '../../src/mcp/transport/transports.js';
+import { buildStdioEnv, isHttpClientError, perRequestSignalFetch, transportKindOf } from '../../src/upstream/transport/transports.js';
 import { SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 
 describe('transportKindOf', () => {

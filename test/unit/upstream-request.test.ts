@@ -1,8 +1,8 @@
 import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../src/errors.js';
-import type { CallerChannel } from '../../src/mcp/forwarding/caller.js';
-import type { UpstreamRequestOptions } from '../../src/mcp/upstream/upstream-request.js';
+import type { CallerChannel } from '../../src/upstream/transport/caller.js';
+import type { UpstreamRequestOptions } from '../../src/upstream/server/upstream-request.js';
 import { connected, FakeConnection, fakeHost, newUpstream, reached, type FakeHost, type HostNote } from '../helpers/fake-upstream.js';
 
 /**

@@ -1,7 +1,7 @@
 import { isLoopbackHost } from '../../util/loopback.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT_OK, EXIT_USAGE, oneLine, type Output } from '../context.js';
-import { localOperatorKey } from '../../runtime/operator-key.js';
+import { localOperatorKey } from '../../gateway/agents/operator-key.js';
 import { renderHelp } from '../help.js';
 import { createDaemonClient, DaemonError, DaemonUnreachableError, type DaemonClient, type FetchLike } from './daemon-client.js';
 

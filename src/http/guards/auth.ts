@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
-import type { KeyVerdict } from '../../runtime/agent-registry.js';
-import { agentRefOf, type AgentRef } from '../calls/agent-ref.js';
+import type { KeyVerdict } from '../../gateway/agents/agent-registry.js';
+import { agentRefOf, type AgentRef } from '../../gateway/agents/agent-ref.js';
 import { httpError, sendError } from '../errors/http-error.js';
 
 declare module 'fastify' {

@@ -1,6 +1,6 @@
-import type { ServerStatus } from '../../mcp/events.js';
-import type { EventBus } from '../../runtime/event-bus.js';
-import { escapeLabel } from '../calls/prometheus-label.js';
+import type { ServerStatus } from '../../events/daemon-events.js';
+import type { EventBus } from '../../events/event-bus.js';
+import { escapeLabel } from '../../util/prometheus-label.js';
 
 /**
  * The per-server series an operator alerts on: `switchboard_server_up` (connected right now or

@@ -1,11 +1,11 @@
 import type { FastifyPluginCallback, FastifyReply } from 'fastify';
-import type { MCPManager } from '../../mcp/manager.js';
+import type { MCPManager } from '../../upstream/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import { CLIENT_GONE } from '../calls/in-flight-calls.js';
-import type { RequestRunner } from '../calls/request-runner.js';
+import { CLIENT_GONE } from '../../gateway/requests/in-flight-calls.js';
+import type { RequestRunner } from '../../gateway/requests/request-runner.js';
 import { toForwardedError } from '../errors/forwarded-error.js';
 import { CatalogueListQuerySchema, GetPromptBodySchema, NameParamsSchema, parseInput, ResourceReadQuerySchema, type GetPromptBody } from '../schemas.js';
-import { settleStartup } from '../startup-wait.js';
+import { settleStartup } from '../../gateway/lists/startup-wait.js';
 import { restTrace } from '../../telemetry/agent-trace.js';
 
 export interface CatalogueRoutesOptions {

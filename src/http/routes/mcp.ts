@@ -3,22 +3,22 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest, type AuthInfo, type InboundHttpRequest } from '@modelcontextprotocol/server';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { errorMessage, SwitchboardError } from '../../errors.js';
-import type { MCPManager } from '../../mcp/manager.js';
-import type { EventBus } from '../../runtime/event-bus.js';
+import type { MCPManager } from '../../upstream/manager.js';
+import type { EventBus } from '../../events/event-bus.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PendingCount } from '../../util/pending-count.js';
 import { delay } from '../../util/delay.js';
-import type { AgentRef } from '../calls/agent-ref.js';
-import type { RequestRunner } from '../calls/request-runner.js';
+import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { RequestRunner, RunOptions } from '../../gateway/requests/request-runner.js';
 import { JSON_RPC_CONTENT_TYPE, jsonRpcRefusal, sendJsonRpcRefusal } from '../errors/jsonrpc-error.js';
-import { createAgentServer, type AgentSource } from '../mcp/agent-server.js';
-import { LegacySessions, type LegacySession } from '../mcp/legacy-sessions.js';
-import { createServerParts, type CatalogueOptions, type ClusterParts } from '../mcp/server-parts.js';
-import { SessionRelay } from '../mcp/session-relay.js';
-import { ModernServers } from '../mcp/modern-servers.js';
+import { createAgentServer, type AgentSource } from '../endpoint/agent-server.js';
+import { LegacySessions, type LegacySession } from '../endpoint/legacy-sessions.js';
+import { createServerParts, type CatalogueOptions, type ClusterParts } from '../endpoint/server-parts.js';
+import { SessionRelay } from '../endpoint/session-relay.js';
+import { ModernServers } from '../endpoint/modern-servers.js';
 
 export interface McpRoutesOptions {
-  manager: AgentSource & Pick<MCPManager, 'onServerTraffic' | 'requests'>;
+  manager: AgentSource & Pick<MCPManager, 'onServerTraffic'>;
   /** Catalogue changes, for `list_changed`. */
   bus: Pick<EventBus, 'subscribe'>;
   runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
@@ -76,7 +76,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     },
     // A session that ends takes its resource subscriptions with it.
     onClosed: (session) => {
-      for (const uri of session.subscriptions) void manager.requests.send({ method: 'resources/unsubscribe', uri }).catch(() => undefined);
+      for (const uri of session.subscriptions) void runner.run({ method: 'resources/unsubscribe', uri }, unsubscribeOptions(session.agent)).catch(() => undefined);
       session.subscriptions.clear();
     },
     maxSessions: options.maxSessions ?? 1000,
@@ -219,13 +219,18 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     );
     reply.raw.once('close', () => {
       void held.then((subscribed) => {
-        for (const uri of subscribed) if (uri !== undefined) void manager.requests.send({ method: 'resources/unsubscribe', uri }).catch(() => undefined);
+        for (const uri of subscribed) if (uri !== undefined) void runner.run({ method: 'resources/unsubscribe', uri }, unsubscribeOptions(agent)).catch(() => undefined);
       });
     });
   };
 
   app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: handle });
 };
+
+/** An unsubscribe takes the request path as every request does (in flight, metrics), for the agent that subscribed. */
+function unsubscribeOptions(agent: AgentRef | undefined): RunOptions {
+  return { transport: 'mcp', ...(agent ? { agent } : {}) };
+}
 
 /** The SDK's pass-through auth of a request: the agent (its name and view), never its key. */
 function authOf(agent: AgentRef): AuthInfo {

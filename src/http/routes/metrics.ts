@@ -1,16 +1,16 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { errorMessage } from '../../errors.js';
-import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
-import type { MCPManager } from '../../mcp/manager.js';
-import type { CallMetrics } from '../calls/call-metrics.js';
-import type { InFlightCalls } from '../calls/in-flight-calls.js';
-import type { RequestMetrics } from '../calls/request-metrics.js';
-import { renderTrafficMetrics } from '../calls/traffic-metrics.js';
-import { escapeLabel } from '../calls/prometheus-label.js';
+import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.js';
+import type { MCPManager } from '../../upstream/manager.js';
+import type { CallMetrics } from '../../gateway/requests/call-metrics.js';
+import type { InFlightCalls } from '../../gateway/requests/in-flight-calls.js';
+import type { RequestMetrics } from '../../gateway/requests/request-metrics.js';
+import { renderTrafficMetrics } from '../metrics/traffic-metrics.js';
+import { escapeLabel } from '../../util/prometheus-label.js';
 import { processMetricsText } from '../metrics/process-metrics.js';
 import { ServerMetrics } from '../metrics/server-metrics.js';
 import { PACKAGE_VERSION } from '../package-info.js';
-import type { EventBus } from '../../runtime/event-bus.js';
+import type { EventBus } from '../../events/event-bus.js';
 
 export interface MetricsRoutesOptions {
   manager: MCPManager;
@@ -71,7 +71,7 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       ...servers.render(listed),
       ...metrics.render(),
       ...requestMetrics.render(),
-      ...renderTrafficMetrics([...manager.requests.upstreams()].map((u) => ({ server: u.name, state: u.traffic, waits: u.queueWaits }))),
+      ...renderTrafficMetrics([...manager.upstreams()].map((u) => ({ server: u.name, state: u.traffic, waits: u.queueWaits }))),
       '# HELP switchboard_tool_calls_in_flight Upstream requests (tool calls, prompts, resources, …; REST and /mcp) in progress.',
       '# TYPE switchboard_tool_calls_in_flight gauge',
       `switchboard_tool_calls_in_flight ${calls.size}`,

@@ -2,8 +2,8 @@ import type { FastifyPluginCallback } from 'fastify';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../../errors.js';
-import type { MCPManager } from '../../mcp/manager.js';
-import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../../mcp/oauth/broker.js';
+import type { MCPManager } from '../../upstream/manager.js';
+import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../../upstream/oauth/broker.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { EmptyBodySchema, NameParamsSchema, parseInput } from '../schemas.js';
 

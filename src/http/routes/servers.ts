@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
-import type { MCPManager } from '../../mcp/manager.js';
+import type { MCPManager } from '../../upstream/manager.js';
 import { NameParamsSchema, parseInput } from '../schemas.js';
 
 export interface ServerRoutesOptions {

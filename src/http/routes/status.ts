@@ -2,9 +2,9 @@ import type { FastifyPluginCallback } from 'fastify';
 import type { ReplicaInfo } from '../../cluster/replica-heartbeats.js';
 import { globMatcher } from '../../config/agent-schema.js';
 import type { ErrorInfo } from '../../errors.js';
-import { SERVER_STATUSES, type ServerStatus } from '../../mcp/events.js';
-import type { MCPManager } from '../../mcp/manager.js';
-import type { AgentRegistry } from '../../runtime/agent-registry.js';
+import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.js';
+import type { MCPManager } from '../../upstream/manager.js';
+import type { AgentRegistry } from '../../gateway/agents/agent-registry.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 

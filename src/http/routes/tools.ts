@@ -1,11 +1,11 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
-import type { BridgedTool } from '../../mcp/catalogue/tool-bridge.js';
-import type { MCPManager } from '../../mcp/manager.js';
+import type { BridgedTool } from '../../upstream/catalogue/tool-bridge.js';
+import type { MCPManager } from '../../upstream/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { RequestRunner } from '../calls/request-runner.js';
-import { CLIENT_GONE } from '../calls/in-flight-calls.js';
-import { wantsEventStream } from '../calls/event-stream.js';
+import type { RequestRunner } from '../../gateway/requests/request-runner.js';
+import { CLIENT_GONE } from '../../gateway/requests/in-flight-calls.js';
+import { wantsEventStream } from '../streaming/event-stream.js';
 import {
   NameParamsSchema,
   parseInput,
@@ -15,12 +15,12 @@ import {
   ToolSearchQuerySchema,
   type CallToolBody,
 } from '../schemas.js';
-import { settleStartup } from '../startup-wait.js';
-import { toolNotFound, withToolSuggestions } from '../tool-not-found.js';
+import { settleStartup } from '../../gateway/lists/startup-wait.js';
+import { toolNotFound, withToolSuggestions } from '../../gateway/lists/tool-not-found.js';
 import { parseCallBody } from '../call-body.js';
-import { streamCall } from '../calls/stream-call.js';
+import { streamCall } from '../streaming/stream-call.js';
 import { restTrace } from '../../telemetry/agent-trace.js';
-import { ifNoneMatchHits, ToolListCache } from '../tool-list-cache.js';
+import { ifNoneMatchHits, ToolListCache } from '../../gateway/lists/tool-list-cache.js';
 
 export interface ToolRoutesOptions {
   manager: MCPManager;
@@ -79,7 +79,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     // Outside the agent's view, a tool is as unknown as one that does not exist.
     const tool = found && (!view || view.allowsTool(found)) ? found : undefined;
     if (!tool) {
-      manager.requests.refuseHeld(name, view);
+      runner.refuseHeld(name, view);
       throw toolNotFound(name, manager.getCatalogue(), view);
     }
     return tool;

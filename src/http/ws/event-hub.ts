@@ -1,10 +1,10 @@
-import type { ServerSnapshot } from '../../mcp/upstream/server-snapshot.js';
-import type { EventBus, StampedEvent } from '../../runtime/event-bus.js';
+import type { ServerSnapshot } from '../../upstream/server-snapshot.js';
+import type { EventBus, StampedEvent } from '../../events/event-bus.js';
 import type { RuntimeState, SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { AgentRef } from '../calls/agent-ref.js';
+import type { AgentRef } from '../../gateway/agents/agent-ref.js';
 import { scopeEvent, scopeHello, type ScopeTools } from './event-scope.js';
 
-export type { StampedEvent } from '../../runtime/event-bus.js';
+export type { StampedEvent } from '../../events/event-bus.js';
 
 /**
  * The snapshot a subscriber gets first (and again when its `since` is too old). `seq` is the last

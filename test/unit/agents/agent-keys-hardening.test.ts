@@ -2,9 +2,9 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientFor } from '../../../src/cli/client/command.js';
-import { expiryOf } from '../../../src/runtime/agent-keys.js';
-import { AgentRegistry } from '../../../src/runtime/agent-registry.js';
-import { localOperatorKey, OPERATOR_KEY_FILE } from '../../../src/runtime/operator-key.js';
+import { expiryOf } from '../../../src/gateway/agents/agent-keys.js';
+import { AgentRegistry } from '../../../src/gateway/agents/agent-registry.js';
+import { localOperatorKey, OPERATOR_KEY_FILE } from '../../../src/gateway/agents/operator-key.js';
 import { MemoryAgentStore } from '../../../src/store/agent-store.js';
 import { tempDir } from '../../helpers/process.js';
 

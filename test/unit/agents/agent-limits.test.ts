@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SwitchboardError } from '../../../src/errors.js';
-import { AgentLimiter } from '../../../src/mcp/agents/agent-limits.js';
+import { AgentLimiter } from '../../../src/gateway/agents/agent-limits.js';
 
 function refusal(fn: () => unknown): SwitchboardError {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentRefOf } from '../../../src/http/calls/agent-ref.js';
-import { checkGlob, compileAgentView } from '../../../src/mcp/agents/agent-view.js';
+import { agentRefOf } from '../../../src/gateway/agents/agent-ref.js';
+import { checkGlob, compileAgentView } from '../../../src/gateway/agents/agent-view.js';
 
 const tool = (name: string, server: string, annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean }) => ({ name, server, annotations });
 

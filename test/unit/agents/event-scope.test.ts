@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { EventHub, type EventSink, type WireEvent } from '../../../src/http/ws/event-hub.js';
 import { scopeEvent } from '../../../src/http/ws/event-scope.js';
-import { listChangedFor } from '../../../src/http/mcp/session-relay.js';
-import { compileAgentView } from '../../../src/mcp/agents/agent-view.js';
-import type { ManagerEvent } from '../../../src/mcp/events.js';
-import { EventBus, type StampedEvent } from '../../../src/runtime/event-bus.js';
+import { listChangedFor } from '../../../src/http/endpoint/session-relay.js';
+import { compileAgentView } from '../../../src/gateway/agents/agent-view.js';
+import type { ManagerEvent } from '../../../src/events/daemon-events.js';
+import { EventBus, type StampedEvent } from '../../../src/events/event-bus.js';
 
 const tools = [
   { name: 'git_log', server: 'git', annotations: { readOnlyHint: true } },

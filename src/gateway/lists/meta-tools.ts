@@ -1,0 +1,87 @@
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
+import type { AgentRef } from '../agents/agent-ref.js';
+import type { CatalogueModes } from './catalogue-mode.js';
+import { CALL_TOOL, DEFAULT_SEARCH_LIMIT, DESCRIBE_TOOLS, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT, SEARCH_TOOLS } from './meta-tool-defs.js';
+
+const SearchInput = z.object({
+  query: z
+    .string({ error: 'query must be a string' })
+    .refine((query) => query.trim().length > 0, 'query must not be empty')
+    .refine((query) => query.length <= MAX_QUERY_LENGTH, `query must be at most ${MAX_QUERY_LENGTH} characters`),
+  limit: z
+    .number({ error: 'limit must be a number' })
+    .int('limit must be a whole number')
+    .min(1, `limit must be between 1 and ${MAX_SEARCH_LIMIT}`)
+    .max(MAX_SEARCH_LIMIT, `limit must be between 1 and ${MAX_SEARCH_LIMIT}`)
+    .optional(),
+  server: z.string({ error: 'server must be a string' }).optional(),
+});
+
+const DescribeInput = z.object({
+  names: z
+    .array(z.string({ error: 'names must be strings' }), { error: 'names must be an array of tool names' })
+    .min(1, 'names must name at least one tool')
+    .max(MAX_SEARCH_LIMIT, `names takes at most ${MAX_SEARCH_LIMIT} tools`),
+});
+
+const CallInput = z.object({
+  name: z.string({ error: 'name must be a string' }),
+  arguments: z.record(z.string(), z.unknown(), { error: 'arguments must be an object' }).optional(),
+});
+
+/** A tool call as `/mcp` answers it: the result, an `input_required` round, or a thrown JSON-RPC error. */
+export type ToolCaller = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext) => Promise<CallToolResult>;
+
+export interface MetaToolDeps {
+  modes: CatalogueModes;
+  /** The one `tools/call` path (tool-call.ts): `call_tool` is a direct call under another name. */
+  call: ToolCaller;
+}
+
+/**
+ * Runs a meta-tool of `search` mode. `search_tools` and `describe_tools` answer from the caller's
+ * view only; bad input is a tool error (`VALIDATION_FAILED`), never a crash. `call_tool` hands the
+ * named tool to the direct call path, so its result, progress, cancellation, `input_required`
+ * rounds, errors and `_meta` are the direct call's; a malformed `call_tool` request is refused as
+ * a malformed `tools/call` is, with `InvalidParams`.
+ */
+export async function runMetaTool(name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, agent: AgentRef | undefined, deps: MetaToolDeps): Promise<CallToolResult> {
+  if (name === CALL_TOOL) {
+    const parsed = CallInput.safeParse(args ?? {});
+    if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments for ${CALL_TOOL}: ${problems(parsed.error)}`);
+    return deps.call(parsed.data.name, parsed.data.arguments, ctx);
+  }
+  if (name === SEARCH_TOOLS) {
+    const parsed = SearchInput.safeParse(args ?? {});
+    if (!parsed.success) return invalid(SEARCH_TOOLS, parsed.error);
+    const { query, limit = DEFAULT_SEARCH_LIMIT, server } = parsed.data;
+    const tools = deps.modes.search(query, limit, server, agent);
+    const text = tools.length === 0 ? `No tool matches "${query}". Try other words.` : JSON.stringify({ tools });
+    return { content: [{ type: 'text', text }], structuredContent: { tools } };
+  }
+  if (name === DESCRIBE_TOOLS) {
+    const parsed = DescribeInput.safeParse(args ?? {});
+    if (!parsed.success) return invalid(DESCRIBE_TOOLS, parsed.error);
+    const tools: Tool[] = [];
+    const unknown: Array<{ name: string; code: 'TOOL_NOT_FOUND'; message: string }> = [];
+    for (const wanted of new Set(parsed.data.names)) {
+      const definition = deps.modes.definition(wanted, agent);
+      if (definition) tools.push(definition);
+      // Outside the caller's view a name is unknown, worded as a call of it would be.
+      else unknown.push({ name: wanted, code: 'TOOL_NOT_FOUND', message: `No tool named "${wanted}"` });
+    }
+    const structured = { tools, unknown };
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  }
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No meta-tool named "${name}"`);
+}
+
+function invalid(tool: string, error: z.ZodError): CallToolResult {
+  return toolErrorResult({ code: 'VALIDATION_FAILED', message: `Invalid arguments for ${tool}: ${problems(error)}` });
+}
+
+function problems(error: z.ZodError): string {
+  return error.issues.map((issue) => issue.message).join('; ');
+}

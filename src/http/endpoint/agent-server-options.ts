@@ -1,0 +1,33 @@
+import type { RequestId } from '@modelcontextprotocol/server';
+import type { MCPManager } from '../../upstream/manager.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { RequestRunner } from '../../gateway/requests/request-runner.js';
+import type { SessionState } from './agent-channel.js';
+import type { CatalogueModes } from '../../gateway/lists/catalogue-mode.js';
+import type { Continuations } from './continuations.js';
+import type { McpLists } from '../../gateway/lists/agent-lists.js';
+import type { RelayStates } from './relay-state.js';
+
+/** What `/mcp` needs of the manager. */
+export type AgentSource = Pick<MCPManager, 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'instanceAd' | 'listHints' | 'capabilities' | 'toolSearch'>;
+
+export interface AgentServerOptions {
+  manager: AgentSource;
+  runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
+  lists: McpLists;
+  /** Which tool list each caller gets (full, or search mode's meta-tools), and the meta-tools' lookups. */
+  modes: CatalogueModes;
+  runner: RequestRunner;
+  continuations: Continuations;
+  relayStates: RelayStates;
+  /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */
+  session?: SessionState;
+  /** The agent of a 2026-07-28 request (a session's is `session.agent`); absent for the operator and without keys. */
+  agent?: AgentRef;
+  /**
+   * Called after a call the client cancelled has ended. The SDK sends no response for it, so
+   * its response stream would stay open until the session ends unless it is closed here.
+   */
+  onCancelled?: (requestId: RequestId) => void;
+}

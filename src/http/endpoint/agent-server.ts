@@ -1,0 +1,96 @@
+import { Server } from '@modelcontextprotocol/server';
+import type { ServerCapabilities } from '@modelcontextprotocol/server';
+import { INSTANCE_META_KEY } from '../../upstream/instance.js';
+import type { AggregateCapabilities } from '../../upstream/manager.js';
+import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import { PACKAGE_VERSION } from '../package-info.js';
+import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { AgentServerOptions } from './agent-server-options.js';
+import { registerCatalogueHandlers } from './catalogue-handlers.js';
+import { runMetaTool } from '../../gateway/lists/meta-tools.js';
+import { toolCaller } from './tool-call.js';
+
+/**
+ * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
+ * a client that does not listen for `tools/list_changed` still sees a change within seconds.
+ */
+export const DEFAULT_LIST_TTL_MS = 10_000;
+
+export type { AgentServerOptions, AgentSource } from './agent-server-options.js';
+
+/**
+ * One low-level SDK `Server` per 2025-era session, or per 2026-07-28 request at a time (reused, see
+ * modern-servers.ts) (SPEC §7, §9): the
+ * aggregate of every connected server — tools, and as far as some server has them, prompts,
+ * resources, completions and logging. It advertises exactly those capabilities.
+ *
+ * - `tools/list` serves the aggregated catalogue as is (no pagination, no re-validation), or in
+ *   `search` mode the meta-tools and the pinned tools (catalogue-mode.ts, SPEC §13).
+ * - `tools/call` is tool-call.ts's one path (the runner, progress, questions, cancellation); in
+ *   `search` mode a meta-tool's name goes to meta-tools.ts, whose `call_tool` takes that same path.
+ */
+export function createAgentServer(options: AgentServerOptions): Server {
+  const { manager, runtime, lists, modes, session } = options;
+  // A session's agent is read per request: its view follows the agent's current settings.
+  const callerOf = (): AgentRef | undefined => options.agent ?? session?.agent;
+  const available = manager.capabilities();
+  const server = new Server(
+    { name: 'switchboard', version: PACKAGE_VERSION },
+    {
+      capabilities: advertised(available),
+      instructions: 'Tools, prompts and resources of every MCP server Switchboard is connected to; tools and prompts are named mcp_<server>_<name> unless a server says otherwise.',
+    },
+  );
+
+  server.setRequestHandler('tools/list', async (request, ctx) => {
+    // Before the startup gate the list would be partial; the gate is short (SPEC §1). Another
+    // Switchboard (it says so in `_meta`) gets the partial list at once and the changes as
+    // list_changed: if it waited, two daemons aggregating each other would deadlock at start.
+    const fromSwitchboard = request.params?._meta?.[INSTANCE_META_KEY] !== undefined;
+    if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
+    // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
+    // It aggregates the catalogue itself, never the meta-tools of a search mode (SPEC §13).
+    const tools = fromSwitchboard ? lists.tools(callerOf()?.view) : modes.tools(callerOf());
+    const result = { tools, _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
+    // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
+    return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
+  });
+
+  // One call path for a direct call and for search mode's `call_tool` (tool-call.ts).
+  const call = toolCaller(options);
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const { name, arguments: args } = request.params;
+    const caller = callerOf();
+    if (modes.isMetaCall(name, caller)) return runMetaTool(name, args, ctx, caller, { modes, call });
+    return call(name, args, ctx);
+  });
+
+  // The options themselves, not a copy: a reused 2026-07-28 instance gets each request's agent there (modern-servers.ts).
+  registerCatalogueHandlers(server, options, available);
+  return server;
+}
+
+/** The capabilities `/mcp` advertises: tools always, the rest as far as some server has them. */
+export function advertised(available: AggregateCapabilities): ServerCapabilities {
+  return {
+    tools: { listChanged: true },
+    ...(available.prompts ? { prompts: { listChanged: true } } : {}),
+    ...(available.resources ? { resources: { listChanged: true, ...(available.subscribe ? { subscribe: true } : {}) } } : {}),
+    ...(available.completions ? { completions: {} } : {}),
+    ...(available.logging ? { logging: {} } : {}),
+  };
+}
+
+async function untilReadyOrAborted(runtime: Pick<SwitchboardRuntime, 'whenReady'>, signal: AbortSignal): Promise<void> {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    // A failed start still leaves a (possibly empty) catalogue worth serving.
+    await Promise.race([runtime.whenReady().catch(() => undefined), aborted]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}

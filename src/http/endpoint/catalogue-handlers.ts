@@ -1,0 +1,95 @@
+import type { GetPromptResult, LoggingLevel, ReadResourceResult, Server, ServerContext } from '@modelcontextprotocol/server';
+import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
+import type { AggregateCapabilities } from '../../upstream/manager.js';
+import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { RunOptions } from '../../gateway/requests/request-runner.js';
+import { runForAgent } from './agent-channel.js';
+import type { AgentServerOptions } from './agent-server-options.js';
+import { toJsonRpcError } from '../errors/jsonrpc-error.js';
+
+/**
+ * The handlers of `/mcp` beyond tools (SPEC §7), registered only for what some server has — the
+ * SDK refuses a handler for a capability the server does not advertise, and a client asking for
+ * one gets `Method not found`, as from any server without it.
+ */
+const MCP: RunOptions = { transport: 'mcp' };
+
+export function registerCatalogueHandlers(server: Server, options: AgentServerOptions, available: AggregateCapabilities): void {
+  const { lists, runner, continuations, relayStates, session } = options;
+  // A session's agent is read per request: its view follows the agent's current settings.
+  const whoOf = (): AgentRef | undefined => options.agent ?? session?.agent;
+  const mcpOf = (): RunOptions => {
+    const who = whoOf();
+    return who ? { transport: 'mcp', agent: who } : MCP;
+  };
+  const agent = { continuations, relayStates, ...(session ? { session } : {}) };
+  const traceOf = (ctx: ServerContext): Pick<RunOptions, 'trace'> => (runner.tracing ? { trace: mcpAgentTrace(ctx) } : {});
+
+  if (available.prompts) {
+    server.setRequestHandler('prompts/list', () => ({ prompts: lists.prompts(whoOf()?.view) }));
+    server.setRequestHandler('prompts/get', async (request, ctx) => {
+      const { name, arguments: args } = request.params;
+      try {
+        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => runner.run({ method: 'prompts/get', name, arguments: args }, { ...mcpOf(), signal, caller, ...traceOf(ctx) }))) as GetPromptResult;
+      } catch (err) {
+        throw toJsonRpcError(err);
+      }
+    });
+  }
+
+  if (available.resources) {
+    server.setRequestHandler('resources/list', () => ({ resources: lists.resources(whoOf()?.view).resources }));
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: lists.resources(whoOf()?.view).resourceTemplates }));
+    server.setRequestHandler('resources/read', async (request, ctx) => {
+      const { uri } = request.params;
+      try {
+        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => runner.run({ method: 'resources/read', uri }, { ...mcpOf(), signal, caller, ...traceOf(ctx) }))) as ReadResourceResult;
+      } catch (err) {
+        throw toJsonRpcError(err, uri);
+      }
+    });
+  }
+
+  // 2025-era sessions subscribe by request; 2026-07-28 clients name their URIs on the listen
+  // stream instead (see routes/mcp.ts).
+  if (available.subscribe && session) {
+    server.setRequestHandler('resources/subscribe', async (request, ctx) => {
+      const { uri } = request.params;
+      if (session.subscriptions.has(uri)) return {};
+      try {
+        await runner.run({ method: 'resources/subscribe', uri }, { ...mcpOf(), signal: ctx.mcpReq.signal });
+      } catch (err) {
+        throw toJsonRpcError(err, uri);
+      }
+      session.subscriptions.add(uri);
+      return {};
+    });
+    server.setRequestHandler('resources/unsubscribe', async (request) => {
+      const { uri } = request.params;
+      if (!session.subscriptions.delete(uri)) return {};
+      await runner.run({ method: 'resources/unsubscribe', uri }, mcpOf()).catch(() => undefined);
+      return {};
+    });
+  }
+
+  if (available.completions) {
+    server.setRequestHandler('completion/complete', async (request, ctx) => {
+      try {
+        return (await runner.run({ method: 'completion/complete', params: request.params as Record<string, unknown> }, { ...mcpOf(), signal: ctx.mcpReq.signal })) as never;
+      } catch (err) {
+        throw toJsonRpcError(err);
+      }
+    });
+  }
+
+  if (available.logging) {
+    // The level filters what this session is shown, and goes to every server that logs, so
+    // they stop sending what nobody wants (SPEC §7).
+    server.setRequestHandler('logging/setLevel', async (request) => {
+      const level: LoggingLevel = request.params.level;
+      if (session) session.logLevel = level;
+      await runner.run({ method: 'logging/setLevel', level }, mcpOf());
+      return {};
+    });
+  }
+}

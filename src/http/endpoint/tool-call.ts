@@ -1,0 +1,44 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { isSwitchboardError, toErrorInfo } from '../../errors.js';
+import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
+import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import { toJsonRpcError } from '../errors/jsonrpc-error.js';
+import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
+import { runForAgent } from './agent-channel.js';
+import type { AgentServerOptions } from './agent-server-options.js';
+import type { ToolCaller } from '../../gateway/lists/meta-tools.js';
+
+export type { ToolCaller };
+
+
+/**
+ * The one `tools/call` path of `/mcp`, both eras: a direct call and `call_tool` (search mode,
+ * meta-tools.ts) both end here, so they cannot differ. The call goes through the runner (REST's
+ * path too) and returns the server's `CallToolResult` unchanged; upstream failures are already
+ * `isError` results. An unknown tool is a protocol error, `InvalidParams` (-32602), as the MCP
+ * spec asks (errors/jsonrpc-error.ts). Progress is relayed under the client's own token; the
+ * server's questions go to this client (agent-channel.ts). The call is cancelled upstream when
+ * the client cancels (`notifications/cancelled`), when the session closes, and when the daemon's
+ * shutdown grace runs out.
+ */
+export function toolCaller(options: AgentServerOptions): ToolCaller {
+  const { runner, continuations, relayStates, session } = options;
+  const agent = { continuations, relayStates, ...(session ? { session } : {}) };
+  // A session's agent is read per request: its view follows the agent's current settings.
+  const callerOf = (): AgentRef | undefined => options.agent ?? session?.agent;
+  return async (name, args, ctx) => {
+    const caller = callerOf();
+    const who = caller ? { agent: caller } : {};
+    try {
+      return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (channel, signal, onProgress) =>
+        runner.call(name, args, { transport: 'mcp', signal, onProgress, caller: channel, ...who, ...(runner.tracing ? { trace: mcpAgentTrace(ctx) } : {}) }),
+      )) as CallToolResult;
+    } catch (err) {
+      // An operator's no (or nobody's answer) is a failure of this call, told as one like any other (SPEC §7).
+      if (isSwitchboardError(err, 'APPROVAL_DENIED') || isSwitchboardError(err, 'APPROVAL_TIMEOUT')) return toolErrorResult(toErrorInfo(err));
+      throw toJsonRpcError(err);
+    } finally {
+      if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);
+    }
+  };
+}
