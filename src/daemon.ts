@@ -1,30 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import { homedir } from 'node:os';
+import { dirname } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { DaemonConfig } from './config/schema.js';
 import type { ClusterAction } from './cluster/cluster.js';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
-import { advertisedUrl } from './util/replica-id.js';
+import { discoverMCPServers } from './config/discover.js';
+import { defaultDbPath } from './config/load.js';
+import { createValueResolver } from './config/resolve-values.js';
+import type { DaemonConfig } from './config/schema.js';
+import { SecretValues } from './config/secret-values.js';
+import type { DiscoveryResult } from './config/types.js';
+import { EventBus } from './events/event-bus.js';
+import { AgentRegistry } from './gateway/agents/agent-registry.js';
+import { operatorKeyPath } from './gateway/agents/operator-key.js';
+import { Approvals } from './gateway/approvals/approvals.js';
+import { AuditLog } from './gateway/audit/audit-log.js';
+import { Gateway } from './gateway/gateway.js';
 import { buildApp } from './http/app.js';
 import { RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
-import type { Approvals } from './gateway/approvals/approvals.js';
-import type { MCPManager } from './upstream/manager.js';
-import { callbackUrlOf, type OAuthBroker } from './upstream/oauth/broker.js';
-import { createRuntime, type RuntimeDeps } from './runtime/compose.js';
-import type { AgentRegistry } from './gateway/agents/agent-registry.js';
-import type { AuditLog } from './gateway/audit/audit-log.js';
-import type { EventBus } from './events/event-bus.js';
-import type { SwitchboardRuntime } from './runtime/runtime.js';
+import { createLogger } from './logger.js';
+import { auditDecision, besideOwnCache, healthOptions } from './runtime/part-options.js';
+import { SwitchboardRuntime, type LoadError } from './runtime/runtime.js';
+import { openToolCache } from './store/open-tool-cache.js';
+import type { OpenedStores } from './store/open-tool-cache.js';
 import type { ToolCacheStore } from './store/ports.js';
 import type { Telemetry } from './telemetry/telemetry.js';
+import { loadInstanceId } from './upstream/instance.js';
+import { MCPManager } from './upstream/manager.js';
+import { callbackUrlOf, OAuthBroker } from './upstream/oauth/broker.js';
+import { keepChildRecords } from './upstream/process/child-registry.js';
+import { reapLeftovers } from './upstream/process/leftover-reaper.js';
+import { forwardServerLogs } from './upstream/process/log-forwarding.js';
+import { connectToServer, type ConnectOptions } from './upstream/transport/client.js';
+import { systemClock, type Clock } from './util/clock.js';
+import { advertisedUrl } from './util/replica-id.js';
 
-/** The runtime's edges (logger, store, clock, connect, discovery…); where it listens is the daemon's own. */
-export type DaemonDeps = Omit<RuntimeDeps, 'listening' | 'callbackUrl' | 'replicaId'> & {
+/** The daemon's edges, each with the real thing as its default (STYLE rule 11). */
+export interface DaemonDeps {
+  /** @default a pino logger on stdout at `config.logLevel` */
+  logger?: Logger;
+  /** A ready tool cache; wins over `config.dbPath`, and stays the caller's to close. @default the SQLite cache at `config.dbPath` */
+  store?: ToolCacheStore;
+  /**
+   * Every store, already opened (`openStores`: how `serve` opens PostgreSQL, which cannot be
+   * opened synchronously here). The runtime takes them over and closes them. Ignored with `store`.
+   * @default the SQLite stores at `config.dbPath`
+   */
+  stores?: OpenedStores;
+  /** @default process.cwd() */
+  cwd?: string;
+  /** @default os.homedir() */
+  home?: string;
+  /** @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** The file discovery reads as Switchboard's own config (the `--config` path). */
+  configPath?: string;
+  /** Selects OS-specific config locations. @default process.platform */
+  platform?: NodeJS.Platform;
+  /** Replaces discovery (tests and embedders with a fixed server set). */
+  discover?: () => Promise<DiscoveryResult>;
+  /** @default connectToServer */
+  connect?: typeof connectToServer;
+  /** Time of the supervision and of OAuth token expiry; tests about timing inject a manual one. @default the system clock */
+  clock?: Clock;
+  /** Sent to every server in `initialize`. @default Switchboard's own */
+  clientInfo?: ConnectOptions['clientInfo'];
   /** OpenTelemetry for the request path (issue #26), loaded by the caller (see telemetry/otel-loader.ts). @default none: no tracing */
   telemetry?: Telemetry;
   /** Makes this daemon a replica of the cluster on its PostgreSQL store (issue #28; see cluster/join-cluster.ts). @default a lone daemon */
   cluster?: ClusterSettings;
-};
+}
+
 
 export interface Daemon {
   app: FastifyInstance;
@@ -40,11 +89,13 @@ export interface Daemon {
   approvals: Approvals;
   /** Agents and keys (issue #22): name → settings, key → agent. */
   agents: AgentRegistry;
+  /** The agent-facing core (SPEC §17): authenticate, lists, search, the one request path. */
+  gateway: Gateway;
   /** Every call, prompt get and resource read (issue #22 item 4). */
   audit: AuditLog;
   logger: Logger;
   /** Starts discovery + connect behind the already-built app; resolves at the startup gate. */
-  start(): Promise<unknown>;
+  start(): Promise<LoadError[]>;
   /**
    * Drains like a server that is still alive: keeps listening while in-flight calls finish
    * within `shutdownGraceMs` (`/health` answers 200, every other route 503 `SHUTTING_DOWN` with
@@ -69,39 +120,181 @@ function listeningPorts(app: FastifyInstance, configured: number): number[] {
 const ABORTED_ANSWER_MS = 250;
 
 /**
- * Builds the whole daemon without listening or connecting anything: the runtime from the
- * composition root, and the HTTP app (with the `/events` hub) on top.
+ * The one composition root (STYLE rule 1): builds the whole daemon — stores, bus, the upstream
+ * side, the runtime, the gateway, the cluster and the HTTP app — without listening or connecting
+ * anything. `serve` and the embedding API (`loader.ts`) both start here. Read top to bottom it is
+ * the map of what depends on what; each part is handed what it needs and owns the rest.
  */
-export function createDaemon(config: DaemonConfig, allDeps: DaemonDeps = {}): Daemon {
-  const { telemetry, cluster: clusterSettings, ...deps } = allDeps;
-  const composed = createRuntime(config, {
-    ...deps,
-    ...(clusterSettings ? { replicaId: clusterSettings.replicaId } : {}),
-    // Asked for at discovery and at the first connect; `serve` has bound its port by then.
-    listening: () => {
-      const port = listeningPorts(app, config.port)[0];
-      return port === undefined ? undefined : { host: config.host, port };
-    },
-    callbackUrl: () => callbackUrlOf(app.server.address()),
-    ...(config.port > 0 ? { fixedPort: config.port } : {}),
+export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemon {
+  const { telemetry, cluster: clusterSettings } = deps;
+  // Asked for at discovery and at the first connect; `serve` has bound its port by then.
+  const listening = (): { host: string; port: number } | undefined => {
+    const port = listeningPorts(app, config.port)[0];
+    return port === undefined ? undefined : { host: config.host, port };
+  };
+  const callbackUrl = (): string | undefined => callbackUrlOf(app.server.address());
+  const env = deps.env ?? process.env;
+  const home = deps.home ?? homedir();
+  const cwd = deps.cwd ?? process.cwd();
+  const logger = deps.logger ?? createLogger({ level: config.logLevel });
+  const clock = deps.clock ?? systemClock;
+  const replicaId = clusterSettings?.replicaId;
+  const bus = new EventBus({ logger: logger.child({ component: 'events' }), ...(replicaId !== undefined ? { replica: replicaId } : {}) });
+
+  const dbPath = config.dbPath ?? defaultDbPath(home, env);
+  const cache = deps.store ? besideOwnCache(deps.store) : (deps.stores ?? openToolCache(dbPath, { logger: logger.child({ component: 'store' }) }));
+  for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
+  const ownsStore = deps.store === undefined;
+  // Known secret values, masked in the argument values the audit log keeps.
+  const secrets = new SecretValues([config.token]);
+  const audit = new AuditLog({
+    store: cache.audit,
+    publish: bus.publish,
+    clock,
+    ...(config.audit ? { settings: config.audit } : {}),
+    secrets,
+    logger: logger.child({ component: 'audit' }),
   });
-  const { bus, manager, runtime, store, oauth, approvals, agents, audit, logger } = composed;
-  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });
+
+  const oauth = new OAuthBroker({
+    store: cache.oauth,
+    credentials: cache.credentials,
+    clock,
+    log: logger.child({ component: 'oauth' }),
+    callbackUrl,
+  });
+  const resolver = createValueResolver({
+    trustProjectCommands: config.trustProjectCommands,
+    logger: logger.child({ component: 'values' }),
+    // SPEC §3's stored credentials, in the same store as the OAuth sign-ins.
+    credentials: { injectCredentials: (name) => oauth.storedCredential(name) },
+  });
+  const agents = new AgentRegistry({
+    config: config.agents ?? {},
+    store: cache.agents,
+    ...(config.token !== undefined ? { token: config.token } : {}),
+    ...(ownsStore ? { operatorKeyPath: operatorKeyPath(dbPath) } : {}),
+    clock,
+    logger: logger.child({ component: 'agents' }),
+  });
+  /** This process's instance id (SPEC §11); see `identity` and `start`. */
+  let instanceId: string | undefined;
+
+  const manager = new MCPManager({
+    logger,
+    store: cache.store,
+    startupGateMs: config.startupGateMs,
+    // stderr lines and MCP log messages become `server.log` events (`switchboard logs --follow`).
+    connect: forwardServerLogs(deps.connect ?? connectToServer, bus.publish),
+    env,
+    health: healthOptions(config.health, config),
+    protocol: config.protocol,
+    clock,
+    oauth,
+    // The id is read from the state store in start(), before anything connects; asked for
+    // earlier (an embedder that never starts), this is a fresh instance.
+    identity: () => {
+      const where = listening();
+      const label = where === undefined ? 'switchboard' : `${isIP(where.host) === 6 ? `[${where.host}]` : where.host}:${where.port}`;
+      return { id: (instanceId ??= randomUUID()), label };
+    },
+    resolveValues: async (name, serverConfig, source) => {
+      const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
+      for (const warning of warnings) logger.warn({ server: name }, warning);
+      secrets.remember(name, resolved);
+      return resolved;
+    },
+    connectOptions: {
+      roots: config.roots ?? [cwd],
+      inheritEnv: config.inheritEnv,
+      ...(deps.clientInfo ? { clientInfo: deps.clientInfo } : {}),
+    },
+    publish: bus.publish,
+    pins: cache.pins,
+    ...(config.pinTools ? { pinTools: config.pinTools } : {}),
+  });
+
+  // Decisions go to the audit log once it exists (issue #22 item 4): wire `onDecision` here.
+  const approvals = new Approvals({
+    publish: bus.publish,
+    clock,
+    agentGlobs: (agent) => agents.get(agent.name)?.settings.requireApproval ?? [],
+    ...(config.approvalTimeoutMs !== undefined ? { timeoutMs: config.approvalTimeoutMs } : {}),
+    ...(replicaId !== undefined ? { replicaId } : {}),
+    onDecision: (decision) => auditDecision(audit, decision),
+  });
+
+  const discover =
+    deps.discover ??
+    (() => {
+      const port = listening()?.port;
+      return discoverMCPServers({
+        cwd,
+        home,
+        env,
+        ...(deps.platform ? { platform: deps.platform } : {}),
+        ...(deps.configPath ? { configPath: deps.configPath } : {}),
+        ...(config.enableProjectConfig !== undefined ? { enableProjectConfig: config.enableProjectConfig } : {}),
+        selfPorts: port === undefined ? [] : [port],
+      });
+    });
+
+  // Stdio children are recorded beside the database, and what a killed process left there is
+  // reaped at start (SPEC §6 "No orphans, ever"). Reaped before recording our own, and reaping
+  // runs on while the servers connect: it only ever kills what it verified is a leftover.
+  const stateDir = ownsStore && dbPath !== ':memory:' ? dirname(dbPath) : undefined;
+  let children: { reaped: Promise<unknown>; release: () => void } | undefined;
+
+  const runtime = new SwitchboardRuntime({
+    manager,
+    discover,
+    publish: bus.publish,
+    logger,
+    storeWarnings: () => [...cache.warnings, ...(cache.liveWarnings?.() ?? [])],
+    watchConfig: config.watch,
+    onClosed: async () => {
+      await audit.close();
+      await cache.audit.close();
+      if (ownsStore) await cache.store.close();
+      await children?.reaped;
+      children?.release();
+      await cache.oauth.close();
+      if (ownsStore) await cache.close?.();
+    },
+  });
+
+
   const shutdown = new AbortController();
+  const gateway = new Gateway({
+    manager, runtime, agents, approvals, audit, logger, clock,
+    shutdownSignal: shutdown.signal,
+    auditRequests: config.audit?.enabled !== false,
+    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned },
+    ...(telemetry ? { telemetry } : {}),
+  });
+  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });
   const drain = new RequestDrain();
   const cluster = clusterSettings
     ? createCluster(clusterSettings, { bus, manager, runtime, agents, logger, url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0) })
     : undefined;
   const app = buildApp({
-    config, manager, runtime, bus, events, oauth, approvals, agents, logger, shutdownSignal: shutdown.signal, drain, audit,
-    ...(telemetry ? { telemetry } : {}),
+    config, manager, runtime, bus, events, oauth, gateway, logger, shutdownSignal: shutdown.signal, drain,
     ...(cluster && clusterSettings ? { cluster: { replicaId: cluster.replicaId, sealKey: clusterSettings.sealKey, replicas: () => cluster.replicas(), findReplica: (id: string) => cluster.findReplica(id), announce: (action: ClusterAction) => cluster.announce(action) } } : {}),
   });
 
-  const start = async (): Promise<unknown> => {
+  const start = async (): Promise<LoadError[]> => {
     // Joined before the servers connect: the heartbeat lists this replica while it starts.
     await cluster?.start();
-    return composed.start();
+    if (stateDir !== undefined && !children) {
+      const log = logger.child({ component: 'children' });
+      children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
+    }
+    if (instanceId === undefined) {
+      const loaded = await loadInstanceId(cache.state, config.port > 0 ? config.port : undefined);
+      instanceId ??= loaded;
+    }
+    void audit.start();
+    return runtime.start();
   };
 
   let closing: Promise<void> | undefined;
@@ -128,12 +321,12 @@ export function createDaemon(config: DaemonConfig, allDeps: DaemonDeps = {}): Da
         // Leaves the cluster (its heartbeat row goes) while the store is still open.
         await cluster?.close();
         // Disconnects every server, then closes the store and the child records.
-        await composed.close();
+        await runtime.close();
         events.stop();
       }
     })();
     return closing;
   };
 
-  return { app, manager, runtime, store, bus, events, oauth, approvals, agents, audit, logger, start, close };
+  return { app, manager, runtime, store: cache.store, bus, events, oauth, approvals, agents, gateway, audit, logger, start, close };
 }

@@ -4,10 +4,9 @@
  */
 
 // Loader facade
-export { discoverAndLoadMCPTools, type LoadMCPToolsOptions, type LoadedMCPTools } from './runtime/loader.js';
+export { discoverAndLoadMCPTools, type LoadMCPToolsOptions, type LoadedMCPTools } from './loader.js';
 export { SwitchboardRuntime, DISCOVERY_FAILURE_PATH, type LoadError, type ReloadOutcome, type RuntimeState } from './runtime/runtime.js';
-// The composition root the daemon and the loader share, and the event stream it builds
-export { createRuntime, type ComposedRuntime, type RuntimeConfig, type RuntimeDeps } from './runtime/compose.js';
+// The event stream the composition root (createDaemon, below) builds
 export { EventBus, type EventBusOptions, type StampedEvent } from './events/event-bus.js';
 
 // Discovery, config loading and validation
@@ -57,6 +56,7 @@ export { OAuthBroker, type SignInOffer } from './upstream/oauth/broker.js';
 
 // The daemon
 export { createDaemon, type Daemon, type DaemonDeps } from './daemon.js';
+export { Gateway, type GatewayDeps } from './gateway/index.js';
 export { buildApp, buildApp as buildServer } from './http/app.js';
 export { ERROR_CATALOGUE, SwitchboardError, type ErrorCode } from './errors.js';
 

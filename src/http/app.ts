@@ -2,19 +2,12 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/schema.js';
 import { SwitchboardError } from '../errors.js';
-import type { Approvals } from '../gateway/approvals/approvals.js';
 import type { MCPManager } from '../upstream/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../upstream/oauth/broker.js';
-import type { AgentRegistry } from '../gateway/agents/agent-registry.js';
-import type { AuditLog } from '../gateway/audit/audit-log.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { Gateway } from '../gateway/index.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
-import { CallMetrics } from '../gateway/requests/call-metrics.js';
-import type { Telemetry } from '../telemetry/telemetry.js';
-import { RequestRunner } from '../gateway/requests/request-runner.js';
-import { RequestRouter } from '../gateway/requests/request-router.js';
-import { RequestMetrics } from '../gateway/requests/request-metrics.js';
 import { ConnectionTracker } from './lifecycle/connections.js';
 import { LingeringClose } from './lifecycle/lingering-close.js';
 import type { ClusterAction } from '../cluster/cluster.js';
@@ -26,12 +19,9 @@ import { addReplicaRouting, type ReplicaRoutingOptions } from './replica-routing
 import { clientErrorHandler, errorHandler, notFoundHandler } from './error-handler.js';
 import { sendError, toHttpError } from './errors/http-error.js';
 import { RequestDrain } from './lifecycle/drain.js';
-import { InFlightCalls } from '../gateway/requests/in-flight-calls.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { agentRoutes } from './routes/agents.js';
-import { AgentLimiter } from '../gateway/agents/agent-limits.js';
-import type { AgentRef } from '../gateway/agents/agent-ref.js';
 import { auditRoutes } from './routes/audit.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
@@ -59,19 +49,13 @@ export interface AppDeps {
   events: EventHub;
   /** OAuth sign-in to upstreams (issue #16). */
   oauth: OAuthBroker;
-  /** Calls held for an operator's approval (`requireApproval`); without it no call is held and `/approvals` is empty. */
-  approvals?: Approvals;
-  /** Agents and keys, the operator key included (issue #22). */
-  agents: AgentRegistry;
+  /** The agent-facing core: keys, lists, the request path, approvals, the audit log. */
+  gateway: Gateway;
   logger: Logger;
   /** Aborted when the shutdown grace period ends: in-flight calls are cancelled with 503. */
   shutdownSignal: AbortSignal;
   /** Counts the requests in flight, for shutdown's drain. @default a fresh RequestDrain */
   drain?: RequestDrain;
-  /** The audit log the runner records into and `GET /audit` reads (issue #22 item 4). */
-  audit: AuditLog;
-  /** OpenTelemetry (issue #26): the runner traces every agent request. @default none */
-  telemetry?: Telemetry;
   /** This daemon's place in a cluster of replicas (issue #28). @default a lone daemon */
   cluster?: AppCluster;
 }
@@ -98,7 +82,8 @@ const ALWAYS_OPEN = new Set(['/health']);
  * `cli.ts` does, so tests and embedders can pick their own port.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const { config, manager, runtime, bus, events, oauth, agents, logger, shutdownSignal } = deps;
+  const { config, manager, runtime, bus, events, oauth, gateway, logger, shutdownSignal } = deps;
+  const { agents, approvals } = gateway;
   const startedAt = Date.now();
 
   const app = Fastify({
@@ -134,7 +119,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // The OAuth callback is where a browser lands, without our token; its single-use state guards it.
   // The dashboard's files hold no data: the page asks for the key, and its requests carry it.
   app.decorateRequest('agent', undefined);
-  app.addHook('onRequest', createAuthHook({ keys: agents, publicRoutes: ['/health', OAUTH_CALLBACK_PATH, ...UI_ROUTES] }));
+  app.addHook('onRequest', createAuthHook({ keys: gateway, publicRoutes: ['/health', OAUTH_CALLBACK_PATH, ...UI_ROUTES] }));
   const stopping = (): boolean => runtime.state === 'stopping' || runtime.state === 'stopped';
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     if (stopping() && !ALWAYS_OPEN.has(request.routeOptions.url ?? '')) return done(new SwitchboardError('SHUTTING_DOWN'));
@@ -168,19 +153,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
 
-  // One request path for REST and /mcp: every upstream request in one in-flight set, counted in one place.
-  const calls = new InFlightCalls(shutdownSignal);
-  const metrics = new CallMetrics();
-  const requestMetrics = new RequestMetrics();
-  const approvals = deps.approvals;
-  // Limits by agent name, read from the registry per request: a rotated key or changed settings apply at once.
-  const limiter = new AgentLimiter();
-  const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
-  // `audit.enabled: false` takes the audit off the request path entirely (approval decisions are still recorded).
-  const auditRequests = config.audit?.enabled !== false;
-  const router = new RequestRouter(manager, logger.child({ component: 'requests' }));
-  const runner = new RequestRunner({ router, runtime, calls, metrics, requestMetrics, ...(approvals ? { approvals } : {}), ...(auditRequests ? { audit: deps.audit } : {}), limits, ...(deps.telemetry ? { telemetry: deps.telemetry } : {}) });
-
   const cluster = deps.cluster;
   if (cluster) {
     // A request for what another replica holds goes there; the actions every replica applies are told to the others.
@@ -192,17 +164,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(statusRoutes, { manager, runtime, startedAt, agents, ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
   void app.register(agentRoutes, { agents, onKeysEnded: (name) => events.closeAgent(name) });
   void app.register(serverRoutes, { manager });
-  void app.register(toolRoutes, { manager, runtime, runner });
-  void app.register(catalogueRoutes, { manager, runtime, runner });
+  void app.register(toolRoutes, { manager, runtime, gateway });
+  void app.register(catalogueRoutes, { manager, gateway });
   void app.register(operationRoutes, { runtime });
   void app.register(approvalRoutes, approvals ? { approvals } : {});
   void app.register(toolPinRoutes, { manager });
-  void app.register(auditRoutes, { audit: deps.audit });
+  void app.register(auditRoutes, { audit: gateway.audit });
   void app.register(metricsRoutes, {
     manager,
-    calls,
-    metrics,
-    requestMetrics,
+    calls: gateway.calls,
+    metrics: gateway.metrics,
+    requestMetrics: gateway.requestMetrics,
     startedAt,
     bus,
     subscriberCount: () => events.subscriberCount,
@@ -214,9 +186,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },
     async () => (await import('./routes/mcp.js')).mcpRoutes,
   );
-  // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
-  const catalogue = { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, agentSettings: (name: string) => agents.get(name)?.settings };
-  void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, runner, catalogue, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
+  void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, gateway, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
   void app.register(oauthRoutes, {
     manager, runtime, oauth, logger: logger.child({ component: 'oauth' }),
     ...(cluster ? { onSignedIn: (server: string) => cluster.announce({ kind: 'signed-in', server }) } : {}),

@@ -1,18 +1,12 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CallMetrics } from '../../src/gateway/requests/call-metrics.js';
-import { InFlightCalls } from '../../src/gateway/requests/in-flight-calls.js';
-import { RequestMetrics } from '../../src/gateway/requests/request-metrics.js';
-import { RequestRunner } from '../../src/gateway/requests/request-runner.js';
 import { nextEvent, openEvents, received } from '../helpers/events.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import type { AuditEntry } from '../../src/store/ports.js';
-import { RequestRouter } from '../../src/gateway/requests/request-router.js';
-import { pino } from 'pino';
 
 /**
  * Issue #22 item 4: every tool call, prompt get and resource read — over REST and `/mcp` — is
@@ -135,16 +129,8 @@ describe('audit rows', () => {
 
   it("names the agent a request's key belonged to", async () => {
     const d = await daemonWith();
-    // The auth guard hands the runner an AgentRef; here one of the daemon's runners gets it directly.
-    const runner = new RequestRunner({
-      router: new RequestRouter(d.daemon.manager, pino({ level: 'silent' })),
-      runtime: d.daemon.runtime,
-      calls: new InFlightCalls(new AbortController().signal),
-      metrics: new CallMetrics(),
-      requestMetrics: new RequestMetrics(),
-      audit: d.daemon.audit,
-    });
-    await runner.call('mcp_echo_echo', { text: 'hi' }, { transport: 'mcp', agent: { name: 'ci-bot' } });
+    // The auth guard hands the gateway an AgentRef; here the daemon's gateway gets it directly.
+    await d.daemon.gateway.call('mcp_echo_echo', { text: 'hi' }, { transport: 'mcp', agent: { name: 'ci-bot' } });
     expect(await auditRows(d, '?agent=ci-bot')).toMatchObject([{ agent: 'ci-bot', name: 'mcp_echo_echo', outcome: 'ok' }]);
   });
 });

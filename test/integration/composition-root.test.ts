@@ -5,7 +5,7 @@ import type { ServerConfig } from '../../src/config/types.js';
 import type { WireEvent } from '../../src/http/ws/event-hub.js';
 import type { ServerLogEvent } from '../../src/events/daemon-events.js';
 import type { StampedEvent } from '../../src/events/event-bus.js';
-import { discoverAndLoadMCPTools } from '../../src/runtime/loader.js';
+import { discoverAndLoadMCPTools } from '../../src/loader.js';
 import { discoveryOf, startDaemon } from '../helpers/daemon.js';
 import { collectUntil, nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';

@@ -1,15 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CallMetrics } from '../../src/gateway/requests/call-metrics.js';
-import { RequestMetrics } from '../../src/gateway/requests/request-metrics.js';
-import { RequestRunner } from '../../src/gateway/requests/request-runner.js';
-import { InFlightCalls } from '../../src/gateway/requests/in-flight-calls.js';
 import { mcpRoutes } from '../../src/http/routes/mcp.js';
 import { MCPManager } from '../../src/upstream/manager.js';
 import { EventBus } from '../../src/events/event-bus.js';
-import { RequestRouter } from '../../src/gateway/requests/request-router.js';
-import { pino } from 'pino';
+import { testGateway } from '../helpers/gateway.js';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -23,7 +18,7 @@ async function mcpApp(maxSessions: number): Promise<string> {
     bus: new EventBus(),
     runtime,
     shutdownSignal,
-    runner: new RequestRunner({ router: new RequestRouter(manager, pino({ level: 'silent' })), runtime, calls: new InFlightCalls(shutdownSignal), metrics: new CallMetrics(), requestMetrics: new RequestMetrics() }),
+    gateway: testGateway(manager, { runtime, shutdownSignal }),
     maxSessions,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -5,17 +5,16 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CallMetrics } from '../../src/gateway/requests/call-metrics.js';
-import { CLIENT_GONE, InFlightCalls } from '../../src/gateway/requests/in-flight-calls.js';
 import { RequestMetrics } from '../../src/gateway/requests/request-metrics.js';
-import { RequestRunner, type RunOptions } from '../../src/gateway/requests/request-runner.js';
 import type { AgentRequest } from '../../src/gateway/requests/request-router.js';
 import { MCPManager, type ServerTrafficEvent } from '../../src/upstream/manager.js';
 import type { RuntimeState } from '../../src/runtime/runtime.js';
 import { deferred } from '../../src/util/deferred.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
-import { RequestRouter } from '../../src/gateway/requests/request-router.js';
-import { pino } from 'pino';
+import { testGateway } from '../helpers/gateway.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { CLIENT_GONE, type RequestOptions } from '../../src/gateway/index.js';
 
 /**
  * Issue #20: the `RequestRunner`, the one path of every agent request (SPEC §7), over a real
@@ -27,7 +26,7 @@ import { pino } from 'pino';
 const READY = { state: 'ready' as RuntimeState, whenReady: () => Promise.resolve() };
 
 interface Runner {
-  runner: RequestRunner;
+  runner: Gateway;
   metrics: CallMetrics;
   requestMetrics: RequestMetrics;
   shutdown: AbortController;
@@ -35,10 +34,8 @@ interface Runner {
 
 function newRunner(manager: MCPManager, runtime: { state: RuntimeState; whenReady: () => Promise<unknown> } = READY): Runner {
   const shutdown = new AbortController();
-  const metrics = new CallMetrics();
-  const requestMetrics = new RequestMetrics();
-  const runner = new RequestRunner({ router: new RequestRouter(manager, pino({ level: 'silent' })), runtime, calls: new InFlightCalls(shutdown.signal), metrics, requestMetrics });
-  return { runner, metrics, requestMetrics, shutdown };
+  const runner = testGateway(manager, { runtime, shutdownSignal: shutdown.signal });
+  return { runner, metrics: runner.metrics, requestMetrics: runner.requestMetrics, shutdown };
 }
 
 /** The samples of one metric, without the HELP and TYPE lines. */
@@ -63,10 +60,10 @@ beforeAll(async () => {
 
 afterAll(() => manager.disconnectAll());
 
-describe('RequestRunner: each kind through the one path', () => {
+describe("the gateway's request path: each kind through the one path", () => {
   it('sends every kind to its server and counts each under its method and outcome; tool calls also per tool', async () => {
     const { runner, metrics, requestMetrics } = newRunner(manager);
-    const run = (request: AgentRequest) => runner.run(request, { transport: 'rest' });
+    const run = (request: AgentRequest) => runner.request(request, { transport: 'rest' });
 
     expect(await run({ method: 'logging/setLevel', level: 'debug' })).toEqual({});
     // The level reached the server.
@@ -128,9 +125,9 @@ describe('RequestRunner: each kind through the one path', () => {
   });
 });
 
-describe('RequestRunner: requests in flight', () => {
+describe("the gateway's request path: requests in flight", () => {
   /** Starts a `slow` call that runs until the test says; resolves once the server has it. */
-  async function slowCall(runner: RequestRunner, options: Partial<RunOptions> = {}) {
+  async function slowCall(runner: Gateway, options: Partial<RequestOptions> = {}) {
     const dir = await tempDir();
     const started = join(dir, 'started');
     const until = join(dir, 'go');
@@ -160,7 +157,7 @@ describe('RequestRunner: requests in flight', () => {
     shutdown.abort();
     expect(await call.outcome).toMatchObject({ err: { code: 'SHUTTING_DOWN' } });
     expect(runner.inFlight).toBe(0);
-    await expect(runner.run({ method: 'prompts/get', name: 'mcp_rich_plain' }, { transport: 'rest' })).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
+    await expect(runner.request({ method: 'prompts/get', name: 'mcp_rich_plain' }, { transport: 'rest' })).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
 
     expect(samples(requestMetrics.render(), 'switchboard_upstream_requests_total')).toEqual([
       requests('server="rich",method="prompts/get",outcome="shutdown"', 1),
@@ -195,7 +192,7 @@ describe('RequestRunner: requests in flight', () => {
   });
 });
 
-describe('RequestRunner: the startup gate', () => {
+describe("the gateway's request path: the startup gate", () => {
   /** A runtime still starting: `whenReady` says when it was asked and settles when the test says. */
   function startingRuntime() {
     const gate = deferred<void>();

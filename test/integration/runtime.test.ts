@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Daemon } from '../../src/daemon.js';
-import { discoverAndLoadMCPTools } from '../../src/runtime/loader.js';
+import { discoverAndLoadMCPTools } from '../../src/loader.js';
 import { nextManagerEvent, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';

@@ -1,4 +1,10 @@
-import type { ServerResponse } from 'node:http';
+/** What the in-flight stage needs of a REST caller's HTTP response (node's `ServerResponse`). */
+export interface ClientResponse {
+  readonly writableEnded: boolean;
+  readonly destroyed: boolean;
+  once(event: 'close', listener: () => void): unknown;
+  off(event: 'close', listener: () => void): unknown;
+}
 
 /**
  * Runs `gone` once when the HTTP client goes away before the response has ended (at once when
@@ -7,7 +13,7 @@ import type { ServerResponse } from 'node:http';
  * `request.raw` emits 'close' as soon as the body is read; the response's 'close' before it has
  * ended is what tells us the client went away.
  */
-export function onClientGone(response: ServerResponse, gone: () => void): () => void {
+export function onClientGone(response: ClientResponse, gone: () => void): () => void {
   const onClose = (): void => {
     if (!response.writableEnded) gone();
   };

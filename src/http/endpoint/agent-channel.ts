@@ -15,7 +15,7 @@ import { noAgent, type AgentRequest } from '../../upstream/transport/server-traf
 import { isInputRequired, type AgentOptions } from '../../upstream/transport/input-required.js';
 import { Continuation, type Continuations, type Round } from './continuations.js';
 import { RelayStates } from './relay-state.js';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { AgentRef } from '../../gateway/index.js';
 
 /** What a 2025-era session keeps between its requests. */
 export interface SessionState {

@@ -1,12 +1,12 @@
 import type { RequestId } from '@modelcontextprotocol/server';
 import type { MCPManager } from '../../upstream/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
-import type { RequestRunner } from '../../gateway/requests/request-runner.js';
+import type { AgentRef } from '../../gateway/index.js';
+import type { Gateway } from '../../gateway/index.js';
 import type { SessionState } from './agent-channel.js';
-import type { CatalogueModes } from '../../gateway/lists/catalogue-mode.js';
+import type { CatalogueModes } from '../../gateway/index.js';
 import type { Continuations } from './continuations.js';
-import type { McpLists } from '../../gateway/lists/agent-lists.js';
+import type { McpLists } from '../../gateway/index.js';
 import type { RelayStates } from './relay-state.js';
 
 /** What `/mcp` needs of the manager. */
@@ -18,7 +18,7 @@ export interface AgentServerOptions {
   lists: McpLists;
   /** Which tool list each caller gets (full, or search mode's meta-tools), and the meta-tools' lookups. */
   modes: CatalogueModes;
-  runner: RequestRunner;
+  gateway: Gateway;
   continuations: Continuations;
   relayStates: RelayStates;
   /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */

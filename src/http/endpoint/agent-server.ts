@@ -4,10 +4,10 @@ import { INSTANCE_META_KEY } from '../../upstream/instance.js';
 import type { AggregateCapabilities } from '../../upstream/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { AgentRef } from '../../gateway/index.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
-import { runMetaTool } from '../../gateway/lists/meta-tools.js';
+import { runMetaTool } from '../../gateway/index.js';
 import { toolCaller } from './tool-call.js';
 
 /**
@@ -26,7 +26,7 @@ export type { AgentServerOptions, AgentSource } from './agent-server-options.js'
  *
  * - `tools/list` serves the aggregated catalogue as is (no pagination, no re-validation), or in
  *   `search` mode the meta-tools and the pinned tools (catalogue-mode.ts, SPEC §13).
- * - `tools/call` is tool-call.ts's one path (the runner, progress, questions, cancellation); in
+ * - `tools/call` is tool-call.ts's one path (the gateway, progress, questions, cancellation); in
  *   `search` mode a meta-tool's name goes to meta-tools.ts, whose `call_tool` takes that same path.
  */
 export function createAgentServer(options: AgentServerOptions): Server {

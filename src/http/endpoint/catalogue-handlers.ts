@@ -1,8 +1,8 @@
 import type { GetPromptResult, LoggingLevel, ReadResourceResult, Server, ServerContext } from '@modelcontextprotocol/server';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import type { AggregateCapabilities } from '../../upstream/manager.js';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
-import type { RunOptions } from '../../gateway/requests/request-runner.js';
+import type { AgentRef } from '../../gateway/index.js';
+import type { RequestOptions } from '../../gateway/index.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
@@ -12,25 +12,25 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
  * SDK refuses a handler for a capability the server does not advertise, and a client asking for
  * one gets `Method not found`, as from any server without it.
  */
-const MCP: RunOptions = { transport: 'mcp' };
+const MCP: RequestOptions = { transport: 'mcp' };
 
 export function registerCatalogueHandlers(server: Server, options: AgentServerOptions, available: AggregateCapabilities): void {
-  const { lists, runner, continuations, relayStates, session } = options;
+  const { lists, gateway, continuations, relayStates, session } = options;
   // A session's agent is read per request: its view follows the agent's current settings.
   const whoOf = (): AgentRef | undefined => options.agent ?? session?.agent;
-  const mcpOf = (): RunOptions => {
+  const mcpOf = (): RequestOptions => {
     const who = whoOf();
     return who ? { transport: 'mcp', agent: who } : MCP;
   };
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
-  const traceOf = (ctx: ServerContext): Pick<RunOptions, 'trace'> => (runner.tracing ? { trace: mcpAgentTrace(ctx) } : {});
+  const traceOf = (ctx: ServerContext): Pick<RequestOptions, 'trace'> => (gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {});
 
   if (available.prompts) {
     server.setRequestHandler('prompts/list', () => ({ prompts: lists.prompts(whoOf()?.view) }));
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => runner.run({ method: 'prompts/get', name, arguments: args }, { ...mcpOf(), signal, caller, ...traceOf(ctx) }))) as GetPromptResult;
+        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => gateway.request({ method: 'prompts/get', name, arguments: args }, { ...mcpOf(), signal, caller, ...traceOf(ctx) }))) as GetPromptResult;
       } catch (err) {
         throw toJsonRpcError(err);
       }
@@ -43,7 +43,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('resources/read', async (request, ctx) => {
       const { uri } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => runner.run({ method: 'resources/read', uri }, { ...mcpOf(), signal, caller, ...traceOf(ctx) }))) as ReadResourceResult;
+        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => gateway.request({ method: 'resources/read', uri }, { ...mcpOf(), signal, caller, ...traceOf(ctx) }))) as ReadResourceResult;
       } catch (err) {
         throw toJsonRpcError(err, uri);
       }
@@ -57,7 +57,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
       const { uri } = request.params;
       if (session.subscriptions.has(uri)) return {};
       try {
-        await runner.run({ method: 'resources/subscribe', uri }, { ...mcpOf(), signal: ctx.mcpReq.signal });
+        await gateway.request({ method: 'resources/subscribe', uri }, { ...mcpOf(), signal: ctx.mcpReq.signal });
       } catch (err) {
         throw toJsonRpcError(err, uri);
       }
@@ -67,7 +67,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('resources/unsubscribe', async (request) => {
       const { uri } = request.params;
       if (!session.subscriptions.delete(uri)) return {};
-      await runner.run({ method: 'resources/unsubscribe', uri }, mcpOf()).catch(() => undefined);
+      await gateway.request({ method: 'resources/unsubscribe', uri }, mcpOf()).catch(() => undefined);
       return {};
     });
   }
@@ -75,7 +75,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
   if (available.completions) {
     server.setRequestHandler('completion/complete', async (request, ctx) => {
       try {
-        return (await runner.run({ method: 'completion/complete', params: request.params as Record<string, unknown> }, { ...mcpOf(), signal: ctx.mcpReq.signal })) as never;
+        return (await gateway.request({ method: 'completion/complete', params: request.params as Record<string, unknown> }, { ...mcpOf(), signal: ctx.mcpReq.signal })) as never;
       } catch (err) {
         throw toJsonRpcError(err);
       }
@@ -88,7 +88,7 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('logging/setLevel', async (request) => {
       const level: LoggingLevel = request.params.level;
       if (session) session.logLevel = level;
-      await runner.run({ method: 'logging/setLevel', level }, mcpOf());
+      await gateway.request({ method: 'logging/setLevel', level }, mcpOf());
       return {};
     });
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { ownedId } from '../../util/replica-id.js';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { AgentRef } from '../../gateway/index.js';
 import type { SessionState } from './agent-channel.js';
 
 /** One 2025-era `/mcp` session: its transport and `Server`. */

@@ -1,5 +1,5 @@
 import type { Server } from '@modelcontextprotocol/server';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { AgentRef } from '../../gateway/index.js';
 import { advertised, createAgentServer, type AgentServerOptions } from './agent-server.js';
 
 /** Idle servers kept for the next 2026-07-28 requests; more in flight at once are built and dropped. @default 16 */

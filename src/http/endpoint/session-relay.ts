@@ -7,7 +7,7 @@ import type { EventBus } from '../../events/event-bus.js';
 import { asAgentLog, passesLevel } from './agent-channel.js';
 import type { SessionState } from './agent-channel.js';
 import type { LegacySession } from './legacy-sessions.js';
-import type { ListKind, McpLists } from '../../gateway/lists/agent-lists.js';
+import type { ListKind, McpLists } from '../../gateway/index.js';
 
 const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources'];
 const KIND_OF: Partial<Record<ManagerEvent['type'], ListKind>> = {

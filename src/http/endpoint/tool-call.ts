@@ -1,19 +1,19 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { isSwitchboardError, toErrorInfo } from '../../errors.js';
 import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { AgentRef } from '../../gateway/index.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
-import type { ToolCaller } from '../../gateway/lists/meta-tools.js';
+import type { ToolCaller } from '../../gateway/index.js';
 
 export type { ToolCaller };
 
 
 /**
  * The one `tools/call` path of `/mcp`, both eras: a direct call and `call_tool` (search mode,
- * meta-tools.ts) both end here, so they cannot differ. The call goes through the runner (REST's
+ * meta-tools.ts) both end here, so they cannot differ. The call goes through the gateway (REST's
  * path too) and returns the server's `CallToolResult` unchanged; upstream failures are already
  * `isError` results. An unknown tool is a protocol error, `InvalidParams` (-32602), as the MCP
  * spec asks (errors/jsonrpc-error.ts). Progress is relayed under the client's own token; the
@@ -22,7 +22,7 @@ export type { ToolCaller };
  * shutdown grace runs out.
  */
 export function toolCaller(options: AgentServerOptions): ToolCaller {
-  const { runner, continuations, relayStates, session } = options;
+  const { gateway, continuations, relayStates, session } = options;
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
   // A session's agent is read per request: its view follows the agent's current settings.
   const callerOf = (): AgentRef | undefined => options.agent ?? session?.agent;
@@ -31,7 +31,7 @@ export function toolCaller(options: AgentServerOptions): ToolCaller {
     const who = caller ? { agent: caller } : {};
     try {
       return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (channel, signal, onProgress) =>
-        runner.call(name, args, { transport: 'mcp', signal, onProgress, caller: channel, ...who, ...(runner.tracing ? { trace: mcpAgentTrace(ctx) } : {}) }),
+        gateway.call(name, args, { transport: 'mcp', signal, onProgress, caller: channel, ...who, ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) }),
       )) as CallToolResult;
     } catch (err) {
       // An operator's no (or nobody's answer) is a failure of this call, told as one like any other (SPEC §7).

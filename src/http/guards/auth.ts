@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
-import type { KeyVerdict } from '../../gateway/agents/agent-registry.js';
-import { agentRefOf, type AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { AgentRef, Authentication } from '../../gateway/index.js';
 import { httpError, sendError } from '../errors/http-error.js';
 
 declare module 'fastify' {
@@ -11,13 +10,13 @@ declare module 'fastify' {
   }
 }
 
-/** What the guard needs of the agent registry. */
+/** What the guard needs of the gateway. */
 export interface KeyCheck {
   /** Whether any key exists (a `token`, or an agent): without one, loopback trust as before. */
   readonly keysRequired: boolean;
   readonly isLoaded: boolean;
   readonly loaded: Promise<void>;
-  authenticate(presented: string): KeyVerdict;
+  authenticate(presented: string): Authentication;
 }
 
 export interface AuthOptions {
@@ -66,7 +65,7 @@ type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHa
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
-const REFUSED: Readonly<Record<Exclude<KeyVerdict['kind'], 'operator' | 'agent'>, ErrorCode>> = {
+const REFUSED: Readonly<Record<Exclude<Authentication['kind'], 'operator' | 'agent'>, ErrorCode>> = {
   unknown: 'UNAUTHORIZED',
   expired: 'KEY_EXPIRED',
   revoked: 'KEY_REVOKED',
@@ -88,12 +87,12 @@ export function createAuthHook(options: AuthOptions): OnRequestHook {
     const route = request.routeOptions.url;
     if (!keys.keysRequired || (route !== undefined && publicRoutes.has(route))) return done();
     const presented = bearerOf(request) ?? (route !== undefined && queryTokenRoutes.has(route) ? (protocolTokenOf(request) ?? queryTokenOf(request)) : undefined);
-    const verdict: KeyVerdict = presented === undefined ? { kind: 'unknown' } : keys.authenticate(presented);
+    const verdict: Authentication = presented === undefined ? { kind: 'unknown' } : keys.authenticate(presented);
     if (verdict.kind === 'operator') return done();
     if (verdict.kind === 'agent') {
       // An unknown path (no route) goes on to the 404 it would get anyway.
       if (route !== undefined && !agentRoutes.has(route)) return void sendError(reply, httpError('FORBIDDEN'));
-      request.agent = agentRefOf(verdict.agent);
+      request.agent = verdict.agent;
       return done();
     }
     void sendError(reply.header('www-authenticate', 'Bearer'), httpError(REFUSED[verdict.kind]));

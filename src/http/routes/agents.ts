@@ -2,7 +2,7 @@ import type { FastifyPluginCallback } from 'fastify';
 import { z } from 'zod';
 import { AgentNameSchema, AgentSettingsSchema } from '../../config/agent-schema.js';
 import { SwitchboardError } from '../../errors.js';
-import type { AgentRegistry } from '../../gateway/agents/agent-registry.js';
+import type { AgentRegistry } from '../../gateway/index.js';
 import { EmptyBodySchema, parseInput } from '../schemas.js';
 
 export interface AgentRoutesOptions {

@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
-import type { Approvals } from '../../gateway/approvals/approvals.js';
+import type { Approvals } from '../../gateway/index.js';
 import { ApprovalParamsSchema, EmptyBodySchema, parseInput } from '../schemas.js';
 
 export interface ApprovalRoutesOptions {

@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { z } from 'zod';
-import type { AuditLog } from '../../gateway/audit/audit-log.js';
+import type { AuditLog } from '../../gateway/index.js';
 import { AUDIT_OUTCOMES } from '../../store/ports.js';
 import { parseInput } from '../schemas.js';
 

@@ -1,18 +1,15 @@
 import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import type { MCPManager } from '../../upstream/manager.js';
-import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import { CLIENT_GONE } from '../../gateway/requests/in-flight-calls.js';
-import type { RequestRunner } from '../../gateway/requests/request-runner.js';
+import { CLIENT_GONE } from '../../gateway/index.js';
+import type { Gateway } from '../../gateway/index.js';
 import { toForwardedError } from '../errors/forwarded-error.js';
 import { CatalogueListQuerySchema, GetPromptBodySchema, NameParamsSchema, parseInput, ResourceReadQuerySchema, type GetPromptBody } from '../schemas.js';
-import { settleStartup } from '../../gateway/lists/startup-wait.js';
 import { restTrace } from '../../telemetry/agent-trace.js';
 
 export interface CatalogueRoutesOptions {
   manager: MCPManager;
-  runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>;
   /** The one request path (deadline, cancel, in-flight, metrics). */
-  runner: RequestRunner;
+  gateway: Gateway;
 }
 
 const NO_ARGUMENTS: GetPromptBody = {};
@@ -22,10 +19,10 @@ const NO_ARGUMENTS: GetPromptBody = {};
  * with the server of each item, and `prompts/get` / `resources/read` answered exactly as the
  * server answered. Like a tool call, a request is cancelled upstream when its client goes away.
  */
-export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (app, { manager, runtime, runner }, done) => {
+export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (app, { manager, gateway }, done) => {
   app.get('/prompts', async (request) => {
     const query = parseInput(CatalogueListQuerySchema, request.query, 'query');
-    await settleStartup(runtime, query.wait);
+    await gateway.settleStartup(query.wait);
     const catalogue = manager.getPrompts();
     const view = request.agent?.view;
     const prompts = catalogue.list();
@@ -38,12 +35,12 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(GetPromptBodySchema, request.body, 'body');
     const timeout = body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {};
     const agent = request.agent ? { agent: request.agent } : {};
-    return forward(reply, () => runner.run({ method: 'prompts/get', name, arguments: body.arguments }, { transport: 'rest', client: reply.raw, ...timeout, ...agent, ...restTrace(runner, request.headers) }));
+    return forward(reply, () => gateway.request({ method: 'prompts/get', name, arguments: body.arguments }, { transport: 'rest', client: reply.raw, ...timeout, ...agent, ...restTrace(gateway, request.headers) }));
   });
 
   app.get('/resources', async (request) => {
     const query = parseInput(CatalogueListQuerySchema, request.query, 'query');
-    await settleStartup(runtime, query.wait);
+    await gateway.settleStartup(query.wait);
     const catalogue = manager.getResources();
     const { resources, templates } = catalogue.listOwned();
     const view = request.agent?.view;
@@ -59,13 +56,13 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
   app.get('/resources/read', async (request, reply) => {
     const { uri } = parseInput(ResourceReadQuerySchema, request.query, 'query');
     const agent = request.agent ? { agent: request.agent } : {};
-    return forward(reply, () => runner.run({ method: 'resources/read', uri }, { transport: 'rest', client: reply.raw, ...agent, ...restTrace(runner, request.headers) }));
+    return forward(reply, () => gateway.request({ method: 'resources/read', uri }, { transport: 'rest', client: reply.raw, ...agent, ...restTrace(gateway, request.headers) }));
   });
 
   done();
 };
 
-/** Runs a forwarded request (the runner cancels it when the client goes away); the server's result as is. */
+/** Runs a forwarded request (the gateway cancels it when the client goes away); the server's result as is. */
 async function forward(reply: FastifyReply, run: () => Promise<Record<string, unknown>>): Promise<unknown> {
   try {
     return await run();

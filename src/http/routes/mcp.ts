@@ -8,12 +8,12 @@ import type { EventBus } from '../../events/event-bus.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PendingCount } from '../../util/pending-count.js';
 import { delay } from '../../util/delay.js';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
-import type { RequestRunner, RunOptions } from '../../gateway/requests/request-runner.js';
+import type { AgentRef } from '../../gateway/index.js';
+import type { Gateway, RequestOptions } from '../../gateway/index.js';
 import { JSON_RPC_CONTENT_TYPE, jsonRpcRefusal, sendJsonRpcRefusal } from '../errors/jsonrpc-error.js';
 import { createAgentServer, type AgentSource } from '../endpoint/agent-server.js';
 import { LegacySessions, type LegacySession } from '../endpoint/legacy-sessions.js';
-import { createServerParts, type CatalogueOptions, type ClusterParts } from '../endpoint/server-parts.js';
+import { createServerParts, type ClusterParts } from '../endpoint/server-parts.js';
 import { SessionRelay } from '../endpoint/session-relay.js';
 import { ModernServers } from '../endpoint/modern-servers.js';
 
@@ -25,9 +25,7 @@ export interface McpRoutesOptions {
   /** Aborted when shutdown's grace runs out: in-flight `/mcp` calls are cancelled then. */
   shutdownSignal: AbortSignal;
   /** The one call path shared with REST (deadline, cancel, progress, metrics). */
-  runner: RequestRunner;
-  /** Catalogue modes (SPEC §13): `full`, `search` or `auto`, `searchAbove`, `pinned`, the searcher. @default auto, 40, none */
-  catalogue?: CatalogueOptions;
+  gateway: Gateway;
   /** Changes closer together than this produce one `list_changed` per kind and session. @default 50 */
   listChangedDebounceMs?: number;
   /**
@@ -63,12 +61,12 @@ const ABORTED_ANSWER_MS = 250;
  * and listen stream closes, so an MCP client can never hold `app.close()` open.
  */
 export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => {
-  const { manager, runtime, shutdownSignal, runner } = options;
-  const { lists, continuations, relayStates, modes } = createServerParts(manager, options.catalogue, options.cluster);
+  const { manager, runtime, shutdownSignal, gateway } = options;
+  const { lists, continuations, relayStates, modes } = createServerParts(gateway, options.cluster);
   const posts = new PendingCount();
   let closing = false;
 
-  const serverOptions = { manager, runtime, lists, modes, runner, continuations, relayStates };
+  const serverOptions = { manager, runtime, lists, modes, gateway, continuations, relayStates };
   const sessions = new LegacySessions({
     createServer: (onCancelled, session) => {
       relay.baseline(session);
@@ -76,7 +74,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     },
     // A session that ends takes its resource subscriptions with it.
     onClosed: (session) => {
-      for (const uri of session.subscriptions) void runner.run({ method: 'resources/unsubscribe', uri }, unsubscribeOptions(session.agent)).catch(() => undefined);
+      for (const uri of session.subscriptions) void gateway.request({ method: 'resources/unsubscribe', uri }, unsubscribeOptions(session.agent)).catch(() => undefined);
       session.subscriptions.clear();
     },
     maxSessions: options.maxSessions ?? 1000,
@@ -208,7 +206,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     if (uris.length === 0) return;
     const held = Promise.all(
       uris.map((uri) =>
-        runner.run({ method: 'resources/subscribe', uri }, { transport: 'mcp', ...(agent ? { agent } : {}) }).then(
+        gateway.request({ method: 'resources/subscribe', uri }, { transport: 'mcp', ...(agent ? { agent } : {}) }).then(
           () => uri,
           (err: unknown) => {
             app.log.debug({ uri, err: errorMessage(err) }, 'resource subscription not forwarded');
@@ -219,7 +217,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     );
     reply.raw.once('close', () => {
       void held.then((subscribed) => {
-        for (const uri of subscribed) if (uri !== undefined) void runner.run({ method: 'resources/unsubscribe', uri }, unsubscribeOptions(agent)).catch(() => undefined);
+        for (const uri of subscribed) if (uri !== undefined) void gateway.request({ method: 'resources/unsubscribe', uri }, unsubscribeOptions(agent)).catch(() => undefined);
       });
     });
   };
@@ -228,7 +226,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 };
 
 /** An unsubscribe takes the request path as every request does (in flight, metrics), for the agent that subscribed. */
-function unsubscribeOptions(agent: AgentRef | undefined): RunOptions {
+function unsubscribeOptions(agent: AgentRef | undefined): RequestOptions {
   return { transport: 'mcp', ...(agent ? { agent } : {}) };
 }
 

@@ -4,7 +4,7 @@ import { globMatcher } from '../../config/agent-schema.js';
 import type { ErrorInfo } from '../../errors.js';
 import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.js';
 import type { MCPManager } from '../../upstream/manager.js';
-import type { AgentRegistry } from '../../gateway/agents/agent-registry.js';
+import type { AgentRegistry } from '../../gateway/index.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 

@@ -3,8 +3,8 @@ import { SwitchboardError } from '../../errors.js';
 import type { BridgedTool } from '../../upstream/catalogue/tool-bridge.js';
 import type { MCPManager } from '../../upstream/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { RequestRunner } from '../../gateway/requests/request-runner.js';
-import { CLIENT_GONE } from '../../gateway/requests/in-flight-calls.js';
+import type { Gateway } from '../../gateway/index.js';
+import { CLIENT_GONE } from '../../gateway/index.js';
 import { wantsEventStream } from '../streaming/event-stream.js';
 import {
   NameParamsSchema,
@@ -15,18 +15,17 @@ import {
   ToolSearchQuerySchema,
   type CallToolBody,
 } from '../schemas.js';
-import { settleStartup } from '../../gateway/lists/startup-wait.js';
-import { toolNotFound, withToolSuggestions } from '../../gateway/lists/tool-not-found.js';
+import { toolNotFound, withToolSuggestions } from '../../gateway/index.js';
 import { parseCallBody } from '../call-body.js';
 import { streamCall } from '../streaming/stream-call.js';
 import { restTrace } from '../../telemetry/agent-trace.js';
-import { ifNoneMatchHits, ToolListCache } from '../../gateway/lists/tool-list-cache.js';
+import { ifNoneMatchHits } from '../../gateway/index.js';
 
 export interface ToolRoutesOptions {
   manager: MCPManager;
   runtime: SwitchboardRuntime;
   /** The one call path (deadline, cancel, progress, metrics). */
-  runner: RequestRunner;
+  gateway: Gateway;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -38,12 +37,12 @@ const NO_ARGUMENTS: CallToolBody = {};
  * and allocates little beyond its AbortController.
  */
 export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, options, done) => {
-  const { manager, runtime, runner } = options;
-  const cache = new ToolListCache();
+  const { manager, runtime, gateway } = options;
+  const cache = gateway.toolLists;
 
   app.get('/tools', async (request, reply) => {
     const query = parseInput(ToolListQuerySchema, request.query, 'query');
-    await settleStartup(runtime, query.wait);
+    await gateway.settleStartup(query.wait);
     const catalogue = manager.getCatalogue();
     // An agent sees its view (issue #22): its own body and ETag, never another view's.
     const view = request.agent?.view;
@@ -58,7 +57,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
   // Before `/tools/:name`, so "search" is never taken for a tool's name (fastify prefers the static route anyway).
   app.get('/tools/search', async (request) => {
     const query = parseInput(ToolSearchQuerySchema, request.query, 'query');
-    await settleStartup(runtime, query.wait);
+    await gateway.settleStartup(query.wait);
     // An agent searches its view only (issue #22): a tool outside it is never a hit, and a
     // server outside it is as unknown as one that does not exist.
     const view = request.agent?.view;
@@ -73,13 +72,13 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
   app.get('/tools/:name', async (request) => {
     const { name } = parseInput(NameParamsSchema, request.params, 'params');
     const { wait } = parseInput(ToolGetQuerySchema, request.query, 'query');
-    await settleStartup(runtime, wait);
+    await gateway.settleStartup(wait);
     const view = request.agent?.view;
     const found = manager.getCatalogue().get(name);
     // Outside the agent's view, a tool is as unknown as one that does not exist.
     const tool = found && (!view || view.allowsTool(found)) ? found : undefined;
     if (!tool) {
-      runner.refuseHeld(name, view);
+      gateway.refuseHeld(name, view);
       throw toolNotFound(name, manager.getCatalogue(), view);
     }
     return tool;
@@ -89,14 +88,14 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const { name } = parseNameParams(request.params);
     const body = request.body === undefined ? NO_ARGUMENTS : parseCallBody(request.body);
     // Asked for a stream: progress as it comes, then the result (see stream-call.ts).
-    if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runtime, runner }, name, body);
+    if (wantsEventStream(request.headers.accept)) return streamCall(request, reply, { manager, runtime, gateway }, name, body);
     try {
-      return await runner.call(name, body.arguments, {
+      return await gateway.call(name, body.arguments, {
         transport: 'rest',
         client: reply.raw,
         ...(request.agent ? { agent: request.agent } : {}),
         ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
-        ...restTrace(runner, request.headers),
+        ...restTrace(gateway, request.headers),
       });
     } catch (err) {
       // Nobody is left to read an answer; tell fastify not to try.

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { CLIENT_GONE } from '../../gateway/requests/in-flight-calls.js';
-import { onClientGone } from '../../gateway/requests/client-gone.js';
+import { CLIENT_GONE } from '../../gateway/index.js';
+import { onClientGone } from '../../gateway/index.js';
 
 /** A request's view of its HTTP client: aborted once the client went away. */
 export interface ClientGone {

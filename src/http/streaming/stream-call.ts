@@ -1,11 +1,10 @@
 import type { Progress } from '@modelcontextprotocol/client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { toolNotFound } from '../../gateway/lists/tool-not-found.js';
+import { toolNotFound } from '../../gateway/index.js';
 import type { MCPManager } from '../../upstream/manager.js';
-import type { RequestRunner } from '../../gateway/requests/request-runner.js';
+import type { Gateway } from '../../gateway/index.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import { settleStartup } from '../../gateway/lists/startup-wait.js';
-import { CLIENT_GONE } from '../../gateway/requests/in-flight-calls.js';
+import { CLIENT_GONE } from '../../gateway/index.js';
 import { logHttpError } from '../error-handler.js';
 import { errorBody } from '../errors/http-error.js';
 import { EventStream } from './event-stream.js';
@@ -32,25 +31,25 @@ export interface ProgressData {
 export async function streamCall(
   request: FastifyRequest,
   reply: FastifyReply,
-  deps: { manager: Pick<MCPManager, 'getCatalogue'>; runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>; runner: RequestRunner },
+  deps: { manager: Pick<MCPManager, 'getCatalogue'>; runtime: Pick<SwitchboardRuntime, 'state' | 'whenReady'>; gateway: Gateway },
   name: string,
   body: CallToolBody,
 ): Promise<FastifyReply> {
   // A tool not listed yet while the startup gate is open may still come (as for a plain call).
-  if (!deps.manager.getCatalogue().get(name) && deps.runtime.state === 'starting') await settleStartup(deps.runtime, undefined);
+  if (!deps.manager.getCatalogue().get(name) && deps.runtime.state === 'starting') await deps.gateway.settleStartup();
   if (!deps.manager.getCatalogue().get(name)) {
-    deps.runner.refuseHeld(name);
+    deps.gateway.refuseHeld(name);
     throw toolNotFound(name, deps.manager.getCatalogue(), request.agent?.view);
   }
   const stream = new EventStream(reply);
   try {
-    const result = await deps.runner.call(name, body.arguments, {
+    const result = await deps.gateway.call(name, body.arguments, {
       transport: 'rest',
       client: reply.raw,
       ...(request.agent ? { agent: request.agent } : {}),
       ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
       onProgress: (progress) => stream.send('progress', progressData(progress)),
-      ...restTrace(deps.runner, request.headers),
+      ...restTrace(deps.gateway, request.headers),
     });
     stream.send('result', result);
   } catch (err) {

@@ -1,7 +1,7 @@
 import type { ServerSnapshot } from '../../upstream/server-snapshot.js';
 import type { EventBus, StampedEvent } from '../../events/event-bus.js';
 import type { RuntimeState, SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { AgentRef } from '../../gateway/agents/agent-ref.js';
+import type { AgentRef } from '../../gateway/index.js';
 import { scopeEvent, scopeHello, type ScopeTools } from './event-scope.js';
 
 export type { StampedEvent } from '../../events/event-bus.js';

@@ -1,14 +1,14 @@
 import { pino, type Logger } from 'pino';
-import { DaemonConfigSchema } from '../config/schema.js';
-import type { DiscoveryOptions } from '../config/types.js';
-import type { ConnectOptions } from '../upstream/transport/client.js';
-import type { MCPManager } from '../upstream/manager.js';
-import type { BridgedTool } from '../upstream/catalogue/tool-bridge.js';
-import type { ToolCacheStore } from '../store/ports.js';
-import { NoopToolCacheStore } from '../store/tool-cache-store.js';
-import { createRuntime } from './compose.js';
-import type { EventBus } from '../events/event-bus.js';
-import type { LoadError, SwitchboardRuntime } from './runtime.js';
+import { DaemonConfigSchema } from './config/schema.js';
+import type { DiscoveryOptions } from './config/types.js';
+import type { ConnectOptions } from './upstream/transport/client.js';
+import type { MCPManager } from './upstream/manager.js';
+import type { BridgedTool } from './upstream/catalogue/tool-bridge.js';
+import type { ToolCacheStore } from './store/ports.js';
+import { NoopToolCacheStore } from './store/tool-cache-store.js';
+import { createDaemon } from './daemon.js';
+import type { EventBus } from './events/event-bus.js';
+import type { LoadError, SwitchboardRuntime } from './runtime/runtime.js';
 
 export interface LoadMCPToolsOptions extends Partial<Omit<DiscoveryOptions, 'cwd'>> {
   /** @default silent */
@@ -47,20 +47,21 @@ export interface LoadedMCPTools {
 export async function discoverAndLoadMCPTools(cwd: string, options: LoadMCPToolsOptions = {}): Promise<LoadedMCPTools> {
   const defaults = DaemonConfigSchema.parse({});
   const store = options.store ?? (options.dbPath === undefined ? new NoopToolCacheStore() : undefined);
-  const { bus, manager, runtime, start } = createRuntime(
-    {
+  const config = DaemonConfigSchema.parse({
       startupGateMs: options.startupGateMs ?? defaults.startupGateMs,
       trustProjectCommands: options.trustProjectCommands ?? defaults.trustProjectCommands,
-      inheritEnv: options.connectOptions?.inheritEnv ?? defaults.inheritEnv,
-      protocol: defaults.protocol,
-      health: defaults.health,
+      ...(options.connectOptions?.inheritEnv !== undefined ? { inheritEnv: options.connectOptions.inheritEnv } : {}),
       watch: options.watchConfig ?? false,
       logLevel: 'silent',
       ...(options.dbPath !== undefined ? { dbPath: options.dbPath } : {}),
       ...(options.connectOptions?.roots ? { roots: options.connectOptions.roots } : {}),
-      // Unset, the native file's own `enableProjectConfig` decides.
-      ...(options.enableProjectConfig !== undefined ? { enableProjectConfig: options.enableProjectConfig } : {}),
-    },
+    ...(options.enableProjectConfig !== undefined ? { enableProjectConfig: options.enableProjectConfig } : {}),
+  });
+  // Unset, the native file's own `enableProjectConfig` decides: discovery is told only a value given here.
+  if (options.enableProjectConfig === undefined) delete (config as { enableProjectConfig?: boolean }).enableProjectConfig;
+  // The daemon's own composition root; its HTTP app is built but never listens.
+  const { bus, manager, runtime, start } = createDaemon(
+    config,
     {
       cwd,
       logger: options.logger ?? pino({ level: 'silent' }),

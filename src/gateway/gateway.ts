@@ -1,0 +1,171 @@
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { Logger } from 'pino';
+import type { Telemetry } from '../telemetry/telemetry.js';
+import type { MCPManager } from '../upstream/manager.js';
+import { DEFAULT_CALL_TIMEOUT_MS } from '../upstream/transport/client.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { AgentLimiter } from './agents/agent-limits.js';
+import { agentRefOf, type AgentRef } from './agents/agent-ref.js';
+import type { AgentRegistry } from './agents/agent-registry.js';
+import type { AgentView } from './agents/agent-view.js';
+import type { Approvals } from './approvals/approvals.js';
+import type { AuditLog } from './audit/audit-log.js';
+import { McpLists } from './lists/agent-lists.js';
+import { CatalogueModes, type CatalogueModeSettings, type ToolSearcher } from './lists/catalogue-mode.js';
+import { settleStartup, type StartupState } from './lists/startup-wait.js';
+import { ToolListCache } from './lists/tool-list-cache.js';
+import { CallMetrics } from './requests/call-metrics.js';
+import { InFlightCalls } from './requests/in-flight-calls.js';
+import type { RequestOptions, RequestResult } from './requests/pipeline.js';
+import { createRequestPipeline, type RequestPath } from './requests/request-pipeline.js';
+import { RequestMetrics } from './requests/request-metrics.js';
+import { RequestRouter, type AgentRequest } from './requests/request-router.js';
+
+/** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
+export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSettings'> & { searcher?: ToolSearcher };
+
+export interface GatewayDeps {
+  /** The upstream side: the catalogues and upstreams requests are routed by, the lists and the search index. */
+  manager: Pick<MCPManager, 'catalogues' | 'upstream' | 'upstreams' | 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'toolSearch'>;
+  /** Before the startup gate lists are partial and names may be missing: the gateway waits for it. */
+  runtime: StartupState;
+  /** Agents and keys, the operator key included (issue #22). */
+  agents: AgentRegistry;
+  /** Aborted when the shutdown grace period ends: requests in flight are cancelled (`SHUTTING_DOWN`). */
+  shutdownSignal: AbortSignal;
+  logger: Logger;
+  /** Calls held for an operator's approval (`requireApproval`). @default none held */
+  approvals?: Approvals;
+  /** Where requests are recorded and `GET /audit` reads (issue #22 item 4); `auditRequests: false` keeps requests off it. */
+  audit: AuditLog;
+  /** `audit.enabled: false` takes the audit off the request path entirely (approval decisions are still recorded). @default true */
+  auditRequests?: boolean;
+  /** OpenTelemetry (issue #26): a SERVER span per request, a CLIENT span per upstream attempt. @default none */
+  telemetry?: Telemetry;
+  /** Catalogue modes (SPEC §13): `full`, `search` or `auto`, `searchAbove`, `pinned`, the searcher. @default auto, 40, none */
+  catalogue?: CatalogueOptions;
+  /** Time of the startup wait's deadline. @default the system clock */
+  clock?: Clock;
+}
+
+/** Who presented a key, as the gateway sees it (SPEC §12). */
+export type Authentication = { kind: 'operator' } | { kind: 'agent'; agent: AgentRef } | { kind: 'unknown' | 'expired' | 'revoked' };
+
+/**
+ * The agent-facing core behind one face (SPEC §17): who is calling (`authenticate`), what a
+ * caller sees (`lists`, `modes`, `toolLists`, `settleStartup`), and `request`, the one path of
+ * every kind of agent request over both wires (requests/request-pipeline.ts reads as that path).
+ * The operator's handles on its rooms — the registry, the approvals, the audit log — are here too,
+ * for the operator routes. `http/` imports the gateway from `gateway/index.ts` and nothing else of it.
+ */
+export class Gateway {
+  readonly agents: AgentRegistry;
+  readonly approvals: Approvals | undefined;
+  readonly audit: AuditLog;
+  /** Every request in flight, whatever its transport. */
+  readonly calls: InFlightCalls;
+  /** Tool calls by tool, for `/metrics`. */
+  readonly metrics = new CallMetrics();
+  /** Upstream requests of every kind by method, for `/metrics`. */
+  readonly requestMetrics = new RequestMetrics();
+  /** The `/mcp` lists per catalogue version × view. */
+  readonly lists: McpLists;
+  /** Which list a `/mcp` caller gets (full, search, auto) and the meta-tools' lookups. */
+  readonly modes: CatalogueModes;
+  /** `GET /tools` bodies and ETags per catalogue version × query × view. */
+  readonly toolLists = new ToolListCache();
+  readonly #router: RequestRouter;
+  readonly #path: RequestPath;
+  readonly #runtime: StartupState;
+  readonly #tracing: boolean;
+
+  constructor(deps: GatewayDeps) {
+    const { manager, agents } = deps;
+    this.agents = agents;
+    this.approvals = deps.approvals;
+    this.audit = deps.audit;
+    this.#runtime = deps.runtime;
+    this.#tracing = deps.telemetry !== undefined;
+    this.calls = new InFlightCalls(deps.shutdownSignal);
+    this.#router = new RequestRouter(manager, deps.logger.child({ component: 'requests' }));
+    // Limits by agent name, read from the registry per request: a rotated key or changed settings apply at once.
+    const limiter = new AgentLimiter();
+    const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
+    const audit = deps.auditRequests !== false ? deps.audit : undefined;
+    this.#path = createRequestPipeline({
+      router: this.#router,
+      runtime: deps.runtime,
+      calls: this.calls,
+      metrics: this.metrics,
+      requestMetrics: this.requestMetrics,
+      clock: deps.clock ?? systemClock,
+      defaultTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
+      limits,
+      ...(deps.approvals ? { approvals: deps.approvals } : {}),
+      ...(audit ? { audit } : {}),
+      ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
+    });
+    this.lists = new McpLists(manager);
+    const { searcher, ...catalogue } = deps.catalogue ?? {};
+    this.modes = new CatalogueModes(this.lists, manager, {
+      ...catalogue,
+      searcher: searcher ?? ((query, options) => manager.toolSearch.search(query, options)),
+      // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
+      agentSettings: (name) => agents.get(name)?.settings,
+    });
+  }
+
+  /** Whether any key exists (a `token`, or an agent): without one, loopback trust. */
+  get keysRequired(): boolean {
+    return this.agents.keysRequired;
+  }
+
+  /** Whether stored agents are read yet; until then nobody can tell whether keys are needed. */
+  get isLoaded(): boolean {
+    return this.agents.isLoaded;
+  }
+
+  get loaded(): Promise<void> {
+    return this.agents.loaded;
+  }
+
+  /** The operator's key, an agent's (with its compiled view), or why the key is refused. */
+  authenticate(presented: string): Authentication {
+    const verdict = this.agents.authenticate(presented);
+    return verdict.kind === 'agent' ? { kind: 'agent', agent: agentRefOf(verdict.agent) } : verdict;
+  }
+
+  /** Whether requests are traced: callers gather `RequestOptions.trace` only then. */
+  get tracing(): boolean {
+    return this.#tracing;
+  }
+
+  /** Requests in flight right now. */
+  get inFlight(): number {
+    return this.calls.size;
+  }
+
+  /**
+   * Runs an agent's request through every stage (requests/request-pipeline.ts). Resolves with the
+   * server's result; rejects with `*_NOT_FOUND`, `SHUTTING_DOWN`, a limit's refusal, the server's
+   * or our own error, or — when `signal` aborted it — with that signal's reason.
+   */
+  request(request: AgentRequest, options: RequestOptions): Promise<RequestResult> {
+    return this.#path(request, options);
+  }
+
+  /** A tool call: resolves with the tool's result (upstream failures are `isError` results). */
+  call(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<CallToolResult> {
+    return this.#path({ method: 'tools/call', name, arguments: args }, options) as Promise<CallToolResult>;
+  }
+
+  /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */
+  refuseHeld(name: string, view?: AgentView): void {
+    this.#router.refuseHeld(name, view);
+  }
+
+  /** Waits for the startup gate unless told not to (`?wait=false`): before it a list would be partial. */
+  settleStartup(wait?: string): Promise<void> {
+    return settleStartup(this.#runtime, wait);
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * The gateway's face (SPEC §17): the one module of the agent side that `http/` imports. The
+ * `Gateway` does the work; the rest are the shapes and the few pure helpers the wire code needs
+ * to speak about it (an agent, a view, a request's options, a list's kind, the meta-tools).
+ */
+export { Gateway, type Authentication, type CatalogueOptions, type GatewayDeps } from './gateway.js';
+export type { AgentRef } from './agents/agent-ref.js';
+export type { AgentView, ViewedTool } from './agents/agent-view.js';
+export type { AgentRegistry } from './agents/agent-registry.js';
+export type { AgentInfo } from './agents/agent-types.js';
+export type { Approvals } from './approvals/approvals.js';
+export type { AuditLog } from './audit/audit-log.js';
+export type { CallMetrics } from './requests/call-metrics.js';
+export type { InFlightCalls } from './requests/in-flight-calls.js';
+export type { RequestMetrics } from './requests/request-metrics.js';
+export type { RequestOptions, RequestResult } from './requests/pipeline.js';
+export type { AgentRequest } from './requests/request-router.js';
+export type { ListKind, McpLists } from './lists/agent-lists.js';
+export type { CatalogueModes } from './lists/catalogue-mode.js';
+export { runMetaTool, type ToolCaller } from './lists/meta-tools.js';
+export { ifNoneMatchHits, type ToolListQuery } from './lists/tool-list-cache.js';
+export { toolNotFound, withToolSuggestions } from './lists/tool-not-found.js';
+export { CLIENT_GONE } from './requests/in-flight-calls.js';
+export { onClientGone } from './requests/client-gone.js';

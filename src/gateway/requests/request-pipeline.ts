@@ -1,0 +1,66 @@
+import type { Telemetry } from '../../telemetry/telemetry.js';
+import type { Clock } from '../../util/clock.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { Approvals } from '../approvals/approvals.js';
+import type { StartupState } from '../lists/startup-wait.js';
+import type { CallMetrics } from './call-metrics.js';
+import type { InFlightCalls } from './in-flight-calls.js';
+import { compose, contextOf, type RequestOptions, type RequestResult, type Stage } from './pipeline.js';
+import type { RequestMetrics } from './request-metrics.js';
+import type { AgentRequest, RequestRouter } from './request-router.js';
+import { agentLimit, type AgentLimits } from './stages/agent-limit.js';
+import { approvalHold } from './stages/approval-hold.js';
+import { inFlight } from './stages/in-flight.js';
+import { observe } from './stages/observe.js';
+import { route } from './stages/route.js';
+import { startupWait } from './stages/startup-wait.js';
+
+export interface RequestPipelineDeps {
+  router: RequestRouter;
+  /** Before the startup gate a name may not be listed yet: the request waits for the gate. */
+  runtime: StartupState;
+  /** Every request in flight, whatever its transport; aborted together at the end of shutdown's grace. */
+  calls: InFlightCalls;
+  metrics: CallMetrics;
+  requestMetrics: RequestMetrics;
+  /** Time of the startup wait's deadline. */
+  clock: Clock;
+  /** The deadline of a request without a `timeoutMs` of its own while it waits for the gate. */
+  defaultTimeoutMs: number;
+  /** Holds calls to `requireApproval` tools until an operator decides. @default none held */
+  approvals?: Pick<Approvals, 'hold'>;
+  /** Tool calls, prompt gets and resource reads, recorded when they end. @default none */
+  audit?: Pick<AuditLog, 'recordRequest'>;
+  /** Per-agent rate limit and concurrency cap. @default none */
+  limits?: AgentLimits;
+  /** OpenTelemetry (issue #26): a SERVER span per request, a CLIENT span per upstream attempt. @default none */
+  telemetry?: Telemetry;
+}
+
+/** One agent request through every stage, to its server and back. */
+export type RequestPath = (request: AgentRequest, options: RequestOptions) => Promise<RequestResult>;
+
+/**
+ * The one path of every agent request (SPEC §7, §17), for REST and `/mcp` alike, read in order:
+ *
+ * 1. observe — timed, counted in `/metrics`, traced, audited, however it ends;
+ * 2. agent limit — the agent's rate limit and concurrency cap;
+ * 3. in flight — its own signal, cancelled by the caller, the client going away, the shutdown;
+ * 4. startup wait — a name not listed yet while starting is routed again after the gate;
+ * 5. approval hold — a `requireApproval` tool waits for an operator, once routed;
+ * 6. route — to the owning server in the agent's view, and `Upstream.request`.
+ *
+ * Observe comes first, not after the limits as SPEC §17 lists it, because a limit's refusal and
+ * a request refused at shutdown are audited and counted too. A new cross-cutting rule is a new
+ * stage here; stages that are off (no limits, no approvals) are left out, not skipped per request.
+ */
+export function createRequestPipeline(deps: RequestPipelineDeps): RequestPath {
+  const stages: Stage[] = [
+    observe({ serverOf: (request) => deps.router.serverOf(request), metrics: deps.metrics, requestMetrics: deps.requestMetrics, ...(deps.audit ? { audit: deps.audit } : {}), ...(deps.telemetry ? { telemetry: deps.telemetry } : {}) }),
+  ];
+  if (deps.limits) stages.push(agentLimit(deps.limits));
+  stages.push(inFlight(deps.calls), startupWait({ runtime: deps.runtime, clock: deps.clock, defaultTimeoutMs: deps.defaultTimeoutMs }));
+  if (deps.approvals) stages.push(approvalHold(deps.approvals));
+  const run = compose(stages, route(deps.router));
+  return (request, options) => run(contextOf(request, options));
+}
