@@ -23,14 +23,19 @@ function hanging(calls: InFlightCalls, options: Parameters<typeof contextOf>[1])
 }
 
 describe('in flight: its own signal, cancelled by the caller, the client or the shutdown', () => {
-  it('is counted while it runs and no longer once it ended', async () => {
+  it('is counted while it runs and no longer once it ended, leaving no listener on a long-lived caller signal', async () => {
     const calls = new InFlightCalls(new AbortController().signal);
+    const session = new AbortController();
+    const client = new FakeResponse();
     let during = -1;
-    await compose([inFlight(calls)], async () => {
-      during = calls.size;
-      return {};
-    })(contextOf({ method: 'tools/call', name: 't' }, { transport: 'rest' }));
+    for (let i = 0; i < 20; i += 1) {
+      await compose([inFlight(calls)], async () => {
+        during = calls.size;
+        return {};
+      })(contextOf({ method: 'tools/call', name: 't' }, { transport: 'rest', signal: session.signal, client }));
+    }
     expect([during, calls.size]).toEqual([1, 0]);
+    expect([getEventListeners(session.signal, 'abort').length, client.listenerCount('close')]).toEqual([0, 0]);
   });
 
   it('is aborted with the caller\'s reason when the caller\'s signal aborts, and leaves no listener on it', async () => {
