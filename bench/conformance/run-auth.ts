@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OUT = fileURLToPath(new URL('../results/conformance/', import.meta.url));
 const [cli, ...cliArgs] = (process.env.CONFORMANCE ?? 'npx @modelcontextprotocol/conformance').split(' ').filter(Boolean) as [string, ...string[]];
 const prefix = process.argv[2] ?? 'auth/';

@@ -17,7 +17,7 @@ import { track, trackDir } from './reaper.js';
  * is only ever the client.
  */
 
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The CLI to run; BENCH_CLI points at another build (e.g. a worktree's dist) for an A/B run. */
 const CLI = process.env.BENCH_CLI ?? join(REPO_ROOT, 'dist', 'cli.js');
 const GC_PRELOAD = fileURLToPath(new URL('./gc-preload.mjs', import.meta.url));

@@ -13,7 +13,7 @@ import { fixtureServerConfig } from '../helpers/fixtures.js';
  * leaving the page where the next one starts.
  */
 
-const DOCS = fileURLToPath(new URL('../../docs', import.meta.url));
+const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
 /** The README's two screenshots are refreshed only on request, so a test run leaves the work tree clean. */
 const UPDATE_DOCS = process.env.UPDATE_DOCS_SCREENSHOTS === '1';
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { bundleCli } from '../../scripts/bundle.mjs';
 
-export const FIXTURE_SOURCE_DIR = fileURLToPath(new URL('../fixtures/servers', import.meta.url));
+export const FIXTURE_SOURCE_DIR = fileURLToPath(new URL('../fixtures/servers/', import.meta.url));
 export const FIXTURE_BUILD_DIR = fileURLToPath(new URL('../fixtures/.build/', import.meta.url));
 /** The CLI bundled as `npm start` bundles it, for tests that spawn `switchboard` as a real process. */
 export const CLI_BUNDLE = join(FIXTURE_BUILD_DIR, 'cli', 'cli.js');

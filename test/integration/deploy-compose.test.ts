@@ -17,7 +17,7 @@ import { localDirectives, NGINX_BIN, runNginx } from '../helpers/nginx.js';
  * two real daemons — with only its container names and paths made local.
  */
 
-const composeDir = new URL('../../deploy/compose', import.meta.url);
+const composeDir = new URL('../../deploy/compose/', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, composeDir), 'utf8');
 const NGINX_CONF = read('nginx.conf');
 

@@ -7,7 +7,7 @@ import { FIXTURE_BUILD_DIR } from '../helpers/build-fixtures.js';
 import { tempDir } from '../helpers/process.js';
 
 const run = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url);
+const ROOT = new URL('../../', import.meta.url);
 const PACKAGE = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as {
   version: string;
   bin: Record<string, string>;

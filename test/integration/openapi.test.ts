@@ -77,7 +77,7 @@ describe('openapi.yaml', () => {
   });
 
   it('passes a third-party linter, Redocly CLI, with no error and no warning', async () => {
-    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const root = fileURLToPath(new URL('../../', import.meta.url));
     const cli = fileURLToPath(new URL('../../node_modules/@redocly/cli/bin/cli.js', import.meta.url));
     const { stdout } = await promisify(execFile)(process.execPath, [cli, 'lint', 'openapi.yaml', '--format=json'], {
       cwd: root,

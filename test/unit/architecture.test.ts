@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importCircles, importGraph, sourceFiles } from '../helpers/import-graph.js';
 
-const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
 /**
  * The layers of docs/architecture.md, lowest first: a file may import from its own layer and

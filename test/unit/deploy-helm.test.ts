@@ -12,7 +12,7 @@ import { DaemonConfigSchema } from '../../src/config/schema.js';
  * itself is checked for balanced blocks, known includes and `.Values` paths that exist.
  */
 
-const chartDir = new URL('../../deploy/helm/switchboard', import.meta.url);
+const chartDir = new URL('../../deploy/helm/switchboard/', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, chartDir), 'utf8');
 const values = parse(read('values.yaml')) as Record<string, unknown>;
 const chart = parse(read('Chart.yaml')) as Record<string, unknown>;

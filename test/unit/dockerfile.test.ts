@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
  * when lost in an edit, give an image that builds but does not work (or runs as root).
  */
 
-const root = new URL('../..', import.meta.url);
+const root = new URL('../../', import.meta.url);
 const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
 const dockerignore = readFileSync(new URL('.dockerignore', root), 'utf8')
   .split('\n')

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 /** The documentation a user clones must stand on its own (issue #15, item 6). */
 
-const root = new URL('../..', import.meta.url);
+const root = new URL('../../', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
 const DOCS = ['README.md', 'docs/behaviour.md'];
 

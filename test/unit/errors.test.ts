@@ -18,7 +18,7 @@ const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 
 const documented = spec.components.schemas.ErrorCode;
 const catalogue = Object.entries(ERROR_CATALOGUE) as Array<[ErrorCode, { status: number; message: string }]>;
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Every `.ts` file under `dir`, as `[path relative to the repository, text]`. */
 function sources(dir: string): Array<[string, string]> {

@@ -1,4 +1,7 @@
-import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+// The client package's error classes: the same branded classes as the server's (the SDK matches them across its bundles), and
+// already loaded, so the gateway's face does not pull the /mcp server side into a REST-only daemon.
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import type { CallToolResult, ServerContext, Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
 import type { AgentRef } from '../agents/agent-ref.js';
