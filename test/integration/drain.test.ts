@@ -13,10 +13,12 @@ import { fixtureServerConfig } from '../helpers/fixtures.js';
  */
 
 const MODERN = '2026-07-28';
+/** Longer than the test's own timeout: a close that waited out the grace fails the test. */
+const GRACE_BEYOND_TEST_MS = 600_000;
 
 describe('the shutdown drain', () => {
   it('does not wait out the grace for an open /mcp GET stream or /events WebSocket', async () => {
-    const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { shutdownGraceMs: 20_000 } });
+    const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { shutdownGraceMs: GRACE_BEYOND_TEST_MS } });
     const streamOpen = deferred();
     const transport = new StreamableHTTPClientTransport(new URL('/mcp', sb.url), {
       fetch: async (url, init) => {
@@ -31,25 +33,19 @@ describe('the shutdown drain', () => {
     await streamOpen.promise;
     const ws = await openEvents(sb.url);
 
-    const startedAt = Date.now();
+    // Nothing was in flight: close resolves without waiting for the grace to pass.
     await sb.daemon.close();
-
-    // Nothing was in flight: no reason to come anywhere near the 20 s grace.
-    expect(Date.now() - startedAt).toBeLessThan(10_000);
     expect((await closed(ws)).code).toBeGreaterThan(1000);
   });
 
   it('does not wait out the grace for a 2026-07-28 subscriptions/listen stream', async () => {
-    const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { shutdownGraceMs: 20_000 } });
+    const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { shutdownGraceMs: GRACE_BEYOND_TEST_MS } });
     const client = new Client({ name: 'drain-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', sb.url)));
     onTestFinished(() => client.close());
     const subscription = await client.listen({ toolsListChanged: true });
     onTestFinished(() => subscription.close());
 
-    const startedAt = Date.now();
-    await sb.daemon.close();
-
-    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    await expect(sb.daemon.close()).resolves.toBeUndefined();
   });
 });

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { ACCEPT_POLL_MS, accepts } from '../helpers/accepts.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { freePort } from '../helpers/free-port.js';
 
@@ -32,7 +32,13 @@ interface Routed {
   answered: string;
 }
 
-async function startHaproxy(port: number, upstreams: readonly string[]): Promise<() => Routed[]> {
+interface Haproxy {
+  routed(): Routed[];
+  /** Resolves once the log holds `n` requests; HAProxy logs one a moment after its answer went out. */
+  routedAtLeast(n: number): Promise<Routed[]>;
+}
+
+async function startHaproxy(port: number, upstreams: readonly string[]): Promise<Haproxy> {
   if (!existsSync(HAPROXY_BIN)) throw new Error(`HAProxy is not installed at ${HAPROXY_BIN}: \`apt-get install -y haproxy\` (.ci/run does)`);
   const backend = readmeBackend().replace(/10\.0\.0\.(\d):7337/g, (_match, n: string) => upstreams[Number(n) - 1] as string);
   expect(backend).not.toContain('10.0.0.');
@@ -63,25 +69,26 @@ async function startHaproxy(port: number, upstreams: readonly string[]): Promise
   const deadline = Date.now() + 10_000;
   while (!(await accepts(port))) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`haproxy did not listen:\n${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, ACCEPT_POLL_MS));
   }
-  return () =>
+  const routed = (): Routed[] =>
     [...stderr.matchAll(/^routed switchboard\/(\S+) \{([^}]*)\} \{([^}]*)\}$/gm)].map(([, server, sent, answered]) => ({
       server: server as string,
       sent: sent as string,
       answered: answered as string,
     }));
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
+  const routedAtLeast = (n: number): Promise<Routed[]> =>
+    new Promise((resolve) => {
+      const check = (): void => {
+        const log = routed();
+        if (log.length < n) return;
+        child.stderr.off('data', check);
+        resolve(log);
+      };
+      child.stderr.on('data', check);
+      check();
     });
-    socket.once('error', () => resolve(false));
-  });
+  return { routed, routedAtLeast };
 }
 
 describe('the README HAProxy backend in front of two daemons', () => {
@@ -89,7 +96,7 @@ describe('the README HAProxy backend in front of two daemons', () => {
     const port = await freePort();
     // Clients name the balancer in Host, so the replicas are told its name (README, Security).
     const replicas = await Promise.all([0, 1].map(() => startDaemon({ config: { allowedHosts: [`127.0.0.1:${port}`] } })));
-    const routed = await startHaproxy(port, replicas.map((replica) => new URL(replica.url).host));
+    const haproxy = await startHaproxy(port, replicas.map((replica) => new URL(replica.url).host));
     const url = `http://127.0.0.1:${port}/mcp`;
 
     const outcomes: number[] = [];
@@ -119,9 +126,7 @@ describe('the README HAProxy backend in front of two daemons', () => {
     }
     expect(outcomes).toEqual(Array.from({ length: 16 }, () => 200));
     // HAProxy logs a request once it is answered, a moment after the client has the answer.
-    const deadline = Date.now() + 5000;
-    while (routed().length < 20 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    const log = routed();
+    const log = await haproxy.routedAtLeast(20);
     expect(log).toHaveLength(20);
     // Per session: the replica that answered its initialize (the id in the response) and the one
     // of each later request (the id in the request) are one and the same.

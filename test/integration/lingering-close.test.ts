@@ -92,11 +92,12 @@ describe('the lingering close', () => {
   });
 
   it('closes as soon as the client has closed its side', async () => {
-    const { port, closed } = await refusingServer({ maxBytes: 64 * MiB, maxMs: 20_000 });
+    // maxMs is past the test's timeout: only the client's FIN can end the linger in time.
+    const { port, closed } = await refusingServer({ maxBytes: 64 * MiB, maxMs: 600_000 });
     const { socket, answer } = client(port, 'POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n', 10);
 
     expect(await answer).toMatch(/^HTTP\/1\.1 413 /);
     socket.end();
-    expect((await closed).ms).toBeLessThan(10_000);
+    expect((await closed).bytesRead).toBeGreaterThan(0);
   });
 });

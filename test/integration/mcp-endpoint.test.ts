@@ -193,17 +193,15 @@ describe('/mcp', () => {
   });
 
   it('lets an in-flight call finish on shutdown, then closes idle sessions without hanging', async () => {
-    const daemon = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool') } });
+    // A grace longer than the test's timeout: a close held open by the idle GET stream fails the test.
+    const daemon = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool') }, config: { shutdownGraceMs: 600_000 } });
     const idle = await connectClient(daemon);
     await idle.streamOpen;
     const busy = await connectClient(daemon);
     const call = busy.client.callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 300 } });
     await busy.accepted('tools/call');
 
-    const started = performance.now();
     await daemon.close();
-    // Well under shutdownGraceMs (2 s): the idle GET stream did not hold the HTTP server open.
-    expect(performance.now() - started).toBeLessThan(daemon.config.shutdownGraceMs);
     const result = await call;
     expect(result.content).toEqual([{ type: 'text', text: expect.stringMatching(/^done after/) }]);
   });

@@ -1,5 +1,8 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/process.js';
 import { replicaCluster, type Replica } from '../helpers/replica-cluster.js';
 
 /**
@@ -13,12 +16,17 @@ const SPAWN_TIMEOUT_MS = 60_000;
 
 describe('replicas as separate serve processes on one PostgreSQL database', () => {
   it('B starts warm from A\'s cache and runs its own server process; a key made (then revoked) on A counts on B and C within a second', async () => {
-    const replicas = await replicaCluster({ echo: fixtureServerConfig('echo-stdio') });
+    // While this file exists the fixture holds its `initialize` answer: B's own server cannot
+    // connect inside B's startup gate however idle the box, so B's catalogue must come from the cache.
+    const hold = join(await tempDir(), 'hold-initialize');
+    const replicas = await replicaCluster({ echo: fixtureServerConfig('echo-stdio', { env: { HOLD_INITIALIZE_WHILE: hold } }) });
     const a = await replicas.start();
     expect(a.ready).toMatchObject({ cacheHits: 0 });
+    await writeFile(hold, '');
     const b = await replicas.start();
     // The tool list A wrote to the shared cache served B's catalogue at its startup gate.
     expect(b.ready).toMatchObject({ cacheHits: 1 });
+    await rm(hold);
 
     // Each connects its own: B's catalogue came from the cache, its server process is its own.
     const pidOf = async (r: Replica): Promise<number | null> => (await r.json<{ pid: number | null }>('/servers/echo')).body.pid;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createValueResolver } from '../../../src/config/resolve-values.js';
 import type { ServerSource } from '../../../src/config/types.js';
+import { isProcessGone } from '../../helpers/process.js';
 import { makeTree } from './temp-tree.js';
 
 const user: ServerSource = { provider: 'claude-code', providerName: 'Claude Code', path: '/h/.claude.json', level: 'user' };
@@ -63,9 +64,11 @@ describe('createValueResolver', () => {
 
   it('kills a command at its deadline and drops the entry', async () => {
     const resolver = createValueResolver({ commandTimeoutMs: 200 });
-    const started = Date.now();
-    const result = await resolver.resolve('slow', { url: 'https://e/mcp', headers: { H: '!sleep 5; echo late' } }, user);
-    expect(Date.now() - started).toBeLessThan(4_000);
+    const pidFile = join((await makeTree()).root, 'command.pid');
+    // Ten minutes, far past the test's timeout: the answer cannot be the command ending by itself.
+    const result = await resolver.resolve('slow', { url: 'https://e/mcp', headers: { H: `!echo $$ > ${pidFile}; exec sleep 600; echo late` } }, user);
+    // Killed, not left running: gone by the time the answer came.
+    expect(isProcessGone(Number((await readFile(pidFile, 'utf8')).trim()))).toBe(true);
     expect(result.config.headers).toEqual({});
     expect(result.dropped).toEqual(['headers.H']);
     expect(result.warnings).toEqual(['server "slow": "headers.H" dropped: command timed out']);
