@@ -200,16 +200,16 @@ export class MCPManager {
 
     // Read while the servers connect, so the gate knows what the cache holds when it opens.
     const cachedLists = Promise.all(tasks.flatMap(({ upstream }) => [this.cachedLists.load(upstream), this.catalogues.pins.load(upstream.name)]));
-    await passStartupGate(
-      tasks,
-      this.startupGateMs,
-      (task) => {
+    await passStartupGate(tasks, {
+      gateMs: this.startupGateMs,
+      clock: this.clock,
+      serveCached: (task) => {
         const cached = this.cachedLists.peek(task.upstream);
         if (cached) this.catalogues.servedFromCache(task.upstream, cached.tools, cached.hints, cause);
         return cached !== undefined;
       },
-      cachedLists,
-    );
+      cacheRead: cachedLists,
+    });
 
     phase.returned = true;
     for (const task of tasks) {
