@@ -19,7 +19,7 @@ import { Approvals } from './gateway/approvals/approvals.js';
 import { AuditLog } from './gateway/audit/audit-log.js';
 import { Gateway } from './gateway/gateway.js';
 import { buildApp } from './http/app.js';
-import { RequestDrain } from './http/lifecycle/drain.js';
+import { ABORTED_ANSWER_MS, RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { createLogger } from './logger.js';
 import { auditDecision, besideOwnCache, healthOptions } from './runtime/part-options.js';
@@ -33,7 +33,7 @@ import { MCPManager } from './upstream/manager.js';
 import { callbackUrlOf, OAuthBroker } from './upstream/oauth/broker.js';
 import { keepChildRecords } from './upstream/process/child-registry.js';
 import { reapLeftovers } from './upstream/process/leftover-reaper.js';
-import { forwardServerLogs } from './upstream/process/log-forwarding.js';
+import { forwardServerLogs } from './upstream/transport/log-forwarding.js';
 import { connectToServer, type ConnectOptions } from './upstream/transport/client.js';
 import { systemClock, type Clock } from './util/clock.js';
 import { advertisedUrl } from './util/replica-id.js';
@@ -115,9 +115,6 @@ function listeningPorts(app: FastifyInstance, configured: number): number[] {
   if (typeof address === 'object' && address !== null) return [address.port];
   return configured > 0 ? [configured] : [];
 }
-
-/** How long calls cancelled at the end of the shutdown grace get to send their 503. */
-const ABORTED_ANSWER_MS = 250;
 
 /**
  * The one composition root (STYLE rule 1): builds the whole daemon — stores, bus, the upstream

@@ -74,3 +74,28 @@ export function importCircles(graph: Map<string, string[]>): string[][] {
   for (const v of graph.keys()) if (!indices.has(v)) visit(v);
   return circles;
 }
+
+/**
+ * The sub-folder a file is in, as `folder/sub` (`upstream/transport/x.ts` → `upstream/transport`;
+ * deeper files count to their second-level folder), or `folder/(root)` for a folder's own files.
+ */
+export function subFolderOf(file: string): string {
+  const parts = file.split('/');
+  if (parts.length <= 1) return '(root)';
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : `${parts[0]}/(root)`;
+}
+
+/** The file graph folded onto sub-folders within each top-level folder (imports across folders are the layers' business). */
+export function folderGraph(graph: Map<string, string[]>): Map<string, string[]> {
+  const folders = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    const from = subFolderOf(file);
+    const edges = folders.get(from) ?? new Set<string>();
+    folders.set(from, edges);
+    for (const target of targets) {
+      const to = subFolderOf(target);
+      if (to !== from && to.split('/')[0] === from.split('/')[0]) edges.add(to);
+    }
+  }
+  return new Map([...folders].map(([folder, edges]) => [folder, [...edges].sort()]));
+}

@@ -13,6 +13,9 @@ import { deferred, type Deferred } from '../../util/deferred.js';
  * 2025-era MCP session's standalone stream) and, once its body is read, a 2026-07-28 MCP
  * `subscriptions/listen`.
  */
+/** How long calls cancelled at the end of the shutdown grace get to send their 503 (both wires). */
+export const ABORTED_ANSWER_MS = 250;
+
 export class RequestDrain {
   #active = 0;
   #idle: Deferred<void> | undefined;

@@ -7,10 +7,11 @@ import type { MCPManager } from '../../upstream/manager.js';
 import type { EventBus } from '../../events/event-bus.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PendingCount } from '../../util/pending-count.js';
-import { delay } from '../../util/delay.js';
+import { waitFor } from '../../util/wait-for.js';
 import type { AgentRef } from '../../gateway/index.js';
 import type { Gateway, RequestOptions } from '../../gateway/index.js';
 import { JSON_RPC_CONTENT_TYPE, jsonRpcRefusal, sendJsonRpcRefusal } from '../errors/jsonrpc-error.js';
+import { ABORTED_ANSWER_MS } from '../lifecycle/drain.js';
 import { createAgentServer, type AgentSource } from '../endpoint/agent-server.js';
 import { LegacySessions, type LegacySession } from '../endpoint/legacy-sessions.js';
 import { createServerParts, type ClusterParts } from '../endpoint/server-parts.js';
@@ -38,9 +39,6 @@ export interface McpRoutesOptions {
   /** This replica's id and the cluster's sealing key (issue #28); absent on a lone daemon. */
   cluster?: ClusterParts;
 }
-
-/** How long calls aborted at the end of shutdown's grace get to send their error answer. */
-const ABORTED_ANSWER_MS = 250;
 
 /**
  * `/mcp`: Switchboard's own MCP endpoint, both protocol eras on one URL (SPEC §9).
@@ -109,7 +107,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     for (const session of sessions.values()) session.transport.closeStandaloneSSEStream();
     await Promise.race([posts.drained(), whenAborted(shutdownSignal)]);
     // Calls just aborted by the grace still answer with an error; give them a moment to.
-    await Promise.race([posts.drained(), delay(ABORTED_ANSWER_MS)]);
+    await waitFor(posts.drained(), { deadlineMs: ABORTED_ANSWER_MS });
     await stop();
   });
 

@@ -3,7 +3,7 @@ import { isSwitchboardError } from '../../../errors.js';
 import { RequestSpan } from '../../../telemetry/request-span.js';
 import type { Telemetry } from '../../../telemetry/telemetry.js';
 import type { AuditLog } from '../../audit/audit-log.js';
-import { auditRecordOf } from '../../audit/audit-request.js';
+import { auditRecordOf } from '../audit-record.js';
 import type { CallMetrics, CallOutcome } from '../call-metrics.js';
 import type { RequestContext, RequestResult, Stage } from '../pipeline.js';
 import type { RequestMetrics } from '../request-metrics.js';

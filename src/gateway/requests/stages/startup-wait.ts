@@ -1,5 +1,6 @@
 import { isSwitchboardError } from '../../../errors.js';
 import type { Clock } from '../../../util/clock.js';
+import { waitFor } from '../../../util/wait-for.js';
 import type { StartupState } from '../../lists/startup-wait.js';
 import type { RequestContext, RequestResult, Stage } from '../pipeline.js';
 import { NOT_FOUND } from './observe.js';
@@ -23,30 +24,9 @@ export function startupWait(deps: StartupWaitDeps): Stage {
     } catch (err) {
       if (deps.runtime.state !== 'starting' || !NOT_FOUND.some((code) => isSwitchboardError(err, code))) throw err;
     }
-    await gateOrDeadline(deps, ctx.options.timeoutMs || deps.defaultTimeoutMs, ctx.signal);
+    // A failed start still opens the gate: the name is then as unknown as it was.
+    const gate = deps.runtime.whenReady().catch(() => undefined);
+    await waitFor(gate, { signal: ctx.signal, deadlineMs: ctx.options.timeoutMs || deps.defaultTimeoutMs, clock: deps.clock });
     return next();
   };
-}
-
-/** Resolves at the gate or when `ms` passed on the clock, whichever is first; rejects when `signal` aborts. */
-function gateOrDeadline(deps: StartupWaitDeps, ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<void>((resolve, reject) => {
-    const done = (): void => {
-      deps.clock.clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const onAbort = (): void => {
-      done();
-      reject(signal?.reason as Error);
-    };
-    const settle = (): void => {
-      done();
-      resolve();
-    };
-    const timer = deps.clock.setTimeout(settle, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    // A failed start still opens the gate: the name is then as unknown as it was.
-    deps.runtime.whenReady().then(settle, settle);
-  });
 }

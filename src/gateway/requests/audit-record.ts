@@ -1,10 +1,10 @@
 import { isSwitchboardError } from '../../errors.js';
 import { ERROR_META_KEY } from '../../upstream/catalogue/tool-bridge.js';
-import type { AgentRequest } from '../requests/request-router.js';
-import type { AuditRecord } from './audit-log.js';
+import type { AgentRequest } from './request-router.js';
+import type { AuditRecord } from '../audit/audit-log.js';
 import type { AuditOutcome } from '../../store/ports.js';
 import type { AgentRef } from '../agents/agent-ref.js';
-import type { CallOutcome, CallTransport } from '../requests/call-metrics.js';
+import type { CallOutcome, CallTransport } from './call-metrics.js';
 
 /** Codes that mean the request ran out of time rather than failed. */
 const TIMEOUT_CODES = new Set(['TOOL_CALL_TIMEOUT', 'UPSTREAM_TIMEOUT', 'APPROVAL_TIMEOUT']);

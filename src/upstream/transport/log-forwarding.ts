@@ -1,6 +1,6 @@
-import type { connectToServer } from '../transport/client.js';
+import type { connectToServer } from './client.js';
 import type { ServerLogEvent } from '../../events/daemon-events.js';
-import type { ServerLogStream } from '../transport/stderr-ring.js';
+import type { ServerLogStream } from './stderr-ring.js';
 
 /** One event per server and stream at most this often. @default 100 */
 export const LOG_BATCH_MS = 100;
