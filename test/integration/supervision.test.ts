@@ -210,8 +210,12 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     // The deadlines run on a manual clock: a call fails with its own TOOL_CALL_TIMEOUT when its
     // deadline (500 ms, or the server's 300 ms callTimeout) passes, long before any connect timeout.
     const clock = new ManualClock();
-    const { manager } = newManager({ store, clock });
-    await manager.connectServers({ forever: hangForever, longer: hangLonger });
+    const { manager } = newManager({ store, clock, startupGateMs: 250 });
+    // The startup gate runs on the manager's clock too: past it, both are served from the cache.
+    const connecting = manager.connectServers({ forever: hangForever, longer: hangLonger });
+    await expect.poll(() => clock.pendingDelays(), { interval: 50 }).toContain(250);
+    clock.advance(250);
+    await connecting;
     expect(manager.getCatalogue().get('mcp_forever_echo')?.deferred).toBe(true);
 
     const viaTimeoutMs = callTool(manager, 'mcp_forever_echo', { text: 'x' }, { timeoutMs: 500 });
