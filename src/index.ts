@@ -39,7 +39,7 @@ export {
 export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './upstream/catalogue/tool-bridge.js';
 export { ToolCatalogue } from './upstream/catalogue/tool-catalogue.js';
 export type { ServerSnapshot, ServerDetail } from './upstream/server-snapshot.js';
-export type { ManagerEvent, PublishEvent, ServerStatus, ToolsChangedCause } from './events/daemon-events.js';
+export type { DaemonEvent, PublishEvent, ServerStatus, ToolsChangedCause } from './events/daemon-events.js';
 
 // Tool cache
 export { openToolCache } from './store/open-tool-cache.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
-import type { ManagerEvent, ManagerEventType } from '../events/daemon-events.js';
+import type { DaemonEvent, DaemonEventType } from '../events/daemon-events.js';
 import type { StampedEvent } from '../events/event-bus.js';
 import { MAX_PAYLOAD_BYTES, type ClusterChannel, type ClusterMessage } from './cluster-channel.js';
 import type { ReplicaHeartbeats, ReplicaInfo } from './replica-heartbeats.js';
@@ -20,7 +20,7 @@ import type { ReplicaHeartbeats, ReplicaInfo } from './replica-heartbeats.js';
  */
 
 /** The events every replica shows, whichever replica they happened on. */
-export const CLUSTER_EVENT_TYPES: readonly ManagerEventType[] = ['reload.started', 'reload.finished', 'config.changed', 'approval.requested', 'approval.resolved'];
+export const CLUSTER_EVENT_TYPES: readonly DaemonEventType[] = ['reload.started', 'reload.finished', 'config.changed', 'approval.requested', 'approval.resolved'];
 
 /** An operator action another replica took, to be applied here too. */
 export type ClusterAction =
@@ -45,7 +45,7 @@ export interface ClusterOptions {
   channel: ClusterChannel;
   heartbeats: ReplicaHeartbeats;
   /** This replica's bus: its operator events go out, the others' come in. */
-  bus: { subscribe(listener: (event: StampedEvent) => void): () => void; publish(event: ManagerEvent & { replica?: string }): unknown };
+  bus: { subscribe(listener: (event: StampedEvent) => void): () => void; publish(event: DaemonEvent & { replica?: string }): unknown };
   effects: ClusterEffects;
   logger: Pick<Logger, 'info' | 'warn' | 'debug'>;
 }
@@ -101,7 +101,7 @@ export class Cluster {
   #receive(message: ClusterMessage): void {
     const { effects, bus, logger } = this.#options;
     if (message.kind === 'event') {
-      const event = message.event as ManagerEvent | undefined;
+      const event = message.event as DaemonEvent | undefined;
       if (event && CLUSTER_EVENT_TYPES.includes(event.type)) bus.publish({ ...event, replica: message.from });
       return;
     }
@@ -137,7 +137,7 @@ const EVENT_BUDGET_BYTES = MAX_PAYLOAD_BYTES - 400;
  * then show the request without them (`argumentsOmitted`); `GET /approvals` on the replica that
  * holds the call has them whole.
  */
-function fitForNotify(event: ManagerEvent): ManagerEvent {
+function fitForNotify(event: DaemonEvent): DaemonEvent {
   if (event.type !== 'approval.requested' || Buffer.byteLength(JSON.stringify(event)) <= EVENT_BUDGET_BYTES) return event;
-  return { ...event, arguments: {}, argumentsOmitted: true } as ManagerEvent;
+  return { ...event, arguments: {}, argumentsOmitted: true } as DaemonEvent;
 }

@@ -196,11 +196,12 @@ export type OperationEvent =
   | ApprovalResolvedEvent
   | CallFinishedEvent;
 
-export type ManagerEvent = ServerStatusEvent | ToolsChangedEvent | ToolsHeldEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;
-export type ManagerEventType = ManagerEvent['type'];
+/** The daemon's event vocabulary: everything that goes on the bus (and, filtered per caller, out on `/events`). */
+export type DaemonEvent = ServerStatusEvent | ToolsChangedEvent | ToolsHeldEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;
+export type DaemonEventType = DaemonEvent['type'];
 
 /** Puts an event on the bus; every publisher gets this, not the bus itself. */
-export type PublishEvent = (event: ManagerEvent) => void;
+export type PublishEvent = (event: DaemonEvent) => void;
 
 /**
  * What servers sent that `/mcp` sessions hear about: a list a server re-listed after saying it

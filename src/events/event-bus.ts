@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
-import type { ManagerEvent } from './daemon-events.js';
+import type { DaemonEvent } from './daemon-events.js';
 import { ListenerSet } from '../util/listeners.js';
 
 /** An event as it travels on the bus and on `/events`: the published object with its place in the stream and time. */
-export type StampedEvent = ManagerEvent & {
+export type StampedEvent = DaemonEvent & {
   readonly seq: number;
   readonly ts: string;
   /** In a cluster (issue #28), the replica the event happened on; absent on a lone daemon. */
@@ -60,7 +60,7 @@ export class EventBus {
    * it came from) and delivers it to every subscriber. Bound, so it can be handed around as a
    * plain function (`publish: bus.publish`).
    */
-  readonly publish = (event: ManagerEvent & { replica?: string }): StampedEvent => {
+  readonly publish = (event: DaemonEvent & { replica?: string }): StampedEvent => {
     const replica = event.replica ?? this.#replica;
     const stamped = Object.freeze({ seq: ++this.#seq, ts: this.#now().toISOString(), ...event, ...(replica !== undefined ? { replica } : {}) }) as StampedEvent;
     this.#queue.push(stamped);

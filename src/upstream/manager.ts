@@ -10,7 +10,7 @@ import { DEFAULT_BACKOFF } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { ListenerSet } from '../util/listeners.js';
 import { connectToServer, resolveCallTimeout, type ServerConnection } from './transport/client.js';
-import type { ManagerEvent, ServerStatus, ServerTrafficEvent, ToolsChangedCause } from '../events/daemon-events.js';
+import type { DaemonEvent, ServerStatus, ServerTrafficEvent, ToolsChangedCause } from '../events/daemon-events.js';
 import { buildInstanceAd, type InstanceAd, type InstanceIdentity } from './instance.js';
 import { detailOf, snapshotOf, type ServerDetail, type ServerSnapshot } from './server-snapshot.js';
 import { passStartupGate } from './startup-gate.js';
@@ -295,7 +295,7 @@ export class MCPManager {
     return aggregateListHints(this.catalogues.allShares(), defaultTtlMs);
   }
 
-  private emit(event: ManagerEvent): void {
+  private emit(event: DaemonEvent): void {
     this.options.publish?.(event);
   }
 }

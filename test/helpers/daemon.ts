@@ -8,7 +8,7 @@ import { DaemonConfigSchema, type DaemonConfig, type DaemonConfigInput } from '.
 import type { DiscoveryResult, ServerConfig, ServerSource } from '../../src/config/types.js';
 import { createDaemon, type Daemon, type DaemonDeps } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
-import type { ManagerEvent, ManagerEventType } from '../../src/events/daemon-events.js';
+import type { DaemonEvent, DaemonEventType } from '../../src/events/daemon-events.js';
 import { unstamped } from './manager-events.js';
 
 /**
@@ -185,16 +185,16 @@ function captureLines(): { stream: pino.DestinationStream; capture: LogCapture }
  * Resolves with the next event on the bus of `type` matching `predicate` (without `seq`/`ts`).
  * Subscribe (call this) before triggering the change; the subscription ends with the promise or the test.
  */
-export function nextManagerEvent<T extends ManagerEventType>(
+export function nextDaemonEvent<T extends DaemonEventType>(
   daemon: Pick<Daemon, 'bus'>,
   type: T,
-  predicate: (event: Extract<ManagerEvent, { type: T }>) => boolean = () => true,
-): Promise<Extract<ManagerEvent, { type: T }>> {
+  predicate: (event: Extract<DaemonEvent, { type: T }>) => boolean = () => true,
+): Promise<Extract<DaemonEvent, { type: T }>> {
   return new Promise((resolve) => {
     const unsubscribe = daemon.bus.subscribe((stamped) => {
       const event = unstamped(stamped);
       if (event.type !== type) return;
-      const typed = event as Extract<ManagerEvent, { type: T }>;
+      const typed = event as Extract<DaemonEvent, { type: T }>;
       if (!predicate(typed)) return;
       unsubscribe();
       resolve(typed);
@@ -204,8 +204,8 @@ export function nextManagerEvent<T extends ManagerEventType>(
 }
 
 /** Records every event on the bus from now on (without `seq`/`ts`), in order, until the test finishes. */
-export function recordManagerEvents(daemon: Pick<Daemon, 'bus'>): ManagerEvent[] {
-  const events: ManagerEvent[] = [];
+export function recordDaemonEvents(daemon: Pick<Daemon, 'bus'>): DaemonEvent[] {
+  const events: DaemonEvent[] = [];
   onTestFinished(daemon.bus.subscribe((event) => void events.push(unstamped(event))));
   return events;
 }

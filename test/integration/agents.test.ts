@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { systemClock } from '../../src/util/clock.js';
-import { recordManagerEvents, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { recordDaemonEvents, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { closed, nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
@@ -143,7 +143,7 @@ describe('operator and agent keys', () => {
 
   it('never keeps, logs or shows a key in clear: database files, logs, /status, events', async () => {
     const d = await echoDaemon({ captureLogs: 'trace', config: { requestLogging: true } });
-    const events = recordManagerEvents(d.daemon);
+    const events = recordDaemonEvents(d.daemon);
     const first = await addAgent(d, { name: 'secretive' });
     const second = (await d.json<Issued>('/agents/secretive/rotate', { method: 'POST' })).body;
     await as(d, second.key, '/tools/mcp_echo_echo/call', { method: 'POST', body: JSON.stringify({ arguments: { text: 'x' } }) });

@@ -6,7 +6,7 @@ import { runLogs } from '../../src/cli/client/logs.js';
 import { COMMANDS, runCli } from '../../src/cli/dispatch.js';
 import { HELP } from '../../src/cli/help.js';
 import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
-import { nextManagerEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { nextDaemonEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 /**
@@ -146,7 +146,7 @@ describe('switchboard logs', () => {
     const following = runLogs({ argv: ['intro', '--follow', '--url', d.url], env: {}, stdout: out.output, stderr: err.output, signal: stop.signal });
     await out.until('before\n');
 
-    const batch = nextManagerEvent(d.daemon, 'server.log', (e) => e.lines.includes('during'));
+    const batch = nextDaemonEvent(d.daemon, 'server.log', (e) => e.lines.includes('during'));
     await callTool(d, 'log_stderr', { lines: ['during'] });
     await batch;
     await callTool(d, 'log_message', { level: 'info', data: 'hello from the server' });

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
-import { discoveryOf, nextManagerEvent, startDaemon } from '../helpers/daemon.js';
+import { discoveryOf, nextDaemonEvent, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 /** Health, readiness, status, servers, metrics and the error shape, over real HTTP. */
@@ -51,7 +51,7 @@ describe('GET /health and /ready', () => {
     expect(early.status).toBe(503);
     expect(early.body.error.code).toBe('NOT_READY');
 
-    const connecting = nextManagerEvent(sb.daemon, 'server.status', (e) => e.server === 'slow' && e.status === 'connecting');
+    const connecting = nextDaemonEvent(sb.daemon, 'server.status', (e) => e.server === 'slow' && e.status === 'connecting');
     discovery.resolve();
     await connecting;
     // Past the 250 ms gate's start, the uncached server is still initializing: still not ready.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
-import type { ManagerEvent } from '../../src/events/daemon-events.js';
-import { discoveryOf, recordManagerEvents, startDaemon } from '../helpers/daemon.js';
+import type { DaemonEvent } from '../../src/events/daemon-events.js';
+import { discoveryOf, recordDaemonEvents, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 /** Operator operations over HTTP: reload, reload one server, disconnect one server. */
@@ -29,7 +29,7 @@ const echo = () => fixtureServerConfig('echo-stdio');
  */
 const WAIT_FOR_ALL = { startupGateMs: 60_000 };
 
-function aboutServer(events: ManagerEvent[], server: string): ManagerEvent[] {
+function aboutServer(events: DaemonEvent[], server: string): DaemonEvent[] {
   return events.filter((e) => (e.type === 'server.status' || e.type === 'tools.changed') && e.server === server);
 }
 
@@ -40,7 +40,7 @@ describe('POST /servers/:name/reload', () => {
     const bBefore = (await sb.json<ServerView>('/servers/b')).body;
     const bToolsBefore = (await sb.json<ToolList>('/tools?server=b')).body;
     const bToolObjects = bBefore.tools!.map((name) => sb.daemon.manager.getCatalogue().get(name));
-    const events = recordManagerEvents(sb.daemon);
+    const events = recordDaemonEvents(sb.daemon);
 
     const res = await sb.json<ServerView>('/servers/a/reload', { method: 'POST' });
     expect(res.status).toBe(200);
@@ -61,7 +61,7 @@ describe('POST /servers/:name/reload', () => {
 
   it('answers 404 SERVER_NOT_FOUND for a server that is nowhere in the config, with no reload events', async () => {
     const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: echo() } });
-    const events = recordManagerEvents(sb.daemon);
+    const events = recordDaemonEvents(sb.daemon);
     const res = await sb.json<ErrorBody>('/servers/ghost/reload', { method: 'POST' });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('SERVER_NOT_FOUND');
@@ -136,7 +136,7 @@ describe('POST /reload', () => {
 
   it('serialises concurrent operations: each finishes before the next starts', async () => {
     const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: echo(), b: echo() } });
-    const events = recordManagerEvents(sb.daemon);
+    const events = recordDaemonEvents(sb.daemon);
 
     const results = await Promise.all([
       sb.json('/reload', { method: 'POST' }),
@@ -180,7 +180,7 @@ describe('POST /reload', () => {
       },
     });
     fail = true;
-    const events = recordManagerEvents(sb.daemon);
+    const events = recordDaemonEvents(sb.daemon);
 
     const res = await sb.json<{ servers: ServerView[]; errors: unknown[] }>('/reload', { method: 'POST' });
     expect(res.status).toBe(200);

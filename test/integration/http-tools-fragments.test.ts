@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextManagerEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { nextDaemonEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 /**
@@ -29,7 +29,7 @@ async function getTools(daemon: TestDaemon, query = ''): Promise<{ text: string;
 
 /** Calls `add_tool` on `server` and waits for the daemon to have re-listed it. */
 async function addTool(daemon: TestDaemon, server: string, name: string): Promise<void> {
-  const changed = nextManagerEvent(daemon.daemon, 'tools.changed', (event) => event.server === server && event.cause === 'list_changed');
+  const changed = nextDaemonEvent(daemon.daemon, 'tools.changed', (event) => event.server === server && event.cause === 'list_changed');
   const tool = daemon.daemon.manager.getCatalogue().list().find((t) => t.server === server && t.originalName === 'add_tool');
   const res = await daemon.fetch(`/tools/${tool?.name ?? 'missing'}/call`, {
     method: 'POST',

@@ -7,7 +7,7 @@ import { MCPManager } from '../../src/upstream/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
 import { EventBus } from '../../src/events/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
-import { nextManagerEvent, recordManagerEvents } from '../helpers/daemon.js';
+import { nextDaemonEvent, recordDaemonEvents } from '../helpers/daemon.js';
 import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
 import { withLatency } from '../helpers/late-store.js';
 import { isProcessGone, tempDir } from '../helpers/process.js';
@@ -45,7 +45,7 @@ describe('MCPManager startup gate', () => {
     };
     await store.put('cached', configHash(configs.cached as ServerConfig), ECHO_TOOLS);
     const { manager, bus } = newManager({ store, startupGateMs: 2500 });
-    const events = recordManagerEvents({ bus });
+    const events = recordDaemonEvents({ bus });
 
     const { errors } = await manager.connectServers(configs);
 
@@ -75,7 +75,7 @@ describe('MCPManager startup gate', () => {
     );
 
     // Background completion replaces the cached tools with live ones and says so.
-    const live = await nextManagerEvent({ bus }, 'tools.changed', (e) => e.server === 'cached');
+    const live = await nextDaemonEvent({ bus }, 'tools.changed', (e) => e.server === 'cached');
     expect(live).toMatchObject({ cause: 'background', deferred: false, toolCount: 3 });
     expect(byServer('cached').map((t) => [t.description, t.deferred])).toEqual([
       ['Adds two numbers', false],
@@ -119,7 +119,7 @@ describe('MCPManager startup gate', () => {
     const newConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '801' } });
     await store.put('slow', configHash(oldConfig), ECHO_TOOLS);
     const { manager, bus } = newManager({ store, startupGateMs: 0 });
-    const events = recordManagerEvents({ bus });
+    const events = recordDaemonEvents({ bus });
 
     await manager.connectServers({ slow: newConfig });
 
@@ -161,7 +161,7 @@ describe('MCPManager teardown', () => {
     expect(manager.getTools()).toHaveLength(6);
     expect(manager.getCatalogue().collisions().length).toBeGreaterThan(0);
 
-    const changed = nextManagerEvent({ bus }, 'tools.changed');
+    const changed = nextDaemonEvent({ bus }, 'tools.changed');
     await manager.disconnectServer('a.b');
 
     expect(await changed).toMatchObject({ server: 'a.b', cause: 'disconnect', toolCount: 0 });
@@ -180,7 +180,7 @@ describe('MCPManager teardown', () => {
       crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '1500' } }),
       steady: fixtureServerConfig('echo-stdio'),
     });
-    const status = await nextManagerEvent({ bus }, 'server.status', (e) => e.server === 'crashy');
+    const status = await nextDaemonEvent({ bus }, 'server.status', (e) => e.server === 'crashy');
     expect(status).toMatchObject({ status: 'disconnected', previous: 'connected' });
     expect(manager.getServer('crashy')?.lastError).toEqual({ code: 'SERVER_CLOSED', message: expect.stringMatching(/crashed/) });
     expect(manager.getServer('crashy')?.stale).toBe(true);
@@ -198,7 +198,7 @@ describe('MCPManager teardown', () => {
   it('re-lists tools on notifications/tools/list_changed and emits the change', async () => {
     const { manager, bus } = newManager();
     await manager.connectServers({ dyn: fixtureServerConfig('list-changed') });
-    const changed = nextManagerEvent({ bus }, 'tools.changed', (e) => e.cause === 'list_changed');
+    const changed = nextDaemonEvent({ bus }, 'tools.changed', (e) => e.cause === 'list_changed');
     await callTool(manager, 'mcp_dyn_add_tool', { name: 'fresh' });
     expect(await changed).toMatchObject({ server: 'dyn', added: ['mcp_dyn_fresh'], removed: [] });
     expect(manager.getCatalogue().get('mcp_dyn_fresh')?.server).toBe('dyn');
@@ -208,7 +208,7 @@ describe('MCPManager teardown', () => {
 describe('MCPManager edge cases found in review', () => {
   it('does not lose a list_changed that arrives together with the first tools/list answer', async () => {
     const { manager, bus } = newManager();
-    const relisted = nextManagerEvent({ bus }, 'tools.changed', (e) => e.cause === 'list_changed');
+    const relisted = nextDaemonEvent({ bus }, 'tools.changed', (e) => e.cause === 'list_changed');
     await manager.connectServers({ raw: fixtureServerConfig('changes-during-first-list') });
     expect(await relisted).toMatchObject({ server: 'raw', added: ['mcp_raw_late'] });
     expect(manager.getCatalogue().get('mcp_raw_late')?.server).toBe('raw');
@@ -218,7 +218,7 @@ describe('MCPManager edge cases found in review', () => {
     const { manager, bus } = newManager();
     await manager.connectServers({ a_b: fixtureServerConfig('echo-stdio') });
     expect(manager.getCatalogue().get('mcp_a_b_echo')?.server).toBe('a_b');
-    const events = recordManagerEvents({ bus });
+    const events = recordDaemonEvents({ bus });
 
     // "a.b" sorts before "a_b" among the colliders, so it takes the plain names.
     await manager.connectServers({ 'a.b': fixtureServerConfig('echo-stdio') });

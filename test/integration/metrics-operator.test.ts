@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_VERSION } from '../../src/http/package-info.js';
-import { nextManagerEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { nextDaemonEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { readPidFile, tempDir, waitForFile } from '../helpers/process.js';
@@ -61,14 +61,14 @@ describe('GET /metrics for operators', () => {
     // The server's process is killed: it is down at once, and back with one restart counted.
     await waitForFile(pidFile);
     const { pid } = await readPidFile(pidFile);
-    const lost = nextManagerEvent(d.daemon, 'server.status', (e) => e.server === 'echo' && e.status === 'reconnecting');
+    const lost = nextDaemonEvent(d.daemon, 'server.status', (e) => e.server === 'echo' && e.status === 'reconnecting');
     process.kill(pid, 'SIGKILL');
     await lost;
     m = await scrape(d);
     expect(value(m, 'switchboard_server_up', { server: 'echo' })).toBe(0);
     expect(value(m, 'switchboard_server_restarts_total', { server: 'echo' })).toBe(0);
 
-    const back = nextManagerEvent(d.daemon, 'server.status', (e) => e.server === 'echo' && e.status === 'connected');
+    const back = nextDaemonEvent(d.daemon, 'server.status', (e) => e.server === 'echo' && e.status === 'connected');
     clock.advance(clock.pendingDelays()[0]!);
     await back;
     m = await scrape(d);

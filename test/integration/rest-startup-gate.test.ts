@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextManagerEvent, startDaemon } from '../helpers/daemon.js';
+import { nextDaemonEvent, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { sseReader } from '../helpers/sse.js';
 
@@ -19,7 +19,7 @@ async function startingDaemon() {
     servers: { slow: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '800' } }) },
     until: 'listening',
   });
-  await nextManagerEvent(sb.daemon, 'server.status', (e) => e.server === 'slow' && e.status === 'connecting');
+  await nextDaemonEvent(sb.daemon, 'server.status', (e) => e.server === 'slow' && e.status === 'connecting');
   expect(sb.daemon.runtime.state).toBe('starting');
   return sb;
 }

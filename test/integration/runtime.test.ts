@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Daemon } from '../../src/daemon.js';
 import { discoverAndLoadMCPTools } from '../../src/loader.js';
-import { nextManagerEvent, startDaemon } from '../helpers/daemon.js';
+import { nextDaemonEvent, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 import { callTool } from '../helpers/route-call.js';
@@ -86,7 +86,7 @@ describe('teardown never waits on a server that does not answer', () => {
   /** Resolves once `name` is connecting; the check and the subscription happen in one tick. */
   const untilConnecting = async (daemon: Pick<Daemon, 'manager' | 'bus'>, name: string): Promise<void> => {
     if (daemon.manager.getConnectionStatus(name) === 'connecting') return;
-    await nextManagerEvent(daemon, 'server.status', (e) => e.server === name && e.status === 'connecting');
+    await nextDaemonEvent(daemon, 'server.status', (e) => e.server === name && e.status === 'connecting');
   };
 
   it('disconnecting a server still connecting answers at once and frees the startup', async () => {

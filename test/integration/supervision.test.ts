@@ -9,7 +9,7 @@ import { EventBus } from '../../src/events/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { collectUntil, openEvents } from '../helpers/events.js';
-import { readManagerEvents } from '../helpers/manager-events.js';
+import { readDaemonEvents } from '../helpers/daemon-events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { isProcessGone, readPidFile, tempDir } from '../helpers/process.js';
@@ -44,7 +44,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const dir = await tempDir();
     const pidFile = join(dir, 'pid.json');
     const { manager, bus } = newManager();
-    const events = readManagerEvents(bus);
+    const events = readDaemonEvents(bus);
     await manager.connectServers({ sup: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
     const firstPid = (await readPidFile(pidFile)).pid;
 
@@ -78,7 +78,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const dir = await tempDir();
     const pidFile = join(dir, 'pid.json');
     const { manager, bus } = newManager({ health: { pingIntervalMs: 200, pingTimeoutMs: 300 } });
-    const events = readManagerEvents(bus);
+    const events = readDaemonEvents(bus);
     await manager.connectServers({ frozen: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
     const pid = (await readPidFile(pidFile)).pid;
     onTestFinished(() => {
@@ -102,7 +102,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
     onTestFinished(() => http.close());
     const { manager, bus } = newManager();
-    const events = readManagerEvents(bus);
+    const events = readDaemonEvents(bus);
     await manager.connectServers({ web: { type: 'http', url: http.url } });
     expect(text(await callTool(manager, 'mcp_web_echo', { text: 'one' }))).toBe('one');
 
@@ -130,7 +130,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const http = await startFixtureHttp('echo-http');
     onTestFinished(() => http.close());
     const { manager, bus } = newManager();
-    const events = readManagerEvents(bus);
+    const events = readDaemonEvents(bus);
     await manager.connectServers({ web: { type: 'http', url: http.url } });
     expect((await fetch(new URL('/admin/forget-sessions', http.url), { method: 'POST' })).status).toBe(204);
 
@@ -146,7 +146,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   it('suspends a crash loop after more than 5 crashes within 30 s (manual clock); a reload revives it', async () => {
     const clock = new ManualClock();
     const { manager, bus } = newManager({ clock, random: () => 0.5 });
-    const events = readManagerEvents(bus);
+    const events = readDaemonEvents(bus);
     const config = fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '150', EXIT_CODE: '7' } });
     await manager.connectServers({ loop: config });
 
@@ -179,7 +179,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const port = String(await freePort());
     const http = await startFixtureHttp('echo-http', { env: { PORT: port } });
     const { manager, bus } = newManager({ clock, random: () => 0.5 });
-    const events = readManagerEvents(bus);
+    const events = readDaemonEvents(bus);
     await manager.connectServers({ gone: { type: 'http', url: http.url } });
     await http.close();
     // A failed call tells the upstream it is gone; the call itself keeps waiting (retry). `reverse`
@@ -235,7 +235,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   it('retries a call lost mid-flight once when the tool is idempotent, and never replays one that is not', async () => {
     const dir = await tempDir();
     const { manager, bus } = newManager();
-    const events = readManagerEvents(bus);
+    const events = readDaemonEvents(bus);
     await manager.connectServers({ sup: fixtureServerConfig('supervised') });
 
     const safeMarker = join(dir, 'safe');
@@ -276,7 +276,7 @@ describe('errors that name the real cause (real processes)', () => {
   it('names server, exit code and stderr when a server exits right after initialize', async () => {
     for (let round = 0; round < 3; round++) {
       const { manager, bus } = newManager({ health: { enabled: false } });
-      const events = readManagerEvents(bus);
+      const events = readDaemonEvents(bus);
       const { errors } = await manager.connectServers({
         brief: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '0' } }),
       });

@@ -5,7 +5,7 @@ import { Client, ProtocolError, ProtocolErrorCode, StreamableHTTPClientTransport
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runStatus, runTools, type CommandIo } from '../../src/cli/client/index.js';
 import type { ServerConfig } from '../../src/config/types.js';
-import { nextManagerEvent, recordManagerEvents, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { nextDaemonEvent, recordDaemonEvents, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 /**
@@ -31,7 +31,7 @@ async function restNames(d: TestDaemon): Promise<string[]> {
 
 /** Calls `mutate` and resolves with the `tools.held` it causes. */
 async function mutate(d: TestDaemon, description = CHANGED) {
-  const held = nextManagerEvent(d.daemon, 'tools.held');
+  const held = nextDaemonEvent(d.daemon, 'tools.held');
   const res = await d.json('/tools/mcp_pin_mutate/call', { method: 'POST', body: { arguments: { description } } });
   expect(res.status).toBe(200);
   return held;
@@ -107,7 +107,7 @@ describe('tool pinning', () => {
     expect((await d.json('/servers/pin/tools/approve', { method: 'POST', body: { tools: ['echo'] } })).body).toMatchObject({ error: { code: 'TOOL_NOT_FOUND' } });
     expect((await d.json('/servers/nope/tools/approve', { method: 'POST', body: { all: true } })).status).toBe(404);
 
-    const served = nextManagerEvent(d.daemon, 'tools.changed', (e) => e.cause === 'approve');
+    const served = nextDaemonEvent(d.daemon, 'tools.changed', (e) => e.cause === 'approve');
     const approved = await d.json<{ approved: string[]; server: Record<string, unknown> }>('/servers/pin/tools/approve', { method: 'POST', body: { tools: ['target'] } });
     expect(approved).toMatchObject({ status: 200, body: { approved: ['target'], server: { heldToolCount: 0, heldTools: [] } } });
     expect(await served).toMatchObject({ server: 'pin', added: ['mcp_pin_target'] });
@@ -118,8 +118,8 @@ describe('tool pinning', () => {
 
   it('serves a new tool without a hold; `status <server>` shows the change and `tools approve --all` serves it', async () => {
     const d = await pinDaemon();
-    const events = recordManagerEvents(d.daemon);
-    const added = nextManagerEvent(d.daemon, 'tools.changed', (e) => e.added.includes('mcp_pin_fresh'));
+    const events = recordDaemonEvents(d.daemon);
+    const added = nextDaemonEvent(d.daemon, 'tools.changed', (e) => e.added.includes('mcp_pin_fresh'));
     expect((await d.json('/tools/mcp_pin_add_tool/call', { method: 'POST', body: { arguments: { name: 'fresh' } } })).status).toBe(200);
     await added;
     expect(await restNames(d)).toContain('mcp_pin_fresh');
@@ -144,8 +144,8 @@ describe('tool pinning', () => {
   it('serves a change at once with pinTools "off", per server and globally', async () => {
     for (const options of [{ server: { ...fixtureServerConfig('pinning'), pinTools: 'off' as const } }, { config: { pinTools: 'off' as const } }]) {
       const d = await pinDaemon(options.server, options.config ? { config: options.config } : {});
-      const events = recordManagerEvents(d.daemon);
-      const relisted = nextManagerEvent(d.daemon, 'tools.changed', (e) => e.cause === 'list_changed');
+      const events = recordDaemonEvents(d.daemon);
+      const relisted = nextDaemonEvent(d.daemon, 'tools.changed', (e) => e.cause === 'list_changed');
       expect((await d.json('/tools/mcp_pin_mutate/call', { method: 'POST', body: { arguments: { description: CHANGED } } })).status).toBe(200);
       await relisted;
       expect((await d.json<{ description: string }>('/tools/mcp_pin_target')).body.description).toBe(CHANGED);
@@ -168,7 +168,7 @@ describe('tool pinning', () => {
 
     await writeFile(file, 'Second');
     const second = await pinDaemon(server, { config: { dbPath }, until: 'idle' });
-    const held = nextManagerEvent(second.daemon, 'tools.held');
+    const held = nextDaemonEvent(second.daemon, 'tools.held');
     await second.daemon.start();
     expect(await held).toMatchObject({ server: 'pin', tools: [{ name: 'target', changed: ['description'] }] });
     expect(await restNames(second)).not.toContain('mcp_pin_target');
@@ -187,7 +187,7 @@ describe('tool pinning', () => {
 describe('tool pinning and approvals together', () => {
   it('a call approved after its tool was held meanwhile is refused with TOOL_CHANGED, not run', async () => {
     const d = await pinDaemon({ ...fixtureServerConfig('pinning'), requireApproval: ['target'] } as ServerConfig);
-    const requested = nextManagerEvent(d.daemon, 'approval.requested');
+    const requested = nextDaemonEvent(d.daemon, 'approval.requested');
     const call = d.json<{ error?: { code: string } }>('/tools/mcp_pin_target/call', { method: 'POST', body: { arguments: { text: 'x' } } });
     const { id } = (await requested) as { id: string };
     await mutate(d);

@@ -9,7 +9,7 @@ import { EventBus } from '../../src/events/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import type { ToolCacheStore } from '../../src/store/ports.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
-import { readManagerEvents } from '../helpers/manager-events.js';
+import { readDaemonEvents } from '../helpers/daemon-events.js';
 import { tempDir } from '../helpers/process.js';
 import { callTool } from '../helpers/route-call.js';
 
@@ -106,7 +106,7 @@ describe('stdio upstreams of either era', () => {
     const dir = await tempDir();
     const bus = new EventBus();
     const manager = await start({ m: fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }) }, await store(dir), bus.publish);
-    const reader = readManagerEvents(bus);
+    const reader = readDaemonEvents(bus);
     await callTool(manager, 'mcp_m_add_tool', { name: 'fresh' });
     expect(await reader.next('tools.changed', (e) => e.cause === 'list_changed')).toMatchObject({ server: 'm', added: ['mcp_m_fresh'] });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ManagerEvent } from '../../src/events/daemon-events.js';
+import type { DaemonEvent } from '../../src/events/daemon-events.js';
 import { Approvals, MAX_EVENT_ARGUMENT_BYTES, MAX_PENDING_APPROVALS } from '../../src/gateway/approvals/approvals.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -9,7 +9,7 @@ const policy = { requireApproval: ['*'] };
 
 describe('approval bounds', () => {
   it('refuses the call past the cap with APPROVALS_FULL (and a wait), and frees a place when one is decided', async () => {
-    const events: ManagerEvent[] = [];
+    const events: DaemonEvent[] = [];
     const approvals = new Approvals({ publish: (event) => void events.push(event), clock: new ManualClock(0) });
     // Each call has a signal of its own, as in the request path.
     const signal = (): AbortSignal => new AbortController().signal;
@@ -30,7 +30,7 @@ describe('approval bounds', () => {
   });
 
   it('an approval.requested event carries small arguments whole and large ones only by size', async () => {
-    const events: Array<ManagerEvent & { arguments?: unknown }> = [];
+    const events: Array<DaemonEvent & { arguments?: unknown }> = [];
     const approvals = new Approvals({ publish: (event) => void events.push(event), clock: new ManualClock(0) });
     const signal = new AbortController().signal;
     const big = { blob: 'x'.repeat(MAX_EVENT_ARGUMENT_BYTES) };

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { SecretValues } from '../../src/config/secret-values.js';
-import type { ManagerEvent } from '../../src/events/daemon-events.js';
+import type { DaemonEvent } from '../../src/events/daemon-events.js';
 import { AuditLog, FLUSH_BATCH, MAX_AUDITED_ARGUMENTS, FLUSH_DELAY_MS, TRIM_INTERVAL_MS, type AuditSettings } from '../../src/gateway/audit/audit-log.js';
 import { SqliteAuditStore } from '../../src/store/audit-store.js';
 import { applyMigrations } from '../../src/store/migrations.js';
@@ -23,7 +23,7 @@ function setup(settings: Partial<AuditSettings> = {}, secrets?: SecretValues) {
   applyMigrations(db);
   const store = new SqliteAuditStore(db);
   const clock = new ManualClock(Date.UTC(2026, 0, 31));
-  const events: ManagerEvent[] = [];
+  const events: DaemonEvent[] = [];
   const log = new AuditLog({ store, clock, settings, publish: (event) => void events.push(event), ...(secrets ? { secrets } : {}) });
   onTestFinished(() => log.close());
   const count = (): number => (db.prepare('SELECT count(*) FROM audit_log').pluck().get() as number);

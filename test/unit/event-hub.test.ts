@@ -8,7 +8,7 @@ import {
   type SnapshotSource,
   type WireEvent,
 } from '../../src/http/ws/event-hub.js';
-import type { ManagerEvent } from '../../src/events/daemon-events.js';
+import type { DaemonEvent } from '../../src/events/daemon-events.js';
 import type { ServerSnapshot } from '../../src/upstream/server-snapshot.js';
 import { EventBus } from '../../src/events/event-bus.js';
 
@@ -32,7 +32,7 @@ function fakeManager(servers: ServerSnapshot[] = [], now?: () => Date) {
   return {
     source,
     bus,
-    emit(event: ManagerEvent = { type: 'reload.started', server: null }) {
+    emit(event: DaemonEvent = { type: 'reload.started', server: null }) {
       bus.publish(event);
     },
   };

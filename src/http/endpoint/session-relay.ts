@@ -1,7 +1,7 @@
 import type { ServerNotifier } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
-import type { ManagerEvent } from '../../events/daemon-events.js';
+import type { DaemonEvent } from '../../events/daemon-events.js';
 import type { MCPManager, ServerTrafficEvent } from '../../upstream/manager.js';
 import type { EventBus } from '../../events/event-bus.js';
 import { asAgentLog, passesLevel } from './agent-channel.js';
@@ -10,7 +10,7 @@ import type { LegacySession } from './legacy-sessions.js';
 import type { ListKind, McpLists } from '../../gateway/index.js';
 
 const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources'];
-const KIND_OF: Partial<Record<ManagerEvent['type'], ListKind>> = {
+const KIND_OF: Partial<Record<DaemonEvent['type'], ListKind>> = {
   'tools.changed': 'tools',
   'prompts.changed': 'prompts',
   'resources.changed': 'resources',

@@ -2,7 +2,7 @@ import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate, Tool }
 import type { ServerConfig, ServerSource } from '../../config/types.js';
 import { SwitchboardError } from '../../errors.js';
 import type { ListHints } from '../../store/tool-cache-store.js';
-import type { ManagerEvent, ToolsChangedCause } from '../../events/daemon-events.js';
+import type { DaemonEvent, ToolsChangedCause } from '../../events/daemon-events.js';
 import { parseInstanceAd, withoutOwnTools, type InstanceAd } from '../instance.js';
 import type { ToolListing } from '../transport/list-tools.js';
 import type { OtherLists } from '../transport/other-lists.js';
@@ -58,7 +58,7 @@ export class Catalogues {
   private readonly shares = new Map<string, ServerShare>();
 
   constructor(
-    private readonly emit: (event: ManagerEvent) => void,
+    private readonly emit: (event: DaemonEvent) => void,
     private readonly selfId: () => string,
     /**
      * A server said a list changed (`list_changed`) and it was listed again: agents are told so

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import type { ManagerEvent } from '../../events/daemon-events.js';
+import type { DaemonEvent } from '../../events/daemon-events.js';
 import type { StatusChange } from './upstream-host.js';
 
 /**
  * Logs a status transition once, at the level it deserves, and gives its `server.status` event
  * (SPEC §9): the error with the states that have one, the attempt and its time while reconnecting.
  */
-export function statusEvent(change: StatusChange, toolCount: number, log: Logger): Extract<ManagerEvent, { type: 'server.status' }> {
+export function statusEvent(change: StatusChange, toolCount: number, log: Logger): Extract<DaemonEvent, { type: 'server.status' }> {
   const { server, status: next, previous, error } = change;
   const serverLog = log.child({ server });
   if (next === 'failed') serverLog.warn({ from: previous, code: error?.code, err: error?.message }, 'server failed');

@@ -3,7 +3,7 @@ import { EventHub, type EventSink, type WireEvent } from '../../../src/http/ws/e
 import { scopeEvent } from '../../../src/http/ws/event-scope.js';
 import { listChangedFor } from '../../../src/http/endpoint/session-relay.js';
 import { compileAgentView } from '../../../src/gateway/agents/agent-view.js';
-import type { ManagerEvent } from '../../../src/events/daemon-events.js';
+import type { DaemonEvent } from '../../../src/events/daemon-events.js';
 import { EventBus, type StampedEvent } from '../../../src/events/event-bus.js';
 
 const tools = [
@@ -20,8 +20,8 @@ const catalogue = {
 const gitReader = { name: 'reader', view: compileAgentView({ servers: ['git'], access: 'read' }) };
 const everything = { name: 'all' };
 
-const stamp = (event: ManagerEvent): StampedEvent => ({ ...event, seq: 1, ts: '2026-01-01T00:00:00.000Z' }) as StampedEvent;
-const status = (server: string): ManagerEvent => ({ type: 'server.status', server, status: 'connected', previous: 'connecting', toolCount: 2 });
+const stamp = (event: DaemonEvent): StampedEvent => ({ ...event, seq: 1, ts: '2026-01-01T00:00:00.000Z' }) as StampedEvent;
+const status = (server: string): DaemonEvent => ({ type: 'server.status', server, status: 'connected', previous: 'connecting', toolCount: 2 });
 
 class ArraySink implements EventSink {
   readonly raw: string[] = [];

@@ -1,31 +1,31 @@
 import { onTestFinished } from 'vitest';
-import type { ManagerEvent, ManagerEventType } from '../../src/events/daemon-events.js';
+import type { DaemonEvent, DaemonEventType } from '../../src/events/daemon-events.js';
 import type { EventBus, StampedEvent } from '../../src/events/event-bus.js';
 
 /** The event as its publisher made it, without the bus's `seq` and `ts`. */
-export function unstamped(event: StampedEvent): ManagerEvent {
+export function unstamped(event: StampedEvent): DaemonEvent {
   const { seq: _seq, ts: _ts, ...published } = event;
-  return published as ManagerEvent;
+  return published as DaemonEvent;
 }
 
-export interface ManagerEventReader {
+export interface DaemonEventReader {
   /** Every event recorded so far, in order. */
-  readonly all: ManagerEvent[];
+  readonly all: DaemonEvent[];
   /**
    * The next event (after those already taken) of `type` matching `predicate`, waiting for it
    * up to `timeoutMs`; events before it are skipped. A test never misses an event that came
    * before it started waiting.
    */
-  next<T extends ManagerEventType>(
+  next<T extends DaemonEventType>(
     type: T,
-    predicate?: (event: Extract<ManagerEvent, { type: T }>) => boolean,
+    predicate?: (event: Extract<DaemonEvent, { type: T }>) => boolean,
     timeoutMs?: number,
-  ): Promise<Extract<ManagerEvent, { type: T }>>;
+  ): Promise<Extract<DaemonEvent, { type: T }>>;
 }
 
 /** Buffers every event on `bus` from now on (until the test ends) for in-order waits. */
-export function readManagerEvents(bus: Pick<EventBus, 'subscribe'>): ManagerEventReader {
-  const all: ManagerEvent[] = [];
+export function readDaemonEvents(bus: Pick<EventBus, 'subscribe'>): DaemonEventReader {
+  const all: DaemonEvent[] = [];
   let cursor = 0;
   const waiters = new Set<() => void>();
   onTestFinished(
@@ -37,10 +37,10 @@ export function readManagerEvents(bus: Pick<EventBus, 'subscribe'>): ManagerEven
   return {
     all,
     next(type, predicate = () => true, timeoutMs = 15_000) {
-      type Wanted = Extract<ManagerEvent, { type: typeof type }>;
+      type Wanted = Extract<DaemonEvent, { type: typeof type }>;
       const take = (): Wanted | undefined => {
         while (cursor < all.length) {
-          const event = all[cursor++] as ManagerEvent;
+          const event = all[cursor++] as DaemonEvent;
           if (event.type === type && predicate(event as Wanted)) return event as Wanted;
         }
         return undefined;
