@@ -9,7 +9,7 @@ import type { DiscoveryResult, ServerConfig, ServerSource } from '../../src/conf
 import { createDaemon, type Daemon, type DaemonDeps } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import type { DaemonEvent, DaemonEventType } from '../../src/events/daemon-events.js';
-import { unstamped } from './manager-events.js';
+import { unstamped } from './daemon-events.js';
 
 /**
  * A real daemon on 127.0.0.1:<random port> for integration tests, benchmarks and CLI tests.
