@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { startDaemon } from '../helpers/daemon.js';
 import { collectUntil, nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { holdInitialize } from '../helpers/hold-initialize.js';
 import { tempDir } from '../helpers/process.js';
 
 interface ToolList {
@@ -12,12 +13,15 @@ interface ToolList {
 describe('GET /events late background loads', () => {
   it('serves cached tools as deferred at once, then pushes tools.changed cause "background"', async () => {
     const dbPath = join(await tempDir(), 'switchboard.db');
-    // Identical config on both runs, so the second run hits the cache the first one wrote.
-    const servers = { slow: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '2000' } }) };
+    // Identical config on both runs, so the second run hits the cache the first one wrote; the
+    // hold is off for the first run and on for the second, whose server connects when released.
+    const hold = await holdInitialize({ engaged: false });
+    const servers = { slow: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...hold.env } }) };
 
     const first = await startDaemon({ servers, config: { dbPath } });
     expect(first.daemon.manager.getCatalogue().list()).toHaveLength(3);
     await first.close();
+    await hold.engage();
 
     const second = await startDaemon({ servers, config: { dbPath }, until: 'listening' });
     const ws = await openEvents(second.url);
@@ -28,6 +32,7 @@ describe('GET /events late background loads', () => {
     expect(status).toBe(200);
     expect(body.tools.map((tool) => tool.name).sort()).toEqual(['mcp_slow_add', 'mcp_slow_echo', 'mcp_slow_reverse']);
     for (const tool of body.tools) expect(tool).toMatchObject({ server: 'slow', deferred: true });
+    await hold.release();
 
     const events = await collectUntil(ws, (e) => e.type === 'tools.changed' && e.cause === 'background');
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => hello.seq + 1 + i));

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import { discoveryOf, nextDaemonEvent, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { holdInitialize } from '../helpers/hold-initialize.js';
 
 /** Health, readiness, status, servers, metrics and the error shape, over real HTTP. */
 
@@ -36,12 +37,13 @@ interface DetailBody {
 describe('GET /health and /ready', () => {
   it('/health answers 200 at once; /ready is 503 NOT_READY until the startup gate resolves, then 200', async () => {
     const discovery = deferred();
+    const hold = await holdInitialize();
     const sb = await startDaemon({
       until: 'listening',
       // The slow server has no cache entry (fresh temp db), so the gate must wait for it.
       discover: async () => {
         await discovery.promise;
-        return discoveryOf({ slow: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '2500' } }) });
+        return discoveryOf({ slow: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...hold.env } }) });
       },
     });
 
@@ -54,12 +56,13 @@ describe('GET /health and /ready', () => {
     const connecting = nextDaemonEvent(sb.daemon, 'server.status', (e) => e.server === 'slow' && e.status === 'connecting');
     discovery.resolve();
     await connecting;
-    // Past the 250 ms gate's start, the uncached server is still initializing: still not ready.
+    // The uncached server is held in its initialize: still not ready, past the gate or not.
     expect((await sb.json<ErrorBody>('/ready')).body.error.code).toBe('NOT_READY');
     const noWait = await sb.json<{ tools: unknown[] }>('/tools?wait=false');
     expect(noWait.status).toBe(200);
     expect(noWait.body.tools).toEqual([]);
 
+    await hold.release();
     await sb.daemon.start();
     expect(await sb.json('/ready')).toMatchObject({ status: 200, body: { status: 'ready' } });
     expect((await sb.json('/health')).status).toBe(200);

@@ -4,6 +4,7 @@ import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred } from '../../src/util/deferred.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { holdInitialize } from '../helpers/hold-initialize.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
 /** `/tools`, `/tools/:name` and `POST /tools/:name/call` against real fixture servers. */
@@ -133,11 +134,14 @@ describe('GET /tools', () => {
 
   it('serves cached tools of a slow server as deferred, and calling one waits for the server', async () => {
     const dbPath = join(await tempDir(), 'cache.db');
-    const servers = { lazy: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '1500' } }) };
+    // One config for both runs (the cache is per config hash); the hold is on for the second run only.
+    const hold = await holdInitialize({ engaged: false });
+    const servers = { lazy: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...hold.env } }) };
     // First run: no cache, so startup waits for the server and then caches its tools.
     const first = await startDaemon({ config: { dbPath }, servers });
     expect((await first.json<ToolList>('/tools')).body.tools.every((t) => !t.deferred)).toBe(true);
     await first.close();
+    await hold.engage();
 
     const second = await startDaemon({ config: { dbPath, startupGateMs: 50 }, servers });
     const listed = await second.json<ToolList>('/tools');
@@ -146,10 +150,12 @@ describe('GET /tools', () => {
       ['mcp_lazy_echo', true],
       ['mcp_lazy_reverse', true],
     ]);
-    const call = await second.json<CallResult>('/tools/mcp_lazy_echo/call', {
+    const calling = second.json<CallResult>('/tools/mcp_lazy_echo/call', {
       method: 'POST',
       body: { arguments: { text: 'worth the wait' } },
     });
+    await hold.release();
+    const call = await calling;
     expect(call.body).toEqual({ content: [{ type: 'text', text: 'worth the wait' }] });
     expect((await second.json<ToolList>('/tools')).body.tools.every((t) => !t.deferred)).toBe(true);
   });

@@ -9,7 +9,9 @@ import { EventBus } from '../../src/events/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { nextDaemonEvent, recordDaemonEvents } from '../helpers/daemon.js';
 import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
+import { holdInitialize } from '../helpers/hold-initialize.js';
 import { withLatency } from '../helpers/late-store.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { isProcessGone, tempDir } from '../helpers/process.js';
 import { callTool } from '../helpers/route-call.js';
 
@@ -37,17 +39,28 @@ async function cacheStore() {
 describe('MCPManager startup gate', () => {
   it('serves the fast server live, the slow cached one deferred, awaits the uncached one, reports the failure', async () => {
     const store = await cacheStore();
+    // The two slow servers connect when the test releases them; the gate runs on the manual clock.
+    const [cachedHold, uncachedHold] = [await holdInitialize(), await holdInitialize()];
     const configs: Record<string, ServerConfig> = {
       fast: fixtureServerConfig('echo-stdio'),
-      cached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '9000' } }),
-      uncached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '3500' } }),
+      cached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...cachedHold.env } }),
+      uncached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...uncachedHold.env } }),
       broken: fixtureServerConfig('exits-at-start'),
     };
     await store.put('cached', configHash(configs.cached as ServerConfig), ECHO_TOOLS);
-    const { manager, bus } = newManager({ store, startupGateMs: 2500 });
+    const clock = new ManualClock();
+    const { manager, bus } = newManager({ store, startupGateMs: 2500, clock });
     const events = recordDaemonEvents({ bus });
 
-    const { errors } = await manager.connectServers(configs);
+    const connecting = manager.connectServers(configs);
+    await expect.poll(() => manager.getConnectionStatus('fast'), { timeout: 10_000 }).toBe('connected');
+    await expect.poll(() => manager.getConnectionStatus('broken'), { timeout: 10_000 }).toBe('failed');
+    await expect.poll(() => clock.pendingDelays()).toContain(2500);
+    clock.advance(2500);
+    // Past the gate: the cached one is served from the cache at once, the uncached one is awaited.
+    await expect.poll(() => manager.getCatalogue().get('mcp_cached_echo')?.deferred).toBe(true);
+    await uncachedHold.release();
+    const { errors } = await connecting;
 
     expect(errors.map((e) => e.server)).toEqual(['broken']);
     expect(errors[0]?.error.message).toMatch(/exit/i);
@@ -75,8 +88,9 @@ describe('MCPManager startup gate', () => {
     );
 
     // Background completion replaces the cached tools with live ones and says so.
-    const live = await nextDaemonEvent({ bus }, 'tools.changed', (e) => e.server === 'cached');
-    expect(live).toMatchObject({ cause: 'background', deferred: false, toolCount: 3 });
+    const live = nextDaemonEvent({ bus }, 'tools.changed', (e) => e.server === 'cached');
+    await cachedHold.release();
+    expect(await live).toMatchObject({ cause: 'background', deferred: false, toolCount: 3 });
     expect(byServer('cached').map((t) => [t.description, t.deferred])).toEqual([
       ['Adds two numbers', false],
       ['Returns its text unchanged', false],
@@ -89,21 +103,25 @@ describe('MCPManager startup gate', () => {
 
   it('a deferred tool call waits for the connection and then succeeds', async () => {
     const store = await cacheStore();
-    const config = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '2500' } });
+    const hold = await holdInitialize();
+    const config = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...hold.env } });
     await store.put('slow', configHash(config), ECHO_TOOLS);
     const { manager } = newManager({ store, startupGateMs: 0 });
 
     await manager.connectServers({ slow: config });
     expect(manager.getCatalogue().get('mcp_slow_echo')?.deferred).toBe(true);
 
-    const result = await callTool(manager, 'mcp_slow_echo', { text: 'after the wait' });
-    expect(result).toEqual({ content: [{ type: 'text', text: 'after the wait' }] });
+    const call = callTool(manager, 'mcp_slow_echo', { text: 'after the wait' });
+    await hold.release();
+    expect(await call).toEqual({ content: [{ type: 'text', text: 'after the wait' }] });
     expect(manager.getConnectionStatus('slow')).toBe('connected');
   });
 
   it('waits for a cache that answers late (a networked one) and serves its tools deferred all the same', async () => {
     const store = await cacheStore();
-    const config = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '9000' } });
+    // Held for the whole test: the server cannot connect before the late cache answers.
+    const hold = await holdInitialize();
+    const config = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...hold.env } });
     await store.put('slow', configHash(config), ECHO_TOOLS);
     // The gate opens at once, long before the cache answers; it must not take "not answered yet" for "not cached".
     const { manager } = newManager({ store: withLatency(store, 300), startupGateMs: 0 });
