@@ -1,14 +1,8 @@
 import { getJson } from './api.js';
 import { CALL_WINDOW_MS, calls } from './state.js';
-import type { CallFinished } from './types.js';
+import type { AuditEntryBody, CallFinished } from './types.js';
 
-interface AuditRow {
-  time: string;
-  server: string;
-  name: string;
-  outcome: string;
-  durationMs: number;
-}
+type AuditRow = Pick<AuditEntryBody, 'time' | 'server' | 'name' | 'outcome' | 'durationMs'>;
 
 /** A finished call, the same from the audit log and from the feed (both carry the one record). */
 const keyOf = (call: Pick<CallFinished, 'server' | 'name' | 'outcome' | 'durationMs'>): string => `${call.server}\u0000${call.name}\u0000${call.outcome}\u0000${call.durationMs}`;

@@ -1,6 +1,6 @@
 import { computed, signal } from '@preact/signals';
 import { getJson } from './api.js';
-import type { CallFinished, FeedEvent, ServerSnapshot, StatusBody } from './types.js';
+import type { CallFinished, FeedEvent, HelloEvent, ServerSnapshot, StatusBody } from './types.js';
 
 /** Every server by name, as the last `/status`, `hello` and `server.status` told it. */
 export const servers = signal<ReadonlyMap<string, ServerSnapshot>>(new Map());
@@ -62,7 +62,7 @@ export async function refreshStatus(): Promise<void> {
 /** Applies one feed event to the views' state. */
 export function applyEvent(event: FeedEvent): void {
   if (event.type === 'hello') {
-    replaceServers((event as FeedEvent & { servers: ServerSnapshot[] }).servers);
+    replaceServers((event as FeedEvent & Pick<HelloEvent, 'servers'>).servers);
     scheduleStatusRefresh();
     return;
   }

@@ -1,34 +1,31 @@
-/** The daemon's wire shapes the dashboard reads (openapi.yaml is the reference). */
+/**
+ * The daemon's wire shapes the dashboard reads (openapi.yaml is the reference), imported
+ * type-only from the src modules that declare them: the bundler erases them, so the dashboard
+ * carries no daemon code (test/unit/ui-bundle.test.ts checks). A shape kept here is one src does
+ * not name, or a wire form of one (a time as ISO text), and says which.
+ */
+import type { ErrorInfo } from '../src/errors.js';
+import type { CallFinishedEvent, ServerStatus } from '../src/events/daemon-events.js';
+import type { StampedEvent } from '../src/events/event-bus.js';
+import type { HelloEvent } from '../src/http/ws/event-hub.js';
+import type { RuntimeState } from '../src/runtime/runtime.js';
+import type { AuditEntry } from '../src/store/ports.js';
+import type { BridgedTool } from '../src/upstream/catalogue/tool-bridge.js';
+import type { ServerSnapshot } from '../src/upstream/server-snapshot.js';
 
-export type ServerStatus = 'connecting' | 'connected' | 'reconnecting' | 'disconnected' | 'needs_auth' | 'failed';
+export type { ErrorInfo, HelloEvent, ServerSnapshot, ServerStatus };
 
-export interface ErrorInfo {
-  code: string;
-  message: string;
-}
-
-export interface ServerSnapshot {
-  name: string;
-  status: ServerStatus;
-  transport: string;
-  toolCount: number;
-  promptCount: number;
-  resourceCount: number;
-  heldToolCount: number;
-  lastError: ErrorInfo | null;
-  connectedSince: string | null;
-  protocol: { era: 'legacy' | 'modern'; version: string | null } | null;
-  pid: number | null;
-  nextRetryAt: string | null;
-}
-
+/** What the dashboard reads of `GET /status`; the route builds its body inline (src/http/routes/status.ts). */
 export interface StatusBody {
-  state: string;
+  state: RuntimeState;
   version: string;
   servers: ServerSnapshot[];
 }
 
-/** One event of `/events`: `{seq, ts, type, …}`. */
+/**
+ * One event of `/events`: `{seq, ts, type, …}`. Kept open (any field, read with a check): the
+ * Events view lists every type, including ones newer than this page.
+ */
 export interface FeedEvent {
   seq: number;
   ts: string;
@@ -37,27 +34,19 @@ export interface FeedEvent {
   [field: string]: unknown;
 }
 
-export interface HelloEvent extends FeedEvent {
-  type: 'hello';
-  servers: ServerSnapshot[];
-}
+/** The fields of a `call.finished` the Calls view charts; an audit row fills the same ones (call-history.ts). */
+export type CallFinished = Pick<CallFinishedEvent, 'type' | 'server' | 'name' | 'outcome' | 'durationMs'> & Pick<StampedEvent, 'seq' | 'ts'>;
 
-export interface CallFinished extends FeedEvent {
-  type: 'call.finished';
-  server: string;
-  name: string;
-  outcome: string;
-  durationMs: number;
-}
+/** A `GET /audit` entry: the store's entry, its `ts` as the ISO `time` the route answers with. */
+export type AuditEntryBody = Omit<AuditEntry, 'ts'> & { id: number; time: string };
 
-export interface ToolSummary {
-  name: string;
-  server: string;
-  title?: string;
-  description: string;
-  score?: number;
-}
+/** A hit of `GET /tools/search` (an entry of `GET /tools` has no score). */
+export type ToolSummary = Pick<BridgedTool, 'name' | 'server' | 'title' | 'description'> & { score?: number };
 
+/**
+ * A JSON Schema as the try form reads it: the few keywords it renders. The daemon passes a
+ * server's schema through untyped (`Tool['inputSchema']`), so this is the dashboard's view of it.
+ */
 export interface JsonSchema {
   type?: string | string[];
   description?: string;
@@ -68,12 +57,17 @@ export interface JsonSchema {
   items?: JsonSchema;
 }
 
-export interface ToolDetail extends ToolSummary {
-  inputSchema: JsonSchema;
-  outputSchema?: JsonSchema;
-  annotations?: Record<string, unknown>;
-}
+/** `GET /tools/:name`: the catalogue's tool, its schemas read through `JsonSchema`. */
+export type ToolDetail = ToolSummary &
+  Pick<BridgedTool, 'annotations'> & {
+    inputSchema: JsonSchema;
+    outputSchema?: JsonSchema;
+  };
 
+/**
+ * One content item of an MCP result as the result view renders it: every kind's fields in one
+ * loose shape (the SDK's union, `ContentBlock`, narrows per kind), so one renderer shows them all.
+ */
 export interface ContentItem {
   type: string;
   text?: string;
@@ -84,6 +78,7 @@ export interface ContentItem {
   resource?: { uri: string; mimeType?: string; text?: string; blob?: string };
 }
 
+/** A tool's result as `POST /tools/:name/call` answers it (MCP's `CallToolResult`, read loosely). */
 export interface CallResult {
   content?: ContentItem[];
   structuredContent?: unknown;

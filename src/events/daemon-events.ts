@@ -1,5 +1,5 @@
 import type { ErrorInfo } from '../errors.js';
-import type { AuditOutcome } from '../store/ports.js';
+import type { AuditEntry, AuditKind } from '../store/ports.js';
 
 /**
  * Every event on the event bus (`events/event-bus.ts`), as one discriminated union: the
@@ -135,23 +135,14 @@ export interface ServerLogEvent {
 
 /**
  * A tool call, prompt get or resource read ended (issue #22 item 4): what the audit log recorded,
- * without argument values.
+ * without argument values or start time. The fields are the store's `AuditEntry` (the store sits
+ * below the events), so the record's field list is written once.
  */
-export interface CallFinishedEvent {
+export interface CallFinishedEvent extends Omit<AuditEntry, 'ts' | 'transport' | 'kind' | 'arguments'> {
   type: 'call.finished';
-  /** The agent whose key the request carried; absent for the operator and without keys. */
-  agent?: string;
-  transport: 'rest' | 'mcp';
-  /** The owning server; '' when the name matched none. */
-  server: string;
-  kind: 'tools/call' | 'prompts/get' | 'resources/read';
-  /** The exposed tool or prompt name, or the resource URI. */
-  name: string;
-  outcome: AuditOutcome;
-  code?: string;
-  durationMs: number;
-  argBytes: number;
-  resultBytes: number;
+  /** Never `operator`: that transport is an operator's own entry (an approval decision), not a request. */
+  transport: Exclude<AuditEntry['transport'], 'operator'>;
+  kind: Exclude<AuditKind, 'approval'>;
 }
 
 /** A call waits for an operator's approval (`requireApproval`, issue #22): what it would run, so the operator can decide. */

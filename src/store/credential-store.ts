@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { CredentialStore } from './ports.js';
+import type { CredentialRow } from './store-rows.js';
 
 /** How the owning store runs a statement: a failing read is a miss, a failing write is logged. */
 export interface Guard {
@@ -13,7 +14,7 @@ export interface Guard {
  */
 export class SqliteCredentialStore implements CredentialStore {
   readonly #guard: Guard;
-  readonly #get: Statement<[string], { token: string }>;
+  readonly #get: Statement<[string], CredentialRow>;
   readonly #put: Statement<[string, string, number]>;
   readonly #delete: Statement<[string]>;
 

@@ -3,7 +3,7 @@ import { errorMessage } from '../errors.js';
 import { SqliteCredentialStore } from './credential-store.js';
 import type { StoreLogger } from './db.js';
 import type { ClientOrigin, OAuthKey, OAuthStore, PendingSignIn, StoredClient, StoredDiscovery, StoredTokens } from './ports.js';
-import { parseJson, pendingOf, tokensOf, type PendingRow, type TokenRow } from './store-rows.js';
+import { clientOf, discoveryOf, pendingOf, tokensOf, type ClientRow, type DiscoveryRow, type PendingRow, type TokenRow } from './store-rows.js';
 
 export interface OAuthStoreOptions {
   logger?: StoreLogger;
@@ -24,9 +24,9 @@ export class SqliteOAuthStore implements OAuthStore {
   readonly #log: StoreLogger | undefined;
   readonly #ownsConnection: boolean;
   readonly #sql: {
-    getClient: Statement<[string, string, string], { client_json: string; origin: ClientOrigin }>;
+    getClient: Statement<[string, string, string], Omit<ClientRow, 'issuer'>>;
     putClient: Statement<[string, string, string, string, string, number]>;
-    clientsOf: Statement<[string, string], { issuer: string; client_json: string; origin: ClientOrigin }>;
+    clientsOf: Statement<[string, string], ClientRow>;
     deleteClients: Statement<[string, string]>;
     deleteAllTokens: Statement<[string, string]>;
     getTokens: Statement<[string, string, string], TokenRow>;
@@ -34,7 +34,7 @@ export class SqliteOAuthStore implements OAuthStore {
     putTokens: Statement<[string, string, string, string, number | null, number]>;
     deleteTokens: Statement<[string, string, string]>;
     deleteServerTokens: Statement<[string]>;
-    getDiscovery: Statement<[string, string], { state_json: string | null; resource_url: string | null }>;
+    getDiscovery: Statement<[string, string], DiscoveryRow>;
     putDiscovery: Statement<[string, string, string | null, number]>;
     putResource: Statement<[string, string, string, number]>;
     deleteDiscovery: Statement<[string, string]>;
@@ -90,14 +90,14 @@ export class SqliteOAuthStore implements OAuthStore {
   async getClient(key: OAuthKey, issuer: string): Promise<StoredClient | undefined> {
     return this.#read('client read', key.server, () => {
       const row = this.#sql.getClient.get(key.server, key.authHash, issuer);
-      return row && { info: parseJson(row.client_json), origin: row.origin };
+      return row && clientOf(row);
     });
   }
 
   async clientsOf(key: OAuthKey): Promise<Array<StoredClient & { issuer: string }>> {
     return (
       this.#read('client read', key.server, () =>
-        this.#sql.clientsOf.all(key.server, key.authHash).map((row) => ({ issuer: row.issuer, info: parseJson(row.client_json), origin: row.origin })),
+        this.#sql.clientsOf.all(key.server, key.authHash).map((row) => ({ issuer: row.issuer, ...clientOf(row) })),
       ) ?? []
     );
   }
@@ -137,10 +137,7 @@ export class SqliteOAuthStore implements OAuthStore {
   // --- discovery --------------------------------------------------------------------------
 
   async getDiscovery(key: OAuthKey): Promise<StoredDiscovery> {
-    const found = this.#read('discovery read', key.server, () => {
-      const row = this.#sql.getDiscovery.get(key.server, key.authHash);
-      return { state: row?.state_json ? parseJson(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
-    });
+    const found = this.#read('discovery read', key.server, () => discoveryOf(this.#sql.getDiscovery.get(key.server, key.authHash)));
     return found ?? { state: undefined, resourceUrl: undefined };
   }
 

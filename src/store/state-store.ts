@@ -2,6 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import type { StoreLogger } from './db.js';
 import type { StateStore } from './ports.js';
+import type { StateRow } from './store-rows.js';
 
 export type { StateStore } from './ports.js';
 
@@ -34,7 +35,7 @@ export class MemoryStateStore implements StateStore {
  */
 export class SqliteStateStore implements StateStore {
   private readonly memory = new Map<string, string>();
-  private readonly selectValue: Statement<[string], { value: string }>;
+  private readonly selectValue: Statement<[string], StateRow>;
   private readonly upsertValue: Statement<[string, string, number]>;
   private readonly deleteValue: Statement<[string]>;
   private readonly insertValue: Statement<[string, string, number]>;

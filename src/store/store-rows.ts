@@ -1,4 +1,23 @@
-import type { AuditEntry, AuditKind, AuditOutcome, PendingSignIn, StoredAgent, StoredAgentKey, StoredAuditEntry, StoredTokens } from './ports.js';
+import type { Tool } from '@modelcontextprotocol/client';
+import {
+  CACHE_FORMAT_VERSION,
+  CACHE_MAX_AGE_MS,
+  type AuditEntry,
+  type AuditKind,
+  type AuditOutcome,
+  type CachedToolList,
+  type ClientOrigin,
+  type ListHints,
+  type PendingSignIn,
+  type StoredAgent,
+  type StoredAgentKey,
+  type StoredAuditEntry,
+  type StoredClient,
+  type StoredDiscovery,
+  type StoredTokens,
+  type StoredVerdict,
+  type ToolPin,
+} from './ports.js';
 
 /**
  * The rows both backends read (SQLite and PostgreSQL share table and column names) and what
@@ -51,6 +70,46 @@ export interface AuditRow {
   args_json: string | null;
 }
 
+export interface ToolCacheRow {
+  config_hash: string;
+  format_version: number;
+  tools_json: string;
+  cached_at: number;
+  hints_json: string | null;
+}
+
+export interface VerdictRow {
+  config_hash: string;
+  verdict_json: string;
+  probed_at: number;
+}
+
+export interface PinRow {
+  tool: string;
+  hash: string;
+  definition_json: string;
+  pinned_at: number;
+}
+
+export interface ClientRow {
+  issuer: string;
+  client_json: string;
+  origin: ClientOrigin;
+}
+
+export interface DiscoveryRow {
+  state_json: string | null;
+  resource_url: string | null;
+}
+
+export interface StateRow {
+  value: string;
+}
+
+export interface CredentialRow {
+  token: string;
+}
+
 /** The agent of a row; none when its settings are not a JSON object (for `flatMap`). */
 export function agentsOf(row: AgentRow): StoredAgent[] {
   const settings = parseObject(row.settings_json);
@@ -94,6 +153,81 @@ export function auditEntryOf(row: AuditRow): StoredAuditEntry {
     resultBytes: row.result_bytes,
     ...(row.args_json !== null ? { arguments: row.args_json } : {}),
   };
+}
+
+/** Why a cached tool list is not used (the SQLite store logs it at debug). */
+export type CacheMiss = 'absent' | 'format version' | 'config changed' | 'expired' | 'unreadable' | 'empty';
+
+/** The cached list of a row when it still holds for this config at `now`, else why not. */
+export function cachedToolListOf(row: ToolCacheRow | undefined, server: string, configHash: string, now: number): CachedToolList | CacheMiss {
+  if (!row) return 'absent';
+  if (row.format_version !== CACHE_FORMAT_VERSION) return 'format version';
+  if (row.config_hash !== configHash) return 'config changed';
+  if (now - row.cached_at > CACHE_MAX_AGE_MS) return 'expired';
+  const tools = parseTools(row.tools_json);
+  if (!tools) return 'unreadable';
+  if (tools.length === 0) return 'empty';
+  const hints = parseHints(row.hints_json);
+  return { server, configHash, formatVersion: row.format_version, tools, cachedAt: row.cached_at, ...(hints ? { hints } : {}) };
+}
+
+/** The verdict of a row probed under this config; none for another config or unreadable text. */
+export function verdictOf(row: VerdictRow | undefined, configHash: string): StoredVerdict | undefined {
+  if (!row || row.config_hash !== configHash) return undefined;
+  const verdict = parseVerdict(row.verdict_json);
+  return verdict ? { verdict, probedAt: row.probed_at } : undefined;
+}
+
+/** The pin of a row; none when its definition is not a JSON object (for `flatMap`). */
+export function pinsOf(row: PinRow): ToolPin[] {
+  const definition = parseObject(row.definition_json);
+  return definition ? [{ tool: row.tool, hash: row.hash, definition, pinnedAt: row.pinned_at }] : [];
+}
+
+export function clientOf(row: Omit<ClientRow, 'issuer'>): StoredClient {
+  return { info: parseJson(row.client_json), origin: row.origin };
+}
+
+export function discoveryOf(row: DiscoveryRow | undefined): StoredDiscovery {
+  return { state: row?.state_json ? parseJson(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
+}
+
+function parseHints(json: string | null): ListHints | undefined {
+  if (json === null) return undefined;
+  try {
+    const value = JSON.parse(json) as Record<string, unknown>;
+    const hints: ListHints = {};
+    if (typeof value.ttlMs === 'number' && value.ttlMs >= 0) hints.ttlMs = value.ttlMs;
+    if (value.cacheScope === 'public' || value.cacheScope === 'private') hints.cacheScope = value.cacheScope;
+    return hints;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseVerdict(json: string): StoredVerdict['verdict'] | undefined {
+  try {
+    const value = JSON.parse(json) as { kind?: unknown; discover?: unknown };
+    if (value.kind === 'legacy') return { kind: 'legacy' };
+    if (value.kind === 'modern' && typeof value.discover === 'object' && value.discover !== null) {
+      return { kind: 'modern', discover: value.discover as Record<string, unknown> };
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A row is only as trustworthy as the file; anything but an array of named tools is a miss. */
+function parseTools(json: string): Tool[] | undefined {
+  try {
+    const value: unknown = JSON.parse(json);
+    if (!Array.isArray(value)) return undefined;
+    const named = value.every((tool) => typeof (tool as { name?: unknown } | null)?.name === 'string');
+    return named ? (value as Tool[]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A stored JSON object (the store wrote it; a value that is not one throws). */

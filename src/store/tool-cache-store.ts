@@ -2,7 +2,8 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import type { StoreLogger } from './db.js';
-import { CACHE_FORMAT_VERSION, CACHE_MAX_AGE_MS, type CachedToolList, type ListHints, type StoredVerdict, type ToolCacheStore } from './ports.js';
+import { CACHE_FORMAT_VERSION, type CachedToolList, type ListHints, type StoredVerdict, type ToolCacheStore } from './ports.js';
+import { cachedToolListOf, verdictOf, type ToolCacheRow, type VerdictRow } from './store-rows.js';
 
 // Callers outside the store import the port from here too: the implementation sits beside it.
 export { CACHE_FORMAT_VERSION, CACHE_MAX_AGE_MS, type CachedToolList, type ListHints, type StoredVerdict, type ToolCacheStore } from './ports.js';
@@ -15,26 +16,12 @@ export interface SqliteToolCacheStoreOptions {
   now?: () => number;
 }
 
-interface Row {
-  config_hash: string;
-  format_version: number;
-  tools_json: string;
-  cached_at: number;
-  hints_json: string | null;
-}
-
-interface VerdictRow {
-  config_hash: string;
-  verdict_json: string;
-  probed_at: number;
-}
-
 /**
  * The SQLite tool cache. It owns the connection it is given: `close()` closes it. Each method
  * runs its statement at the call, so a write is in the file before the call returns.
  */
 export class SqliteToolCacheStore implements ToolCacheStore {
-  private readonly selectRow: Statement<[string], Row>;
+  private readonly selectRow: Statement<[string], ToolCacheRow>;
   private readonly upsertRow: Statement<[string, string, number, string, number, number, string | null]>;
   private readonly deleteRow: Statement<[string]>;
   private readonly selectVerdict: Statement<[string], VerdictRow>;
@@ -78,22 +65,15 @@ export class SqliteToolCacheStore implements ToolCacheStore {
 
   async get(server: string, configHash: string): Promise<CachedToolList | undefined> {
     if (!this.db.open) return undefined;
-    let row: Row | undefined;
+    let row: ToolCacheRow | undefined;
     try {
       row = this.selectRow.get(server);
     } catch (err) {
       this.log?.warn({ server, err: errorMessage(err) }, 'tool cache read failed');
       return undefined;
     }
-    if (!row) return this.miss(server, 'absent');
-    if (row.format_version !== CACHE_FORMAT_VERSION) return this.miss(server, 'format version');
-    if (row.config_hash !== configHash) return this.miss(server, 'config changed');
-    if (this.now() - row.cached_at > CACHE_MAX_AGE_MS) return this.miss(server, 'expired');
-    const tools = parseTools(row.tools_json);
-    if (!tools) return this.miss(server, 'unreadable');
-    if (tools.length === 0) return this.miss(server, 'empty');
-    const hints = parseHints(row.hints_json);
-    return { server, configHash, formatVersion: row.format_version, tools, cachedAt: row.cached_at, ...(hints ? { hints } : {}) };
+    const cached = cachedToolListOf(row, server, configHash, this.now());
+    return typeof cached === 'string' ? this.miss(server, cached) : cached;
   }
 
   async put(server: string, configHash: string, tools: readonly Tool[], hints?: ListHints): Promise<void> {
@@ -126,10 +106,7 @@ export class SqliteToolCacheStore implements ToolCacheStore {
   async getVerdict(server: string, configHash: string): Promise<StoredVerdict | undefined> {
     if (!this.db.open) return undefined;
     try {
-      const row = this.selectVerdict.get(server);
-      if (!row || row.config_hash !== configHash) return undefined;
-      const verdict = parseVerdict(row.verdict_json);
-      return verdict ? { verdict, probedAt: row.probed_at } : undefined;
+      return verdictOf(this.selectVerdict.get(server), configHash);
     } catch (err) {
       this.log?.warn({ server, err: errorMessage(err) }, 'protocol verdict read failed');
       return undefined;
@@ -189,43 +166,4 @@ export class NoopToolCacheStore implements ToolCacheStore {
   async deleteVerdict(): Promise<void> {}
 
   async close(): Promise<void> {}
-}
-
-/** Shared with the PostgreSQL store: the same stored text means the same thing. */
-export function parseHints(json: string | null): ListHints | undefined {
-  if (json === null) return undefined;
-  try {
-    const value = JSON.parse(json) as Record<string, unknown>;
-    const hints: ListHints = {};
-    if (typeof value.ttlMs === 'number' && value.ttlMs >= 0) hints.ttlMs = value.ttlMs;
-    if (value.cacheScope === 'public' || value.cacheScope === 'private') hints.cacheScope = value.cacheScope;
-    return hints;
-  } catch {
-    return undefined;
-  }
-}
-
-export function parseVerdict(json: string): StoredVerdict['verdict'] | undefined {
-  try {
-    const value = JSON.parse(json) as { kind?: unknown; discover?: unknown };
-    if (value.kind === 'legacy') return { kind: 'legacy' };
-    if (value.kind === 'modern' && typeof value.discover === 'object' && value.discover !== null) {
-      return { kind: 'modern', discover: value.discover as Record<string, unknown> };
-    }
-    return undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A row is only as trustworthy as the file; anything but an array of named tools is a miss. */
-export function parseTools(json: string): Tool[] | undefined {
-  try {
-    const value: unknown = JSON.parse(json);
-    if (!Array.isArray(value)) return undefined;
-    const named = value.every((tool) => typeof (tool as { name?: unknown } | null)?.name === 'string');
-    return named ? (value as Tool[]) : undefined;
-  } catch {
-    return undefined;
-  }
 }

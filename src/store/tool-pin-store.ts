@@ -2,15 +2,9 @@ import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import type { StoreLogger } from './db.js';
 import type { ToolPin, ToolPinStore } from './ports.js';
+import { pinsOf, type PinRow } from './store-rows.js';
 
 export type { ToolPin, ToolPinStore } from './ports.js';
-
-interface PinRow {
-  tool: string;
-  hash: string;
-  definition_json: string;
-  pinned_at: number;
-}
 
 /** Pins kept in this process only: the store when there is no usable database. */
 export class MemoryToolPinStore implements ToolPinStore {
@@ -53,10 +47,7 @@ export class SqliteToolPinStore implements ToolPinStore {
     const byTool = new Map<string, ToolPin>();
     if (this.db.open) {
       try {
-        for (const row of this.selectPins.all(server)) {
-          const definition = parseDefinition(row.definition_json);
-          if (definition) byTool.set(row.tool, { tool: row.tool, hash: row.hash, definition, pinnedAt: row.pinned_at });
-        }
+        for (const pin of this.selectPins.all(server).flatMap(pinsOf)) byTool.set(pin.tool, pin);
       } catch (err) {
         this.options.logger?.warn({ server, err: errorMessage(err) }, 'tool pin read failed');
       }
@@ -80,15 +71,5 @@ export class SqliteToolPinStore implements ToolPinStore {
       this.options.logger?.warn({ server, err: errorMessage(err) }, 'tool pin write failed');
       await this.memory.put(server, pins);
     }
-  }
-}
-
-/** Shared with the PostgreSQL store. */
-export function parseDefinition(json: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(json);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }

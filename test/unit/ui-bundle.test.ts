@@ -11,9 +11,10 @@ import { bundleUi } from '../../scripts/bundle.mjs';
 const BUDGET_BYTES = 150 * 1024;
 
 let dir: string;
+let inputs: string[];
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'switchboard-ui-'));
-  await bundleUi({ outdir: dir });
+  inputs = Object.keys((await bundleUi({ outdir: dir })).inputs);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -26,6 +27,11 @@ describe('the dashboard bundle', () => {
     expect(total).toBeLessThanOrEqual(BUDGET_BYTES);
     // Far below the budget today (about 42 KB); a jump means a heavy dependency slipped in.
     expect(total).toBeGreaterThan(10 * 1024);
+  });
+
+  it('carries no daemon code: the wire types it imports from src/ are type-only and erased', () => {
+    expect(inputs.some((path) => path.startsWith('ui/'))).toBe(true);
+    expect(inputs.filter((path) => path.startsWith('src/'))).toEqual([]);
   });
 
   it('loads only its own files: no inline script, nothing from another origin', () => {

@@ -4,7 +4,7 @@ import type { CallFinished } from '../../ui/types.js';
 
 /** The Calls view's numbers (ui/stats.ts): what the charts and the table show. */
 
-const at = (iso: string, server: string, name: string, durationMs: number, outcome = 'ok'): CallFinished => ({ seq: 0, ts: iso, type: 'call.finished', server, name, outcome, durationMs });
+const at = (iso: string, server: string, name: string, durationMs: number, outcome: CallFinished['outcome'] = 'ok'): CallFinished => ({ seq: 0, ts: iso, type: 'call.finished', server, name, outcome, durationMs });
 
 describe('dashboard call statistics', () => {
   it('takes percentiles by nearest rank', () => {
@@ -16,7 +16,7 @@ describe('dashboard call statistics', () => {
   });
 
   it('counts calls and errors per server and tool, busiest first', () => {
-    const rows = byTool([at('2026-01-01T00:00:01Z', 'a', 'x', 10), at('2026-01-01T00:00:02Z', 'a', 'x', 30, 'tool_error'), at('2026-01-01T00:00:03Z', 'b', 'y', 5)]);
+    const rows = byTool([at('2026-01-01T00:00:01Z', 'a', 'x', 10), at('2026-01-01T00:00:02Z', 'a', 'x', 30, 'error'), at('2026-01-01T00:00:03Z', 'b', 'y', 5)]);
     expect(rows).toEqual([
       { server: 'a', tool: 'x', calls: 2, errors: 1, p50: 10, p99: 30 },
       { server: 'b', tool: 'y', calls: 1, errors: 0, p50: 5, p99: 5 },

@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../../store/ports.js';
 import { usageOf } from '../help.js';
 import {
   clientFor,
@@ -29,19 +30,13 @@ const AUDIT_OPTIONS = {
 /** Close code the daemon uses when it shuts down: following ends normally then. */
 const GOING_AWAY = 1001;
 
-/** The fields a line shows, from a `GET /audit` entry or a `call.finished` event. */
-interface AuditLine {
+/**
+ * The fields a line shows, from a `GET /audit` entry or a `call.finished` event: the store's
+ * entry on the wire, its `ts` as the ISO `time` the route answers with.
+ */
+type AuditLine = Pick<AuditEntry, 'agent' | 'transport' | 'server' | 'name' | 'outcome' | 'code' | 'durationMs' | 'argBytes' | 'resultBytes'> & {
   time: string;
-  agent?: string;
-  transport: string;
-  server: string;
-  name: string;
-  outcome: string;
-  code?: string;
-  durationMs: number;
-  argBytes: number;
-  resultBytes: number;
-}
+};
 
 /**
  * `switchboard audit [--agent A] [--server S] [--tool T] [--outcome O] [--since TIME] [-n N] [--follow]`:

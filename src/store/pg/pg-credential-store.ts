@@ -1,4 +1,5 @@
 import type { CredentialStore } from '../ports.js';
+import type { CredentialRow } from '../store-rows.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
 
 /** The credentials an embedder stores per server (SPEC §3) in PostgreSQL (`stored_credential`). Never logged. */
@@ -14,7 +15,7 @@ export class PgCredentialStore implements CredentialStore {
   get(server: string): Promise<string | undefined> {
     return this.#order.read(() =>
       this.#pg.recall(this.#known, server, 'credential read', { server }, undefined, async () =>
-        (await this.#pg.query<{ token: string }>('SELECT token FROM stored_credential WHERE server = $1', [server])).rows[0]?.token,
+        (await this.#pg.query<CredentialRow>('SELECT token FROM stored_credential WHERE server = $1', [server])).rows[0]?.token,
       ),
     );
   }

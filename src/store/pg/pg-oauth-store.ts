@@ -2,7 +2,7 @@ import { errorMessage } from '../../errors.js';
 import type { ClientOrigin, OAuthKey, OAuthStore, PendingSignIn, StoredClient, StoredDiscovery, StoredTokens } from '../ports.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
 import { PgCredentialStore } from './pg-credential-store.js';
-import { parseJson, pendingOf, tokensOf, type PendingRow, type TokenRow } from '../store-rows.js';
+import { clientOf, discoveryOf, pendingOf, tokensOf, type ClientRow, type DiscoveryRow, type PendingRow, type TokenRow } from '../store-rows.js';
 
 const KEY = 'server = $1 AND auth_hash = $2';
 const TOKEN_COLUMNS = 'issuer, tokens_json, expires_at, saved_at';
@@ -31,17 +31,16 @@ export class PgOAuthStore implements OAuthStore {
 
   getClient(key: OAuthKey, issuer: string): Promise<StoredClient | undefined> {
     return this.#recall(`client\0${id(key)}\0${issuer}`, 'client read', key, undefined, async () => {
-      const row = (await this.#pg.query<{ client_json: string; origin: ClientOrigin }>(
+      const row = (await this.#pg.query<Omit<ClientRow, 'issuer'>>(
         `SELECT client_json, origin FROM oauth_client WHERE ${KEY} AND issuer = $3`, [key.server, key.authHash, issuer])).rows[0];
-      return row && { info: parseJson(row.client_json), origin: row.origin };
+      return row && clientOf(row);
     });
   }
 
   clientsOf(key: OAuthKey): Promise<Array<StoredClient & { issuer: string }>> {
     return this.#recall(`clients\0${id(key)}`, 'client read', key, [], async () =>
-      (await this.#pg.query<{ issuer: string; client_json: string; origin: ClientOrigin }>(
-        `SELECT issuer, client_json, origin FROM oauth_client WHERE ${KEY}`, [key.server, key.authHash])).rows
-        .map((row) => ({ issuer: row.issuer, info: parseJson(row.client_json), origin: row.origin })),
+      (await this.#pg.query<ClientRow>(`SELECT issuer, client_json, origin FROM oauth_client WHERE ${KEY}`, [key.server, key.authHash])).rows
+        .map((row) => ({ issuer: row.issuer, ...clientOf(row) })),
     );
   }
 
@@ -97,11 +96,9 @@ export class PgOAuthStore implements OAuthStore {
   // --- discovery --------------------------------------------------------------------------
 
   getDiscovery(key: OAuthKey): Promise<StoredDiscovery> {
-    return this.#recall(`discovery\0${id(key)}`, 'discovery read', key, { state: undefined, resourceUrl: undefined }, async () => {
-      const row = (await this.#pg.query<{ state_json: string | null; resource_url: string | null }>(
-        `SELECT state_json, resource_url FROM oauth_discovery WHERE ${KEY}`, [key.server, key.authHash])).rows[0];
-      return { state: row?.state_json ? parseJson(row.state_json) : undefined, resourceUrl: row?.resource_url ?? undefined };
-    });
+    return this.#recall(`discovery\0${id(key)}`, 'discovery read', key, { state: undefined, resourceUrl: undefined }, async () =>
+      discoveryOf((await this.#pg.query<DiscoveryRow>(`SELECT state_json, resource_url FROM oauth_discovery WHERE ${KEY}`, [key.server, key.authHash])).rows[0]),
+    );
   }
 
   putDiscovery(key: OAuthKey, state: Record<string, unknown> | undefined, now: number): Promise<void> {

@@ -1,4 +1,5 @@
 import type { StateStore } from '../ports.js';
+import type { StateRow } from '../store-rows.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
 
 /**
@@ -22,7 +23,7 @@ export class PgStateStore implements StateStore {
     return this.#order.read(async () => {
       const fallback = Symbol('unread');
       const found = await this.#pg.read('state read', { key }, fallback as symbol | string | undefined, async () =>
-        (await this.#pg.query<{ value: string }>('SELECT value FROM daemon_state WHERE key = $1', [key])).rows[0]?.value,
+        (await this.#pg.query<StateRow>('SELECT value FROM daemon_state WHERE key = $1', [key])).rows[0]?.value,
       );
       if (found === fallback) return this.#known.get(key);
       const value = found as string | undefined;
@@ -63,7 +64,7 @@ export class PgStateStore implements StateStore {
     return this.#order.write(async () => {
       const stored = await this.#pg.read('state claim', { key }, undefined as string | undefined, async () => {
         await this.#pg.query('INSERT INTO daemon_state (key, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING', [key, value, at]);
-        return (await this.#pg.query<{ value: string }>('SELECT value FROM daemon_state WHERE key = $1', [key])).rows[0]?.value;
+        return (await this.#pg.query<StateRow>('SELECT value FROM daemon_state WHERE key = $1', [key])).rows[0]?.value;
       });
       const result = stored ?? this.#known.get(key) ?? value;
       this.#known.set(key, result);

@@ -1,15 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import { CACHE_FORMAT_VERSION, CACHE_MAX_AGE_MS, type CachedToolList, type ListHints, type StoredVerdict, type ToolCacheStore } from '../ports.js';
-import { parseHints, parseTools, parseVerdict } from '../tool-cache-store.js';
+import { CACHE_FORMAT_VERSION, type CachedToolList, type ListHints, type StoredVerdict, type ToolCacheStore } from '../ports.js';
+import { cachedToolListOf, verdictOf, type ToolCacheRow, type VerdictRow } from '../store-rows.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
-
-interface Row {
-  config_hash: string;
-  format_version: number;
-  tools_json: string;
-  cached_at: number;
-  hints_json: string | null;
-}
 
 /**
  * The tool cache and era verdicts in PostgreSQL (tables `tool_cache`, `protocol_verdict`), with
@@ -31,14 +23,10 @@ export class PgToolCacheStore implements ToolCacheStore {
     return this.#order.read(async () => {
       if (this.#closed) return undefined;
       const row = await this.#pg.read('tool cache read', { server }, undefined, async () =>
-        (await this.#pg.query<Row>('SELECT config_hash, format_version, tools_json, cached_at, hints_json FROM tool_cache WHERE server = $1', [server])).rows[0],
+        (await this.#pg.query<ToolCacheRow>('SELECT config_hash, format_version, tools_json, cached_at, hints_json FROM tool_cache WHERE server = $1', [server])).rows[0],
       );
-      if (!row || row.format_version !== CACHE_FORMAT_VERSION || row.config_hash !== configHash) return undefined;
-      if (this.#now() - row.cached_at > CACHE_MAX_AGE_MS) return undefined;
-      const tools = parseTools(row.tools_json);
-      if (!tools || tools.length === 0) return undefined;
-      const hints = parseHints(row.hints_json);
-      return { server, configHash, formatVersion: row.format_version, tools, cachedAt: row.cached_at, ...(hints ? { hints } : {}) };
+      const cached = cachedToolListOf(row, server, configHash, this.#now());
+      return typeof cached === 'string' ? undefined : cached;
     });
   }
 
@@ -64,12 +52,9 @@ export class PgToolCacheStore implements ToolCacheStore {
     return this.#order.read(async () => {
       if (this.#closed) return undefined;
       const row = await this.#pg.read('protocol verdict read', { server }, undefined, async () =>
-        (await this.#pg.query<{ config_hash: string; verdict_json: string; probed_at: number }>(
-          'SELECT config_hash, verdict_json, probed_at FROM protocol_verdict WHERE server = $1', [server])).rows[0],
+        (await this.#pg.query<VerdictRow>('SELECT config_hash, verdict_json, probed_at FROM protocol_verdict WHERE server = $1', [server])).rows[0],
       );
-      if (!row || row.config_hash !== configHash) return undefined;
-      const verdict = parseVerdict(row.verdict_json);
-      return verdict ? { verdict, probedAt: row.probed_at } : undefined;
+      return verdictOf(row, configHash);
     });
   }
 

@@ -1,13 +1,7 @@
 import type { ToolPin, ToolPinStore } from '../ports.js';
-import { MemoryToolPinStore, parseDefinition } from '../tool-pin-store.js';
+import { pinsOf, type PinRow } from '../store-rows.js';
+import { MemoryToolPinStore } from '../tool-pin-store.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
-
-interface PinRow {
-  tool: string;
-  hash: string;
-  definition_json: string;
-  pinned_at: number;
-}
 
 /**
  * Tool pins in PostgreSQL (`tool_pin`): a pin approved on one replica holds on all. A batch is
@@ -33,10 +27,7 @@ export class PgToolPinStore implements ToolPinStore {
       const rows = await this.#pg.recall(this.#known, server, 'tool pin read', { server }, [] as PinRow[], async () =>
         (await this.#pg.query<PinRow>('SELECT tool, hash, definition_json, pinned_at FROM tool_pin WHERE server = $1', [server])).rows,
       );
-      for (const row of rows) {
-        const definition = parseDefinition(row.definition_json);
-        if (definition) byTool.set(row.tool, { tool: row.tool, hash: row.hash, definition, pinnedAt: row.pinned_at });
-      }
+      for (const pin of rows.flatMap(pinsOf)) byTool.set(pin.tool, pin);
       for (const pin of await this.#memory.pinsOf(server)) byTool.set(pin.tool, pin);
       return [...byTool.values()];
     });
