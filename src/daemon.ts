@@ -159,6 +159,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     clock,
     log: logger.child({ component: 'oauth' }),
     callbackUrl,
+    publish: bus.publish,
   });
   const resolver = createValueResolver({
     trustProjectCommands: config.trustProjectCommands,
@@ -173,6 +174,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     ...(ownsStore ? { operatorKeyPath: operatorKeyPath(dbPath) } : {}),
     clock,
     logger: logger.child({ component: 'agents' }),
+    publish: bus.publish,
   });
   /** This process's instance id (SPEC §11); see `identity` and `start`. */
   let instanceId: string | undefined;

@@ -162,7 +162,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents, ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
-  void app.register(agentRoutes, { agents, onKeysEnded: (name) => events.closeAgent(name) });
+  void app.register(agentRoutes, { agents });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, gateway });
   void app.register(catalogueRoutes, { manager, gateway });
