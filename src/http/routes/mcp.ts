@@ -133,14 +133,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       posts.add();
       reply.raw.once('close', () => posts.done());
     }
-    if (session) {
-      session.active += 1;
-      session.lastSeen = performance.now();
-      reply.raw.once('close', () => {
-        session.active -= 1;
-        session.lastSeen = performance.now();
-      });
-    }
+    if (session) sessions.serve(session, reply.raw);
   };
 
   const fail = (request: FastifyRequest, reply: FastifyReply, err: unknown): void => {
@@ -173,11 +166,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     let session: LegacySession | undefined;
     let opened = false;
     if (typeof sessionId === 'string') {
-      session = sessions.get(sessionId);
-      // A session is its opener's: another key gets the answer an unknown session gets (no probing).
-      if (session && session.state.agent?.name !== request.agent?.name) session = undefined;
-      // The agent's settings may have changed since it opened the session: its view is the current one.
-      if (session?.state.agent && request.agent) session.state.agent = request.agent;
+      // Another key's session answers as an unknown one does; the agent's view is its current one.
+      session = sessions.resume(sessionId, request.agent);
       // The SDK transport's own wording for the same refusals.
       if (!session) return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_NOT_FOUND', 'Session not found'));
     } else if (request.method === 'POST' && isInitialize(request.body)) {
