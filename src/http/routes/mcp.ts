@@ -17,6 +17,7 @@ import { LegacySessions, type LegacySession } from '../endpoint/legacy-sessions.
 import { createServerParts, type ClusterParts } from '../endpoint/server-parts.js';
 import { SessionRelay } from '../endpoint/session-relay.js';
 import { ModernServers } from '../endpoint/modern-servers.js';
+import { authOf } from '../endpoint/request-agent.js';
 
 export interface McpRoutesOptions {
   manager: AgentSource & Pick<MCPManager, 'onServerTraffic'>;
@@ -81,10 +82,10 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   });
   const onerror = (err: Error): void => app.log.debug({ err: err.message }, 'mcp (2026-07-28) request failed');
   // A `Server` per request in flight, as the stateless era wants, reused once its exchange closed
-  // (modern-servers.ts); the lists it serves are shared. The request's agent comes through the
-  // SDK's pass-through `authInfo` (set below as `req.auth`).
+  // (modern-servers.ts); the lists it serves are shared. Each handler reads the request's agent
+  // from the request: the SDK's pass-through `authInfo`, set below as `req.auth` (request-agent.ts).
   const modernServers = new ModernServers(serverOptions);
-  const modern = createMcpHandler((ctx) => modernServers.take(agentOf(ctx.authInfo)), { legacy: 'reject', onerror });
+  const modern = createMcpHandler(() => modernServers.take(), { legacy: 'reject', onerror });
   const serveModern = toNodeHandler(modern, { onerror });
   const relay = new SessionRelay({
     manager,
@@ -216,16 +217,6 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 /** An unsubscribe takes the request path as every request does (in flight, metrics), for the agent that subscribed. */
 function unsubscribeOptions(agent: AgentRef | undefined): RequestOptions {
   return { transport: 'mcp', ...(agent ? { agent } : {}) };
-}
-
-/** The SDK's pass-through auth of a request: the agent (its name and view), never its key. */
-function authOf(agent: AgentRef): AuthInfo {
-  return { token: '', clientId: agent.name, scopes: [], extra: { agent } };
-}
-
-function agentOf(auth: AuthInfo | undefined): AgentRef | undefined {
-  const agent = auth?.extra?.agent as AgentRef | undefined;
-  return typeof agent?.name === 'string' ? agent : undefined;
 }
 
 /** The URIs a `subscriptions/listen` request subscribes to. */
