@@ -4,7 +4,6 @@ import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ClusterAction } from './cluster/cluster.js';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
 import { discoverMCPServers } from './config/discover.js';
 import { defaultDbPath } from './config/load.js';
@@ -159,6 +158,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     clock,
     log: logger.child({ component: 'oauth' }),
     callbackUrl,
+    publish: bus.publish,
   });
   const resolver = createValueResolver({
     trustProjectCommands: config.trustProjectCommands,
@@ -173,6 +173,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     ...(ownsStore ? { operatorKeyPath: operatorKeyPath(dbPath) } : {}),
     clock,
     logger: logger.child({ component: 'agents' }),
+    publish: bus.publish,
   });
   /** This process's instance id (SPEC §11); see `identity` and `start`. */
   let instanceId: string | undefined;
@@ -276,7 +277,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     : undefined;
   const app = buildApp({
     config, manager, runtime, bus, events, oauth, gateway, logger, shutdownSignal: shutdown.signal, drain,
-    ...(cluster && clusterSettings ? { cluster: { replicaId: cluster.replicaId, sealKey: clusterSettings.sealKey, replicas: () => cluster.replicas(), findReplica: (id: string) => cluster.findReplica(id), announce: (action: ClusterAction) => cluster.announce(action) } } : {}),
+    ...(cluster && clusterSettings ? { cluster: { replicaId: cluster.replicaId, sealKey: clusterSettings.sealKey, replicas: () => cluster.replicas(), findReplica: (id: string) => cluster.findReplica(id) } } : {}),
   });
 
   const start = async (): Promise<LoadError[]> => {

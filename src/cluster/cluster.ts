@@ -1,44 +1,28 @@
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
-import type { DaemonEvent, DaemonEventType } from '../events/daemon-events.js';
+import type { DaemonEvent } from '../events/daemon-events.js';
 import type { StampedEvent } from '../events/event-bus.js';
 import { MAX_PAYLOAD_BYTES, type ClusterChannel, type ClusterMessage } from './cluster-channel.js';
 import type { ReplicaHeartbeats, ReplicaInfo } from './replica-heartbeats.js';
+import { AppliedEventSchema, applyEvent, isApplied, plainEvent, RELAYED_EVENT_TYPES, type ClusterEffects } from './relayed-events.js';
 
 /**
  * One replica's part in a cluster (issue #28 item 2). Replicas share the store, so what an
  * operator changes is already in the database; what each replica keeps in memory is told to
- * change over the channel:
- * - **operator events** (reloads, config changes, approvals asked and decided) go to every replica
- *   and appear on each one's `/events`, carrying the replica they happened on;
- * - **operator actions** that change what a replica serves are applied on every replica: a reload,
- *   an agent or key created, rotated or revoked (re-read from the store), held tools approved
- *   (pinned in the store, served by each replica from its own catalogue), an OAuth sign-in (the
- *   tokens are in the store; a replica whose server waits for one connects with them).
+ * change over the channel, by relaying the bus events the owners publish (relayed-events.ts):
+ * - the **operator events** (reloads, config changes, approvals asked and decided, agents
+ *   changed, held tools approved, OAuth sign-ins) go to every replica and appear on each one's
+ *   `/events`, carrying the replica they happened on;
+ * - of those, the ones that change what a replica serves are **applied** on every replica: a
+ *   reload, an agent or key created, rotated or revoked (re-read from the store), held tools
+ *   approved (pinned and served where the replica holds the same definitions), an OAuth sign-in
+ *   (the tokens are in the store; a replica whose server waits for one connects with them). What
+ *   a replica does to follow another's says so (`follows`), and is not applied again.
  * Each replica's own server events (status, tools, logs) stay its own: every replica connects
  * its own upstreams (item 4).
  */
 
-/** The events every replica shows, whichever replica they happened on. */
-export const CLUSTER_EVENT_TYPES: readonly DaemonEventType[] = ['reload.started', 'reload.finished', 'config.changed', 'approval.requested', 'approval.resolved'];
-
-/** An operator action another replica took, to be applied here too. */
-export type ClusterAction =
-  | { kind: 'agents.changed' }
-  | { kind: 'tools.approved'; server: string; tools?: string[]; hashes?: Record<string, string> }
-  | { kind: 'reload'; server: string | null; force?: boolean }
-  | { kind: 'signed-in'; server: string };
-
-/** What this replica does when another one acted. */
-export interface ClusterEffects {
-  /** Re-reads agents and keys from the store. */
-  refreshAgents(): Promise<void>;
-  /** Serves (and pins) the held tools the other replica approved. */
-  approveTools(server: string, tools: string[] | undefined, hashes: Record<string, string> | undefined): void;
-  reload(server: string | null, force: boolean): Promise<unknown>;
-  /** A sign-in done on another replica is in the store: a server waiting for one connects with it. */
-  resumeAfterSignIn(server: string): void;
-}
+export type { ClusterEffects } from './relayed-events.js';
 
 export interface ClusterOptions {
   replicaId: string;
@@ -69,18 +53,13 @@ export class Cluster {
     await channel.start();
     this.#stops.push(
       bus.subscribe((event) => {
-        if (!CLUSTER_EVENT_TYPES.includes(event.type) || event.replica !== this.replicaId) return;
-        const { seq: _seq, ts: _ts, replica: _replica, ...plain } = event;
-        void channel.send({ kind: 'event', event: fitForNotify(plain) });
+        // Only what happened here: an event relayed in carries the replica it came from.
+        if (!RELAYED_EVENT_TYPES.has(event.type) || event.replica !== this.replicaId) return;
+        void channel.send({ kind: 'event', event: fitForNotify(plainEvent(event)) });
       }),
     );
     await heartbeats.start();
     logger.info({ replica: this.replicaId }, 'joined the cluster');
-  }
-
-  /** Tells the other replicas to apply what was just done here. */
-  announce(action: ClusterAction): void {
-    void this.#options.channel.send({ ...action, kind: `action:${action.kind}` });
   }
 
   replicas(): Promise<ReplicaInfo[]> {
@@ -100,32 +79,19 @@ export class Cluster {
 
   #receive(message: ClusterMessage): void {
     const { effects, bus, logger } = this.#options;
-    if (message.kind === 'event') {
-      const event = message.event as DaemonEvent | undefined;
-      if (event && CLUSTER_EVENT_TYPES.includes(event.type)) bus.publish({ ...event, replica: message.from });
+    const event = message.event as DaemonEvent | undefined;
+    if (message.kind !== 'event' || typeof event?.type !== 'string' || !RELAYED_EVENT_TYPES.has(event.type)) {
+      logger.debug({ kind: message.kind }, 'unknown cluster message');
       return;
     }
-    const failed = (err: unknown): void => logger.warn({ from: message.from, kind: message.kind, err: errorMessage(err) }, 'could not apply another replica\'s change');
-    try {
-      switch (message.kind) {
-        case 'action:agents.changed':
-          effects.refreshAgents().catch(failed);
-          return;
-        case 'action:tools.approved':
-          effects.approveTools(String(message.server), message.tools as string[] | undefined, message.hashes as Record<string, string> | undefined);
-          return;
-        case 'action:signed-in':
-          effects.resumeAfterSignIn(String(message.server));
-          return;
-        case 'action:reload':
-          effects.reload(typeof message.server === 'string' ? message.server : null, message.force === true).catch(failed);
-          return;
-        default:
-          logger.debug({ kind: message.kind }, 'unknown cluster message');
-      }
-    } catch (err) {
-      failed(err);
-    }
+    const failed = (err: unknown): void => logger.warn({ from: message.from, type: event.type, err: errorMessage(err) }, 'could not apply another replica\'s change');
+    const applied = isApplied(event.type) ? AppliedEventSchema.safeParse(event) : undefined;
+    if (applied && !applied.success) return failed(new Error(`malformed ${event.type} event`));
+    bus.publish({ ...event, replica: message.from });
+    if (!applied) return;
+    // A replica following another's action: shown above; the replica it follows told everyone itself.
+    if ('follows' in applied.data && applied.data.follows !== undefined) return;
+    applyEvent(effects, applied.data, message.from).catch(failed);
   }
 }
 

@@ -39,7 +39,7 @@ export async function prepareCluster(
 
 export interface ClusterParts {
   bus: EventBus;
-  manager: Pick<MCPManager, 'listServers' | 'approveTools' | 'resumeAfterSignIn'>;
+  manager: Pick<MCPManager, 'listServers' | 'getServer' | 'approveTools' | 'resumeAfterSignIn'>;
   runtime: Pick<SwitchboardRuntime, 'reloadAll' | 'reloadServer'>;
   agents: Pick<AgentRegistry, 'refresh'>;
   logger: Logger;
@@ -65,9 +65,15 @@ export function createCluster(settings: ClusterSettings, parts: ClusterParts): C
     logger,
     effects: {
       refreshAgents: () => parts.agents.refresh(),
-      approveTools: (server, tools, hashes) => void parts.manager.approveTools(server, tools, hashes),
+      approveTools: (server, tools, follows) => {
+        // Only what this replica holds with the very definition approved: its own server may
+        // hold another one (or nothing yet), and that is for an operator to review.
+        const held = parts.manager.getServer(server)?.heldTools ?? [];
+        const same = held.filter((h) => tools.some((t) => t.name === h.name && t.hash === h.after.hash)).map((h) => h.name);
+        if (same.length > 0) parts.manager.approveTools(server, same, Object.fromEntries(tools.map((t) => [t.name, t.hash])), follows);
+      },
       resumeAfterSignIn: (server) => void parts.manager.resumeAfterSignIn(server),
-      reload: (server, force) => (server === null ? parts.runtime.reloadAll({ force }) : parts.runtime.reloadServer(server)),
+      reload: (server, force, follows) => (server === null ? parts.runtime.reloadAll({ force, follows }) : parts.runtime.reloadServer(server, { follows })),
     },
   });
 }

@@ -86,10 +86,12 @@ export interface ResourcesChangedEvent {
   cause: ToolsChangedCause;
 }
 
-export interface ReloadStartedEvent {
+export interface ReloadStartedEvent extends Follows {
   type: 'reload.started';
   /** `null` for a full reload, else the server name. */
   server: string | null;
+  /** A full reload that disconnects everything first (`POST /reload?force=true`). */
+  force?: true;
 }
 
 export interface ReloadFinishedEvent {
@@ -177,7 +179,45 @@ export interface ApprovalResolvedEvent {
   outcome: ApprovalOutcome;
 }
 
-/** Events the parts around the manager publish (the runtime, log forwarding, approvals, the audit log). */
+/**
+ * In a cluster (issue #28), an owner applying another replica's operator action here (a reload,
+ * an approval) says whose it follows: the cluster shows such an event everywhere but never
+ * applies it again, so no action echoes between replicas.
+ */
+export interface Follows {
+  follows?: string;
+}
+
+export const AGENT_CHANGES = ['added', 'rotated', 'revoked'] as const;
+export type AgentChange = (typeof AGENT_CHANGES)[number];
+
+/**
+ * The agent registry changed an agent (issue #22): created it with its first key, gave it a new
+ * key (every earlier one stopped working) or revoked it. Names only, never a key or its hash.
+ */
+export interface AgentChangedEvent {
+  type: 'agent.changed';
+  agent: string;
+  change: AgentChange;
+}
+
+/**
+ * An operator approved held tools (issue #22 pinning): their new definitions are pinned, and
+ * served. Each tool by its server's own name and the hash of the definition approved.
+ */
+export interface PinsChangedEvent extends Follows {
+  type: 'pins.changed';
+  server: string;
+  tools: Array<{ name: string; hash: string }>;
+}
+
+/** A person signed in to an OAuth server (issue #16); the tokens are in the store, never here. */
+export interface SignedInEvent {
+  type: 'oauth.signed_in';
+  server: string;
+}
+
+/** Events the parts around the manager publish (the runtime, log forwarding, approvals, the audit log, agents, pins, OAuth). */
 export type OperationEvent =
   | ReloadStartedEvent
   | ReloadFinishedEvent
@@ -185,7 +225,10 @@ export type OperationEvent =
   | ServerLogEvent
   | ApprovalRequestedEvent
   | ApprovalResolvedEvent
-  | CallFinishedEvent;
+  | CallFinishedEvent
+  | AgentChangedEvent
+  | PinsChangedEvent
+  | SignedInEvent;
 
 /** The daemon's event vocabulary: everything that goes on the bus (and, filtered per caller, out on `/events`). */
 export type DaemonEvent = ServerStatusEvent | ToolsChangedEvent | ToolsHeldEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;

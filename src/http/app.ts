@@ -10,10 +10,8 @@ import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
 import { ConnectionTracker } from './lifecycle/connections.js';
 import { LingeringClose } from './lifecycle/lingering-close.js';
-import type { ClusterAction } from '../cluster/cluster.js';
 import type { ReplicaInfo } from '../cluster/replica-heartbeats.js';
 import { isProvenForward } from '../cluster/forward-request.js';
-import { announceOperatorActions } from './cluster-actions.js';
 import { createHostCheckHook } from './guards/host-check.js';
 import { addReplicaRouting, type ReplicaRoutingOptions } from './replica-routing.js';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './error-handler.js';
@@ -64,8 +62,6 @@ export interface AppDeps {
 export interface AppCluster extends ReplicaRoutingOptions {
   /** Every replica, for `/status`. */
   replicas(): Promise<ReplicaInfo[]>;
-  /** Tells the other replicas to apply an operator action taken here. */
-  announce(action: ClusterAction): void;
 }
 
 /**
@@ -155,14 +151,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   const cluster = deps.cluster;
   if (cluster) {
-    // A request for what another replica holds goes there; the actions every replica applies are told to the others.
+    // A request for what another replica holds goes there. (What every replica applies, the
+    // owners announce on the bus and the cluster relays: nothing here reads routes for it.)
     addReplicaRouting(app, cluster);
-    announceOperatorActions(app, (action) => cluster.announce(action));
   }
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents, ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
-  void app.register(agentRoutes, { agents, onKeysEnded: (name) => events.closeAgent(name) });
+  void app.register(agentRoutes, { agents });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, gateway });
   void app.register(catalogueRoutes, { manager, gateway });
@@ -187,10 +183,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     async () => (await import('./routes/mcp.js')).mcpRoutes,
   );
   void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, gateway, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
-  void app.register(oauthRoutes, {
-    manager, runtime, oauth, logger: logger.child({ component: 'oauth' }),
-    ...(cluster ? { onSignedIn: (server: string) => cluster.announce({ kind: 'signed-in', server }) } : {}),
-  });
+  void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
 
   return app;
 }

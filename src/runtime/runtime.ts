@@ -2,7 +2,7 @@ import { pino, type Logger } from 'pino';
 import type { DiscoveryResult } from '../config/types.js';
 import { ConfigWatcher } from '../config/watch.js';
 import { errorMessage, SwitchboardError, toErrorInfo, type ErrorInfo } from '../errors.js';
-import type { PublishEvent } from '../events/daemon-events.js';
+import type { PublishEvent, ReloadStartedEvent } from '../events/daemon-events.js';
 import type { MCPManager } from '../upstream/manager.js';
 import type { ServerDetail, ServerSnapshot } from '../upstream/server-snapshot.js';
 import { SerialQueue } from '../util/serial-queue.js';
@@ -41,6 +41,8 @@ export interface ReloadOutcome {
 export interface ReloadOptions {
   /** Disconnect everything and connect again, as before live config. @default false */
   force?: boolean;
+  /** In a cluster: the replica whose reload this one applies (daemon-events.ts `Follows`). @default none */
+  follows?: string;
 }
 
 /**
@@ -138,7 +140,7 @@ export class SwitchboardRuntime {
    */
   reloadAll(options: ReloadOptions = {}): Promise<ReloadOutcome> {
     return this.operation(
-      null,
+      { server: null, ...(options.force ? { force: true } : {}), ...(options.follows !== undefined ? { follows: options.follows } : {}) },
       async () => {
         if (options.force) {
           await this.manager.disconnectAll();
@@ -155,13 +157,13 @@ export class SwitchboardRuntime {
   }
 
   /** Re-reads one server's config, disconnects it and connects it again; others untouched. */
-  reloadServer(name: string): Promise<ServerDetail> {
+  reloadServer(name: string, options: Pick<ReloadOptions, 'follows'> = {}): Promise<ServerDetail> {
     this.assertAccepting();
     return this.queue.run(async () => {
       this.assertAccepting();
       // Found first: a name that is nowhere is a 404 that leaves no trace on the event feed.
       const found = await this.reconciler.findOne(name);
-      return this.announced(name, () => this.reconciler.applyOne(found));
+      return this.announced({ server: name, ...(options.follows !== undefined ? { follows: options.follows } : {}) }, () => this.reconciler.applyOne(found));
     });
   }
 
@@ -198,11 +200,11 @@ export class SwitchboardRuntime {
     return this.closing;
   }
 
-  private operation<T>(server: string | null, work: () => Promise<T>, failureOf?: (result: T) => ErrorInfo | undefined): Promise<T> {
+  private operation<T>(started: Omit<ReloadStartedEvent, 'type'>, work: () => Promise<T>, failureOf?: (result: T) => ErrorInfo | undefined): Promise<T> {
     this.assertAccepting();
     return this.queue.run(async () => {
       this.assertAccepting();
-      return this.announced(server, work, failureOf);
+      return this.announced(started, work, failureOf);
     });
   }
 
@@ -210,8 +212,9 @@ export class SwitchboardRuntime {
    * Runs `work` between `reload.started` and `reload.finished`; the latter says `ok: false`, with
    * the error, when `work` throws or `failureOf` finds a failure in its result.
    */
-  private async announced<T>(server: string | null, work: () => Promise<T>, failureOf?: (result: T) => ErrorInfo | undefined): Promise<T> {
-    this.publish({ type: 'reload.started', server });
+  private async announced<T>(started: Omit<ReloadStartedEvent, 'type'>, work: () => Promise<T>, failureOf?: (result: T) => ErrorInfo | undefined): Promise<T> {
+    const { server } = started;
+    this.publish({ type: 'reload.started', ...started });
     try {
       const result = await work();
       const error = failureOf?.(result);

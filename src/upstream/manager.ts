@@ -66,7 +66,7 @@ export class MCPManager {
       (event) => this.emit(event),
       () => this.identity.id,
       (kind) => this.traffic.emit({ type: 'list.changed', kind }),
-      new ToolPins(options.pins, options.pinTools, this.log),
+      new ToolPins({ ...(options.pins ? { store: options.pins } : {}), ...(options.pinTools ? { mode: options.pinTools } : {}), log: this.log, publish: (event) => this.emit(event) }),
     );
     this.toolSearch = new ToolSearch(this.catalogues.tools);
     this.host = createUpstreamHost({
@@ -236,10 +236,10 @@ export class MCPManager {
   }
 
   /** Serves the held tools named (all when `tools` is undefined) of server `name`; answers those approved (issue #22). */
-  approveTools(name: string, tools?: readonly string[], hashes?: Readonly<Record<string, string>>): string[] {
+  approveTools(name: string, tools?: readonly string[], hashes?: Readonly<Record<string, string>>, follows?: string): string[] {
     const upstream = this.servers.get(name);
     if (!upstream) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
-    return this.catalogues.approve(upstream, tools, hashes);
+    return this.catalogues.approve(upstream, tools, hashes, follows);
   }
 
   /** Resolves once the server has no `tools/list` re-list running or queued. */

@@ -8,8 +8,10 @@ import type { ClusterSettings } from '../../src/cluster/join-cluster.js';
 import type { ServerConfig } from '../../src/config/types.js';
 import { newReplicaId, ownerOf } from '../../src/util/replica-id.js';
 import { textOf } from '../helpers/connect.js';
+import { prepareCluster } from '../../src/cluster/join-cluster.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { collectUntil, openEvents } from '../helpers/events.js';
+import { freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
+import { closed, collectUntil, nextEvent, openEvents, received } from '../helpers/events.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { createDatabase } from '../helpers/postgres-server.js';
 import { prepareClusterDatabase } from '../helpers/cluster.js';
@@ -73,9 +75,42 @@ describe('replicas on one PostgreSQL database', () => {
 
     expect((await a.sb.json('/reload', { method: 'POST' })).status).toBe(200);
 
-    // A's own events, relayed, and B's reload that A's caused: within a second each.
-    expect(await nextFrom(feed, 'reload.finished', a.id, 1_000)).toMatchObject({ server: null, ok: true, replica: a.id });
-    expect(await nextFrom(feed, 'reload.finished', b.id, 1_000)).toMatchObject({ server: null, ok: true });
+    // A's own events, relayed, and B's reload that A's caused: within a second. B starts as soon
+    // as A's reload.started reaches it, so either may finish first.
+    const of = (type: string, replica: string) => received(feed).find((e) => e.type === type && (e as { replica?: string }).replica === replica);
+    await collectUntil(feed, () => of('reload.finished', a.id) !== undefined && of('reload.finished', b.id) !== undefined, 1_000);
+    expect(of('reload.finished', a.id)).toMatchObject({ server: null, ok: true });
+    expect(of('reload.finished', b.id)).toMatchObject({ server: null, ok: true });
+    // B's says whose it follows: the relay applies no such event again, so nothing echoes back to A.
+    expect(of('reload.started', b.id)).toMatchObject({ server: null, follows: a.id });
+  });
+
+  it('an agent added, then revoked, on one replica counts on the other at once, and its feed there closes: the registry\'s event, relayed', async () => {
+    // Replicas as `serve` makes them: every store on the one database, agents included.
+    const token = 'operator-token-for-the-cluster';
+    const url = await freshDatabaseUrl();
+    const start = async (): Promise<Replica> => {
+      const stores = await postgresStores({ url });
+      const cluster = await prepareCluster({ connectionString: url, pool: stores.pool!, state: stores.state });
+      return { sb: await startDaemon({ config: { token }, deps: { stores, cluster } }), id: cluster.replicaId };
+    };
+    const [a, b] = [await start(), await start()];
+    const added = await a.sb.json<{ key: string }>('/agents', { method: 'POST', body: { name: 'bot' } });
+    expect(added.status).toBe(201);
+    const asBot = { headers: { authorization: `Bearer ${added.body.key}` } };
+    // No route of B was asked: only the relayed agent.changed tells B to re-read the store.
+    await expect.poll(async () => (await b.sb.json('/tools', asBot)).status, { timeout: 1_000, interval: 50 }).toBe(200);
+
+    const botFeed = await openEvents(b.sb.url, { token: added.body.key });
+    onTestFinished(() => botFeed.close());
+    await nextEvent(botFeed, 'hello');
+    const feed = await openEvents(b.sb.url, { token });
+    onTestFinished(() => feed.close());
+
+    expect((await a.sb.json('/agents/bot', { method: 'DELETE' })).status).toBe(200);
+    expect(await nextFrom(feed, 'agent.changed', a.id, 1_000)).toMatchObject({ agent: 'bot', change: 'revoked' });
+    expect((await closed(botFeed, 1_000)).code).toBe(4401);
+    await expect.poll(async () => (await b.sb.json<{ error?: { code: string } }>('/tools', asBot)).body.error?.code, { timeout: 1_000, interval: 50 }).toBe('KEY_REVOKED');
   });
 
   it('a 2025-era session made on one replica keeps working when its requests reach the other', async () => {

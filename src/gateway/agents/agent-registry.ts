@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { AgentSettingsSchema, type AgentConfig, type AgentSettings } from '../../config/agent-schema.js';
 import { runShellCommand } from '../../config/run-command.js';
 import { SwitchboardError, errorMessage } from '../../errors.js';
+import type { AgentChange, PublishEvent } from '../../events/daemon-events.js';
 import type { AgentStore, StoredAgent, StoredAgentKey } from '../../store/ports.js';
 import type { Clock } from '../../util/clock.js';
 import { digestOf, isExpired, mintAgentKey, mintOperatorKey, parseAgentKey, secretMatches } from './agent-keys.js';
@@ -23,6 +24,8 @@ export interface AgentRegistryOptions {
   logger: Pick<Logger, 'warn' | 'error' | 'info'>;
   /** Deadline of a `!cmd` key. @default 10000 */
   commandTimeoutMs?: number;
+  /** Where each change (`agent.changed`, a name and never a key) goes: the event bus. @default nowhere */
+  publish?: PublishEvent;
 }
 
 interface ConfigAgent {
@@ -34,7 +37,9 @@ interface ConfigAgent {
 /**
  * Every agent and key (issue #22): config agents with their settings and (hashed) config keys,
  * agents added at run time with their salted key hashes (kept in the store, mirrored here), and
- * the operator key. Maps a name to the agent's settings and a presented key to who it is.
+ * the operator key. Maps a name to the agent's settings and a presented key to who it is. Its
+ * only writer, it announces each stored change (`agent.changed`): `/events` closes ended keys'
+ * feeds, the cluster has the other replicas re-read the store.
  */
 export class AgentRegistry {
   readonly #options: AgentRegistryOptions;
@@ -140,6 +145,7 @@ export class AgentRegistry {
     this.#stored.set(name, agent);
     await this.#options.store.putAgent(agent);
     const key = await this.#issue(name);
+    this.#changed(name, 'added');
     return { agent: this.info(name) as AgentInfo, key };
   }
 
@@ -149,6 +155,7 @@ export class AgentRegistry {
     this.#changeableKeys(name);
     await this.#revokeKeys(name);
     const key = await this.#issue(name);
+    this.#changed(name, 'rotated');
     return { agent: this.info(name) as AgentInfo, key };
   }
 
@@ -164,7 +171,12 @@ export class AgentRegistry {
     } else {
       await this.#revokeKeys(name);
     }
+    this.#changed(name, 'revoked');
     return this.info(name) as AgentInfo;
+  }
+
+  #changed(agent: string, change: AgentChange): void {
+    this.#options.publish?.({ type: 'agent.changed', agent, change });
   }
 
   /** The stored agent whose keys may change (undefined for a config agent); throws otherwise. */
@@ -211,7 +223,7 @@ export class AgentRegistry {
   /**
    * Re-reads agents and keys from the store: another replica created, rotated or revoked one
    * (issue #28). Merged in, never removing: neither is ever deleted (a revocation is an update),
-   * and a read that failed (an empty answer) must not lock every agent out.
+   * and a read that failed (an empty answer) must not lock every agent out. Announces nothing.
    */
   async refresh(): Promise<void> {
     await this.loaded;

@@ -1,7 +1,6 @@
 import type { RequestId } from '@modelcontextprotocol/server';
 import type { MCPManager } from '../../upstream/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
-import type { AgentRef } from '../../gateway/index.js';
 import type { Gateway } from '../../gateway/index.js';
 import type { SessionState } from './agent-channel.js';
 import type { CatalogueModes } from '../../gateway/index.js';
@@ -21,10 +20,11 @@ export interface AgentServerOptions {
   gateway: Gateway;
   continuations: Continuations;
   relayStates: RelayStates;
-  /** The 2025-era session this server serves; absent for the per-request 2026-07-28 server. */
+  /**
+   * The 2025-era session this server serves (its agent is the caller); absent for the 2026-07-28
+   * servers, whose every request carries its own caller (request-agent.ts).
+   */
   session?: SessionState;
-  /** The agent of a 2026-07-28 request (a session's is `session.agent`); absent for the operator and without keys. */
-  agent?: AgentRef;
   /**
    * Called after a call the client cancelled has ended. The SDK sends no response for it, so
    * its response stream would stay open until the session ends unless it is closed here.

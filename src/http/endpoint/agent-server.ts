@@ -4,7 +4,7 @@ import { INSTANCE_META_KEY } from '../../upstream/instance.js';
 import type { AggregateCapabilities } from '../../upstream/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
-import type { AgentRef } from '../../gateway/index.js';
+import { callerOf } from './request-agent.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
 import { runMetaTool } from '../../gateway/index.js';
@@ -31,8 +31,6 @@ export type { AgentServerOptions, AgentSource } from './agent-server-options.js'
  */
 export function createAgentServer(options: AgentServerOptions): Server {
   const { manager, runtime, lists, modes, session } = options;
-  // A session's agent is read per request: its view follows the agent's current settings.
-  const callerOf = (): AgentRef | undefined => options.agent ?? session?.agent;
   const available = manager.capabilities();
   const server = new Server(
     { name: 'switchboard', version: PACKAGE_VERSION },
@@ -50,7 +48,8 @@ export function createAgentServer(options: AgentServerOptions): Server {
     if (runtime.state === 'starting' && !fromSwitchboard) await untilReadyOrAborted(runtime, ctx.mcpReq.signal);
     // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
     // It aggregates the catalogue itself, never the meta-tools of a search mode (SPEC §13).
-    const tools = fromSwitchboard ? lists.tools(callerOf()?.view) : modes.tools(callerOf());
+    const caller = callerOf(ctx, session);
+    const tools = fromSwitchboard ? lists.tools(caller?.view) : modes.tools(caller);
     const result = { tools, _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
     // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
     return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
@@ -60,12 +59,11 @@ export function createAgentServer(options: AgentServerOptions): Server {
   const call = toolCaller(options);
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
-    const caller = callerOf();
+    const caller = callerOf(ctx, session);
     if (modes.isMetaCall(name, caller)) return runMetaTool(name, args, ctx, caller, { modes, call });
     return call(name, args, ctx);
   });
 
-  // The options themselves, not a copy: a reused 2026-07-28 instance gets each request's agent there (modern-servers.ts).
   registerCatalogueHandlers(server, options, available);
   return server;
 }

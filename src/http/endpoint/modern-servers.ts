@@ -1,5 +1,4 @@
 import type { Server } from '@modelcontextprotocol/server';
-import type { AgentRef } from '../../gateway/index.js';
 import { advertised, createAgentServer, type AgentServerOptions } from './agent-server.js';
 
 /** Idle servers kept for the next 2026-07-28 requests; more in flight at once are built and dropped. @default 16 */
@@ -7,8 +6,6 @@ export const MAX_IDLE_MODERN_SERVERS = 16;
 
 interface Pooled {
   server: Server;
-  /** The options the server's handlers read the request's agent from, per request. */
-  options: AgentServerOptions;
   /** The capabilities it advertises (and registered handlers for), as a comparable string. */
   key: string;
   /** In the idle list: an instance is never handed out twice, even if it closed twice. */
@@ -42,8 +39,8 @@ export class ModernServers {
     this.#maxIdle = maxIdle;
   }
 
-  /** An instance for one request of `agent` (undefined: the operator, or no keys). */
-  take(agent: AgentRef | undefined): Server {
+  /** An instance for one request, whoever makes it. */
+  take(): Server {
     const key = JSON.stringify(advertised(this.#options.manager.capabilities()));
     let pooled = this.#idle.pop();
     if (pooled && pooled.key !== key) {
@@ -53,7 +50,6 @@ export class ModernServers {
     }
     pooled ??= this.#build(key);
     pooled.idle = false;
-    if (agent) pooled.options.agent = agent;
     return pooled.server;
   }
 
@@ -63,11 +59,9 @@ export class ModernServers {
   }
 
   #build(key: string): Pooled {
-    const options: AgentServerOptions = { ...this.#options };
-    const server = createAgentServer(options);
-    const pooled: Pooled = { server, options, key, idle: false };
+    const server = createAgentServer(this.#options);
+    const pooled: Pooled = { server, key, idle: false };
     server.onclose = () => {
-      delete options.agent;
       if (pooled.idle || this.#idle.length >= this.#maxIdle) return;
       pooled.idle = true;
       this.#idle.push(pooled);

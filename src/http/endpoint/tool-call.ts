@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { isSwitchboardError, toErrorInfo } from '../../errors.js';
 import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
-import type { AgentRef } from '../../gateway/index.js';
+import { callerOf } from './request-agent.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { runForAgent } from './agent-channel.js';
@@ -24,10 +24,8 @@ export type { ToolCaller };
 export function toolCaller(options: AgentServerOptions): ToolCaller {
   const { gateway, continuations, relayStates, session } = options;
   const agent = { continuations, relayStates, ...(session ? { session } : {}) };
-  // A session's agent is read per request: its view follows the agent's current settings.
-  const callerOf = (): AgentRef | undefined => options.agent ?? session?.agent;
   return async (name, args, ctx) => {
-    const caller = callerOf();
+    const caller = callerOf(ctx, session);
     const who = caller ? { agent: caller } : {};
     try {
       return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (channel, signal, onProgress) =>

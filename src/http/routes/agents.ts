@@ -7,8 +7,6 @@ import { EmptyBodySchema, parseInput } from '../schemas.js';
 
 export interface AgentRoutesOptions {
   agents: Pick<AgentRegistry, 'list' | 'info' | 'add' | 'rotate' | 'revoke'>;
-  /** After a revoke or rotate: what the agent's old keys still hold open (event feeds) is closed. @default nothing */
-  onKeysEnded?: (name: string) => void;
 }
 
 /** `POST /agents`: a name and the same settings as a config entry, never a key (keys are minted). */
@@ -17,9 +15,10 @@ const AgentParamsSchema = z.object({ name: z.string().min(1).max(512) });
 
 /**
  * The operator's routes over agents and keys (issue #22). A new or rotated key is in the answer
- * of `POST /agents` and `POST /agents/:name/rotate` only: it is stored as a salted hash.
+ * of `POST /agents` and `POST /agents/:name/rotate` only: it is stored as a salted hash. The
+ * registry announces each change (`agent.changed`): the event feeds of ended keys close on it.
  */
-export const agentRoutes: FastifyPluginCallback<AgentRoutesOptions> = (app, { agents, onKeysEnded }, done) => {
+export const agentRoutes: FastifyPluginCallback<AgentRoutesOptions> = (app, { agents }, done) => {
   const infoOf = (name: string) => {
     const info = agents.info(name);
     if (!info) throw new SwitchboardError('AGENT_NOT_FOUND', `No agent named "${name}"`);
@@ -39,17 +38,13 @@ export const agentRoutes: FastifyPluginCallback<AgentRoutesOptions> = (app, { ag
   app.delete('/agents/:name', async (request) => {
     const { name } = parseInput(AgentParamsSchema, request.params, 'params');
     infoOf(name);
-    const agent = await agents.revoke(name);
-    onKeysEnded?.(name);
-    return { agent };
+    return { agent: await agents.revoke(name) };
   });
 
   app.post('/agents/:name/rotate', async (request) => {
     const { name } = parseInput(AgentParamsSchema, request.params, 'params');
     parseInput(EmptyBodySchema, request.body, 'body');
-    const rotated = await agents.rotate(name);
-    onKeysEnded?.(name);
-    return rotated;
+    return agents.rotate(name);
   });
 
   done();

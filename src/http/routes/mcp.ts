@@ -17,6 +17,7 @@ import { LegacySessions, type LegacySession } from '../endpoint/legacy-sessions.
 import { createServerParts, type ClusterParts } from '../endpoint/server-parts.js';
 import { SessionRelay } from '../endpoint/session-relay.js';
 import { ModernServers } from '../endpoint/modern-servers.js';
+import { authOf } from '../endpoint/request-agent.js';
 
 export interface McpRoutesOptions {
   manager: AgentSource & Pick<MCPManager, 'onServerTraffic'>;
@@ -81,10 +82,10 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   });
   const onerror = (err: Error): void => app.log.debug({ err: err.message }, 'mcp (2026-07-28) request failed');
   // A `Server` per request in flight, as the stateless era wants, reused once its exchange closed
-  // (modern-servers.ts); the lists it serves are shared. The request's agent comes through the
-  // SDK's pass-through `authInfo` (set below as `req.auth`).
+  // (modern-servers.ts); the lists it serves are shared. Each handler reads the request's agent
+  // from the request: the SDK's pass-through `authInfo`, set below as `req.auth` (request-agent.ts).
   const modernServers = new ModernServers(serverOptions);
-  const modern = createMcpHandler((ctx) => modernServers.take(agentOf(ctx.authInfo)), { legacy: 'reject', onerror });
+  const modern = createMcpHandler(() => modernServers.take(), { legacy: 'reject', onerror });
   const serveModern = toNodeHandler(modern, { onerror });
   const relay = new SessionRelay({
     manager,
@@ -133,14 +134,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       posts.add();
       reply.raw.once('close', () => posts.done());
     }
-    if (session) {
-      session.active += 1;
-      session.lastSeen = performance.now();
-      reply.raw.once('close', () => {
-        session.active -= 1;
-        session.lastSeen = performance.now();
-      });
-    }
+    if (session) sessions.serve(session, reply.raw);
   };
 
   const fail = (request: FastifyRequest, reply: FastifyReply, err: unknown): void => {
@@ -173,11 +167,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     let session: LegacySession | undefined;
     let opened = false;
     if (typeof sessionId === 'string') {
-      session = sessions.get(sessionId);
-      // A session is its opener's: another key gets the answer an unknown session gets (no probing).
-      if (session && session.state.agent?.name !== request.agent?.name) session = undefined;
-      // The agent's settings may have changed since it opened the session: its view is the current one.
-      if (session?.state.agent && request.agent) session.state.agent = request.agent;
+      // Another key's session answers as an unknown one does; the agent's view is its current one.
+      session = sessions.resume(sessionId, request.agent);
       // The SDK transport's own wording for the same refusals.
       if (!session) return void sendJsonRpcRefusal(reply, new SwitchboardError('MCP_SESSION_NOT_FOUND', 'Session not found'));
     } else if (request.method === 'POST' && isInitialize(request.body)) {
@@ -226,16 +217,6 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 /** An unsubscribe takes the request path as every request does (in flight, metrics), for the agent that subscribed. */
 function unsubscribeOptions(agent: AgentRef | undefined): RequestOptions {
   return { transport: 'mcp', ...(agent ? { agent } : {}) };
-}
-
-/** The SDK's pass-through auth of a request: the agent (its name and view), never its key. */
-function authOf(agent: AgentRef): AuthInfo {
-  return { token: '', clientId: agent.name, scopes: [], extra: { agent } };
-}
-
-function agentOf(auth: AuthInfo | undefined): AgentRef | undefined {
-  const agent = auth?.extra?.agent as AgentRef | undefined;
-  return typeof agent?.name === 'string' ? agent : undefined;
 }
 
 /** The URIs a `subscriptions/listen` request subscribes to. */

@@ -12,8 +12,6 @@ export interface OAuthRoutesOptions {
   runtime: SwitchboardRuntime;
   oauth: OAuthBroker;
   logger: Logger;
-  /** A sign-in completed here (the other replicas of a cluster resume the server too, issue #28). @default nothing */
-  onSignedIn?: (server: string) => void;
 }
 
 /** What the authorization server sends the browser back with; anything else is ignored. */
@@ -29,7 +27,7 @@ const CallbackQuerySchema = z.object({
  * `/oauth/callback` is where the browser lands, so it needs no bearer token (the auth hook lists
  * it as public) — its single-use, expiring `state` is what guards it.
  */
-export const oauthRoutes: FastifyPluginCallback<OAuthRoutesOptions> = (app, { manager, runtime, oauth, logger, onSignedIn }, done) => {
+export const oauthRoutes: FastifyPluginCallback<OAuthRoutesOptions> = (app, { manager, runtime, oauth, logger }, done) => {
   const configOf = (name: string) => {
     const config = manager.serverConfig(name);
     if (!config) throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${name}"`);
@@ -55,11 +53,11 @@ export const oauthRoutes: FastifyPluginCallback<OAuthRoutesOptions> = (app, { ma
     const query = parseInput(CallbackQuerySchema, request.query, 'query');
     const server = await oauth.complete(query, (name) => manager.serverConfig(name));
     // A server waiting for this sign-in connects now; a connected one (a new sign-in on top of
-    // a working one) is reconnected so that nothing keeps using what the person replaced.
+    // a working one) is reconnected so that nothing keeps using what the person replaced. (The
+    // broker announced the sign-in: the other replicas of a cluster resume theirs.)
     if (!manager.resumeAfterSignIn(server)) {
       runtime.reloadServer(server).catch((err: unknown) => logger.warn({ server, err: errorMessage(err) }, 'reconnect after sign-in failed'));
     }
-    onSignedIn?.(server);
     return reply.type('text/html; charset=utf-8').send(signedInPage(server));
   });
 

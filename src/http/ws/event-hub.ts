@@ -212,6 +212,8 @@ export class EventHub {
     this.lastSeq = seq;
     const entry = new RingEntry(seq, event);
     this.ring[seq % this.ringSize] = entry;
+    // Keys ended (here or, relayed, on another replica): the feeds they hold open must come back with a valid one.
+    if (event.type === 'agent.changed' && event.change !== 'added') this.closeAgent(event.agent);
     for (const [sink, agent] of this.sinks) this.send(sink, entry, agent);
   }
 

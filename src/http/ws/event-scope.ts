@@ -21,8 +21,8 @@ export interface ScopedHello {
  *
  * - About one server (`server.status`, `*.changed`, `server.log`, a one-server reload): only
  *   servers in scope; tool names and counts narrowed to the view.
- * - Operator-only: `approval.*`, `tools.held` (it names the approve command), and the
- *   `call.finished` of anyone but the agent itself.
+ * - Operator-only: `approval.*`, `tools.held` (it names the approve command), `agent.changed`,
+ *   `pins.changed`, `oauth.signed_in`, and the `call.finished` of anyone but the agent itself.
  * - Daemon-wide: a full reload is sent without its error (which may name files or servers);
  *   `config.changed` keeps only the servers in scope and no file paths, and is dropped when
  *   none is left. A kind this function does not know is not sent (fail closed).
@@ -65,6 +65,13 @@ export function scopeEvent(event: StampedEvent, agent: AgentRef, tools: ScopeToo
     }
     case 'call.finished':
       return event.agent === agent.name ? event : undefined;
+    case 'approval.requested':
+    case 'approval.resolved':
+    case 'tools.held':
+    case 'agent.changed':
+    case 'pins.changed':
+    case 'oauth.signed_in':
+      return undefined;
     default:
       return undefined;
   }

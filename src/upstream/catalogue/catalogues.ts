@@ -169,8 +169,9 @@ export class Catalogues {
   /**
    * Serves the new definitions of the held tools named (every held tool when `names` is
    * undefined) and pins them. Returns the names approved; a name not held is `TOOL_NOT_FOUND`.
+   * `follows`: the replica whose approval this applies (daemon-events.ts `Follows`).
    */
-  approve(upstream: ShareOwner, names: readonly string[] | undefined, hashes?: Readonly<Record<string, string>>): string[] {
+  approve(upstream: ShareOwner, names: readonly string[] | undefined, hashes?: Readonly<Record<string, string>>, follows?: string): string[] {
     const share = this.share(upstream.name);
     const unknown = names?.filter((name) => !share.held.some((h) => h.tool.name === name)) ?? [];
     if (unknown.length > 0) throw new SwitchboardError('TOOL_NOT_FOUND', `Server "${upstream.name}" holds no tool named ${unknown.map((n) => `"${n}"`).join(', ')}`);
@@ -181,7 +182,7 @@ export class Catalogues {
       throw new SwitchboardError('TOOL_CHANGED', `The held definition of ${moved.map((h) => `"${h.tool.name}"`).join(', ')} changed again since it was shown; review it again (switchboard status ${upstream.name})`);
     }
     if (chosen.length === 0) return [];
-    this.pins.approve(upstream.name, chosen);
+    this.pins.approve(upstream.name, chosen, follows);
     this.setTools(upstream, share.listed, { cause: 'approve', deferred: share.deferred, stale: share.stale });
     return chosen.map((h) => h.tool.name);
   }

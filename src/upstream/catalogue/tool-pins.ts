@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/client';
 import { pino, type Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
+import type { PublishEvent } from '../../events/daemon-events.js';
 import type { ToolPin, ToolPinStore } from '../../store/ports.js';
 import { MemoryToolPinStore } from '../../store/tool-pin-store.js';
 
@@ -83,22 +84,43 @@ export interface SplitOptions {
   pinNew: boolean;
 }
 
+export interface ToolPinsOptions {
+  /** @default pins kept in memory */
+  store?: ToolPinStore;
+  /** The daemon's `pinTools`. @default 'changes' */
+  mode?: PinMode;
+  /** @default silent */
+  log?: Logger;
+  /** Time of `pinnedAt` and `heldAt`. @default Date.now */
+  now?: () => number;
+  /** Where an operator's approval is announced (`pins.changed`): the event bus. @default nowhere */
+  publish?: PublishEvent;
+}
+
 /**
  * The pins of every server, loaded from the store once per server (before its first listing:
- * the manager loads them while the server connects) and written back as they change.
+ * the manager loads them while the server connects) and written back as they change. What an
+ * operator approves is announced (`pins.changed`); the pins a listing adds are told by its
+ * `tools.changed`, and each replica of a cluster pins its own listings itself.
  */
 export class ToolPins {
   readonly #pins = new Map<string, Map<string, ToolPin>>();
   readonly #loading = new Map<string, Promise<void>>();
   /** Hashes of tool objects already seen: a re-list with the same definitions keeps its objects. */
   readonly #hashes = new WeakMap<Tool, string>();
+  private readonly store: ToolPinStore;
+  private readonly mode: PinMode;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  readonly #publish: PublishEvent | undefined;
 
-  constructor(
-    private readonly store: ToolPinStore = new MemoryToolPinStore(),
-    private readonly mode: PinMode = 'changes',
-    private readonly log: Logger = pino({ level: 'silent' }),
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(options: ToolPinsOptions = {}) {
+    this.store = options.store ?? new MemoryToolPinStore();
+    this.mode = options.mode ?? 'changes';
+    this.log = options.log ?? pino({ level: 'silent' });
+    this.now = options.now ?? Date.now;
+    this.#publish = options.publish;
+  }
 
   /** Reads the server's pins, once; never rejects (a failed read counts as none). */
   load(server: string): Promise<void> {
@@ -145,10 +167,16 @@ export class ToolPins {
     return { served: tools.filter((tool) => !names.has(tool.name)), held };
   }
 
-  /** Pins the held tools' new definitions: the next split serves them. */
-  approve(server: string, held: readonly HeldTool[]): void {
+  /**
+   * Pins the held tools' new definitions (the next split serves them) and announces it; `follows`
+   * names the replica whose approval this applies (daemon-events.ts `Follows`).
+   */
+  approve(server: string, held: readonly HeldTool[], follows?: string): void {
     const pins = this.#pins.get(server);
-    if (pins) this.keep(server, pins, held.map((h) => this.pinOf(h.tool, h.hash)));
+    if (!pins || held.length === 0) return;
+    this.keep(server, pins, held.map((h) => this.pinOf(h.tool, h.hash)));
+    const tools = held.map((h) => ({ name: h.tool.name, hash: h.hash }));
+    this.#publish?.({ type: 'pins.changed', server, tools, ...(follows !== undefined ? { follows } : {}) });
   }
 
   private keep(server: string, pins: Map<string, ToolPin>, fresh: ToolPin[]): void {

@@ -7,6 +7,7 @@ import { errorMessage, SwitchboardError } from '../../errors.js';
 import { configHash } from '../../config/config-hash.js';
 import type { CredentialStore, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 import type { Clock } from '../../util/clock.js';
+import type { PublishEvent } from '../../events/daemon-events.js';
 import { hashState, refreshDue, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from './provider.js';
 import { isUnattended } from './client-credentials.js';
 import { refreshStoredTokens, renewUnattended } from './refresh.js';
@@ -54,6 +55,8 @@ export interface OAuthBrokerOptions {
   callbackUrl: () => string | undefined;
   /** @default globalThis.fetch */
   fetch?: FetchLike;
+  /** Where a completed sign-in is announced (`oauth.signed_in`, the server's name only): the event bus. @default nowhere */
+  publish?: PublishEvent;
 }
 
 /**
@@ -69,6 +72,7 @@ export class OAuthBroker {
   readonly #log: Logger;
   readonly #callbackUrl: () => string | undefined;
   readonly #fetch: FetchLike;
+  readonly #publish: PublishEvent | undefined;
   readonly #offers = new Map<string, { authHash: string; url: string; expiresAt: number; stepUp: boolean }>();
   readonly #stepUps = new StepUpGuard();
   /** One DPoP key and session per server and settings: its nonces must outlive a connect. */
@@ -82,6 +86,7 @@ export class OAuthBroker {
     this.#clock = options.clock;
     this.#log = options.log;
     this.#callbackUrl = options.callbackUrl;
+    this.#publish = options.publish;
     const base = options.fetch ?? ((url, init) => fetch(url, init));
     this.#fetch = (url, init) => base(url, { ...init, signal: withTimeout(init?.signal) });
     const dpop = (key: OAuthKey): Promise<DpopIdentity> => {
@@ -196,6 +201,7 @@ export class OAuthBroker {
     }
     this.#stepUps.signedIn(scope.key, offer ? (new URL(offer.url).searchParams.get('scope') ?? '') : '', offer?.stepUp ?? false);
     this.#log.info({ server }, 'signed in');
+    this.#publish?.({ type: 'oauth.signed_in', server });
     return server;
   }
 

@@ -54,6 +54,27 @@ describe('the event feed of an agent', () => {
       stamp({ type: 'call.finished', agent, transport: 'rest', server: 'git', kind: 'tools/call', name: 'git_log', outcome: 'ok', durationMs: 1, argBytes: 0, resultBytes: 0 });
     expect(scopeEvent(call('reader'), gitReader, catalogue)).toBeDefined();
     expect(scopeEvent(call('other'), gitReader, catalogue)).toBeUndefined();
+    // What operators change (issue #34 item 5): the names of other agents, approvals, sign-ins.
+    expect(scopeEvent(stamp({ type: 'agent.changed', agent: 'reader', change: 'rotated' }), everything, catalogue)).toBeUndefined();
+    expect(scopeEvent(stamp({ type: 'pins.changed', server: 'git', tools: [{ name: 'push', hash: 'h' }] }), everything, catalogue)).toBeUndefined();
+    expect(scopeEvent(stamp({ type: 'oauth.signed_in', server: 'git' }), everything, catalogue)).toBeUndefined();
+  });
+
+  it('closes an agent\'s feeds when the registry says its keys ended (rotated, revoked), whichever replica told it', () => {
+    const bus = new EventBus({ replica: 'aaaaaaaaaaaa' });
+    const hub = new EventHub({ bus, manager: { listServers: () => [], getCatalogue: () => catalogue }, runtime: { state: 'ready' } });
+    const closed: Array<[string, number]> = [];
+    const sinkOf = (name: string): EventSink => Object.assign(new ArraySink(), { close: (code: number) => void closed.push([name, code]) });
+    hub.subscribe(sinkOf('reader'), { agent: gitReader });
+    hub.subscribe(sinkOf('all'), { agent: everything });
+    hub.subscribe(sinkOf('operator'));
+    bus.publish({ type: 'agent.changed', agent: 'reader', change: 'added' });
+    expect(closed).toEqual([]);
+    bus.publish({ type: 'agent.changed', agent: 'reader', change: 'rotated' });
+    bus.publish({ type: 'agent.changed', agent: 'all', change: 'revoked', replica: 'bbbbbbbbbbbb' } as never);
+    expect(closed).toEqual([['reader', 4401], ['all', 4401]]);
+    expect(hub.subscriberCount).toBe(1);
+    hub.stop();
   });
 
   it('keeps daemon-wide events only as far as they reveal nothing outside the scope', () => {

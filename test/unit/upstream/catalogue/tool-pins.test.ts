@@ -2,19 +2,21 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, digest, ToolPins, type HeldTool } from '../../../../src/upstream/catalogue/tool-pins.js';
 import { MemoryToolPinStore } from '../../../../src/store/tool-pin-store.js';
+import type { DaemonEvent } from '../../../../src/events/daemon-events.js';
 
 const tool = (name: string, description: string, extra: Partial<Tool> = {}): Tool => ({ name, description, inputSchema: { type: 'object' }, ...extra });
 
 function splitter(mode: 'changes' | 'off' = 'changes') {
   const store = new MemoryToolPinStore();
-  const pins = new ToolPins(store, mode, undefined, () => Date.UTC(2026, 0, 1));
+  const events: DaemonEvent[] = [];
+  const pins = new ToolPins({ store, mode, now: () => Date.UTC(2026, 0, 1), publish: (event) => events.push(event) });
   let previous: HeldTool[] = [];
   const split = (tools: Tool[], options: { pinNew?: boolean; mode?: 'changes' | 'off' } = {}) => {
     const out = pins.split('s', tools, { mode: options.mode, exposedName: (n) => `mcp_s_${n}`, previous, pinNew: options.pinNew ?? true });
     previous = out.held;
     return { served: out.served.map((t) => t.name), held: out.held };
   };
-  return { pins, store, split };
+  return { pins, store, split, events };
 }
 
 describe('canonical JSON and digests', () => {
@@ -48,6 +50,23 @@ describe('ToolPins.split', () => {
     expect(again.held[0]).toBe(changed.held[0]);
     pins.approve('s', again.held);
     expect(split([tool('a', 'A2', { annotations: { readOnlyHint: false } }), tool('b', 'B'), tool('c', 'C')])).toEqual({ served: ['a', 'b', 'c'], held: [] });
+  });
+
+  it('announces an approval (pins.changed: names and hashes, whose approval it follows), not the pins a listing adds', async () => {
+    const { pins, split, events } = splitter();
+    await pins.load('s');
+    split([tool('a', 'A'), tool('b', 'B')]);
+    const { held } = split([tool('a', 'A2'), tool('b', 'B2')]);
+    expect(events).toEqual([]);
+    pins.approve('s', held.slice(0, 1));
+    pins.approve('s', held.slice(1), 'replica-a');
+    expect(events).toEqual([
+      { type: 'pins.changed', server: 's', tools: [{ name: 'a', hash: held[0]!.hash }] },
+      { type: 'pins.changed', server: 's', tools: [{ name: 'b', hash: held[1]!.hash }], follows: 'replica-a' },
+    ]);
+    // Nothing approved, nothing said.
+    pins.approve('s', []);
+    expect(events).toHaveLength(2);
   });
 
   it('serves every change with pinning off, and pins it', async () => {
