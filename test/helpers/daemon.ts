@@ -10,6 +10,7 @@ import { createDaemon, type Daemon, type DaemonDeps } from '../../src/daemon.js'
 import { createLogger } from '../../src/logger.js';
 import type { DaemonEvent, DaemonEventType } from '../../src/events/daemon-events.js';
 import { unstamped } from './daemon-events.js';
+import { fixtureServerConfig, type FixtureOptions } from './fixtures.js';
 
 /**
  * A real daemon on 127.0.0.1:<random port> for integration tests, benchmarks and CLI tests.
@@ -208,4 +209,10 @@ export function recordDaemonEvents(daemon: Pick<Daemon, 'bus'>): DaemonEvent[] {
   const events: DaemonEvent[] = [];
   onTestFinished(daemon.bus.subscribe((event) => void events.push(unstamped(event))));
   return events;
+}
+
+/** A daemon whose one server is the `echo-stdio` fixture, named `echo` (tools `mcp_echo_echo`, `mcp_echo_add`, …). */
+export function startEchoDaemon(options: Omit<StartDaemonOptions, 'servers'> & { echo?: FixtureOptions } = {}): Promise<TestDaemon> {
+  const { echo, ...rest } = options;
+  return startDaemon({ ...rest, servers: { echo: fixtureServerConfig('echo-stdio', echo) } });
 }

@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import type { TestDaemon } from './daemon.js';
 import { received } from './events.js';
 import { startFixtureHttp } from './fixtures.js';
@@ -115,6 +115,21 @@ export async function signIn(sb: TestDaemon, name: string): Promise<void> {
 export async function callTool(sb: TestDaemon, tool: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
   const res = await sb.json<ToolResult>(`/tools/${tool}/call`, { method: 'POST', body: { arguments: args } });
   return res.body;
+}
+
+/** What the OAuth fixture's `whoami` tool says about the token it was called with. */
+export interface Whoami {
+  /** The token's sequence number: a new token (refresh, sign-in) has a higher one. */
+  seq: number;
+  clientId: string;
+  scopes: string[];
+}
+
+/** Calls `mcp_<server>_whoami` over REST; fails the test when the call is an error. */
+export async function whoami(sb: TestDaemon, server = 'remote'): Promise<Whoami> {
+  const result = await callTool(sb, `mcp_${server}_whoami`);
+  expect(result.isError, JSON.stringify(result)).toBeFalsy();
+  return JSON.parse(result.content[0]?.text ?? '{}') as Whoami;
 }
 
 export interface ToolResult {

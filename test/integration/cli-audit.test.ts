@@ -1,7 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runAudit } from '../../src/cli/client/audit.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 
 /** Issue #22 item 4: `switchboard audit` prints the audit log, and follows it with `--follow`. */
 
@@ -39,7 +38,7 @@ const LINE = (transport: string, server: string, name: string, outcome: string) 
 
 describe('switchboard audit', () => {
   it('prints the entries oldest first, filtered; --json prints the answer as it is', async () => {
-    const d = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const d = await startEchoDaemon();
     await call(d, 'mcp_echo_echo', { text: 'a' });
     await call(d, 'mcp_nope_x', {});
 
@@ -62,7 +61,7 @@ describe('switchboard audit', () => {
   });
 
   it('--follow prints the history, then each call as it finishes, until stopped', async () => {
-    const d = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const d = await startEchoDaemon();
     await call(d, 'mcp_echo_echo', { text: 'before' });
     const out = capture();
     const err = capture();

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCall, runDisconnect, runReload, runStatus, runTools, type CommandIo } from '../../src/cli/client/index.js';
 import { formatTable } from '../../src/cli/client/table.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 type Command = (io: CommandIo) => Promise<number>;
@@ -27,10 +27,6 @@ async function run(command: Command, argv: string[], env: NodeJS.ProcessEnv = {}
   return { code, stdout, stderr };
 }
 
-function echoDaemon(config: Parameters<typeof startDaemon>[0] = {}): Promise<TestDaemon> {
-  return startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, ...config });
-}
-
 /** A port nothing listens on: bound once by us, then released. */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -44,7 +40,7 @@ async function closedPort(): Promise<number> {
 
 describe('switchboard status', () => {
   it('prints one aligned row per server, and the raw body with --json', async () => {
-    const d = await echoDaemon();
+    const d = await startEchoDaemon();
 
     const table = await run(runStatus, ['--url', d.url]);
     expect(table).toMatchObject({ code: 0, stderr: '' });
@@ -71,7 +67,7 @@ describe('switchboard status', () => {
   });
 
   it('reads the daemon URL from SWITCHBOARD_URL', async () => {
-    const d = await echoDaemon();
+    const d = await startEchoDaemon();
     const result = await run(runStatus, [], { SWITCHBOARD_URL: d.url });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^echo\s+connected/m);
@@ -100,7 +96,7 @@ describe('switchboard status', () => {
 
 describe('switchboard tools', () => {
   it('lists the aggregated tools, filters by server and query, and --json parses', async () => {
-    const d = await echoDaemon();
+    const d = await startEchoDaemon();
 
     const all = await run(runTools, ['--url', d.url]);
     expect(all.code).toBe(0);
@@ -126,7 +122,7 @@ describe('switchboard tools', () => {
 
 describe('switchboard call', () => {
   it('prints text content, then structuredContent as JSON', async () => {
-    const d = await echoDaemon();
+    const d = await startEchoDaemon();
 
     const echo = await run(runCall, ['--url', d.url, 'mcp_echo_echo', '{"text":"hello there"}']);
     expect(echo).toEqual({ code: 0, stdout: 'hello there\n', stderr: '' });
@@ -139,7 +135,7 @@ describe('switchboard call', () => {
   });
 
   it('exits 1 when the tool result is an error', async () => {
-    const d = await echoDaemon();
+    const d = await startEchoDaemon();
     // The fixture's input schema requires `text`; the server answers with an isError result.
     const result = await run(runCall, ['--url', d.url, 'mcp_echo_echo', '{}']);
     expect(result.code).toBe(1);
@@ -148,7 +144,7 @@ describe('switchboard call', () => {
   });
 
   it('exits 1 with the daemon error code for an unknown tool', async () => {
-    const d = await echoDaemon();
+    const d = await startEchoDaemon();
     const result = await run(runCall, ['--url', d.url, 'mcp_nope_nothing']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
@@ -176,7 +172,7 @@ describe('switchboard reload and disconnect', () => {
   it('reloads one server, reloads all, disconnects one', async () => {
     // A gate longer than any connect: a reload answers with the server connected, never with
     // tools deferred from the cache.
-    const d = await echoDaemon({ config: { startupGateMs: 30_000 } });
+    const d = await startEchoDaemon({ config: { startupGateMs: 30_000 } });
 
     const one = await run(runReload, ['--url', d.url, 'echo']);
     expect(one).toEqual({ code: 0, stdout: 'reloaded echo: connected, 3 tools\n', stderr: '' });
@@ -191,7 +187,7 @@ describe('switchboard reload and disconnect', () => {
   }, 60_000);
 
   it('exits 1 with SERVER_NOT_FOUND for an unknown server, 2 without a server', async () => {
-    const d = await echoDaemon();
+    const d = await startEchoDaemon();
 
     const reload = await run(runReload, ['--url', d.url, 'ghost']);
     expect(reload.code).toBe(1);
@@ -207,7 +203,7 @@ describe('switchboard reload and disconnect', () => {
 
 describe('a daemon with a token', () => {
   it('refuses without --token and answers with it or SWITCHBOARD_TOKEN', async () => {
-    const d = await echoDaemon({ config: { token: 'cli-test-token' } });
+    const d = await startEchoDaemon({ config: { token: 'cli-test-token' } });
 
     const refused = await run(runStatus, ['--url', d.url]);
     expect(refused.code).toBe(1);

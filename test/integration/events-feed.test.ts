@@ -4,9 +4,8 @@ import Fastify from 'fastify';
 import { onTestFinished, describe, expect, it } from 'vitest';
 import { EventHub, type HelloEvent, type WireEvent } from '../../src/http/ws/event-hub.js';
 import { eventsRoutes } from '../../src/http/ws/events.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { closed, collectUntil, nextEvent, openEvents } from '../helpers/events.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 const isReloadFinished = (event: WireEvent): boolean => event.type === 'reload.finished';
 
@@ -15,10 +14,6 @@ const isReloadFinished = (event: WireEvent): boolean => event.type === 'reload.f
  * cache, a reload would answer with deferred tools and the live switch would land after
  * `reload.finished`, racing the assertions on `seq`.
  */
-async function echoDaemon(): Promise<TestDaemon> {
-  return startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { startupGateMs: 60_000 } });
-}
-
 /** A full restart (`force`): a plain reload leaves an unchanged server alone and emits little. */
 async function reloadAll(daemon: TestDaemon): Promise<void> {
   const { status } = await daemon.json('/reload?force=true', { method: 'POST' });
@@ -55,7 +50,7 @@ function expectConsecutive(events: readonly WireEvent[], after: number): void {
 
 describe('GET /events', () => {
   it('greets with a hello snapshot of the running daemon', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
     const ws = await openEvents(daemon.url);
     const hello = await nextEvent(ws, 'hello');
 
@@ -72,7 +67,7 @@ describe('GET /events', () => {
   });
 
   it('numbers every event of a full reload without a gap', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
     const ws = await openEvents(daemon.url);
     const hello = await nextEvent(ws, 'hello');
     await reloadAll(daemon);
@@ -90,7 +85,7 @@ describe('GET /events', () => {
   });
 
   it('replays exactly the missed events for ?since=, then continues live', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
     const witness = await openEvents(daemon.url);
     const { seq: before } = await nextEvent(witness, 'hello');
     await reloadAll(daemon);
@@ -107,14 +102,14 @@ describe('GET /events', () => {
   });
 
   it('answers a ?since= ahead of the stream (a previous daemon) with a fresh hello', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
     const ws = await openEvents(daemon.url, { query: `since=${daemon.daemon.events.seq + 1000}` });
     const hello = await nextEvent(ws, 'hello');
     expect(hello.seq).toBe(daemon.daemon.events.seq);
   });
 
   it('refuses an invalid since with 400 before the upgrade', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
     for (const since of ['abc', '-1', '1.5', '', '1&since=2']) {
       const { status, body } = await upgradeRequest(`${daemon.url}/events?since=${since}`);
       expect(status).toBe(400);
@@ -124,14 +119,14 @@ describe('GET /events', () => {
   });
 
   it('answers a plain GET without an upgrade with 426 UPGRADE_REQUIRED in the error shape', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
     const { status, body } = await daemon.json('/events');
     expect(status).toBe(426);
     expect(body).toMatchObject({ error: { code: 'UPGRADE_REQUIRED' } });
   });
 
   it('closes every subscriber with 1001 on shutdown', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
     const sockets = await Promise.all([openEvents(daemon.url), openEvents(daemon.url)]);
     await Promise.all(sockets.map((ws) => nextEvent(ws, 'hello')));
     await daemon.close();
@@ -155,7 +150,7 @@ describe('GET /events with a small ring', () => {
   }
 
   it('sends a fresh hello when the events after since are no longer kept', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
     const feed = await smallRingFeed(daemon, 3);
     const witness = await openEvents(feed.url);
     const first = await nextEvent(witness, 'hello');

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
-import { discoveryOf, nextDaemonEvent, startDaemon } from '../helpers/daemon.js';
+import { discoveryOf, nextDaemonEvent, startDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { holdInitialize } from '../helpers/hold-initialize.js';
 
@@ -69,7 +69,7 @@ describe('GET /health and /ready', () => {
   });
 
   it('/ready answers 503 SHUTTING_DOWN while stopping, as does every route but /health', async () => {
-    const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const sb = await startEchoDaemon();
     sb.daemon.runtime.stopAccepting();
     expect(await sb.json('/health')).toMatchObject({ status: 200, body: { status: 'ok' } });
     for (const [method, path] of [
@@ -238,7 +238,7 @@ describe('error responses', () => {
   });
 
   it('names the offending field in 400 VALIDATION_FAILED', async () => {
-    const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const sb = await startEchoDaemon();
     const cases: Array<[string, string, unknown, string]> = [
       ['POST', '/tools/mcp_echo_echo/call', { arguments: [1, 2] }, 'arguments: Expected object'],
       ['POST', '/tools/mcp_echo_echo/call', { arguments: 'text' }, 'arguments: Expected object'],
@@ -260,7 +260,7 @@ describe('error responses', () => {
   });
 
   it('accepts an empty body with a JSON content type on operations and calls', async () => {
-    const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const sb = await startEchoDaemon();
     const res = await sb.fetch('/servers/echo/reload', { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(200);
   });

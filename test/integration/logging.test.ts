@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { formatLine } from '../../src/log-pretty.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { holdInitialize } from '../helpers/hold-initialize.js';
 import { tempDir } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
 
@@ -15,13 +16,15 @@ const LEVEL_WARN = 40;
 
 describe('log levels', () => {
   it('logs /ready 503s during startup at debug, never as errors', async () => {
+    const hold = await holdInitialize();
     const d = await startDaemon({
-      servers: { slow: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '600' } }) },
+      servers: { slow: fixtureServerConfig('echo-stdio', { env: hold.env }) },
       captureLogs: 'debug',
       until: 'listening',
     });
-    // With no cache entry, the gate waits for the slow server: /ready is 503 until it answers.
+    // With no cache entry, the gate waits for the held server: /ready is 503 until it answers.
     for (let i = 0; i < 3; i++) expect((await d.fetch('/ready')).status).toBe(503);
+    await hold.release();
     await d.daemon.start();
     expect((await d.fetch('/ready')).status).toBe(200);
     const entries = d.logs.entries();

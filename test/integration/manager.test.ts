@@ -133,8 +133,9 @@ describe('MCPManager startup gate', () => {
 
   it('does not serve cached tools after the config changed: the server is awaited instead', async () => {
     const store = await cacheStore();
-    const oldConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '800' } });
-    const newConfig = fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '801' } });
+    // Only the env differs, so the config hash does: the cached list belongs to the old config.
+    const oldConfig = fixtureServerConfig('echo-stdio', { env: { CONFIG_GENERATION: '1' } });
+    const newConfig = fixtureServerConfig('echo-stdio', { env: { CONFIG_GENERATION: '2' } });
     await store.put('slow', configHash(oldConfig), ECHO_TOOLS);
     const { manager, bus } = newManager({ store, startupGateMs: 0 });
     const events = recordDaemonEvents({ bus });

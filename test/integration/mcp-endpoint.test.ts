@@ -3,7 +3,7 @@ import { Client, StreamableHTTPClientTransport, ProtocolError, ProtocolErrorCode
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
@@ -67,10 +67,6 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
   };
 }
 
-function echoDaemon(extra: Parameters<typeof fixtureServerConfig>[1] = {}): Promise<TestDaemon> {
-  return startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio', extra) } });
-}
-
 describe('/mcp', () => {
   it('lists the aggregated tools and calls one', async () => {
     const daemon = await startDaemon({
@@ -102,7 +98,7 @@ describe('/mcp', () => {
   });
 
   it('answers an unknown tool with InvalidParams', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon();
     const { client } = await connectClient(daemon);
     const error = await client.callTool({ name: 'mcp_echo_nope', arguments: {} }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ProtocolError);
@@ -111,7 +107,7 @@ describe('/mcp', () => {
   });
 
   it('sends notifications/tools/list_changed after a server reload', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon();
     const { client, streamOpen } = await connectClient(daemon);
     const changed = deferred();
     client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
@@ -136,7 +132,7 @@ describe('/mcp', () => {
   });
 
   it('ends the session on DELETE', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon();
     const { transport } = await connectClient(daemon);
     const sessionId = transport.sessionId;
     expect(sessionId).toEqual(expect.any(String));
@@ -156,7 +152,7 @@ describe('/mcp', () => {
   });
 
   it('refuses a request without a session that is not an initialize', async () => {
-    const daemon = await echoDaemon();
+    const daemon = await startEchoDaemon();
     const res = await daemon.fetch('/mcp', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },

@@ -1,8 +1,7 @@
 import { Client, StreamableHTTPClientTransport, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 
 /**
  * Issue #13 item 2: `/mcp` serves both protocol eras on one URL, against a real daemon with a
@@ -43,7 +42,7 @@ async function rawPost(daemon: TestDaemon, headers: Record<string, string>, body
 
 describe('/mcp in both protocol eras', () => {
   it('serves a client pinned to 2026-07-28: discover, list with hints, call, and list_changed on subscriptions/listen', async () => {
-    const daemon = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const daemon = await startEchoDaemon();
     const { client, transport, changed } = await connect(daemon, { pin: MODERN });
     expect(client.getProtocolEra()).toBe('modern');
     expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
@@ -66,14 +65,14 @@ describe('/mcp in both protocol eras', () => {
   });
 
   it('lands a client in auto mode on the 2026-07-28 era', async () => {
-    const daemon = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const daemon = await startEchoDaemon();
     const { client } = await connect(daemon, 'auto');
     expect(client.getProtocolEra()).toBe('modern');
     expect(await client.callTool({ name: 'mcp_echo_reverse', arguments: { text: 'ab' } })).toMatchObject({ content: [{ text: 'ba' }] });
   });
 
   it('keeps serving a 2025-11-25 client as before: initialize, a session, the GET stream, list_changed', async () => {
-    const daemon = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const daemon = await startEchoDaemon();
     const { client, transport, changed } = await connect(daemon, 'legacy');
     expect(client.getProtocolEra()).toBe('legacy');
     expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
@@ -86,7 +85,7 @@ describe('/mcp in both protocol eras', () => {
   });
 
   it('answers header mismatches with -32020 and an unknown revision with -32022 naming the supported one', async () => {
-    const daemon = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const daemon = await startEchoDaemon();
     const mismatch = await rawPost(
       daemon,
       { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' },

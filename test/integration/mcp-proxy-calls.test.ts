@@ -2,7 +2,7 @@ import { Client, ProtocolError, StreamableHTTPClientTransport, type Progress, ty
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import type { ServerConfig } from '../../src/config/types.js';
 
@@ -155,7 +155,7 @@ describe('one call path for REST and /mcp', () => {
   });
 
   it('counts /mcp calls and REST calls in /metrics by transport, server, tool and outcome', async () => {
-    const daemon = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const daemon = await startEchoDaemon();
     const client = await agent(daemon, 'legacy');
     await client.callTool({ name: 'mcp_echo_echo', arguments: { text: 'a' } });
     await client.callTool({ name: 'mcp_echo_echo', arguments: { text: 'b' } });

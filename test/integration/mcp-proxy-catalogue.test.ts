@@ -1,7 +1,7 @@
 import { Client, ProtocolError, StreamableHTTPClientTransport, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 
 /**
@@ -177,7 +177,7 @@ describe('/mcp catalogue changes and names', () => {
   });
 
   it('says "no tool" once, and advertises no prompts or resources when no server has them', async () => {
-    const daemon = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') } });
+    const daemon = await startEchoDaemon();
     const client = await agent(daemon, 'legacy');
     const err = (await client.callTool({ name: 'mcp_echo_nope', arguments: {} }).catch((e: unknown) => e)) as ProtocolError;
     expect(err.code).toBe(-32602);

@@ -5,7 +5,7 @@ import { discoverMCPServers } from '../../src/config/discover.js';
 import { ERROR_META_KEY } from '../../src/upstream/catalogue/tool-bridge.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { callTool, followSignIn, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';
+import { callTool, followSignIn, serverStatus, signIn, startOAuthFixture, whoami } from '../helpers/oauth.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -18,10 +18,6 @@ const CLIENT_SECRET = 'preregistered-secret';
 const CIMD_URL = 'https://switchboard.example/oauth/client-metadata.json';
 const STATIC = 'static-bearer-token';
 
-async function whoami(sb: Awaited<ReturnType<typeof startDaemon>>, server: string): Promise<{ clientId: string; scopes: string[] }> {
-  const result = await callTool(sb, `mcp_${server}_whoami`);
-  return JSON.parse(result.content[0]?.text ?? '{}') as { clientId: string; scopes: string[] };
-}
 
 describe('client registration', () => {
   it('uses a client registered beforehand, from our config or a Gemini settings file, without dynamic registration', async () => {

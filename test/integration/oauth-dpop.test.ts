@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
-import { callTool, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';
+import { serverStatus, signIn, startOAuthFixture, whoami } from '../helpers/oauth.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -19,11 +19,6 @@ interface DpopState {
   dpop: { asNonceChallenges: number; rsNonceChallenges: number; boundTokens: number; proofsAccepted: number; refused: number };
 }
 
-async function whoami(sb: TestDaemon): Promise<{ seq: number }> {
-  const result = await callTool(sb, 'mcp_remote_whoami');
-  expect(result.isError, JSON.stringify(result)).toBeFalsy();
-  return JSON.parse(result.content[0]?.text ?? '{}') as { seq: number };
-}
 
 describe('DPoP', () => {
   it('proves possession with one key per upstream, retries both nonce challenges, refreshes bound tokens, and keeps the key across a restart', async () => {

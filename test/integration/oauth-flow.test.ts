@@ -6,7 +6,7 @@ import { ERROR_META_KEY } from '../../src/upstream/catalogue/tool-bridge.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { callTool, followSignIn, outwardText, serverStatus, signIn, startOAuthFixture, type OAuthFixture } from '../helpers/oauth.js';
+import { callTool, followSignIn, outwardText, serverStatus, signIn, startOAuthFixture, type OAuthFixture, whoami } from '../helpers/oauth.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -33,11 +33,6 @@ async function daemonFor(fixture: OAuthFixture, options: Parameters<typeof start
   return startDaemon({ servers: { remote: { type: 'http', url: fixture.url } }, ...options });
 }
 
-async function whoami(sb: TestDaemon): Promise<{ seq: number; clientId: string; scopes: string[] }> {
-  const result = await callTool(sb, 'mcp_remote_whoami');
-  expect(result.isError, JSON.stringify(result)).toBeFalsy();
-  return JSON.parse(result.content[0]?.text ?? '{}') as { seq: number; clientId: string; scopes: string[] };
-}
 
 describe('OAuth upstream: first connect and sign-in', () => {
   it('waits in needs_auth (no SSE fallback, no retries), then POST login and the browser round trip bring live tools', async () => {

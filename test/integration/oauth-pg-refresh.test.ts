@@ -2,7 +2,7 @@ import { prepareCluster } from '../../src/cluster/join-cluster.js';
 import { describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { callTool, serverStatus, signIn, startOAuthFixture, type OAuthFixture } from '../helpers/oauth.js';
+import { serverStatus, signIn, startOAuthFixture, type OAuthFixture, whoami } from '../helpers/oauth.js';
 import { freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
 
 /**
@@ -26,11 +26,6 @@ async function replica(fixture: OAuthFixture, url: string, clock: ManualClock): 
   return startDaemon({ servers: { remote: { type: 'http', url: fixture.url, oauth: CLIENT } }, config: NO_PINGS, deps: { clock, stores, cluster } });
 }
 
-async function whoami(sb: TestDaemon): Promise<{ seq: number; clientId: string }> {
-  const result = await callTool(sb, 'mcp_remote_whoami');
-  expect(result.isError, JSON.stringify(result)).toBeFalsy();
-  return JSON.parse(result.content[0]?.text ?? '{}') as { seq: number; clientId: string };
-}
 
 describe('OAuth on a PostgreSQL store shared by two daemons', () => {
   it('a sign-in on A connects B by itself; tokens due on both are refreshed once, and both use the new ones', async () => {

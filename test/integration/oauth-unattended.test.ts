@@ -3,10 +3,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { callTool, outwardText, serverStatus, startOAuthFixture, type OAuthFixture } from '../helpers/oauth.js';
+import { outwardText, serverStatus, startOAuthFixture, type OAuthFixture, whoami } from '../helpers/oauth.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -20,11 +20,6 @@ const SECRET = 'cc-secret-0123456789abcdef';
 /** Pings off: one test moves a manual clock by an hour and counts every token request. */
 const NO_PINGS = { health: { enabled: true, pingIntervalMs: 0 } };
 
-async function whoami(sb: TestDaemon, server: string): Promise<{ seq: number; clientId: string; scopes: string[] }> {
-  const result = await callTool(sb, `mcp_${server}_whoami`);
-  expect(result.isError, JSON.stringify(result)).toBeFalsy();
-  return JSON.parse(result.content[0]?.text ?? '{}') as { seq: number; clientId: string; scopes: string[] };
-}
 
 function unattended(fixture: OAuthFixture, oauth: NonNullable<ServerConfig['oauth']>): ServerConfig {
   return { type: 'http', url: fixture.url, oauth: { grant: 'client_credentials', ...oauth } };
