@@ -6,6 +6,8 @@ import type { FeedEvent } from './types.js';
 /** The subprotocol `/events` answers with; the key rides beside it (src/http/guards/auth.ts). */
 const SUBPROTOCOL = 'switchboard.events';
 const BEARER_PREFIX = 'switchboard.bearer.';
+/** How many past events a hello brings (`?recent=`). */
+const HISTORY = 200;
 
 export type FeedStatus = 'connecting' | 'live' | 'reconnecting';
 export const feedStatus = signal<FeedStatus>('connecting');
@@ -29,7 +31,9 @@ export function startFeed(): void {
   stopped = false;
   clearTimeout(retryTimer);
   const since = lastSeq.value;
-  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/events${since === undefined ? '' : `?since=${since}`}`;
+  // A hello (the first, or after a gap too old to replay) brings the latest events along: the Events view opens with history.
+  const query = since === undefined ? `recent=${HISTORY}` : `since=${since}&recent=${HISTORY}`;
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/events?${query}`;
   const key = storedKey();
   // The key goes in the subprotocol list, never in the URL (URLs end up in logs and history).
   const ws = new WebSocket(url, key === null ? [SUBPROTOCOL] : [SUBPROTOCOL, BEARER_PREFIX + base64url(key)]);

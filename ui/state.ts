@@ -62,7 +62,9 @@ export async function refreshStatus(): Promise<void> {
 /** Applies one feed event to the views' state. */
 export function applyEvent(event: FeedEvent): void {
   if (event.type === 'hello') {
-    replaceServers((event as FeedEvent & Pick<HelloEvent, 'servers'>).servers);
+    const hello = event as FeedEvent & Pick<HelloEvent, 'servers' | 'recent'>;
+    replaceServers(hello.servers);
+    if (hello.recent) showHistory(hello.recent as unknown as FeedEvent[]);
     scheduleStatusRefresh();
     return;
   }
@@ -103,4 +105,17 @@ export function applyEvent(event: FeedEvent): void {
       break;
     }
   }
+}
+
+/**
+ * The events a hello brought as history (`?recent=`, issue #36 item 7): the Events view opens
+ * with them. The hello's own snapshot is newer than they are, so they change no server row, and
+ * the Calls view reads its past calls from the audit log, so they add none there. Only those after what is shown are added; a history that
+ * ends before it is a restarted daemon's, and replaces it.
+ */
+function showHistory(recent: readonly FeedEvent[]): void {
+  const last = feed.value.at(-1)?.seq;
+  const restarted = last !== undefined && (recent.at(-1)?.seq ?? 0) < last;
+  const fresh = restarted ? recent : recent.filter((event) => last === undefined || event.seq > last);
+  feed.value = [...(restarted ? [] : feed.value), ...fresh].slice(-MAX_FEED);
 }

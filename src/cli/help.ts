@@ -154,7 +154,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   },
   agents: {
     usage:
-      'switchboard agents add <name> [--servers GLOBS] [--tools GLOBS] [--exclude GLOBS] [--access read|write|all] [--expires 30d] | list | show <name> | rotate <name> | revoke <name> [--url URL] [--token TOKEN] [--json]',
+      'switchboard agents add <name> [--servers GLOBS] [--tools GLOBS] [--exclude GLOBS] [--access read|write|all] [--catalogue full|search|auto] [--expires 30d] | list | show <name> | rotate <name> | revoke <name> [--url URL] [--token TOKEN] [--json]',
     description:
       "Manage agents, each with its own key and view of the tools. add prints the new key once (only a salted hash is kept); rotate prints a new one and the old one stops working at once; revoke makes its keys answer KEY_REVOKED. Needs the operator key: the config's token, or on this machine the operator.key file a daemon without a token writes beside its database.",
     options: [
@@ -162,6 +162,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
       ['--tools GLOBS', 'tools the agent may see, by exposed name (default: all of its servers)'],
       ['--exclude GLOBS', 'tools hidden from the agent'],
       ['--access LEVEL', 'read, write or all (default all)'],
+      ['--catalogue MODE', "how /mcp lists tools to it: full, search or auto (default: the daemon's); full for clients that only call listed names"],
       ['--expires WHEN', 'when its keys stop working: 30d, 12h, 90m, 2w or an ISO date'],
       ...CONNECTION,
       JSON_FLAG,

@@ -14,6 +14,7 @@ import { McpLists } from './lists/agent-lists.js';
 import { CatalogueModes, type CatalogueModeSettings, type ToolSearcher } from './lists/catalogue-mode.js';
 import { settleStartup, type StartupState } from './lists/startup-wait.js';
 import { ToolListCache } from './lists/tool-list-cache.js';
+import { withToolSuggestions, type ToolSource } from './lists/tool-not-found.js';
 import { CallMetrics } from './requests/call-metrics.js';
 import { InFlightCalls } from './requests/in-flight-calls.js';
 import type { RequestOptions, RequestResult } from './requests/pipeline.js';
@@ -76,6 +77,7 @@ export class Gateway {
   readonly toolLists = new ToolListCache();
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
+  readonly #catalogue: ToolSource;
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
 
@@ -88,6 +90,7 @@ export class Gateway {
     this.#tracing = deps.telemetry !== undefined;
     this.calls = new InFlightCalls(deps.shutdownSignal);
     this.#router = new RequestRouter(manager, deps.logger.child({ component: 'requests' }));
+    this.#catalogue = { list: () => manager.getCatalogue().list() };
     // Limits by agent name, read from the registry per request: a rotated key or changed settings apply at once.
     const limiter = new AgentLimiter();
     const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
@@ -154,9 +157,17 @@ export class Gateway {
     return this.#path(request, options);
   }
 
-  /** A tool call: resolves with the tool's result (upstream failures are `isError` results). */
-  call(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<CallToolResult> {
-    return this.#path({ method: 'tools/call', name, arguments: args }, options) as Promise<CallToolResult>;
+  /**
+   * A tool call: resolves with the tool's result (upstream failures are `isError` results). An
+   * unknown name rejects with `TOOL_NOT_FOUND` carrying the nearest names in the caller's view,
+   * on every wire alike (REST's body, `/mcp`'s `error.data`).
+   */
+  async call(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<CallToolResult> {
+    try {
+      return (await this.#path({ method: 'tools/call', name, arguments: args }, options)) as CallToolResult;
+    } catch (err) {
+      throw withToolSuggestions(err, name, this.#catalogue, options.agent?.view);
+    }
   }
 
   /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */

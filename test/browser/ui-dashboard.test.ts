@@ -30,7 +30,12 @@ beforeAll(async () => {
   [d, browser] = await Promise.all([
     startDaemon({
       lifetime: 'manual',
-      servers: { echo: fixtureServerConfig('echo-stdio'), slow: fixtureServerConfig('slow-tool') },
+      servers: {
+        echo: fixtureServerConfig('echo-stdio'),
+        slow: fixtureServerConfig('slow-tool'),
+        // Fails at once with a long, unbreakable error text: its row must not swell (issue #36 item 7).
+        broken: { command: `/nonexistent/${'a'.repeat(200)}/${'b'.repeat(200)}` },
+      },
     }),
     launchBrowser(),
   ]);
@@ -70,6 +75,19 @@ describe('the dashboard at /ui', () => {
     expect(await seriousA11yViolations(page)).toEqual([]);
     const shot = await screenshot(page, 'servers');
     if (UPDATE_DOCS) copyFileSync(shot, `${DOCS}dashboard-servers.png`);
+  });
+
+  it('keeps a row with a long error three lines high, broken inside the column, the whole text on hover', async () => {
+    await row('broken').and(page.locator('[data-status="failed"]')).waitFor();
+    const cell = row('broken').locator('td.last-error');
+    const title = await cell.locator('.clamp').getAttribute('title');
+    expect(title).toContain('b'.repeat(200));
+    const box = await cell.boundingBox();
+    const lineHeight = await page.evaluate<number>("parseFloat(getComputedStyle(document.querySelector('tr[data-server=broken] .clamp')).lineHeight)");
+    // 28rem of text and the cell's padding; three lines and the padding.
+    expect(box!.width).toBeLessThanOrEqual(28 * 15 + 20);
+    expect(box!.height).toBeLessThanOrEqual(3 * lineHeight + 20);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
   });
 
   it("turns a killed server's row to reconnecting within 2 s, and back once it reconnects, without a reload", async () => {
@@ -139,7 +157,7 @@ describe('the dashboard at /ui', () => {
     }
     await page.locator('[data-feed="live"]').waitFor();
     // The new socket asked for what came after the last event the page had.
-    expect(sockets.at(-1)).toBe(`${d.url.replace('http', 'ws')}/events?since=${Math.max(...before)}`);
+    expect(sockets.at(-1)).toBe(`${d.url.replace('http', 'ws')}/events?since=${Math.max(...before)}&recent=200`);
     await expect.poll(async () => (await shownSeqs()).length).toBeGreaterThanOrEqual(before.length + 3);
     const seqs = (await shownSeqs()).reverse();
     expect(new Set(seqs).size).toBe(seqs.length);
@@ -175,6 +193,41 @@ describe('the dashboard at /ui', () => {
     await expect.poll(() => page.locator('table.calls tr[data-tool="mcp_echo_echo"] td').nth(1).textContent()).toBe('5');
     const shot = await screenshot(page, 'calls');
     if (UPDATE_DOCS) copyFileSync(shot, `${DOCS}dashboard-calls.png`);
+  });
+
+  it('opens the Events view with the history the daemon keeps, not an empty list', async () => {
+    await page.reload();
+    await view('Events');
+    // Nothing happens after the reload: every row shown came with the hello, oldest last.
+    await expect.poll(() => page.locator('tr[data-type="call.finished"]', { hasText: 'mcp_echo_echo' }).count()).toBe(5);
+    const seqs = (await shownSeqs()).reverse();
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => seqs[0]! + i));
+    expect(await page.locator('p.empty', { hasText: 'No events yet' }).count()).toBe(0);
+  });
+
+  it('draws the charts\' axes in the page\'s text colour, readable in the dark theme too', async () => {
+    /** How many pixels of the first chart's canvas are within a small distance of `rgb`. */
+    const pixelsNear = ([r, g, b]: [number, number, number]) =>
+      // Read through a copy made for reading: Chromium warns about repeated readbacks of the chart's own canvas.
+      page.evaluate<number>(`(() => {
+        const source = document.querySelector('.uplot canvas');
+        const copy = document.createElement('canvas');
+        copy.width = source.width;
+        copy.height = source.height;
+        const context = copy.getContext('2d', { willReadFrequently: true });
+        context.drawImage(source, 0, 0);
+        const data = context.getImageData(0, 0, copy.width, copy.height).data;
+        let near = 0;
+        for (let i = 0; i < data.length; i += 4) if (data[i + 3] > 200 && Math.abs(data[i] - ${r}) + Math.abs(data[i + 1] - ${g}) + Math.abs(data[i + 2] - ${b}) < 60) near++;
+        return near;
+      })()`);
+    await view('Calls');
+    await page.locator('.uplot canvas').first().waitFor();
+    // Light: the axis labels in --fg (#1b1f24); dark: in the dark theme's --fg (#e6edf3).
+    await expect.poll(() => pixelsNear([27, 31, 36])).toBeGreaterThan(50);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect.poll(() => pixelsNear([230, 237, 243])).toBeGreaterThan(50);
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   it('works from the keyboard', async () => {

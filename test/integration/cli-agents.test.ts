@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
@@ -111,5 +111,29 @@ describe('switchboard agents (child processes)', () => {
     expect(await get(`${second.url}/tools`, key)).toEqual({ status: 200 });
     expect(await get(`${second.url}/tools`, 'twin-from-config-0123456789')).toEqual({ status: 401, code: 'UNAUTHORIZED' });
     expect(await get(`${second.url}/tools`, CONFIG_KEY)).toEqual({ status: 200 });
+  }, SPAWN_TIMEOUT_MS);
+
+  it('the first key says that clients now need one and where the operator key is; the CLI goes on by itself', async () => {
+    const home = await tempDir();
+    const { url } = await serveWith(home, {});
+    expect(await get(`${url}/tools`, undefined)).toEqual({ status: 200 });
+
+    const first = await cli(['agents', 'add', 'inspector', '--catalogue', 'full'], home, url);
+    expect(first.code).toBe(0);
+    const keyFile = join(home, '.local', 'state', 'switchboard', 'operator.key');
+    expect(first.stderr).toBe(
+      `switchboard: This is the first agent key: every client without a key now gets 401. The operator key (for the CLI, the dashboard and other operator tools) is in ${keyFile}; the switchboard CLI on this machine reads it by itself, and the dashboard asks for it once per tab.\n`,
+    );
+    const key = first.stdout.trim().split('\n').at(-1) as string;
+    expect(key).toMatch(/^sbk_/);
+    expect(await get(`${url}/tools`, undefined)).toEqual({ status: 401, code: 'UNAUTHORIZED' });
+    const operatorKey = (await readFile(keyFile, 'utf8')).trim();
+    const shown = await fetch(`${url}/agents/inspector`, { headers: { authorization: `Bearer ${operatorKey}` } });
+    expect(await shown.json()).toMatchObject({ name: 'inspector', catalogue: 'full' });
+
+    // The CLI read the operator key by itself; the second key says nothing more.
+    const second = await cli(['agents', 'add', 'other'], home, url);
+    expect(second).toMatchObject({ code: 0, stderr: '' });
+    expect((await cli(['status'], home, url)).code).toBe(0);
   }, SPAWN_TIMEOUT_MS);
 });

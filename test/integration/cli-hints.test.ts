@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -77,6 +78,20 @@ describe('switchboard CLI hints', () => {
     };
     expect(await suggestionsFor(OPERATOR_TOKEN)).toEqual(['mcp_echo_echo', 'mcp_other_echo']);
     expect(await suggestionsFor(key)).toEqual(['mcp_echo_echo']);
+
+    // `/mcp` in both eras: the same names in the JSON-RPC error's data, from the same view.
+    for (const mode of ['legacy', { pin: '2026-07-28' }] as const) {
+      const mcpSuggestionsFor = async (token: string): Promise<unknown> => {
+        const client = new Client({ name: 'hints', version: '1.0.0' }, { versionNegotiation: { mode } });
+        await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+        onTestFinished(() => client.close());
+        const error = await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).catch((err: unknown) => err);
+        expect(error).toBeInstanceOf(ProtocolError);
+        return (error as ProtocolError).data;
+      };
+      expect(await mcpSuggestionsFor(OPERATOR_TOKEN)).toEqual({ code: 'TOOL_NOT_FOUND', suggestions: ['mcp_echo_echo', 'mcp_other_echo'] });
+      expect(await mcpSuggestionsFor(key)).toEqual({ code: 'TOOL_NOT_FOUND', suggestions: ['mcp_echo_echo'] });
+    }
   }, TIMEOUT_MS);
 
   it('call <tool> key=value…: the values typed by the input schema', async () => {

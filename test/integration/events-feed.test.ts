@@ -64,6 +64,16 @@ describe('GET /events', () => {
     expect(hello.seq).toBeGreaterThan(0);
     expect(Date.parse(hello.ts)).not.toBeNaN();
     expect(hello.servers).toEqual([expect.objectContaining({ name: 'echo', status: 'connected', toolCount: 3 })]);
+    expect(hello).not.toHaveProperty('recent');
+  });
+
+  it('opens with history when asked (?recent=): the hello carries the latest events, oldest first', async () => {
+    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const ws = await openEvents(daemon.url, { query: 'recent=2' });
+    const hello = (await nextEvent(ws, 'hello')) as WireEvent & { recent?: WireEvent[] };
+    const seq = daemon.daemon.events.seq;
+    expect(hello.recent?.map((event) => event.seq)).toEqual([seq - 1, seq]);
+    expect(hello.recent?.at(-1)).toEqual(daemon.daemon.events.since(seq - 1)?.[0]);
   });
 
   it('numbers every event of a full reload without a gap', async () => {
@@ -116,6 +126,11 @@ describe('GET /events', () => {
       expect(JSON.parse(body)).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
     }
     await expect(openEvents(daemon.url, { query: 'since=x' })).rejects.toThrow(/HTTP 400/);
+    for (const recent of ['abc', '-1', '1001', '1&recent=2']) {
+      const { status, body } = await upgradeRequest(`${daemon.url}/events?recent=${recent}`);
+      expect(status).toBe(400);
+      expect(JSON.parse(body)).toMatchObject({ error: { code: 'VALIDATION_FAILED', message: expect.stringContaining('recent must be') } });
+    }
   });
 
   it('answers a plain GET without an upgrade with 426 UPGRADE_REQUIRED in the error shape', async () => {

@@ -106,6 +106,15 @@ describe('/mcp', () => {
     expect((error as ProtocolError).data).toEqual({ code: 'TOOL_NOT_FOUND' });
   });
 
+  it('names the nearest tools in an unknown-tool error, as REST does (data.suggestions)', async () => {
+    const daemon = await startEchoDaemon();
+    const { client } = await connectClient(daemon);
+    const error = await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).code).toBe(ProtocolErrorCode.InvalidParams);
+    expect((error as ProtocolError).data).toEqual({ code: 'TOOL_NOT_FOUND', suggestions: ['mcp_echo_echo'] });
+  });
+
   it('sends notifications/tools/list_changed after a server reload', async () => {
     const daemon = await startEchoDaemon();
     const { client, streamOpen } = await connectClient(daemon);

@@ -46,6 +46,8 @@ const GATEWAY_FACE = ['gateway/index.ts'];
 const LONG_FILES: Record<string, string> = {
   'daemon.ts':
     'the one composition root: every part is built here, in order, so the daemon reads top to bottom in one place (issue #34, item 4)',
+  'gateway/agents/agent-registry.ts':
+    'the one table of agents, keys and the operator key that authentication reads in one step; its add, rotate and revoke keep the three consistent together',
   'gateway/requests/request-router.ts':
     'one switch over the request kinds (call, get, read, complete, subscribe, setLevel) with the view check beside each; split per kind it would scatter the view rules',
   'upstream/manager.ts':

@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { describeError, getJson, postJson, request } from '../api.js';
 import { clockTime } from '../format.js';
+import { issuedKey, type IssuedKey } from '../issued-key.js';
 import { approvalsVersion, auditVersion } from '../state.js';
+import { IssuedKeyNote } from './issued-key-note.js';
 import { Approvals } from './approvals.js';
 
 interface Agent {
@@ -25,12 +27,34 @@ interface AuditEntry {
   durationMs: number;
 }
 
+/** The create form's scope fields, as typed. */
+interface Scope {
+  servers: string;
+  tools: string;
+  access: string;
+  catalogue: string;
+}
+const NO_SCOPE: Scope = { servers: '', tools: '', access: 'all', catalogue: '' };
+
+/** The settings of `POST /agents` from the form: comma-separated globs; defaults left out. */
+function settingsOf(scope: Scope): Record<string, unknown> {
+  const globs = (text: string): string[] => text.split(',').map((glob) => glob.trim()).filter((glob) => glob !== '');
+  const servers = globs(scope.servers);
+  const tools = globs(scope.tools);
+  return {
+    ...(servers.length > 0 ? { servers } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(scope.access !== 'all' ? { access: scope.access } : {}),
+    ...(scope.catalogue !== '' ? { catalogue: scope.catalogue } : {}),
+  };
+}
+
 /** Agents and keys (create shows the key once, revoke), pending approvals, held tools and the audit table. */
 export function AgentsView() {
   const [agents, setAgents] = useState<Agent[]>([]);
   const [audit, setAudit] = useState<AuditEntry[]>([]);
-  const [issued, setIssued] = useState<{ name: string; key: string } | null>(null);
   const [name, setName] = useState('');
+  const [scope, setScope] = useState<Scope>(NO_SCOPE);
   const [error, setError] = useState<string | null>(null);
   const [reloads, setReloads] = useState(0);
   const version = approvalsVersion.value;
@@ -48,9 +72,10 @@ export function AgentsView() {
     event.preventDefault();
     setError(null);
     try {
-      const added = await postJson<{ agent: Agent; key: string }>('/agents', { name: name.trim() });
-      setIssued({ name: added.agent.name, key: added.key });
+      const added = await postJson<{ agent: Agent } & Omit<IssuedKey, 'name'>>('/agents', { name: name.trim(), ...settingsOf(scope) });
+      issuedKey.value = { name: added.agent.name, key: added.key, ...(added.firstKey ? { firstKey: added.firstKey } : {}) };
       setName('');
+      setScope(NO_SCOPE);
       setReloads((n) => n + 1);
     } catch (err) {
       setError(describeError(err));
@@ -78,21 +103,26 @@ export function AgentsView() {
       <form class="inline" onSubmit={create} aria-label="Add an agent">
         <label for="agent-name">New agent</label>
         <input id="agent-name" required pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,63}" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <label for="agent-servers">Servers</label>
+        <input id="agent-servers" placeholder="all (or globs: github, git*)" value={scope.servers} onInput={(e) => setScope({ ...scope, servers: e.currentTarget.value })} />
+        <label for="agent-tools">Tools</label>
+        <input id="agent-tools" placeholder="all of its servers" value={scope.tools} onInput={(e) => setScope({ ...scope, tools: e.currentTarget.value })} />
+        <label for="agent-access">Access</label>
+        <select id="agent-access" value={scope.access} onChange={(e) => setScope({ ...scope, access: e.currentTarget.value })}>
+          <option value="all">all</option>
+          <option value="read">read</option>
+          <option value="write">write</option>
+        </select>
+        <label for="agent-catalogue">Catalogue</label>
+        <select id="agent-catalogue" value={scope.catalogue} onChange={(e) => setScope({ ...scope, catalogue: e.currentTarget.value })}>
+          <option value="">the daemon's</option>
+          <option value="full">full</option>
+          <option value="search">search</option>
+          <option value="auto">auto</option>
+        </select>
         <button type="submit">Create key</button>
       </form>
-      {issued && (
-        <div class="issued" role="status">
-          <p>
-            Key for <strong>{issued.name}</strong> — shown this once, copy it now:
-          </p>
-          <code class="key" data-key>
-            {issued.key}
-          </code>
-          <button type="button" onClick={() => setIssued(null)}>
-            Done
-          </button>
-        </div>
-      )}
+      <IssuedKeyNote />
       <div class="table-wrap">
         <table class="agents">
           <caption class="sr-only">Agents</caption>

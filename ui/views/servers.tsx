@@ -82,7 +82,16 @@ function ServerRow({ server, act }: { server: ServerSnapshot; act: Act }) {
       </td>
       <td data-label="Uptime">{server.connectedSince && server.status === 'connected' ? duration(now.value - Date.parse(server.connectedSince)) : '—'}</td>
       <td data-label="PID">{server.pid ?? '—'}</td>
-      <td class="last-error" data-label="Last error">{server.lastError ? <><code>{server.lastError.code}</code> {server.lastError.message}</> : '—'}</td>
+      <td class="last-error" data-label="Last error">
+        {server.lastError ? (
+          // A long message (a stack, a URL, a server's whole stderr line) stays three lines high; all of it on hover.
+          <div class="clamp" title={`${server.lastError.code}: ${server.lastError.message}`}>
+            <code>{server.lastError.code}</code> {server.lastError.message}
+          </div>
+        ) : (
+          '—'
+        )}
+      </td>
       <td class="actions" data-label="Actions">
         <button type="button" aria-label={`Reload ${server.name}`} onClick={() => act(`Reloading ${server.name}`, () => postJson(`${path}/reload`))}>
           Reload

@@ -11,6 +11,7 @@ const AGENT_OPTIONS = {
   tools: { type: 'string', multiple: true },
   exclude: { type: 'string', multiple: true },
   access: { type: 'string' },
+  catalogue: { type: 'string' },
   expires: { type: 'string' },
 } as const;
 
@@ -44,8 +45,8 @@ export function runAgents(io: CommandIo, now: () => number = Date.now): Promise<
       if (name === undefined) throw new UsageError(`missing <name>`);
       return encodeURIComponent(name);
     };
-    const settingsFlags = values.servers ?? values.tools ?? values.exclude ?? values.access ?? values.expires;
-    if (action !== 'add' && settingsFlags !== undefined) throw new UsageError('--servers, --tools, --exclude, --access and --expires go with "agents add"');
+    const settingsFlags = values.servers ?? values.tools ?? values.exclude ?? values.access ?? values.catalogue ?? values.expires;
+    if (action !== 'add' && settingsFlags !== undefined) throw new UsageError('--servers, --tools, --exclude, --access, --catalogue and --expires go with "agents add"');
     let res: DaemonResponse;
     switch (action) {
       case 'add': {
@@ -56,6 +57,7 @@ export function runAgents(io: CommandIo, now: () => number = Date.now): Promise<
           ...globs('tools', values.tools),
           ...globs('exclude', values.exclude),
           ...(values.access !== undefined ? { access: values.access } : {}),
+          ...(values.catalogue !== undefined ? { catalogue: values.catalogue } : {}),
           ...(values.expires !== undefined ? { expiresAt: expiresAt(values.expires, now()) } : {}),
         };
         res = await client().request('POST', '/agents', { body });
@@ -108,6 +110,8 @@ function printKey(io: CommandIo, res: DaemonResponse, json: boolean | undefined,
   const body = isRecord(res.body) ? res.body : {};
   const agent = isRecord(body.agent) ? (body.agent as unknown as AgentRow) : undefined;
   io.stdout.write(`agent "${agent?.name ?? '?'}" ${what}. Its key is shown this once; keep it now:\n${String(body.key)}\n`);
+  // The first key changes who needs one (issue #36 item 5): said on stderr, so stdout's last line stays the key.
+  if (isRecord(body.firstKey) && typeof body.firstKey.message === 'string') io.stderr.write(`switchboard: ${body.firstKey.message}\n`);
   return 0;
 }
 

@@ -79,6 +79,11 @@ export class AgentRegistry {
     return this.#operator !== undefined;
   }
 
+  /** The file the operator key is kept in once agents exist; none with a `token`, or without a file store. */
+  get operatorKeyFile(): string | undefined {
+    return this.#options.token === undefined ? this.#options.operatorKeyPath : undefined;
+  }
+
   /** Who `presented` is. Comparisons go through fixed-size digests, never the clear value. */
   authenticate(presented: string): KeyVerdict {
     const digest = digestOf(presented);

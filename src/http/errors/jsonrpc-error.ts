@@ -93,7 +93,13 @@ export function toJsonRpcError(err: unknown, uri?: string): unknown {
   if (ProtocolError.isInstance(err)) return new ProtocolError(err.code, err.message, err.data);
   if (isSwitchboardError(err)) {
     if (err.code === 'RESOURCE_NOT_FOUND' && uri !== undefined) return new ResourceNotFoundError(uri, err.message);
-    return new ProtocolError(JSON_RPC_CODES[err.code], err.message, err.retryAfterMs === undefined ? { code: err.code } : { code: err.code, retryAfterMs: err.retryAfterMs });
+    const data = {
+      code: err.code,
+      ...(err.retryAfterMs === undefined ? {} : { retryAfterMs: err.retryAfterMs }),
+      // The nearest names in the caller's view, as REST's body has them ("did you mean").
+      ...(err.suggestions && err.suggestions.length > 0 ? { suggestions: err.suggestions } : {}),
+    };
+    return new ProtocolError(JSON_RPC_CODES[err.code], err.message, data);
   }
   if (err instanceof Error && err.name === 'AbortError') return err;
   return new ProtocolError(ProtocolErrorCode.InternalError, errorMessage(err));

@@ -6,7 +6,27 @@ import type { AgentRegistry } from '../../gateway/index.js';
 import { EmptyBodySchema, parseInput } from '../schemas.js';
 
 export interface AgentRoutesOptions {
-  agents: Pick<AgentRegistry, 'list' | 'info' | 'add' | 'rotate' | 'revoke'>;
+  agents: Pick<AgentRegistry, 'list' | 'info' | 'add' | 'rotate' | 'revoke' | 'keysRequired' | 'operatorKeyFile'>;
+}
+
+/**
+ * Said with the first agent key (issue #36 item 5): until then loopback clients needed no key,
+ * from now on every one does — the operator too, with the key kept in `operatorKeyFile`.
+ */
+export interface FirstKeyNotice {
+  message: string;
+  /** Where the operator key is; absent when no file could hold it (then configure `token`). */
+  operatorKeyFile?: string;
+}
+
+function firstKeyNotice(operatorKeyFile: string | undefined): FirstKeyNotice {
+  if (operatorKeyFile === undefined) {
+    return { message: 'This is the first agent key: every client now needs a key. No file holds an operator key for this daemon: set "token" in its config to keep operator access.' };
+  }
+  return {
+    message: `This is the first agent key: every client without a key now gets 401. The operator key (for the CLI, the dashboard and other operator tools) is in ${operatorKeyFile}; the switchboard CLI on this machine reads it by itself, and the dashboard asks for it once per tab.`,
+    operatorKeyFile,
+  };
 }
 
 /** `POST /agents`: a name and the same settings as a config entry, never a key (keys are minted). */
@@ -29,8 +49,9 @@ export const agentRoutes: FastifyPluginCallback<AgentRoutesOptions> = (app, { ag
 
   app.post('/agents', async (request, reply) => {
     const { name, ...settings } = parseInput(AddAgentBodySchema, request.body ?? {}, 'body');
+    const open = !agents.keysRequired;
     const added = await agents.add(name, settings);
-    return reply.code(201).send(added);
+    return reply.code(201).send(open ? { ...added, firstKey: firstKeyNotice(agents.operatorKeyFile) } : added);
   });
 
   app.get('/agents/:name', (request) => infoOf(parseInput(AgentParamsSchema, request.params, 'params').name));

@@ -18,6 +18,8 @@ export interface HelloEvent {
   servers: ServerSnapshot[];
   catalogueVersion: number;
   toolCount: number;
+  /** Asked for with `recent` (`?recent=`): the latest kept events up to `seq`, oldest first, so a feed opens with history. */
+  recent?: StampedEvent[];
 }
 
 export type WireEvent = StampedEvent | HelloEvent;
@@ -69,6 +71,8 @@ export interface SubscribeOptions {
   since?: number;
   /** The agent the subscriber is: it gets only what its scope allows (event-scope.ts). @default everything */
   agent?: AgentRef;
+  /** With a hello (no `since`, or one no longer kept): up to this many of the latest kept events in it. @default 0 */
+  recent?: number;
 }
 
 /**
@@ -175,7 +179,8 @@ export class EventHub {
     this.sinks.set(sink, agent);
     if (!replay) {
       const hello = this.hello();
-      this.deliver(sink, JSON.stringify(agent ? { ...hello, ...scopeHello(hello, agent, this.manager.getCatalogue()) } : hello));
+      const recent = options.recent ? { recent: this.recentEvents(options.recent, agent) } : {};
+      this.deliver(sink, JSON.stringify(agent ? { ...hello, ...scopeHello(hello, agent, this.manager.getCatalogue()), ...recent } : { ...hello, ...recent }));
     } else {
       // A replay is filtered exactly as the live events are.
       for (const entry of replay) {
@@ -223,6 +228,15 @@ export class EventHub {
     if (this.agentValid && !this.agentValid(agent)) return this.drop(sink, CLOSE_KEY_ENDED, 'key expired');
     const scoped = scopeEvent(entry.event, agent, this.manager.getCatalogue());
     if (scoped !== undefined) this.deliver(sink, scoped === entry.event ? entry.data : JSON.stringify(scoped));
+  }
+
+  /** The last `count` kept events, oldest first, each as `agent` may see it (some not at all). */
+  private recentEvents(count: number, agent: AgentRef | undefined): StampedEvent[] {
+    const oldestKept = Math.max(this.firstSeq, this.lastSeq - this.ringSize + 1);
+    const entries = this.entriesSince(Math.max(oldestKept, this.lastSeq - count + 1) - 1) ?? [];
+    if (!agent) return entries.map((entry) => entry.event);
+    const tools = this.manager.getCatalogue();
+    return entries.flatMap((entry) => scopeEvent(entry.event, agent, tools) ?? []);
   }
 
   private entriesSince(seq: number): RingEntry[] | undefined {

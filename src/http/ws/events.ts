@@ -25,6 +25,8 @@ const MAX_INBOUND_PAYLOAD = 4096;
  * - On connect: a `hello` snapshot, then every event as `{seq, ts, type, …}`.
  * - `?since=<seq>`: the events after `seq` from the hub's ring, then live; a fresh `hello` when
  *   they are no longer kept (or `seq` is ahead of the stream, e.g. after a daemon restart).
+ * - `?recent=<n>`: a hello carries up to `n` of the latest kept events (`recent`), so a dashboard
+ *   opens with history instead of an empty list.
  * - An invalid `since` (not a non-negative integer, or given twice) is refused with HTTP 400
  *   `VALIDATION_FAILED` before the upgrade.
  * - Close codes: 4008 "subscriber too slow" when a subscriber's unsent bytes pass the hub's
@@ -64,8 +66,10 @@ export const eventsRoutes: FastifyPluginAsync<EventsRoutesOptions> = async (app,
     url: '/events',
     preValidation: async (request: FastifyRequest<{ Querystring: Record<string, unknown> }>, reply: FastifyReply) => {
       const since = parseSince(request.query.since);
-      if (since instanceof Error) {
-        await sendError(reply, httpError('VALIDATION_FAILED', since.message));
+      const recent = parseRecent(request.query.recent);
+      const invalid = since instanceof Error ? since : recent instanceof Error ? recent : undefined;
+      if (invalid) {
+        await sendError(reply, httpError('VALIDATION_FAILED', invalid.message));
       }
     },
     // A plain GET (a browser, curl) gets our error shape instead of the plugin's empty 404.
@@ -74,11 +78,13 @@ export const eventsRoutes: FastifyPluginAsync<EventsRoutesOptions> = async (app,
     },
     wsHandler: (socket, request) => {
       const since = parseSince(request.query.since);
+      const recent = parseRecent(request.query.recent);
       sockets.add(socket);
-      const unsubscribe = events.subscribe(
-        websocketSink(socket, closeGraceMs),
-        { ...(typeof since === 'number' ? { since } : {}), ...(request.agent ? { agent: request.agent } : {}) },
-      );
+      const unsubscribe = events.subscribe(websocketSink(socket, closeGraceMs), {
+        ...(typeof since === 'number' ? { since } : {}),
+        ...(typeof recent === 'number' ? { recent } : {}),
+        ...(request.agent ? { agent: request.agent } : {}),
+      });
       socket.once('close', () => {
         unsubscribe();
         sockets.delete(socket);
@@ -109,6 +115,18 @@ function closeWithGrace(socket: WebSocket, code: number, reason: string, graceMs
   const timer = setTimeout(() => socket.terminate(), graceMs);
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
+}
+
+/** Most events a hello carries in `recent` (the hub's default ring). */
+const MAX_RECENT = 1000;
+
+/** `?recent=<n>`: 0–1000 of the latest events in the hello; an Error when invalid. */
+function parseRecent(value: unknown): number | undefined | Error {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d{1,4}$/.test(value) || Number(value) > MAX_RECENT) {
+    return new Error(`${ERROR_CATALOGUE.VALIDATION_FAILED.message}: recent must be an integer from 0 to ${MAX_RECENT}`);
+  }
+  return Number(value);
 }
 
 /** `undefined` when absent; an Error (its message is the 400 message) when invalid. */

@@ -11,6 +11,7 @@ import {
 import type { DaemonEvent } from '../../../../src/events/daemon-events.js';
 import type { ServerSnapshot } from '../../../../src/upstream/server-snapshot.js';
 import { EventBus } from '../../../../src/events/event-bus.js';
+import { compileAgentView } from '../../../../src/gateway/agents/agent-view.js';
 
 /** A real bus to publish on, plus a manager stand-in for the read-only views the hello uses. */
 function fakeManager(servers: ServerSnapshot[] = [], now?: () => Date) {
@@ -188,6 +189,28 @@ describe('EventHub', () => {
       expect(hello).toMatchObject({ type: 'hello', seq: hub.seq - 1 });
       expect(live).toMatchObject({ type: 'reload.started', seq: hub.seq });
     }
+  });
+
+  it('a hello asked for with recent carries the latest kept events, oldest first, scoped for an agent', () => {
+    const { hub, manager } = createHub({ ringSize: 5 });
+    for (let i = 0; i < 6; i++) manager.emit();
+    manager.emit({ type: 'server.status', server: 'two', status: 'connected', previous: 'connecting', toolCount: 1 });
+    manager.emit({ type: 'server.status', server: 'one', status: 'connected', previous: 'connecting', toolCount: 1 });
+    const recentOf = (options: Parameters<EventHub['subscribe']>[1]): number[] | undefined => {
+      const sink = new ArraySink();
+      hub.subscribe(sink, options);
+      const hello = sink.messages[0] as WireEvent & { recent?: Array<{ seq: number }> };
+      expect(hello.type).toBe('hello');
+      return hello.recent?.map((event) => event.seq);
+    };
+    expect(recentOf({ recent: 3 })).toEqual([6, 7, 8]);
+    // Only what the ring still keeps, and the same with a since too old to replay.
+    expect(recentOf({ recent: 100 })).toEqual(range(4, 8));
+    expect(recentOf({ recent: 2, since: 1 })).toEqual([7, 8]);
+    expect(recentOf({})).toBeUndefined();
+    // An agent limited to server one does not see server two's status among them.
+    const onlyOne = { name: 'one-only', view: compileAgentView({ servers: ['one'] }) };
+    expect(recentOf({ recent: 3, agent: onlyOne })).toEqual([6, 8]);
   });
 
   it('serialises each event once, whatever the number of subscribers', () => {
