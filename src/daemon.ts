@@ -30,7 +30,7 @@ import type { Telemetry } from './telemetry/telemetry.js';
 import { loadInstanceId } from './upstream/instance.js';
 import { MCPManager } from './upstream/manager.js';
 import { callbackUrlOf, OAuthBroker } from './upstream/oauth/broker.js';
-import { keepChildRecords } from './upstream/process/child-registry.js';
+import { endChildWatchdog, keepChildRecords } from './upstream/process/child-registry.js';
 import { reapLeftovers } from './upstream/process/leftover-reaper.js';
 import { forwardServerLogs } from './upstream/transport/log-forwarding.js';
 import { connectToServer, type ConnectOptions } from './upstream/transport/client.js';
@@ -258,6 +258,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
       children?.release();
       await cache.oauth.close();
       if (ownsStore) await cache.close?.();
+      // Every server is gone by now: nothing of this daemon may outlive its exit.
+      await endChildWatchdog();
     },
   });
 

@@ -10,6 +10,7 @@ import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { createAuthHook } from './guards/auth.js';
 import { ConnectionTracker } from './lifecycle/connections.js';
 import { LingeringClose } from './lifecycle/lingering-close.js';
+import { closeRefusedUpgrades } from './lifecycle/refused-upgrade.js';
 import type { ReplicaInfo } from '../cluster/replica-heartbeats.js';
 import { isProvenForward } from '../cluster/forward-request.js';
 import { createHostCheckHook } from './guards/host-check.js';
@@ -134,12 +135,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   lingering.install(app.server);
   // A WebSocket handshake answered with an HTTP status (403, 401, 404, 400) leaves a socket that
   // the HTTP server no longer tracks: nothing would ever close it, and `app.close()` would wait for
-  // it. Destroyed right after the answer, it lost the answer to a reset whenever the client had
-  // sent more; it ends gracefully instead, the answer flushed first.
-  app.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-    if (request.headers.upgrade !== undefined) lingering.close(request.raw.socket);
-    done();
-  });
+  // it. It is answered with `Connection: close` and ends gracefully, the answer flushed first.
+  closeRefusedUpgrades(app, lingering);
 
   // From the start of close, a connection ends as soon as it has no request in progress.
   const connections = new ConnectionTracker(app.server);

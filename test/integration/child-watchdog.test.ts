@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ChildWatchdog, findWatchdogScript } from '../../src/upstream/process/child-watchdog.js';
 import { describeChild, type ChildRecord } from '../../src/store/child-records.js';
-import { waitForProcessesExit } from '../../src/util/process-tree.js';
+import { readStat, waitForProcessesExit } from '../../src/util/process-tree.js';
 import { FIXTURE_BUILD_DIR } from '../helpers/build-fixtures.js';
 import { fixturePath } from '../helpers/fixtures.js';
 import { isProcessGone, processRef, readPidFile, tempDir, waitForFile, watchdogOf } from '../helpers/process.js';
@@ -99,5 +99,26 @@ describe.skipIf(!LINUX)('the child watchdog', () => {
     expect(await waitForProcessesExit([running!], 5_000)).toBe(true);
     expect(isProcessGone(sleeper.pid as number)).toBe(false);
     expect(processRef(sleeper.pid as number).startTime).toBe(record.startTime);
+  });
+
+  it('is ended by end() at shutdown, gone (and reaped) when end() resolves, even while it is still booting', async () => {
+    const sleeper = detached('sleep', ['1000']);
+    const record = recordOf(sleeper);
+    const watchdog = new ChildWatchdog(WATCHDOG);
+    watchdog.add(record);
+    const running = watchdogOf(process.pid);
+    expect(running).toBeDefined();
+    onTestFinished(() => {
+      if (!isProcessGone(running!.pid)) process.kill(running!.pid, 'SIGKILL');
+    });
+    // While a child is recorded, the watchdog is still needed: end() leaves it be.
+    await watchdog.end();
+    expect(isProcessGone(running!.pid)).toBe(false);
+
+    // Let go and ended in the same turn: no time to boot, let alone to read its pipe's end.
+    watchdog.remove(record.pid);
+    await watchdog.end();
+    expect(readStat(running!.pid)).toBeUndefined();
+    expect(isProcessGone(sleeper.pid as number)).toBe(false);
   });
 });

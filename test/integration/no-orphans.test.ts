@@ -94,22 +94,45 @@ describe.skipIf(!LINUX)('no orphans', () => {
     }
   }, SPAWN_TIMEOUT_MS);
 
-  it('a clean shutdown leaves no watchdog running', async () => {
-    const dir = await tempDir();
-    const pidFile = join(dir, 'echo.pid');
-    const configPath = join(dir, 'switchboard.json');
-    const echo = fixtureServerConfig('never-answers-initialize', { env: { PID_FILE: pidFile } });
-    await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: { echo } }));
-    const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
-    const child = await readPidFile((await waitForFile(pidFile), pidFile));
-    killAtEnd(child);
-    const watchdog = watchdogOf(serve.child.pid as number);
-    expect(watchdog).toBeDefined();
-    const server = processRef(child.pid);
+  it('a clean stop (SIGTERM, SIGINT, SIGHUP) leaves nothing running 500 ms after the exit: no watchdog, no server (20 times)', async () => {
+    const RUNS = 20;
+    /** Stopped at once: four batches keep the suite's time low without starving the two cores. */
+    const AT_ONCE = 5;
+    const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+    /**
+     * Counted from the exit as this process observed it (the 'close' of the daemon's pipes), which
+     * is never before the exit itself: only a process the daemon left running can use it up.
+     */
+    const AFTER_EXIT_MS = 500;
+    const run = async (n: number): Promise<void> => {
+      const dir = await tempDir();
+      const pidFiles = ['a', 'b'].map((name) => join(dir, `${name}.pid`));
+      // One that connects and one still connecting: a stop can find a server in either state.
+      const servers = {
+        a: fixtureServerConfig('echo-stdio', { env: { PID_FILE: pidFiles[0] as string } }),
+        b: fixtureServerConfig('never-answers-initialize', { env: { PID_FILE: pidFiles[1] as string } }),
+      };
+      const configPath = join(dir, 'switchboard.json');
+      await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: servers }));
+      const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+      const children = await Promise.all(pidFiles.map(async (path) => readPidFile((await waitForFile(path), path))));
+      children.forEach(killAtEnd);
+      // Started with the first child, and just as young: the one a stop is most likely to outrun.
+      const watchdog = watchdogOf(serve.child.pid as number);
+      expect(watchdog, `run ${n}`).toBeDefined();
+      onTestFinished(() => {
+        if (!isProcessGone(watchdog!.pid)) process.kill(watchdog!.pid, 'SIGKILL');
+      });
+      const refs = [watchdog!, ...children.map((child) => processRef(child.pid))];
 
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-    expect(await waitForProcessesExit([watchdog!, server], 2_000)).toBe(true);
+      serve.child.kill(SIGNALS[n % SIGNALS.length]);
+      expect(await serve.exited, `run ${n}`).toEqual({ code: 0, signal: null });
+      const gone = await waitForProcessesExit(refs, AFTER_EXIT_MS);
+      expect(gone ? [] : survivors(refs), `run ${n} (${SIGNALS[n % SIGNALS.length]}): still running ${AFTER_EXIT_MS} ms after the exit`).toEqual([]);
+    };
+    for (let first = 0; first < RUNS; first += AT_ONCE) {
+      await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => run(first + i)));
+    }
   }, SPAWN_TIMEOUT_MS);
 
   it('a server left running by a daemon killed with SIGKILL, its watchdog too, is reaped by the next start on the same state directory', async () => {

@@ -67,6 +67,14 @@ export function forgetChild(pid: number): void {
 }
 
 /**
+ * Shutdown: once this process has no stdio child left, its watchdog is ended and waited for, so
+ * that nothing of the daemon outlives a clean exit (issue #35 item 5).
+ */
+export function endChildWatchdog(): Promise<void> {
+  return watchdog.end();
+}
+
+/**
  * Keeps `<stateDir>/children/<our pid>-<start time>.json` up to date until the returned function
  * is called; the last user of a directory removes the file. A no-op without /proc (no way to
  * verify a process later, so nothing worth recording).

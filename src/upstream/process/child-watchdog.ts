@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -7,8 +8,10 @@ import type { ChildRecord } from '../../store/child-records.js';
 /**
  * The daemon's side of the child watchdog (src/watchdog.ts): started with the first recorded
  * stdio child, told of every child that starts and ends, and let go (its pipe ended) once none
- * is left, so that it exits by itself. Nothing waits for it: neither the process handle nor the
- * pipe keeps the daemon's event loop alive, and it is spawned in a session of its own (a
+ * is left, so that it exits by itself. Neither the process handle nor the pipe keeps the daemon's
+ * event loop alive; a clean shutdown ends it with `end()` and waits for that (issue #35 item 5:
+ * left to exit by itself, a watchdog still booting on a busy box outlived its daemon by seconds).
+ * It is spawned in a session of its own (a
  * terminal's Ctrl-C or hang-up must not take it down with the daemon it watches). It inherits no
  * descriptor but its stdin: the listening socket must not outlive the daemon in it, and the
  * write end of its pipe is close-on-exec, so the stdio children never hold it open.
@@ -33,6 +36,8 @@ export class ChildWatchdog {
   /** Looked for when the first watchdog starts; null until then. */
   #script: string | undefined | null;
   #process: ChildProcess | undefined;
+  /** Watchdogs let go (their pipe ended) that have not exited yet. */
+  readonly #released = new Set<ChildProcess>();
 
   /** @param script the watchdog to run @default the one built next to this module */
   constructor(script?: string) {
@@ -55,8 +60,21 @@ export class ChildWatchdog {
     }
     this.#send(`-${pid}`);
     if (this.#records.size > 0) return;
+    this.#released.add(this.#process);
     this.#process.stdin?.end();
     this.#process = undefined;
+  }
+
+  /**
+   * Shutdown: once no child is recorded, every watchdog let go is ended and waited for, so that
+   * none outlives the daemon's exit. Killed rather than awaited: with no record it has nothing
+   * left to do, and one still booting would take its whole boot to notice its pipe ended. With
+   * children still recorded (another daemon of this process has servers running) the watchdog
+   * keeps watching. Resolves within `timeoutMs` whatever happens.
+   */
+  async end(timeoutMs = END_TIMEOUT_MS): Promise<void> {
+    if (this.#records.size > 0) return;
+    await Promise.all([...this.#released].map((child) => endProcess(child, timeoutMs)));
   }
 
   #start(): void {
@@ -77,6 +95,7 @@ export class ChildWatchdog {
     const lost = (): void => {
       if (this.#process === child) this.#process = undefined;
     };
+    child.once('exit', () => this.#released.delete(child));
     child.once('error', lost);
     child.once('exit', lost);
     stdin?.on('error', lost);
@@ -86,5 +105,25 @@ export class ChildWatchdog {
   #send(line: string): void {
     const stdin = this.#process?.stdin;
     if (stdin && !stdin.destroyed) stdin.write(`${line}\n`);
+  }
+}
+
+/** How long `end()` waits for a killed watchdog's exit to be reported. */
+const END_TIMEOUT_MS = 2_000;
+
+/** SIGKILL, then wait for the exit (reaped by Node, so no zombie is left either). */
+async function endProcess(child: ChildProcess, timeoutMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  // Held while waiting: an unref'd child would not keep the daemon's event loop alive until its exit.
+  child.ref();
+  const exited = once(child, 'exit').catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    // Not reaped yet (no 'exit' so far), so the pid is still this process's, a zombie at worst.
+    child.kill('SIGKILL');
+    await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  } finally {
+    clearTimeout(timer);
+    child.unref();
   }
 }

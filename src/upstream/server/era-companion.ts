@@ -2,6 +2,7 @@ import { errorMessage } from '../../errors.js';
 import { abortable } from '../../util/abort.js';
 import type { CallerChannel } from '../transport/caller.js';
 import type { ServerConnection } from '../transport/client.js';
+import type { BackPressure } from './back-pressure.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
 import { askAgent } from './upstream-traffic.js';
 import type { UpstreamHost, UpstreamIdentity } from './upstream-host.js';
@@ -34,6 +35,8 @@ interface Open {
  * messages go to the agents whose calls run on it, as for a 2025-era upstream. A server that
  * will not take it is tried once per config; after that the live connection serves every call.
  * It closes with the upstream, and with the live connection (the server may have restarted).
+ * Opening it and its re-lists wait out a pause the server asked for (issue #35 item 3): the pause
+ * is the server's, whichever connection heard of it.
  */
 export class EraCompanion {
   #state: 'idle' | 'opening' | 'open' | 'unavailable' = 'idle';
@@ -45,7 +48,7 @@ export class EraCompanion {
   constructor(
     private readonly upstream: UpstreamIdentity,
     private readonly host: UpstreamHost,
-    private readonly logged: (params: Record<string, unknown>) => void,
+    private readonly own: { pause: BackPressure; logged: (params: Record<string, unknown>) => void },
   ) {}
 
   /** For the server's status, given its live connection. */
@@ -113,26 +116,18 @@ export class EraCompanion {
   async #start(): Promise<Open | undefined> {
     const { signal } = this.#abort;
     this.#state = 'opening';
-    let connection: ServerConnection | undefined;
     try {
-      connection = await this.host.connect(this.upstream, signal, { companion: true });
-      // Only a 2025-era session over Streamable HTTP is a companion (not an SSE fallback).
-      if (connection.era !== 'legacy' || connection.transport !== 'http') throw new Error(`it answered as ${connection.era} over ${connection.transport}`);
-      const [tools, prompts] = await Promise.all([connection.listTools({ signal }), connection.capabilities?.prompts ? connection.list('prompts', { signal }) : undefined]);
-      if (signal.aborted) throw signal.reason;
-      const open: Open = {
-        connection,
-        tools: new Set(tools.tools.map((tool) => tool.name)),
-        prompts: new Set((prompts?.items ?? []).map((prompt) => prompt.name)),
-        detach: [],
-      };
+      const open = await this.own.pause.after(() => this.#open2025(signal), signal);
+      if (signal.aborted) {
+        void open.connection.close();
+        throw signal.reason;
+      }
       open.detach.push(...this.#wire(open));
       this.#open = open;
       this.#state = 'open';
-      this.host.log.info({ server: this.upstream.name, tools: open.tools.size, prompts: open.prompts.size, version: connection.protocolVersion }, 'era companion open');
+      this.host.log.info({ server: this.upstream.name, tools: open.tools.size, prompts: open.prompts.size, version: open.connection.protocolVersion }, 'era companion open');
       return open;
     } catch (err) {
-      void connection?.close();
       if (signal.aborted) return undefined;
       this.#opening = undefined;
       this.#state = 'unavailable';
@@ -141,13 +136,33 @@ export class EraCompanion {
     }
   }
 
+  /** One attempt: a 2025-era connection and its lists; closed again when it does not serve. */
+  async #open2025(signal: AbortSignal): Promise<Open> {
+    const connection = await this.host.connect(this.upstream, signal, { companion: true });
+    try {
+      // Only a 2025-era session over Streamable HTTP is a companion (not an SSE fallback).
+      if (connection.era !== 'legacy' || connection.transport !== 'http') throw new Error(`it answered as ${connection.era} over ${connection.transport}`);
+      const [tools, prompts] = await Promise.all([connection.listTools({ signal }), connection.capabilities?.prompts ? connection.list('prompts', { signal }) : undefined]);
+      return {
+        connection,
+        tools: new Set(tools.tools.map((tool) => tool.name)),
+        prompts: new Set((prompts?.items ?? []).map((prompt) => prompt.name)),
+        detach: [],
+      };
+    } catch (err) {
+      void connection.close();
+      throw err;
+    }
+  }
+
   /** The companion's own traffic: questions and log messages to its callers; list changes re-read. */
   #wire(open: Open): Array<() => void> {
     const { connection } = open;
     const relist = (kind: 'tools' | 'prompts') => {
-      const read = kind === 'tools' ? connection.listTools().then((l) => l.tools) : connection.list('prompts').then((l) => l.items);
+      const names = (items: ReadonlyArray<{ name: string }>): Set<string> => new Set(items.map((item) => item.name));
+      const read = this.own.pause.after(() => (kind === 'tools' ? connection.listTools().then((l) => names(l.tools)) : connection.list('prompts').then((l) => names(l.items))));
       void read.then(
-        (items) => (open[kind] = new Set(items.map((item) => item.name))),
+        (listed) => (open[kind] = listed),
         (err: unknown) => this.host.log.debug({ server: this.upstream.name, err: errorMessage(err) }, 'era companion re-list failed'),
       );
     };
@@ -156,7 +171,7 @@ export class EraCompanion {
       connection.onToolsListChanged(() => relist('tools')),
       connection.onNotification('notifications/prompts/list_changed', () => relist('prompts')),
       connection.onNotification('notifications/message', (params) => {
-        this.logged(params);
+        this.own.logged(params);
         this.host.logMessage(this.upstream, params, [...this.#callers]);
       }),
       connection.routeAgentRequests((method, params, signal) => askAgent([...this.#callers], method, params, signal)),

@@ -15,7 +15,7 @@ import type { ListKind } from '../transport/connection.js';
 import type { ToolListing } from '../transport/list-tools.js';
 import { listOthers, type OtherLists } from '../transport/other-lists.js';
 import { sameVerdict, type EraVerdict, type ProtocolMode } from '../transport/protocol-era.js';
-import type { OnThrottled } from '../transport/retry-after.js';
+import type { Throttle } from '../transport/retry-after.js';
 import type { CachedLists } from './cached-lists.js';
 
 /** Health pings, reconnects and crash-loop suspension (SPEC §6), resolved for one server. */
@@ -44,8 +44,8 @@ export interface UpstreamIdentity {
   readonly config: ServerConfig;
   readonly configHash: string;
   readonly source: ServerSource;
-  /** Told when the server asks for a pause (429/503 with `Retry-After`, issue #26). */
-  readonly onThrottled?: OnThrottled;
+  /** The server's pause (429/503 with `Retry-After`, issue #26), kept by its every connection. */
+  readonly throttle?: Throttle;
 }
 
 /** A status transition of one server, as the state machine made it. */
@@ -169,7 +169,7 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
       const authProvider = deps.oauth?.providerFor(upstream.name, resolved);
       const connection = await deps.connect(upstream.name, resolved, {
         ...(authProvider ? { authProvider } : {}),
-        ...(upstream.onThrottled ? { onThrottled: upstream.onThrottled } : {}),
+        ...(upstream.throttle ? { throttle: upstream.throttle } : {}),
         ...deps.connectOptions,
         signal,
         timeoutMs: resolveConnectTimeout(resolved, deps.env),
@@ -195,13 +195,16 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
       refuseLoop(deps, upstream, listing);
       return listing;
     },
-    listOthers: (upstream, connection, signal, kinds) =>
-      listOthers(connection, {
+    listOthers(upstream, connection, signal, kinds) {
+      const { throttle } = upstream;
+      return listOthers(connection, {
         timeoutMs: resolveConnectTimeout(upstream.config, deps.env),
         log: deps.log,
         ...(signal ? { signal } : {}),
         ...(kinds ? { kinds } : {}),
-      }),
+        ...(throttle ? { paused: () => throttle.remainingMs() > 0 } : {}),
+      });
+    },
     listed(upstream, listing, cause) {
       deps.sink.listed(upstream, listing, cause);
       deps.lists.save(upstream, listing.tools, listing.hints);

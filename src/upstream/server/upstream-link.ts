@@ -2,6 +2,7 @@ import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo, type E
 import { Coalescer } from '../../util/coalescer.js';
 import type { ToolsChangedCause } from '../../events/daemon-events.js';
 import type { ServerConnection } from '../transport/client.js';
+import { BackPressure } from './back-pressure.js';
 import { connectAndList, type Connected } from './connect-and-list.js';
 import { meansConnectionLost, type FailureKind } from './failure.js';
 import { Pinger } from './pinger.js';
@@ -15,10 +16,13 @@ import { routeServerTraffic } from './upstream-traffic.js';
  * The connecting half of an upstream: attempts (each with a generation; a result of an attempt
  * that was overtaken is dropped), the connection while it is attached — its listeners, pings and
  * re-lists — and where callers wait for it. What a failure leads to is the supervision's business
- * (upstream.ts), through the abstract hooks below.
+ * (upstream.ts), through the abstract hooks below. Attempts, pings and re-lists all wait out a
+ * pause the server asked for (`throttle`, issue #35 item 3) before they send anything.
  */
 export abstract class UpstreamLink extends UpstreamState {
   protected readonly health: HealthSettings;
+  /** The pause the server asked for (429/503 with `Retry-After`), kept by every connection to it. */
+  readonly throttle: BackPressure;
   protected generation = 0;
   protected readonly ready = new ReadyGate<ServerConnection>();
   protected readonly retired = new RetiredConnection();
@@ -38,6 +42,7 @@ export abstract class UpstreamLink extends UpstreamState {
   protected constructor(init: UpstreamIdentity & { previous?: UpstreamState }, host: UpstreamHost, health: HealthSettings) {
     super(init, host);
     this.health = health;
+    this.throttle = new BackPressure(host.clock);
   }
 
   /** A request on `connection` failed: what it means for the server (upstream.ts). */
@@ -145,7 +150,9 @@ export abstract class UpstreamLink extends UpstreamState {
   protected async connectOnce(generation: number): Promise<Connected | undefined> {
     const abort = new AbortController();
     this.#abort = abort;
-    const attempt = connectAndList(this.host, this, abort.signal);
+    // A reconnect (or a connect after a reload) due in a pause waits for its end; one refused for
+    // a pause is tried again after it rather than failing the server.
+    const attempt = this.throttle.after(() => connectAndList(this.host, this, abort.signal), abort.signal);
     this.#inFlightAttempt = attempt.catch(() => undefined);
     try {
       const connected = await attempt;
@@ -173,7 +180,13 @@ export abstract class UpstreamLink extends UpstreamState {
       // rather than at the next scheduled ping.
       connection.onTransportError(() => this.#pinger?.now()),
       ...routeServerTraffic(
-        { identity: this, isCurrent: () => this.run.connection === connection, callers: () => [...this.callers], logged: (params) => this.logRing.push(params) },
+        {
+          identity: this,
+          isCurrent: () => this.run.connection === connection,
+          callers: () => [...this.callers],
+          logged: (params) => this.logRing.push(params),
+          pause: this.throttle,
+        },
         connection,
         this.host,
       ),
@@ -191,7 +204,7 @@ export abstract class UpstreamLink extends UpstreamState {
 
   async #relistOnce(connection: ServerConnection): Promise<void> {
     try {
-      const listing = await this.host.list(this, connection);
+      const listing = await this.throttle.after(() => this.host.list(this, connection));
       if (this.run.connection === connection) this.host.listed(this, listing, 'list_changed');
     } catch (err) {
       if (this.run.connection !== connection) return;
@@ -216,7 +229,7 @@ export abstract class UpstreamLink extends UpstreamState {
   protected startPings(connection: ServerConnection): void {
     if (!this.health.enabled) return;
     const settings = { intervalMs: this.health.pingIntervalMs, timeoutMs: this.health.pingTimeoutMs };
-    this.#pinger = new Pinger(connection, settings, this.host.clock, (err) => this.pingFailed(connection, err));
+    this.#pinger = new Pinger(connection, settings, { clock: this.host.clock, pause: this.throttle }, (err) => this.pingFailed(connection, err));
     this.#pinger.start();
   }
 

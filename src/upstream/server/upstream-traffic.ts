@@ -1,7 +1,9 @@
+import { errorMessage } from '../../errors.js';
 import type { CallerChannel } from '../transport/caller.js';
 import type { ServerConnection } from '../transport/client.js';
 import type { ListKind } from '../transport/connection.js';
 import { noAgent, type AgentRequest } from '../transport/server-traffic.js';
+import type { BackPressure } from './back-pressure.js';
 import type { UpstreamHost, UpstreamIdentity } from './upstream-host.js';
 import { Coalescer } from '../../util/coalescer.js';
 
@@ -14,6 +16,8 @@ export interface TrafficOwner {
   callers: () => CallerChannel[];
   /** A log message the server sent, for the upstream's own ring. */
   logged: (params: Record<string, unknown>) => void;
+  /** The pause the server asked for: a re-list waits it out (issue #35 item 3). */
+  pause: BackPressure;
 }
 
 /**
@@ -27,8 +31,14 @@ export function routeServerTraffic(owner: TrafficOwner, connection: ServerConnec
   const current = owner.isCurrent;
   const relist = (kinds: readonly ListKind[]) =>
     new Coalescer(async () => {
-      const lists = await host.listOthers(upstream, connection, undefined, kinds);
-      if (current()) host.setOthers(upstream, lists, 'list_changed');
+      try {
+        const lists = await owner.pause.after(() => host.listOthers(upstream, connection, undefined, kinds));
+        if (current()) host.setOthers(upstream, lists, 'list_changed');
+      } catch (err) {
+        // Only a server that kept refusing for pauses gets here (any other failed list counts as
+        // empty): the lists it had stay.
+        host.log.warn({ server: upstream.name, kinds, err: errorMessage(err) }, 're-list after list_changed failed');
+      }
     }, current);
   const prompts = relist(['prompts']);
   const resources = relist(['resources', 'resourceTemplates']);

@@ -3,7 +3,6 @@ import { isStepUpRefusal } from '../oauth/auth-errors.js';
 import type { ToolsChangedCause } from '../../events/daemon-events.js';
 import { agentOptionsOf } from '../transport/caller.js';
 import { resolveCallTimeout, type ServerConnection } from '../transport/client.js';
-import { BackPressure } from './back-pressure.js';
 import { CallGate, type WaitHistogram } from './call-gate.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
 import { EraCompanion, type CompanionState } from './era-companion.js';
@@ -37,9 +36,6 @@ export class Upstream extends UpstreamLink {
   readonly #port: RequestPort;
   readonly #companion: EraCompanion;
   readonly #gate: CallGate;
-  readonly #backPressure: BackPressure;
-  /** Told by the transport when the server asks for a pause (429/503 with `Retry-After`). */
-  readonly onThrottled = (retryAfterMs: number): void => this.#backPressure.pause(retryAfterMs);
 
   /**
    * `previous` is the server's last upstream (a reload of a config that failed or was
@@ -48,12 +44,13 @@ export class Upstream extends UpstreamLink {
   constructor(init: UpstreamIdentity & { previous?: Upstream }, host: UpstreamHost, health: HealthSettings) {
     super(init, host, health);
     this.#schedule = new ReconnectSchedule(health, host.clock, host.random);
-    this.#companion = new EraCompanion(this, host, (params) => this.logRing.push(params));
+    // A reload does not end a pause the server asked for.
+    if (init.previous) this.throttle.continueFrom(init.previous.throttle);
+    this.#companion = new EraCompanion(this, host, { pause: this.throttle, logged: (params) => this.logRing.push(params) });
     this.#gate = new CallGate(health.maxConcurrentCalls, health.queueSize, host.clock);
-    this.#backPressure = new BackPressure(host.clock);
     this.#port = {
       gate: this.#gate,
-      backPressure: this.#backPressure,
+      backPressure: this.throttle,
       name: this.name,
       clock: host.clock,
       defaultTimeoutMs: resolveCallTimeout(this.config),
@@ -83,7 +80,7 @@ export class Upstream extends UpstreamLink {
 
   /** Requests running and waiting, the limits, and the pause the server asked for (issue #26). */
   get traffic(): TrafficState {
-    const until = this.#backPressure.until;
+    const until = this.throttle.until;
     return {
       inFlight: this.#gate.inFlight,
       queued: this.#gate.queued,

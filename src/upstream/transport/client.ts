@@ -10,7 +10,7 @@ import { McpServerConnection, describeExit, withStderr, type ServerConnection } 
 import { negotiateSession } from './negotiate.js';
 import { authErrorOf } from '../oauth/auth-errors.js';
 import type { EraVerdict, ProtocolMode } from './protocol-era.js';
-import type { OnThrottled } from './retry-after.js';
+import type { Throttle } from './retry-after.js';
 import type { Attempt } from './session.js';
 import { ServerTraffic } from './server-traffic.js';
 import { StderrRing } from './stderr-ring.js';
@@ -41,8 +41,8 @@ export interface ConnectOptions {
    * flow and the connect fails with `UPSTREAM_AUTH_REQUIRED` until a person signs in.
    */
   authProvider?: OAuthClientProvider;
-  /** An http/sse server answered 429/503 with `Retry-After` (issue #26). */
-  onThrottled?: OnThrottled;
+  /** The server's pause (429/503 with `Retry-After`, issue #26): kept and honoured by every HTTP request. */
+  throttle?: Throttle;
 }
 
 export const CONNECT_TIMEOUT_ENV = 'SWITCHBOARD_MCP_TIMEOUT_MS';
@@ -101,7 +101,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
     probeTimeoutMs: timeoutMs > 0 ? Math.min(timeoutMs, PROBE_TIMEOUT_MS) : PROBE_TIMEOUT_MS,
     ...(opts.authProvider ? { authProvider: opts.authProvider } : {}),
-    ...(opts.onThrottled ? { onThrottled: opts.onThrottled } : {}),
+    ...(opts.throttle ? { throttle: opts.throttle } : {}),
   };
   const startedAt = Date.now();
   try {

@@ -22,11 +22,13 @@ export function kindsOf(connection: Pick<ServerConnection, 'capabilities'>): Lis
 
 /**
  * Lists `kinds` (by default every kind the server has) in parallel. A list that fails is logged
- * and left empty: a server whose prompts are broken still serves its tools.
+ * and left empty: a server whose prompts are broken still serves its tools. Not one that failed
+ * while the server asked for a pause (`paused`): that says nothing of its lists, so it rejects,
+ * and the caller lists again once the pause is over.
  */
 export async function listOthers(
   connection: ServerConnection,
-  options: { timeoutMs: number; signal?: AbortSignal; log: Logger; kinds?: readonly ListKind[] },
+  options: { timeoutMs: number; signal?: AbortSignal; log: Logger; kinds?: readonly ListKind[]; paused?: () => boolean },
 ): Promise<Partial<OtherLists>> {
   const kinds = options.kinds ?? kindsOf(connection);
   const lists = await Promise.all(
@@ -35,7 +37,7 @@ export async function listOthers(
         const listing = await connection.list(kind, { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
         return [kind, listing.items] as const;
       } catch (err) {
-        if (options.signal?.aborted) throw err;
+        if (options.signal?.aborted || options.paused?.()) throw err;
         options.log.warn({ server: connection.name, kind, err: errorMessage(err) }, 'listing failed; treated as empty');
         return [kind, []] as const;
       }

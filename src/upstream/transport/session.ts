@@ -12,7 +12,7 @@ import { AGENT_REQUESTS, RELAYED_NOTIFICATIONS, type ServerTraffic } from './ser
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 import type { HttpFailure } from './first-failure.js';
-import type { OnThrottled } from './retry-after.js';
+import type { Throttle } from './retry-after.js';
 import { createTransport } from './transports.js';
 
 /** One connect attempt of one server: its config, deadline, and what it collects on the way. */
@@ -35,8 +35,8 @@ export interface Attempt {
   exit?: ExitStatus;
   /** OAuth for an http/sse server without static credentials (issue #16). */
   authProvider?: OAuthClientProvider;
-  /** An http/sse server answered 429/503 with `Retry-After` (issue #26). */
-  onThrottled?: OnThrottled;
+  /** The server's pause (429/503 with `Retry-After`, issue #26): kept and honoured by every HTTP request. */
+  throttle?: Throttle;
   /** The first error answer an http/sse server gave during the attempt (issue #29 item 4). */
   firstHttpFailure?: HttpFailure;
 }
@@ -56,7 +56,7 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
     inheritEnv: attempt.inheritEnv,
     onStderr: (chunk) => attempt.stderr.push(chunk),
     ...(attempt.authProvider ? { authProvider: attempt.authProvider } : {}),
-    ...(attempt.onThrottled ? { onThrottled: attempt.onThrottled } : {}),
+    ...(attempt.throttle ? { throttle: attempt.throttle } : {}),
     onHttpFailure: (failure) => void (attempt.firstHttpFailure ??= failure),
   });
   const client = new Client(attempt.clientInfo, {

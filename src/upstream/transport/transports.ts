@@ -5,7 +5,7 @@ import type { ServerConfig, TransportKind } from '../../config/types.js';
 import { traceHeadersFetch } from '../../telemetry/trace-headers.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 import { watchHttpFailures, type HttpFailure } from './first-failure.js';
-import { watchRetryAfter, type OnThrottled } from './retry-after.js';
+import { watchRetryAfter, type Throttle } from './retry-after.js';
 
 /**
  * Server config → SDK transport, with the env and header policy. Validation proper lives in
@@ -88,8 +88,8 @@ export interface CreateTransportOptions {
   fetch?: FetchLike;
   /** Signs the http/sse transport in with OAuth (issue #16); absent for static credentials. */
   authProvider?: OAuthClientProvider;
-  /** Told of each 429/503 answer with `Retry-After` (issue #26). */
-  onThrottled?: OnThrottled;
+  /** Keeps the server's pause (429/503 with `Retry-After`, issue #26): no request is sent during it. */
+  throttle?: Throttle;
   /** Told of each error answer (not 401/403), to keep a failed connect's first cause (issue #29). */
   onHttpFailure?: (failure: HttpFailure) => void;
 }
@@ -146,7 +146,7 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
         return response;
       }
     : raw;
-  const base = options.onThrottled ? watchRetryAfter(watched, options.onThrottled) : watched;
+  const base = options.throttle ? watchRetryAfter(watched, options.throttle) : watched;
   const fetch = traceHeadersFetch(perRequestSignalFetch(base));
   // Both SDK transports merge requestInit.headers into every request they make, the SSE one
   // including the EventSource GET.
