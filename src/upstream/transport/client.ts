@@ -14,7 +14,7 @@ import type { OnThrottled } from './retry-after.js';
 import type { Attempt } from './session.js';
 import { ServerTraffic } from './server-traffic.js';
 import { StderrRing } from './stderr-ring.js';
-import { httpStatusOf } from './transports.js';
+import { httpStatusOf, transportKindOf } from './transports.js';
 
 export type { CallToolOptions, RequestOptions, ServerConnection } from './connection.js';
 export { StderrRing } from './stderr-ring.js';
@@ -49,8 +49,32 @@ export const CONNECT_TIMEOUT_ENV = 'SWITCHBOARD_MCP_TIMEOUT_MS';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 const DEFAULT_CLIENT_INFO = { name: 'switchboard', version: '0.1.0' };
-/** The longest an `auto` probe may take before the server counts as a 2025-era one. */
-const PROBE_TIMEOUT_MS = 5_000;
+/** The longest an `auto` probe of an HTTP server may take. */
+const HTTP_PROBE_TIMEOUT_MS = 5_000;
+/** What the probe of a stdio server leaves of the connect timeout for `initialize` after it. */
+const INITIALIZE_RESERVE_MS = 5_000;
+
+/**
+ * How long `auto` waits for the answer to `server/discover` (issue #36 item 3). A stdio server
+ * answers it once it is up, and a first `npx -y` start takes many seconds: it gets the connect
+ * timeout less a reserve (at most half) for `initialize`, which follows on the same process when
+ * the probe goes unanswered — queued behind it, so a slow 2025-era server answers both. With no
+ * connect timeout (0) the default one is the measure: a server that never answers the probe is
+ * still spoken to. An HTTP server answers at once or not at all; its probe stays short.
+ */
+export function probeTimeout(config: ServerConfig, timeoutMs: number): number {
+  if (!isStdio(config)) return timeoutMs > 0 ? Math.min(timeoutMs, HTTP_PROBE_TIMEOUT_MS) : HTTP_PROBE_TIMEOUT_MS;
+  const budget = timeoutMs > 0 ? timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
+  return Math.max(1, budget - Math.min(INITIALIZE_RESERVE_MS, Math.floor(budget / 2)));
+}
+
+function isStdio(config: ServerConfig): boolean {
+  try {
+    return transportKindOf(config) === 'stdio';
+  } catch {
+    return false; // an unknown type fails in the transport, with its own message
+  }
+}
 
 /** `SWITCHBOARD_MCP_TIMEOUT_MS` > `config.timeout` > 30 000 ms; 0 disables. Invalid values are skipped. */
 export function resolveConnectTimeout(config: ServerConfig, env: NodeJS.ProcessEnv = process.env): number {
@@ -99,7 +123,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     roots,
     ...(opts.inheritEnv ? { inheritEnv: opts.inheritEnv } : {}),
     clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
-    probeTimeoutMs: timeoutMs > 0 ? Math.min(timeoutMs, PROBE_TIMEOUT_MS) : PROBE_TIMEOUT_MS,
+    probeTimeoutMs: probeTimeout(config, timeoutMs),
     ...(opts.authProvider ? { authProvider: opts.authProvider } : {}),
     ...(opts.onThrottled ? { onThrottled: opts.onThrottled } : {}),
   };
