@@ -167,6 +167,7 @@ describe('one process to learn a stdio server\'s era (issue #36 item 3)', () => 
     const message = first.errors.find((e) => e.server === 'broken')?.error.message ?? '';
     expect(message).toMatch(/^Could not connect to MCP server "broken": the process exited with code 3 before it answered/);
     expect(message.split('boom: missing API_KEY')).toHaveLength(2);
+    expect(manager.getServer('broken')?.stderrTail).toEqual(['starting', 'boom: missing API_KEY']);
 
     // A reload starts it once more, and once only.
     await manager.disconnectServer('broken');

@@ -6,17 +6,19 @@ import type { ServerConfig } from '../../config/types.js';
 import { SwitchboardError, errorMessage } from '../../errors.js';
 import { createDeadline } from '../../util/abort.js';
 import { ListenerSet } from '../../util/listeners.js';
-import { McpServerConnection, describeExit, withStderr, type ServerConnection } from './connection.js';
+import { McpServerConnection, describeExit, withAttemptOutput, withStderr, type ServerConnection } from './connection.js';
 import { negotiateSession } from './negotiate.js';
 import { authErrorOf } from '../oauth/auth-errors.js';
 import type { EraVerdict, ProtocolMode } from './protocol-era.js';
 import type { OnThrottled } from './retry-after.js';
 import type { Attempt } from './session.js';
 import { ServerTraffic } from './server-traffic.js';
-import { StderrRing } from './stderr-ring.js';
+import { DEFAULT_STDERR_LINES, StderrRing } from './stderr-ring.js';
 import { httpStatusOf, transportKindOf } from './transports.js';
+import { SecretValues } from '../../config/secret-values.js';
 
 export type { CallToolOptions, RequestOptions, ServerConnection } from './connection.js';
+export { attemptOutputOf } from './connection.js';
 export { StderrRing } from './stderr-ring.js';
 
 export interface ConnectOptions {
@@ -111,11 +113,14 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
   const logger = opts.logger;
   const onListenerError = (err: unknown) => logger?.error({ err }, 'listener threw');
   const roots = toRoots(opts.roots ?? [process.cwd()]);
+  // `config` is resolved: its env and header values are the secrets this server could print.
+  const secrets = new SecretValues();
+  secrets.remember(name, config);
   const attempt: Attempt = {
     name,
     config,
     deadline: createDeadline(opts.signal, timeoutMs),
-    stderr: new StderrRing(),
+    stderr: new StderrRing(DEFAULT_STDERR_LINES, (line) => secrets.maskText(line)),
     toolsListChanged: new ListenerSet<[]>(onListenerError),
     transportErrors: new ListenerSet<[Error]>(onListenerError),
     traffic: new ServerTraffic(roots, onListenerError),
@@ -146,7 +151,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     logger?.debug({ transport: session.kind, era: connection.era, pid: connection.pid, ms: Date.now() - startedAt }, 'transport connected');
     return connection;
   } catch (err) {
-    throw connectError(err, attempt, timeoutMs, opts.signal);
+    throw withAttemptOutput(connectError(err, attempt, timeoutMs, opts.signal), attempt.stderr);
   } finally {
     attempt.deadline.dispose();
   }
