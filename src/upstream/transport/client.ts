@@ -1,6 +1,4 @@
-import { basename, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { OAuthClientProvider, Root } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../../config/types.js';
 import { SwitchboardError, errorMessage } from '../../errors.js';
@@ -12,6 +10,7 @@ import { authErrorOf } from '../oauth/auth-errors.js';
 import type { EraVerdict, ProtocolMode } from './protocol-era.js';
 import type { OnThrottled } from './retry-after.js';
 import type { Attempt } from './session.js';
+import { toRoots } from './roots.js';
 import { ServerTraffic } from './server-traffic.js';
 import { DEFAULT_STDERR_LINES, StderrRing } from './stderr-ring.js';
 import { httpStatusOf, transportKindOf } from './transports.js';
@@ -20,6 +19,7 @@ import { SecretValues } from '../../config/secret-values.js';
 export type { CallToolOptions, RequestOptions, ServerConnection } from './connection.js';
 export { attemptOutputOf } from './connection.js';
 export { StderrRing } from './stderr-ring.js';
+export { toRoots } from './roots.js';
 
 export interface ConnectOptions {
   /** Caller abort (daemon shutdown, disconnect): the attempt is torn down and rejects with the reason. */
@@ -28,7 +28,11 @@ export interface ConnectOptions {
   timeoutMs?: number;
   /** Child logger for this server. */
   logger?: Logger;
-  /** Answered to roots/list as file:// URIs. @default [process.cwd()] */
+  /**
+   * Roots for a server whose config names none (`config.roots` wins), answered to roots/list as
+   * file:// URIs when no agent's call is in progress. @default [] — never the daemon's working
+   * directory: a server keeps the folders its own command line names (issue #36 item 1)
+   */
   roots?: string[];
   /** Extra daemon environment variable names passed to stdio children. @default [] */
   inheritEnv?: string[];
@@ -93,15 +97,6 @@ function parseTimeout(value: unknown): number | undefined {
   return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined;
 }
 
-/** Root paths (or file:// URIs) → the roots/list answer. */
-export function toRoots(paths: readonly string[]): Root[] {
-  return paths.map((path) => {
-    if (path.startsWith('file://')) return { uri: path };
-    const absolute = resolve(path);
-    return { uri: pathToFileURL(absolute).href, name: basename(absolute) || absolute };
-  });
-}
-
 /**
  * Connects to one MCP server: transport, era negotiation (`initialize` + `notifications/initialized`,
  * or the modern `server/discover`). On any failure, timeout or abort the transport is closed (a
@@ -112,7 +107,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
   const timeoutMs = opts.timeoutMs ?? resolveConnectTimeout(config);
   const logger = opts.logger;
   const onListenerError = (err: unknown) => logger?.error({ err }, 'listener threw');
-  const roots = toRoots(opts.roots ?? [process.cwd()]);
+  const roots = toRoots(config.roots ?? opts.roots ?? []);
   // `config` is resolved: its env and header values are the secrets this server could print.
   const secrets = new SecretValues();
   secrets.remember(name, config);

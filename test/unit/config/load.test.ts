@@ -98,6 +98,24 @@ describe('loadDaemonConfig', () => {
     ]);
   });
 
+  it("refuses a top-level `roots`, naming the server entry's as its replacement; an entry's roots are absolute (issue #36 item 1)", async () => {
+    const t = await makeTree();
+    const top = await t.write('top.json', { roots: ['/srv'] });
+    expect(await failure(loadDaemonConfig({ path: top, env: {}, home: t.home }))).toBe(`${top}: roots: no longer supported, use mcpServers.<name>.roots instead`);
+
+    const entries = await t.write('entries.json', {
+      mcpServers: {
+        good: { command: 'x', roots: ['/srv/shared', 'file:///srv/docs', '${HOME}/notes'] },
+        relative: { command: 'x', roots: ['shared'] },
+      },
+    });
+    const config = await loadDaemonConfig({ path: entries, env: { HOME: t.home }, home: t.home });
+    expect(config.mcpServers.good?.roots).toEqual(['/srv/shared', 'file:///srv/docs', `${t.home}/notes`]);
+    expect(config.serverIssues).toEqual([
+      `${entries}: server "relative" ignored: mcpServers.relative.roots.0: a root is an absolute path or a file:// URI (\${userHome}/… names a folder in your home)`,
+    ]);
+  });
+
   it('reports bad JSON with its position', async () => {
     const t = await makeTree();
     const path = await t.write('sb.json', '{\n  "port": 1,,\n}');
