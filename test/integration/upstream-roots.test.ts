@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -19,6 +21,21 @@ import { tempDir } from '../helpers/process.js';
  */
 
 type CallResult = { content: Array<{ type: string; text: string }>; isError?: boolean };
+
+/**
+ * The real `@modelcontextprotocol/server-filesystem`'s entry point, when it is installed (a
+ * devDependency to add: 2026.8.31, the version of server-everything); until then its test is skipped.
+ */
+const FILESYSTEM_SERVER = ((): string | undefined => {
+  try {
+    const manifest = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/package.json');
+    const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin?: string | Record<string, string> };
+    const entry = typeof bin === 'string' ? bin : Object.values(bin ?? {})[0];
+    return entry === undefined ? undefined : join(dirname(manifest), entry);
+  } catch {
+    return undefined;
+  }
+})();
 
 async function call(d: TestDaemon, tool: string, args: Record<string, unknown> = {}): Promise<CallResult> {
   const { status, body } = await d.json<CallResult>(`/tools/${tool}/call`, { method: 'POST', body: { arguments: args } });
@@ -53,6 +70,17 @@ describe('roots belong to whoever owns them (issue #36 item 1)', () => {
     // It was offered no roots to take in place of its own folder.
     const { body } = await d.json<{ stderrTail: string[] }>('/servers/files');
     expect(body.stderrTail).toEqual(['No valid root directories provided by client']);
+  });
+
+  it.skipIf(FILESYSTEM_SERVER === undefined)('the real filesystem server writes into the folder its command line names, under a daemon started elsewhere', async () => {
+    const [own, elsewhere] = [await dir(), await dir()];
+    const files: ServerConfig = { command: process.execPath, args: [FILESYSTEM_SERVER as string, own] };
+    const d = await startDaemon({ servers: { files }, deps: { cwd: elsewhere } });
+    const wrote = await call(d, 'mcp_files_write_file', { path: join(own, 'note.txt'), content: 'hello' });
+    expect(wrote.isError, textOf(wrote)).toBeFalsy();
+    expect(await readFile(join(own, 'note.txt'), 'utf8')).toBe('hello');
+    const refused = await call(d, 'mcp_files_write_file', { path: join(elsewhere, 'note.txt'), content: 'no' });
+    expect(refused.isError).toBe(true);
   });
 
   it("an entry's roots reach that server only, and a live edit of them reaches it", async () => {
