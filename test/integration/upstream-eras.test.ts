@@ -154,6 +154,26 @@ describe('one process to learn a stdio server\'s era (issue #36 item 3)', () => 
     expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toEqual([`spawn ${pid}`]);
   });
 
+  it('a 2026-07-28-only server slower than the probe refuses the late initialize, and is started once more in its era', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'spawn.log');
+    const hold = join(dir, 'hold-start');
+    await writeFile(hold, '');
+    const cache = await store(dir);
+    const config: ServerConfig = { ...fixtureServerConfig('era-stdio', { env: { ERA: 'modern', HOLD_START_WHILE: hold, SPAWN_LOG: log } }), timeout: 6_000 };
+    const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
+    onTestFinished(() => manager.disconnectAll());
+    const started = manager.connectServers({ late: config });
+
+    await waitForFileMatching(log, (text) => /^held initialize /m.test(text));
+    await rm(hold);
+    expect((await started).errors).toEqual([]);
+    expect(manager.getServer('late')).toMatchObject({ status: 'connected', protocol: { era: 'modern' } });
+    expect(await echo(manager, 'late')).toBe('hi late');
+    // It said which era it speaks only by refusing the other: the one case of a second process.
+    expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toHaveLength(2);
+  });
+
   it('a server that exits at once is spawned once per start, and its stderr is told once', async () => {
     const dir = await tempDir();
     const log = join(dir, 'spawn.log');
