@@ -67,6 +67,8 @@ export interface DaemonDeps {
   clock?: Clock;
   /** Sent to every server in `initialize`. @default Switchboard's own */
   clientInfo?: ConnectOptions['clientInfo'];
+  /** Roots for a server whose entry names none (an embedder's choice). @default none: each server keeps its own folders */
+  roots?: ConnectOptions['roots'];
   /** OpenTelemetry for the request path (issue #26), loaded by the caller (see telemetry/otel-loader.ts). @default none: no tracing */
   telemetry?: Telemetry;
   /** Makes this daemon a replica of the cluster on its PostgreSQL store (issue #28; see cluster/join-cluster.ts). @default a lone daemon */
@@ -203,7 +205,9 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
       return resolved;
     },
     connectOptions: {
-      roots: config.roots ?? [cwd],
+      // No roots of the daemon's own (its working directory is $HOME under a service): a server
+      // is told those of its entry, or an agent's during that agent's call (issue #36 item 1).
+      ...(deps.roots ? { roots: deps.roots } : {}),
       inheritEnv: config.inheritEnv,
       ...(deps.clientInfo ? { clientInfo: deps.clientInfo } : {}),
     },

@@ -54,7 +54,6 @@ export async function discoverAndLoadMCPTools(cwd: string, options: LoadMCPTools
       watch: options.watchConfig ?? false,
       logLevel: 'silent',
       ...(options.dbPath !== undefined ? { dbPath: options.dbPath } : {}),
-      ...(options.connectOptions?.roots ? { roots: options.connectOptions.roots } : {}),
     ...(options.enableProjectConfig !== undefined ? { enableProjectConfig: options.enableProjectConfig } : {}),
   });
   // Unset, the native file's own `enableProjectConfig` decides: discovery is told only a value given here.
@@ -71,6 +70,7 @@ export async function discoverAndLoadMCPTools(cwd: string, options: LoadMCPTools
       ...(options.platform !== undefined ? { platform: options.platform } : {}),
       ...(options.configPath !== undefined ? { configPath: options.configPath } : {}),
       ...(options.connectOptions?.clientInfo ? { clientInfo: options.connectOptions.clientInfo } : {}),
+      ...(options.connectOptions?.roots ? { roots: options.connectOptions.roots } : {}),
     },
   );
   const errors = await start();

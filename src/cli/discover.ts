@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { discoverMCPServers } from '../config/discover.js';
 import { loadDaemonConfig } from '../config/load.js';
+import { DaemonSettingsSchema, type DaemonConfig } from '../config/schema.js';
 import { errorMessage, isSwitchboardError } from '../errors.js';
 import { EXIT_OK, EXIT_USAGE, oneLine, type CliContext } from './context.js';
 import { discoverJson, discoverTable } from './discover-view.js';
@@ -19,9 +20,11 @@ const OPTIONS = {
 } as const;
 
 /**
- * `switchboard discover`. Exit 0 even with warnings (they are the point of the command); exit 2
- * on bad flags, or when Switchboard's own config file is unreadable or invalid, because
- * `serve` would refuse to start with it too.
+ * `switchboard discover`. Always prints what discovery finds, every bad entry marked with its
+ * reason. Exit 0 even with warnings (they are the point of the command); exit 2 on bad flags, or
+ * — after the table — when Switchboard's own file is unreadable or has an invalid daemon-level
+ * setting, because `serve` would refuse to start with it too (an invalid server entry would only
+ * be skipped, as here).
  */
 export async function runDiscover(ctx: CliContext): Promise<number> {
   const usageError = (message: string): number => {
@@ -44,18 +47,18 @@ export async function runDiscover(ctx: CliContext): Promise<number> {
   if (!(await isDirectory(cwd))) return usageError(`--cwd ${cwd}: not a directory`);
   const configPath = values.config === undefined ? undefined : resolve(ctx.cwd, values.config);
 
-  let enableProjectConfig: boolean;
-  let selfPorts: number[];
+  // With a file serve would refuse, the table is still printed, read with the defaults.
+  let daemon: Pick<DaemonConfig, 'enableProjectConfig' | 'port'> = DaemonSettingsSchema.parse({});
+  let refusal: string | undefined;
   try {
-    const daemon = await loadDaemonConfig({ env: ctx.env, home: ctx.home, cwd: ctx.cwd, ...(configPath ? { path: configPath } : {}) });
-    enableProjectConfig = values['no-project-config'] ? false : daemon.enableProjectConfig;
-    // The port `serve` would listen on with this config: an entry pointing there is the daemon itself.
-    selfPorts = daemon.port > 0 ? [daemon.port] : [];
+    daemon = await loadDaemonConfig({ env: ctx.env, home: ctx.home, cwd: ctx.cwd, ...(configPath ? { path: configPath } : {}) });
   } catch (err) {
     if (!isSwitchboardError(err, 'CONFIG_INVALID')) throw err;
-    ctx.stderr.write(`switchboard: ${oneLine(err.message)}\n`);
-    return EXIT_USAGE;
+    refusal = err.message;
   }
+  const enableProjectConfig = values['no-project-config'] ? false : daemon.enableProjectConfig;
+  // The port `serve` would listen on with this config: an entry pointing there is the daemon itself.
+  const selfPorts = daemon.port > 0 ? [daemon.port] : [];
 
   const report = await discoverMCPServers({
     cwd,
@@ -67,7 +70,9 @@ export async function runDiscover(ctx: CliContext): Promise<number> {
     ...(configPath ? { configPath } : {}),
   });
   ctx.stdout.write(values.json ? discoverJson(report, cwd) : discoverTable(report, cwd));
-  return EXIT_OK;
+  if (refusal === undefined) return EXIT_OK;
+  ctx.stderr.write(`switchboard: ${oneLine(refusal)} (serve would refuse to start)\n`);
+  return EXIT_USAGE;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

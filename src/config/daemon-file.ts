@@ -3,6 +3,7 @@ import { expandEntryStrings, expandVars, hasPlaceholder, isPlainObject, type Exp
 import { fromZodIssues, mergeIssues, retiredKeyIssues, type ConfigIssue } from './issues.js';
 import {
   DaemonSettingsSchema,
+  RETIRED_SERVER_KEYS,
   ServerConfigSchema,
   type DaemonSettings,
   type NativeServerConfig,
@@ -54,7 +55,7 @@ export function checkDaemonFile(
     }
     const expanded = expandEntryStrings(entry, vars, expand);
     const result = ServerConfigSchema.safeParse(expanded);
-    const issues = mergeIssues(retiredKeyIssues(entry), result.success ? [] : fromZodIssues(result.error.issues));
+    const issues = mergeIssues(retiredKeyIssues(entry, RETIRED_SERVER_KEYS), result.success ? [] : fromZodIssues(result.error.issues));
     const checked: CheckedServerEntry = { name, expanded, issues };
     if (result.success && issues.length === 0) checked.config = result.data;
     return checked;

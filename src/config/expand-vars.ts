@@ -85,6 +85,8 @@ export function expandEntryStrings<T extends object>(entry: T, vars: VarSource, 
     if (key in out) out[key] = str(out[key]);
   }
   if (Array.isArray(out.args)) out.args = out.args.map(str);
+  // `${userHome}/notes`: a root written for any machine.
+  if (Array.isArray(out.roots)) out.roots = out.roots.map(str);
   for (const key of ['env', 'headers']) {
     const table = out[key];
     if (isPlainObject(table)) {

@@ -23,11 +23,11 @@ export function fromZodIssues(issues: readonly z.core.$ZodIssue[]): ConfigIssue[
   });
 }
 
-/** Retired keys of `obj`, each naming its replacement. */
-export function retiredKeyIssues(obj: Readonly<Record<string, unknown>>): ConfigIssue[] {
+/** Retired keys of `obj` (top-level ones by default, or those of `retired`), each naming its replacement. */
+export function retiredKeyIssues(obj: Readonly<Record<string, unknown>>, retired: Readonly<Record<string, string>> = RETIRED_KEYS): ConfigIssue[] {
   return Object.keys(obj)
-    .filter((key) => Object.hasOwn(RETIRED_KEYS, key))
-    .map((key) => ({ path: key, message: `no longer supported, use ${RETIRED_KEYS[key]} instead` }));
+    .filter((key) => Object.hasOwn(retired, key))
+    .map((key) => ({ path: key, message: `no longer supported, use ${retired[key]} instead` }));
 }
 
 /**

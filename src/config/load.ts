@@ -17,6 +17,12 @@ export type LoadedDaemonConfig = DaemonConfig & {
   readonly dbPath: string;
   /** Problems that left something out but let the rest apply (an invalid agent entry), one line each. */
   readonly warnings: readonly string[];
+  /**
+   * Server entries left out of `mcpServers` because they are invalid, one line each. Not a
+   * warning to log here: discovery reads the same file and reports each one exactly as it does
+   * on a live edit (SPEC §3), so a start and a reload treat a typo alike.
+   */
+  readonly serverIssues: readonly string[];
 };
 
 export interface LoadDaemonConfigOptions {
@@ -54,8 +60,10 @@ export function defaultDbPath(home: string, env: Env): string {
 
 /**
  * Reads Switchboard's own file, applies the `SWITCHBOARD_*` overrides, validates once and
- * freezes. A missing default file gives the defaults; a missing explicit file, bad JSON or any
- * invalid field throws `CONFIG_INVALID` naming the file and every bad field's path.
+ * freezes. A missing default file gives the defaults; a missing explicit file, bad JSON or an
+ * invalid daemon-level field throws `CONFIG_INVALID` naming the file and every bad field's path.
+ * An invalid server entry does not: it is left out (`serverIssues`), as a live reload leaves it
+ * out, and the other servers start.
  */
 export async function loadDaemonConfig(opts: LoadDaemonConfigOptions): Promise<LoadedDaemonConfig> {
   const { path, explicit } = resolveConfigPath(opts);
@@ -86,14 +94,15 @@ export function parseDaemonConfig(raw: unknown, ctx: { path: string; env: Env; h
   }
 
   const checked = checkDaemonFile(withEnv, ctx.env);
-  const issues = [
-    ...checked.settingsIssues.map((issue) => issueText(nameEnvSource(issue, fromEnv))),
-    ...checked.servers.flatMap((s) => s.issues.map((issue) => issueText(issue, `mcpServers.${s.name}`))),
-  ];
+  const issues = checked.settingsIssues.map((issue) => issueText(nameEnvSource(issue, fromEnv)));
   if (issues.length > 0 || !checked.settings) return fail(issues);
 
   const mcpServers: Record<string, NativeServerConfig> = {};
-  for (const server of checked.servers) if (server.config) mcpServers[server.name] = server.config;
+  const serverIssues: string[] = [];
+  for (const server of checked.servers) {
+    if (server.config) mcpServers[server.name] = server.config;
+    else serverIssues.push(`${ctx.path}: server "${server.name}" ignored: ${server.issues.map((issue) => issueText(issue, `mcpServers.${server.name}`)).join('; ')}`);
+  }
   // An invalid agent is left out, like an invalid server entry in discovery: the others still apply.
   const agents: Record<string, AgentConfig> = {};
   const warnings: string[] = [];
@@ -107,6 +116,7 @@ export function parseDaemonConfig(raw: unknown, ctx: { path: string; env: Env; h
     mcpServers,
     agents,
     warnings,
+    serverIssues,
     // A relative dbPath is read against the config file, not the daemon's working directory,
     // so the same file means the same database wherever the daemon is started.
     dbPath: dbPath ? resolve(dirname(ctx.path), expandHome(dbPath, ctx.home)) : defaultDbPath(ctx.home, ctx.env),

@@ -26,6 +26,7 @@ export function unresolvedPlaceholders(config: ServerConfig): string[] {
   config.args?.forEach((arg, i) => check('args', String(i), arg));
   check('cwd', '', config.cwd);
   check('url', '', config.url);
+  config.roots?.forEach((root, i) => check('roots', String(i), root));
   for (const [key, value] of Object.entries(config.env ?? {})) check('env', key, value);
   for (const [key, value] of Object.entries(config.headers ?? {})) check('headers', key, value);
   return problems;

@@ -1,8 +1,12 @@
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
 import { AgentConfigSchema } from './agent-schema.js';
+import { OAuthSettingsSchema } from './oauth-schema.js';
+
+export { CLIENT_ASSERTION_ALGS, OAuthSettingsSchema } from './oauth-schema.js';
 
 /**
  * Schemas for Switchboard's own config file. The types are derived from them; the loose
@@ -14,67 +18,6 @@ const StringRecord = z.record(z.string(), z.string());
 
 /** `enabled` accepts a boolean or the strings "true"/"false"/"1"/"0" (SPEC §2). */
 export const EnabledFlagSchema = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]);
-
-/** The JWS algorithms a `privateKeyJwt` client assertion can be signed with (RFC 7518). */
-export const CLIENT_ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
-
-/**
- * How Switchboard signs in to an OAuth upstream (issue #16). Everything is optional: without it
- * the client registers itself dynamically and asks for the scopes the server names. With
- * `grant: "client_credentials"` (issue #29) nobody signs in: the daemon gets its tokens itself
- * with `clientId` and either `clientSecret` or `privateKeyJwt`.
- */
-export const OAuthSettingsSchema = z
-  .object({
-    /**
-     * `authorization_code`: a person signs in; `client_credentials`: the daemon does, unattended;
-     * `jwt_bearer`: the daemon trades a workload identity token (`assertion`) for one (RFC 7523 §2.1). @default "authorization_code"
-     */
-    grant: z.enum(['authorization_code', 'client_credentials', 'jwt_bearer']).optional(),
-    /** A client id registered with the server's authorization server beforehand. */
-    clientId: z.string().min(1).optional(),
-    /** Its secret, for a confidential client; `${VAR}` or `!cmd` keeps it out of the file. */
-    clientSecret: z.string().min(1).optional(),
-    /** How `clientSecret` is presented at the token endpoint. @default what the authorization server prefers (basic first) */
-    tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
-    /**
-     * The private key (PEM or JWK) that signs an RFC 7523 client assertion instead of a secret:
-     * a file path, or `!cmd` / `${VAR}` giving the key itself. Only with `client_credentials`.
-     */
-    privateKeyJwt: z.string().min(1).optional(),
-    /**
-     * The workload identity token (a JWT) of `jwt_bearer`: a file path, read afresh for every
-     * token request (platforms rotate it), or the token itself from `!cmd` / `${VAR}`.
-     */
-    assertion: z.string().min(1).optional(),
-    /** The assertion's signing algorithm. @default the key's own (RS256, ES256/384/512, EdDSA) */
-    signingAlgorithm: z.enum(CLIENT_ASSERTION_ALGS).optional(),
-    /** Scopes to ask for. @default the scopes the server's challenge or metadata names */
-    scopes: z.array(z.string().min(1)).optional(),
-    /** Where this client's metadata document is published (https), for Client ID Metadata Documents. */
-    clientMetadataUrl: z.url({ protocol: /^https$/, message: 'Expected an https URL' }).optional(),
-  })
-  .strict()
-  .superRefine((oauth, ctx) => {
-    const problem = (path: string, message: string): void => ctx.addIssue({ code: 'custom', message, path: [path] });
-    if (oauth.clientSecret !== undefined && oauth.clientId === undefined) problem('clientSecret', 'clientSecret needs clientId');
-    if (oauth.grant === 'client_credentials') {
-      if (oauth.clientId === undefined) problem('clientId', 'grant "client_credentials" needs clientId');
-      if ((oauth.clientSecret === undefined) === (oauth.privateKeyJwt === undefined)) {
-        problem('clientSecret', 'grant "client_credentials" needs exactly one of clientSecret and privateKeyJwt');
-      }
-      if (oauth.clientMetadataUrl !== undefined) problem('clientMetadataUrl', 'clientMetadataUrl is for signing a person in, not for grant "client_credentials"');
-    } else if (oauth.grant === 'jwt_bearer') {
-      if (oauth.clientId === undefined) problem('clientId', 'grant "jwt_bearer" needs clientId');
-      if (oauth.assertion === undefined) problem('assertion', 'grant "jwt_bearer" needs assertion');
-      if (oauth.privateKeyJwt !== undefined) problem('privateKeyJwt', 'privateKeyJwt needs grant "client_credentials"');
-    } else {
-      if (oauth.privateKeyJwt !== undefined) problem('privateKeyJwt', 'privateKeyJwt needs grant "client_credentials"');
-      if (oauth.signingAlgorithm !== undefined) problem('signingAlgorithm', 'signingAlgorithm needs privateKeyJwt');
-    }
-    if (oauth.tokenEndpointAuthMethod !== undefined && oauth.clientSecret === undefined) problem('tokenEndpointAuthMethod', 'tokenEndpointAuthMethod needs clientSecret');
-    if (oauth.assertion !== undefined && oauth.grant !== 'jwt_bearer') problem('assertion', 'assertion needs grant "jwt_bearer"');
-  });
 
 /** A glob over names (`delete_*`, `{rm,mv}`); a malformed one is a config error naming it. */
 const NameGlob = z
@@ -97,6 +40,17 @@ function wholeNumber(field: string, min: number, max: number) {
 const MaxConcurrentCallsSchema = wholeNumber('maxConcurrentCalls', 1, 10_000);
 /** Requests waiting in line for one upstream (issue #26); 0 refuses at once when every slot is taken. */
 const QueueSizeSchema = wholeNumber('queueSize', 0, 100_000);
+
+/**
+ * A root a server is told about: an absolute path or a `file://` URI. A relative path would be
+ * read against whatever directory the daemon was started in — exactly what must not decide which
+ * folder a server may touch (issue #36 item 1).
+ */
+const RootSchema = z
+  .string()
+  .refine((root) => root.startsWith('file://') || isAbsolute(root), {
+    error: 'a root is an absolute path or a file:// URI (${userHome}/… names a folder in your home)',
+  });
 
 export const ServerConfigSchema = z
   .object({
@@ -138,6 +92,12 @@ export const ServerConfigSchema = z
     maxConcurrentCalls: MaxConcurrentCallsSchema.optional(),
     /** Requests waiting for a slot on this server; beyond it `SERVER_BUSY`. @default the daemon's `queueSize` */
     queueSize: QueueSizeSchema.optional(),
+    /**
+     * The folders this server is told about (`roots/list`), and the bounds of an agent's roots
+     * during its calls (issue #36 item 1). @default none: a server keeps the folders its own
+     * command line names, and is told an agent's roots only during that agent's calls
+     */
+    roots: z.array(RootSchema).optional(),
   })
   .strict();
 
@@ -215,8 +175,6 @@ export const DaemonConfigSchema = z
     enabledServers: z.array(z.string()).default([]),
     /** Extra variables of the daemon's environment passed to stdio servers. @default [] */
     inheritEnv: z.array(z.string()).default([]),
-    /** Roots answered to `roots/list`. @default [daemon working directory] */
-    roots: z.array(z.string()).optional(),
     /** @default "info" */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Log one line per HTTP request. @default false */
@@ -263,10 +221,17 @@ export type NativeServerConfig = z.infer<typeof ServerConfigSchema>;
 export type DaemonConfigInput = z.input<typeof DaemonConfigSchema>;
 export type DaemonConfig = Readonly<z.infer<typeof DaemonConfigSchema>>;
 
-/** Keys we used to accept, with what replaces them (rejected with that hint). */
+/** Top-level keys we used to accept, with what replaces them (rejected with that hint). */
 export const RETIRED_KEYS: Readonly<Record<string, string>> = {
-  timeoutMs: 'timeout',
   listen: 'host and port',
+  // One list answered to every server replaced a server's own folder with it (issue #36 item 1):
+  // roots belong to the server entry that needs them.
+  roots: 'mcpServers.<name>.roots',
+};
+
+/** Server entry keys we used to accept, with what replaces them. */
+export const RETIRED_SERVER_KEYS: Readonly<Record<string, string>> = {
+  timeoutMs: 'timeout',
 };
 
 /**

@@ -27,6 +27,8 @@ export class SecretValues {
   readonly #fixed: string[];
   /** The JSON-escaped forms of every value, longest first; rebuilt lazily after a change. */
   #patterns: string[] | undefined;
+  /** The values as they are, longest first; rebuilt lazily after a change. */
+  #rawPatterns: string[] | undefined;
 
   constructor(fixed: ReadonlyArray<string | undefined> = []) {
     this.#fixed = fixed.filter((value): value is string => value !== undefined);
@@ -48,25 +50,45 @@ export class SecretValues {
     if (assertion && isJwt(assertion)) values.push(assertion);
     this.#byServer.set(server, values);
     this.#patterns = undefined;
+    this.#rawPatterns = undefined;
   }
 
   /** `text` (JSON) with every known secret value, and anything shaped like a Switchboard key, replaced by `****`. */
   maskJson(text: string): string {
-    let out = text;
-    for (const pattern of this.patterns()) if (out.includes(pattern)) out = out.split(pattern).join(MASK);
-    // Agent and operator keys (issue #22) are never known here in clear (only their hashes are
-    // kept), so they are recognised by shape.
-    return out.includes('sb') ? out.replace(KEY_SHAPE, MASK) : out;
+    return maskWith(text, this.patterns());
+  }
+
+  /**
+   * Plain `text` (a line a server wrote to stderr) with every known secret value, and anything
+   * shaped like a Switchboard key, replaced by `****`: a server that prints its own token does not
+   * put it in `/servers/:name`, an error or the daemon's log.
+   */
+  maskText(text: string): string {
+    return maskWith(text, (this.#rawPatterns ??= this.values().sort(longestFirst)));
   }
 
   private patterns(): string[] {
-    if (this.#patterns) return this.#patterns;
+    // Longest first, so a value that contains another is masked whole.
+    return (this.#patterns ??= [...new Set(this.values().map((value) => JSON.stringify(value).slice(1, -1)))].sort(longestFirst));
+  }
+
+  private values(): string[] {
     const values = new Set<string>();
     for (const value of [...this.#fixed, ...[...this.#byServer.values()].flat()]) {
-      if (value.length >= MIN_SECRET_LENGTH) values.add(JSON.stringify(value).slice(1, -1));
+      if (value.length >= MIN_SECRET_LENGTH) values.add(value);
     }
-    // Longest first, so a value that contains another is masked whole.
-    this.#patterns = [...values].sort((a, b) => b.length - a.length);
-    return this.#patterns;
+    return [...values];
   }
+}
+
+function longestFirst(a: string, b: string): number {
+  return b.length - a.length;
+}
+
+function maskWith(text: string, patterns: readonly string[]): string {
+  let out = text;
+  for (const pattern of patterns) if (out.includes(pattern)) out = out.split(pattern).join(MASK);
+  // Agent and operator keys (issue #22) are never known here in clear (only their hashes are
+  // kept), so they are recognised by shape.
+  return out.includes('sb') ? out.replace(KEY_SHAPE, MASK) : out;
 }

@@ -54,6 +54,11 @@ export interface ServerConfig {
   maxConcurrentCalls?: number;
   /** Requests waiting for a slot on this server. @default the daemon's `queueSize` */
   queueSize?: number;
+  /**
+   * Absolute paths or `file://` URIs: what `roots/list` answers this server outside an agent's
+   * call, and the bounds of an agent's roots during one (issue #36 item 1). @default none
+   */
+  roots?: string[];
 }
 
 /** How Switchboard signs in to an OAuth upstream (issues #16, #29); see `OAuthSettingsSchema`. */

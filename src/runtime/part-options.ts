@@ -15,7 +15,7 @@ export type PartsConfig = Pick<
   DaemonConfig,
   'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
 > &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'roots' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token' | 'pinTools' | 'audit' | 'maxConcurrentCalls' | 'queueSize'>>;
+  Partial<Pick<DaemonConfig, 'dbPath' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token' | 'pinTools' | 'audit' | 'maxConcurrentCalls' | 'queueSize'>>;
 
 /** An operator's approval decision, recorded in the audit log with the call's arguments (issue #22). */
 export function auditDecision(audit: Pick<AuditLog, 'recordWithArguments'>, decision: ApprovalDecision): void {

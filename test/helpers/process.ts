@@ -35,7 +35,12 @@ export async function tempDir(cleanup: Cleanup = onTestFinished): Promise<string
 }
 
 /** Resolves with the file's content once it exists and is non-empty, watching its directory. */
-export async function waitForFile(path: string, signal?: AbortSignal): Promise<string> {
+export function waitForFile(path: string, signal?: AbortSignal): Promise<string> {
+  return waitForFileMatching(path, (content) => content !== '', signal);
+}
+
+/** Resolves with the file's content once it exists and `match` accepts it, watching its directory. */
+export async function waitForFileMatching(path: string, match: (content: string) => boolean, signal?: AbortSignal): Promise<string> {
   const watcher = watch(dirname(path), { signal });
   let pulse = deferred();
   watcher.on('change', () => {
@@ -48,7 +53,7 @@ export async function waitForFile(path: string, signal?: AbortSignal): Promise<s
       // Taken before reading, so a change that lands during the read is not missed.
       const next = pulse.promise;
       const content = await readFile(path, 'utf8').catch(() => '');
-      if (content !== '') return content;
+      if (match(content)) return content;
       await Promise.race([next, failed]);
     }
   } finally {

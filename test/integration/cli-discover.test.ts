@@ -58,12 +58,13 @@ describe('switchboard discover (real process)', () => {
     expect(stdout).not.toContain('ghp_REAL');
   });
 
-  it('exits 2 with a one-line error for a bad --config, and 2 for an unknown command', async () => {
+  it('prints its table, then exits 2 with a one-line error for a bad --config; 2 for an unknown command', async () => {
     const root = await tree({ 'bad.json': { port: 'eighty' } });
     const bad = await cli(['discover', '--config', join(root, 'bad.json')], root);
     expect(bad.code).toBe(2);
-    expect(bad.stdout).toBe('');
-    expect(bad.stderr).toMatch(/^switchboard: .*bad\.json: port: [^\n]*\n$/);
+    expect(bad.stdout).toContain('No MCP servers found.');
+    expect(bad.stdout).toMatch(/bad\.json: port: .*\(file ignored\)/);
+    expect(bad.stderr).toMatch(/^switchboard: .*bad\.json: port: [^\n]*\(serve would refuse to start\)\n$/);
 
     const unknown = await cli(['nope'], root);
     expect(unknown.code).toBe(2);

@@ -151,4 +151,26 @@ describe('switchboard CLI hints', () => {
     // A connected server's log has no such line.
     expect((await cli(['logs', 'echo', '--url', d.url])).stderr).toBe('');
   }, TIMEOUT_MS);
+
+  it("logs <server that failed at start>: the server's own stderr lines, its secrets masked (issue #36 item 4)", async () => {
+    const secret = 'sk-test-SECRET-1234';
+    const d = await startDaemon({
+      captureLogs: 'info',
+      servers: {
+        broken: fixtureServerConfig('exits-at-start', {
+          env: { API_KEY: secret, STDERR_LINES: `starting broken|boom: missing API_KEY|the key ${secret} was refused` },
+        }),
+      },
+    });
+    const run = await cli(['logs', 'broken', '--url', d.url]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('starting broken\nboom: missing API_KEY\nthe key **** was refused\n');
+    expect(run.stderr).toBe('switchboard: broken is failed: UPSTREAM_CONNECT_FAILED: Could not connect to MCP server "broken": the process exited with code 3 before it answered\n');
+
+    const { body } = await d.json<{ lastError: { code: string; message: string }; stderrTail: string[] }>('/servers/broken');
+    expect(body.stderrTail).toEqual(['starting broken', 'boom: missing API_KEY', 'the key **** was refused']);
+    expect(body.lastError.code).toBe('UPSTREAM_CONNECT_FAILED');
+    expect(body.lastError.message).toContain('\nstderr:\nstarting broken\nboom: missing API_KEY\nthe key **** was refused');
+    for (const text of [run.stdout, run.stderr, JSON.stringify(body), d.logs.text()]) expect(text).not.toContain(secret);
+  }, TIMEOUT_MS);
 });

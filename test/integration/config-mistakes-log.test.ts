@@ -118,6 +118,47 @@ describe('config mistakes in the log (real serve, real client files)', () => {
     expect((await serve.exited).code).toBe(0);
   }, SPAWN_TIMEOUT_MS);
 
+  it('starts with a typo in its own file and a broken client file: the bad parts are skipped as a live edit skips them, the rest connects (issue #36 item 2)', async () => {
+    const home = await realpath(await tempDir());
+    const cwd = await realpath(await tempDir());
+    const echo = fixtureServerConfig('echo-stdio');
+    const own = join(home, '.config', 'switchboard', 'config.json');
+    const claude = join(home, '.claude.json');
+    const cursor = join(home, '.cursor', 'mcp.json');
+    await writeJson(own, { mcpServers: { mine: { ...echo, env: { NAME: 'mine' } }, typo: { comand: 'node' } } });
+    await writeJson(claude, { mcpServers: { theirs: { ...echo, env: { NAME: 'theirs' } } } });
+    await mkdir(dirname(cursor), { recursive: true });
+    await writeFile(cursor, '{\n  "mcpServers": {\n    "half": { "command": node }\n  }\n}\n');
+
+    const serve = spawnServe(['--port', '0'], { home, cwd });
+    const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
+    expect(ready).toMatchObject({ servers: 2, failed: 0 });
+    const url = await serve.listening();
+    const status = (await (await fetch(`${url}/status`)).json()) as { servers: Array<{ name: string; status: string }> };
+    expect(status.servers.map((server) => [server.name, server.status])).toEqual([
+      ['mine', 'connected'],
+      ['theirs', 'connected'],
+    ]);
+    expect(await waitForWarning(serve, 'server "typo" is invalid')).toMatchObject({
+      path: own,
+      server: 'typo',
+      msg: `${own}: server "typo" is invalid: comand: unknown key; stdio server needs a "command"`,
+    });
+    const syntax = await waitForWarning(serve, ': invalid JSON');
+    expect(syntax).toMatchObject({ path: cursor, line: 3, column: expect.any(Number) });
+    expect(syntax.msg).toMatch(new RegExp(`^${cursor}:3:\\d+: invalid JSONC?: `));
+
+    // The same typo brought in by a live edit gets the same line.
+    await writeJson(own, { mcpServers: { mine: { ...echo, env: { NAME: 'mine' } }, typo: { comand: 'node' }, typo2: { comand: 'node' } } });
+    expect(await waitForWarning(serve, 'server "typo2" is invalid')).toMatchObject({
+      path: own,
+      server: 'typo2',
+      msg: `${own}: server "typo2" is invalid: comand: unknown key; stdio server needs a "command"`,
+    });
+    serve.child.kill('SIGTERM');
+    expect((await serve.exited).code).toBe(0);
+  }, SPAWN_TIMEOUT_MS);
+
   it('logs the same mistakes when a live edit brings them in, and nothing again on an edit that changes nothing', async () => {
     const home = await realpath(await tempDir());
     const cwd = await realpath(await tempDir());

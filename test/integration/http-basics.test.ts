@@ -148,7 +148,8 @@ describe('GET /servers, GET /servers/:name', () => {
   it('lists snapshots and shows one server in detail with its tool names and stderr tail', async () => {
     const sb = await startDaemon({
       servers: {
-        alpha: fixtureServerConfig('echo-stdio', { env: { STDERR_AT_START: 'alpha says hello on stderr' } }),
+        // Two lines: a line that is the whole of an env value would be masked, as a secret is.
+        alpha: fixtureServerConfig('echo-stdio', { env: { STDERR_AT_START: 'alpha says hello on stderr|and more' } }),
         beta: fixtureServerConfig('echo-stdio'),
       },
     });

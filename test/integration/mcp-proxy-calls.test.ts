@@ -92,8 +92,8 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
       expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///agent/project');
     });
 
-    it('refuses a question the agent cannot answer at once, and answers roots with the configured ones', async () => {
-      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() }, config: { roots: ['/configured/root'] } });
+    it("refuses a question the agent cannot answer at once, and answers roots with the server entry's", async () => {
+      const daemon = await startDaemon({ servers: { rich: { ...(await upstreamConfig()), roots: ['/configured/root'] } } });
       const client = await agent(daemon, mode);
       const refused = await client.callTool({ name: 'mcp_rich_ask_sampling', arguments: {} }).catch((err: unknown) => err);
       if (serverEra === 'modern') {
@@ -107,6 +107,17 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
         expect(textOf(refused as { content: unknown })).toMatch(/cannot relay sampling\/createMessage.*did not declare/);
       }
       expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///configured/root');
+    });
+
+    it("confines the agent's roots to the server entry's: inside stays, outside goes, a wider one narrows (issue #36 item 1)", async () => {
+      const daemon = await startDaemon({ servers: { rich: { ...(await upstreamConfig()), roots: ['/srv/shared', '/srv/docs'] } } });
+      const client = await agent(daemon, mode, { roots: ['file:///srv/shared/project', 'file:///home/agent', 'file:///srv'] });
+      expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///srv/shared/project,file:///srv/shared,file:///srv/docs');
+      // Without roots of its own an entry passes the agent's on as they are; with no agent's, none.
+      const open = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const other = await agent(open, mode, { roots: ['file:///home/agent'] });
+      expect(textOf(await other.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///home/agent');
+      expect(textOf(await (await agent(open, mode)).callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: ');
     });
   });
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
@@ -10,7 +10,7 @@ import { openToolCache } from '../../src/store/open-tool-cache.js';
 import type { ToolCacheStore } from '../../src/store/ports.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { readDaemonEvents } from '../helpers/daemon-events.js';
-import { tempDir } from '../helpers/process.js';
+import { tempDir, waitForFileMatching } from '../helpers/process.js';
 import { callTool } from '../helpers/route-call.js';
 
 /**
@@ -51,16 +51,17 @@ async function echo(manager: MCPManager, server: string): Promise<string> {
 
 describe('stdio upstreams of either era', () => {
   it.each([
-    ['modern', 'modern', '2026-07-28', { starts: 1, discovers: 1, initializes: 0 }],
-    ['legacy', 'legacy', '2025-11-25', { starts: 1, discovers: 1, initializes: 1 }],
-    // Silent on the probe: it times out, and the server is started again in the 2025 era.
-    ['legacy-silent', 'legacy', '2025-11-25', { starts: 2, discovers: 1, initializes: 1 }],
-    ['dual', 'modern', '2026-07-28', { starts: 1, discovers: 1, initializes: 0 }],
-  ] as const)('%s: aggregated, called, era %s, probed on the first start only', async (era, expectedEra, version, firstStart) => {
+    ['modern', 'modern', '2026-07-28', { starts: 1, discovers: 1, initializes: 0 }, 20_000],
+    ['legacy', 'legacy', '2025-11-25', { starts: 1, discovers: 1, initializes: 1 }, 20_000],
+    // Silent on the probe: it goes unanswered, and `initialize` follows on the same process (issue
+    // #36 item 3). The probe waits half of a short connect timeout, not the 15 s of 20 s.
+    ['legacy-silent', 'legacy', '2025-11-25', { starts: 1, discovers: 1, initializes: 1 }, 4_000],
+    ['dual', 'modern', '2026-07-28', { starts: 1, discovers: 1, initializes: 0 }, 20_000],
+  ] as const)('%s: aggregated, called, era %s, probed on the first start only', async (era, expectedEra, version, firstStart, timeout) => {
     const dir = await tempDir();
     const log = join(dir, 'events.log');
     const cache = await store(dir);
-    const config: ServerConfig = { ...fixtureServerConfig('era-stdio', { env: { ERA: era, EVENT_LOG: log } }), timeout: 20_000 };
+    const config: ServerConfig = { ...fixtureServerConfig('era-stdio', { env: { ERA: era, EVENT_LOG: log } }), timeout };
     const name = era.replace('-', '_');
 
     const cold = await start({ [name]: config }, cache);
@@ -122,6 +123,76 @@ describe('stdio upstreams of either era', () => {
     const byServer = Object.fromEntries(errors.map((e) => [e.server, e.error.message]));
     expect(byServer.old_talk).toMatch(/does not speak the 2025 protocol era .* set "protocol": "auto" or "modern"/);
     expect(byServer.new_talk).toMatch(/2026-07-28|modern/);
+  });
+});
+
+/** The lines of a fixture's SPAWN_LOG: `spawn <pid>` per process, `held <method> <pid>` per message it held. */
+async function spawnLog(path: string): Promise<string[]> {
+  return (await readFile(path, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+}
+
+describe('one process to learn a stdio server\'s era (issue #36 item 3)', () => {
+  it('a server slower to start than the probe waits is spawned once: initialize follows the unanswered probe on the same process', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'spawn.log');
+    const hold = join(dir, 'hold-start');
+    await writeFile(hold, '');
+    const cache = await store(dir);
+    // A 4 s connect timeout makes the probe wait 2 s: the server stays silent (still "starting")
+    // until the test sees that the probe was given up and `initialize` reached the same process.
+    const config: ServerConfig = { ...fixtureServerConfig('echo-stdio', { env: { HOLD_START_WHILE: hold, SPAWN_LOG: log } }), timeout: 4_000 };
+    const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
+    onTestFinished(() => manager.disconnectAll());
+    const started = manager.connectServers({ slow: config });
+
+    const [, pid] = (await waitForFileMatching(log, (text) => /^held initialize /m.test(text))).match(/^spawn (\d+)$/m) ?? [];
+    expect(await spawnLog(log)).toEqual([`spawn ${pid}`, `held server/discover ${pid}`, `held initialize ${pid}`]);
+    await rm(hold);
+    expect((await started).errors).toEqual([]);
+    expect(manager.getServer('slow')).toMatchObject({ status: 'connected', pid: Number(pid), protocol: { era: 'legacy' } });
+    expect(await echo(manager, 'slow')).toBe('hi slow');
+    expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toEqual([`spawn ${pid}`]);
+  });
+
+  it('a 2026-07-28-only server slower than the probe refuses the late initialize, and is started once more in its era', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'spawn.log');
+    const hold = join(dir, 'hold-start');
+    await writeFile(hold, '');
+    const cache = await store(dir);
+    const config: ServerConfig = { ...fixtureServerConfig('era-stdio', { env: { ERA: 'modern', HOLD_START_WHILE: hold, SPAWN_LOG: log } }), timeout: 6_000 };
+    const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
+    onTestFinished(() => manager.disconnectAll());
+    const started = manager.connectServers({ late: config });
+
+    await waitForFileMatching(log, (text) => /^held initialize /m.test(text));
+    await rm(hold);
+    expect((await started).errors).toEqual([]);
+    expect(manager.getServer('late')).toMatchObject({ status: 'connected', protocol: { era: 'modern' } });
+    expect(await echo(manager, 'late')).toBe('hi late');
+    // It said which era it speaks only by refusing the other: the one case of a second process.
+    expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toHaveLength(2);
+  });
+
+  it('a server that exits at once is spawned once per start, and its stderr is told once', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'spawn.log');
+    const cache = await store(dir);
+    const config = fixtureServerConfig('exits-at-start', { env: { SPAWN_LOG: log, STDERR_LINES: 'starting|boom: missing API_KEY' } });
+    const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
+    onTestFinished(() => manager.disconnectAll());
+
+    const first = await manager.connectServers({ broken: config });
+    expect(await spawnLog(log)).toHaveLength(1);
+    const message = first.errors.find((e) => e.server === 'broken')?.error.message ?? '';
+    expect(message).toMatch(/^Could not connect to MCP server "broken": the process exited with code 3 before it answered/);
+    expect(message.split('boom: missing API_KEY')).toHaveLength(2);
+    expect(manager.getServer('broken')?.stderrTail).toEqual(['starting', 'boom: missing API_KEY']);
+
+    // A reload starts it once more, and once only.
+    await manager.disconnectServer('broken');
+    await manager.connectServers({ broken: config });
+    expect(await spawnLog(log)).toHaveLength(2);
   });
 });
 

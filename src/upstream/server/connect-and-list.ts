@@ -1,5 +1,5 @@
 import { errorMessage } from '../../errors.js';
-import type { ServerConnection } from '../transport/client.js';
+import { withAttemptOutput, type ServerConnection } from '../transport/connection.js';
 import type { ToolListing } from '../transport/list-tools.js';
 import type { OtherLists } from '../transport/other-lists.js';
 import { isEraMismatch } from '../transport/protocol-era.js';
@@ -59,6 +59,7 @@ async function connectAndListOnce(host: UpstreamHost, upstream: UpstreamIdentity
     stopWatching();
     await connection.close();
     if (connection.verdictFromCache && isEraMismatch(err, connection.era)) throw new StaleVerdictError(err);
-    throw err;
+    // The connection is never attached: what its server wrote goes with the error.
+    throw withAttemptOutput(err, connection.stderr);
   }
 }

@@ -1,7 +1,7 @@
 import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo, type ErrorInfo } from '../../errors.js';
 import { Coalescer } from '../../util/coalescer.js';
 import type { ToolsChangedCause } from '../../events/daemon-events.js';
-import type { ServerConnection } from '../transport/client.js';
+import { attemptOutputOf, type ServerConnection } from '../transport/client.js';
 import { BackPressure } from './back-pressure.js';
 import { connectAndList, type Connected } from './connect-and-list.js';
 import { meansConnectionLost, type FailureKind } from './failure.js';
@@ -161,6 +161,11 @@ export abstract class UpstreamLink extends UpstreamState {
         return undefined;
       }
       return connected;
+    } catch (err) {
+      // What the server said before it failed stays readable (`logs`, `stderrTail`) until the next attempt.
+      const output = attemptOutputOf(err);
+      if (output && generation === this.generation) this.run.stderrTail = () => [...output];
+      throw err;
     } finally {
       if (this.#abort === abort) this.#abort = undefined;
     }

@@ -1,23 +1,25 @@
-import { basename, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { OAuthClientProvider, Root } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../../config/types.js';
 import { SwitchboardError, errorMessage } from '../../errors.js';
 import { createDeadline } from '../../util/abort.js';
 import { ListenerSet } from '../../util/listeners.js';
-import { McpServerConnection, describeExit, withStderr, type ServerConnection } from './connection.js';
+import { McpServerConnection, describeExit, withAttemptOutput, withStderr, type ServerConnection } from './connection.js';
 import { negotiateSession } from './negotiate.js';
 import { authErrorOf } from '../oauth/auth-errors.js';
 import type { EraVerdict, ProtocolMode } from './protocol-era.js';
 import type { Throttle } from './retry-after.js';
 import type { Attempt } from './session.js';
+import { toRoots } from './roots.js';
 import { ServerTraffic } from './server-traffic.js';
-import { StderrRing } from './stderr-ring.js';
-import { httpStatusOf } from './transports.js';
+import { DEFAULT_STDERR_LINES, StderrRing } from './stderr-ring.js';
+import { httpStatusOf, transportKindOf } from './transports.js';
+import { SecretValues } from '../../config/secret-values.js';
 
 export type { CallToolOptions, RequestOptions, ServerConnection } from './connection.js';
+export { attemptOutputOf } from './connection.js';
 export { StderrRing } from './stderr-ring.js';
+export { toRoots } from './roots.js';
 
 export interface ConnectOptions {
   /** Caller abort (daemon shutdown, disconnect): the attempt is torn down and rejects with the reason. */
@@ -26,7 +28,11 @@ export interface ConnectOptions {
   timeoutMs?: number;
   /** Child logger for this server. */
   logger?: Logger;
-  /** Answered to roots/list as file:// URIs. @default [process.cwd()] */
+  /**
+   * Roots for a server whose config names none (`config.roots` wins), answered to roots/list as
+   * file:// URIs when no agent's call is in progress. @default [] — never the daemon's working
+   * directory: a server keeps the folders its own command line names (issue #36 item 1)
+   */
   roots?: string[];
   /** Extra daemon environment variable names passed to stdio children. @default [] */
   inheritEnv?: string[];
@@ -49,8 +55,32 @@ export const CONNECT_TIMEOUT_ENV = 'SWITCHBOARD_MCP_TIMEOUT_MS';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 const DEFAULT_CLIENT_INFO = { name: 'switchboard', version: '0.1.0' };
-/** The longest an `auto` probe may take before the server counts as a 2025-era one. */
-const PROBE_TIMEOUT_MS = 5_000;
+/** The longest an `auto` probe of an HTTP server may take. */
+const HTTP_PROBE_TIMEOUT_MS = 5_000;
+/** What the probe of a stdio server leaves of the connect timeout for `initialize` after it. */
+const INITIALIZE_RESERVE_MS = 5_000;
+
+/**
+ * How long `auto` waits for the answer to `server/discover` (issue #36 item 3). A stdio server
+ * answers it once it is up, and a first `npx -y` start takes many seconds: it gets the connect
+ * timeout less a reserve (at most half) for `initialize`, which follows on the same process when
+ * the probe goes unanswered — queued behind it, so a slow 2025-era server answers both. With no
+ * connect timeout (0) the default one is the measure: a server that never answers the probe is
+ * still spoken to. An HTTP server answers at once or not at all; its probe stays short.
+ */
+export function probeTimeout(config: ServerConfig, timeoutMs: number): number {
+  if (!isStdio(config)) return timeoutMs > 0 ? Math.min(timeoutMs, HTTP_PROBE_TIMEOUT_MS) : HTTP_PROBE_TIMEOUT_MS;
+  const budget = timeoutMs > 0 ? timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
+  return Math.max(1, budget - Math.min(INITIALIZE_RESERVE_MS, Math.floor(budget / 2)));
+}
+
+function isStdio(config: ServerConfig): boolean {
+  try {
+    return transportKindOf(config) === 'stdio';
+  } catch {
+    return false; // an unknown type fails in the transport, with its own message
+  }
+}
 
 /** `SWITCHBOARD_MCP_TIMEOUT_MS` > `config.timeout` > 30 000 ms; 0 disables. Invalid values are skipped. */
 export function resolveConnectTimeout(config: ServerConfig, env: NodeJS.ProcessEnv = process.env): number {
@@ -67,15 +97,6 @@ function parseTimeout(value: unknown): number | undefined {
   return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined;
 }
 
-/** Root paths (or file:// URIs) → the roots/list answer. */
-export function toRoots(paths: readonly string[]): Root[] {
-  return paths.map((path) => {
-    if (path.startsWith('file://')) return { uri: path };
-    const absolute = resolve(path);
-    return { uri: pathToFileURL(absolute).href, name: basename(absolute) || absolute };
-  });
-}
-
 /**
  * Connects to one MCP server: transport, era negotiation (`initialize` + `notifications/initialized`,
  * or the modern `server/discover`). On any failure, timeout or abort the transport is closed (a
@@ -86,12 +107,15 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
   const timeoutMs = opts.timeoutMs ?? resolveConnectTimeout(config);
   const logger = opts.logger;
   const onListenerError = (err: unknown) => logger?.error({ err }, 'listener threw');
-  const roots = toRoots(opts.roots ?? [process.cwd()]);
+  const roots = toRoots(config.roots ?? opts.roots ?? []);
+  // `config` is resolved: its env and header values are the secrets this server could print.
+  const secrets = new SecretValues();
+  secrets.remember(name, config);
   const attempt: Attempt = {
     name,
     config,
     deadline: createDeadline(opts.signal, timeoutMs),
-    stderr: new StderrRing(),
+    stderr: new StderrRing(DEFAULT_STDERR_LINES, (line) => secrets.maskText(line)),
     toolsListChanged: new ListenerSet<[]>(onListenerError),
     transportErrors: new ListenerSet<[Error]>(onListenerError),
     traffic: new ServerTraffic(roots, onListenerError),
@@ -99,7 +123,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     roots,
     ...(opts.inheritEnv ? { inheritEnv: opts.inheritEnv } : {}),
     clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
-    probeTimeoutMs: timeoutMs > 0 ? Math.min(timeoutMs, PROBE_TIMEOUT_MS) : PROBE_TIMEOUT_MS,
+    probeTimeoutMs: probeTimeout(config, timeoutMs),
     ...(opts.authProvider ? { authProvider: opts.authProvider } : {}),
     ...(opts.throttle ? { throttle: opts.throttle } : {}),
   };
@@ -122,7 +146,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     logger?.debug({ transport: session.kind, era: connection.era, pid: connection.pid, ms: Date.now() - startedAt }, 'transport connected');
     return connection;
   } catch (err) {
-    throw connectError(err, attempt, timeoutMs, opts.signal);
+    throw withAttemptOutput(connectError(err, attempt, timeoutMs, opts.signal), attempt.stderr);
   } finally {
     attempt.deadline.dispose();
   }

@@ -28,6 +28,24 @@ export function withStderr(message: string, stderr: StderrRing): string {
   return tail ? `${message}\nstderr:\n${tail}` : message;
 }
 
+/** The lines each failed connect attempt's server wrote, keyed by the attempt's error. */
+const attemptOutputs = new WeakMap<object, readonly string[]>();
+
+/**
+ * Keeps what the server wrote during a failed connect attempt with the attempt's error: there is
+ * no connection to read it from afterwards, and it is what `switchboard logs <server>` and
+ * `GET /servers/:name` (`stderrTail`) must show (issue #36 item 4). Returns `err`.
+ */
+export function withAttemptOutput<T>(err: T, stderr: StderrRing): T {
+  if (typeof err === 'object' && err !== null && !attemptOutputs.has(err)) attemptOutputs.set(err, stderr.lines());
+  return err;
+}
+
+/** What the server of a failed connect attempt wrote (see withAttemptOutput); undefined for any other error. */
+export function attemptOutputOf(err: unknown): readonly string[] | undefined {
+  return typeof err === 'object' && err !== null ? attemptOutputs.get(err) : undefined;
+}
+
 /**
  * Closes the SDK client and, for stdio, waits for the process group to be gone. `client.close()`
  * alone is not enough: after a failed initialize the SDK has already let go of the transport

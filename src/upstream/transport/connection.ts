@@ -19,7 +19,7 @@ import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 
 
 
-export { closeClient, describeExit, withStderr } from './connection-failure.js';
+export { attemptOutputOf, closeClient, describeExit, withAttemptOutput, withStderr } from './connection-failure.js';
 export type { ConnectionParts } from './connection-parts.js';
 export type { CallToolOptions, ListItem, ListKind, ListToolsOptions, RequestOptions, ServerConnection } from './server-connection.js';
 

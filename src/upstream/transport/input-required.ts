@@ -1,4 +1,5 @@
-import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities } from '@modelcontextprotocol/client';
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from '@modelcontextprotocol/client';
+import { confineRootsAnswer } from './roots.js';
 import { AGENT_REQUESTS, type AgentRequest, type ServerTraffic } from './server-traffic.js';
 
 /**
@@ -24,7 +25,7 @@ export interface AgentOptions {
 /** Rounds of questions one request may take before it is given up. @default 10 */
 export const MAX_INPUT_ROUNDS = 10;
 
-/** What Switchboard can answer without an agent: roots, from the config. */
+/** What Switchboard can answer without an agent: roots, the server entry's (none: an empty list). */
 const NO_AGENT_CAPABILITIES: ClientCapabilities = { roots: {} };
 
 export interface InputRequiredResult {
@@ -42,15 +43,21 @@ export function isInputRequired(result: unknown): result is InputRequiredResult 
   return typeof result === 'object' && result !== null && (result as { resultType?: unknown }).resultType === 'input_required';
 }
 
-/** The params of a modern-era request: the agent's capabilities in `_meta`, its answers on a retry. */
-export function modernParams(params: Record<string, unknown>, agent: AgentOptions | undefined): Record<string, unknown> {
+/**
+ * The params of a modern-era request: the agent's capabilities in `_meta`, its answers on a retry
+ * — an answer to the server's roots question confined to the entry's roots (`entryRoots`), as
+ * when Switchboard asks the agent itself (server-traffic.ts).
+ */
+export function modernParams(params: Record<string, unknown>, agent: AgentOptions | undefined, entryRoots: readonly Root[] = []): Record<string, unknown> {
   const meta = (params._meta as Record<string, unknown> | undefined) ?? {};
-  const { inputResponses, requestState } = agent?.resume ?? {};
+  const { requestState } = agent?.resume ?? {};
+  const given = agent?.resume?.inputResponses;
+  const inputResponses = given && entryRoots.length > 0 ? Object.fromEntries(Object.entries(given).map(([key, answer]) => [key, confineRootsAnswer(answer, entryRoots)])) : given;
   return {
     ...params,
     ...(inputResponses !== undefined ? { inputResponses } : {}),
     ...(requestState !== undefined ? { requestState } : {}),
-    // Roots can always be answered: the agent's own, else the configured ones.
+    // Roots can always be answered: the agent's own, else the entry's.
     _meta: {
       ...meta,
       ...(agent?.logLevel !== undefined ? { [LOG_LEVEL_META_KEY]: agent.logLevel } : {}),
@@ -69,7 +76,7 @@ export async function withAnswers<T>(
   traffic: ServerTraffic,
   signal: AbortSignal,
 ): Promise<T> {
-  let next = modernParams(params, agent);
+  let next = modernParams(params, agent, traffic.roots);
   for (let round = 0; ; round += 1) {
     const result = await send(next);
     if (!isInputRequired(result)) return result;
@@ -85,7 +92,7 @@ export async function withAnswers<T>(
     if (relayed.length > 0) {
       return { ...result, inputRequests: Object.fromEntries(relayed), ...(local.length > 0 ? { answered } : {}) } as T;
     }
-    next = { ...modernParams(params, { ...agent, resume: undefined }), inputResponses: answered, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
+    next = { ...modernParams(params, { ...agent, resume: undefined }, traffic.roots), inputResponses: answered, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
   }
 }
 

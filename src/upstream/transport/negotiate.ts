@@ -1,4 +1,3 @@
-import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { TransportKind } from '../../config/types.js';
 import { SwitchboardError } from '../../errors.js';
 import {
@@ -28,13 +27,17 @@ export interface Negotiated extends Session {
  * Opens a session in the right protocol era (SPEC §4). A cached verdict is used as is (no probe:
  * a warm start sends nothing extra); without one, `auto` lets the SDK ask `server/discover` and
  * fall back to `initialize` on the same connection when refused — what most 2025-era servers do.
- * A stdio server that instead stays silent on the probe, or exits on it, is started afresh and
- * spoken to in the 2025 era: one extra spawn for such servers, none for the others (the SDK's
- * own disposable-sibling probe exists only for its `StdioClientTransport`, which we do not use,
- * and would cost a second process on every first start). A verdict that proves wrong (the
- * server answers the other era's refusal) is dropped and the other era tried once. Over HTTP, a
- * 4xx on the legacy handshake still falls back to the legacy SSE transport — unless it was an
- * authorization refusal or an era refusal.
+ * A stdio server's era is learnt on its one process (issue #36 item 3): the probe waits for it
+ * most of the connect timeout (a first `npx -y` start takes many seconds), and a probe left
+ * unanswered leads to `initialize` on that same process — the SDK's own fallback for a stdio
+ * transport — queued behind the probe, so a server that was merely slow answers both. A server
+ * that exits meanwhile is reported once, with its exit and stderr: it is never started a second
+ * time to learn an era. (The SDK's disposable-sibling probe, for its `StdioClientTransport` only,
+ * would cost a second process on every first start.) The one exception is a server that refuses
+ * that late `initialize` as the wrong era: it said it speaks only 2026-07-28, so it is started once
+ * more in that era. A verdict that proves wrong (the server answers the other era's refusal) is
+ * dropped and the other era tried once. Over HTTP, a 4xx on the legacy handshake still falls back
+ * to the legacy SSE transport — unless it was an authorization refusal or an era refusal.
  */
 export async function negotiateSession(attempt: Attempt, mode: ProtocolMode, cached: EraVerdict | undefined): Promise<Negotiated> {
   const kind = transportKindOf(attempt.config);
@@ -47,9 +50,11 @@ export async function negotiateSession(attempt: Attempt, mode: ProtocolMode, cac
     return { ...session, kind, verdict: verdictOf(session.client), fromCache: prior !== undefined && mode !== 'legacy' };
   } catch (err) {
     if (attempt.deadline.signal.aborted) throw err;
-    if (kind === 'stdio' && talked === undefined && isProbeCasualty(err)) {
-      attempt.logger?.info('the server did not survive or answer the protocol probe; starting it again in the 2025 era');
-      return { ...(await openSession(kind, attempt, { mode: 'legacy', prior: LEGACY })), kind, verdict: LEGACY, fromCache: false };
+    if (kind === 'stdio' && attempt.exit && talked === undefined && isNegotiationFailure(err)) throw exitedOnProbe(attempt, err);
+    if (kind === 'stdio' && talked === undefined && isEraMismatch(err, 'legacy')) {
+      attempt.logger?.info('the server answered the protocol probe too late and refused the 2025 era; starting it again in 2026-07-28');
+      const session = await openSession(kind, attempt, { mode: 'modern' });
+      return { ...session, kind, verdict: verdictOf(session.client), fromCache: false };
     }
     if (talked !== undefined && isEraMismatch(err, talked)) {
       if (mode !== 'auto') throw new SwitchboardError('UPSTREAM_CONNECT_FAILED', `Could not connect to MCP server "${attempt.name}": ${eraMismatchMessage(talked)}`, { cause: err });
@@ -94,10 +99,15 @@ function isSseFallbackCue(err: unknown): boolean {
   return status !== undefined && SSE_FALLBACK_STATUSES.has(status) && !isEraMismatch(err, 'legacy');
 }
 
-/** The probe, not the server, failed: it stayed silent on `server/discover`, or died of it. */
-function isProbeCasualty(err: unknown): boolean {
-  return (
-    isNegotiationFailure(err) ||
-    (err instanceof SdkError && (err.code === SdkErrorCode.RequestTimeout || err.code === SdkErrorCode.ConnectionClosed))
-  );
+/**
+ * A stdio server that exited before it answered the era probe, told once (the caller appends its
+ * stderr): the SDK's own words would be about the probe, not the server. A server that exits on
+ * any request it does not know before `initialize` is the one case `"protocol": "legacy"` helps.
+ */
+function exitedOnProbe(attempt: Attempt, cause: unknown): SwitchboardError {
+  const exit = attempt.exit;
+  const how = exit?.signal ? `was killed by ${exit.signal}` : `exited with code ${exit?.code ?? 'unknown'}`;
+  // On a line of its own: the first line is what a status line shows, and usually the stderr below says why.
+  const hint = 'a server that exits on a request it does not know before initialize needs "protocol": "legacy"';
+  return new SwitchboardError('UPSTREAM_CONNECT_FAILED', `Could not connect to MCP server "${attempt.name}": the process ${how} before it answered\n(${hint})`, { cause });
 }

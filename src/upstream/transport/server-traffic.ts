@@ -1,5 +1,6 @@
 import { ProtocolError, ProtocolErrorCode, type Root } from '@modelcontextprotocol/client';
 import { ListenerSet } from '../../util/listeners.js';
+import { confineRootsAnswer } from './roots.js';
 
 /**
  * What an upstream server sends Switchboard on its own initiative, besides answers: notifications
@@ -30,8 +31,12 @@ export class ServerTraffic {
   readonly #notifications = new Map<RelayedNotification, ListenerSet<[Record<string, unknown>]>>();
   #handler: AgentRequestHandler | undefined;
 
+  /**
+   * `roots`: the server entry's own (issue #36 item 1) — the answer when no agent gives one, and
+   * the bounds of an agent's answer when there are any. None: the answer outside a call is empty.
+   */
   constructor(
-    private readonly roots: readonly Root[],
+    readonly roots: readonly Root[],
     private readonly onListenerError: (err: unknown) => void,
   ) {}
 
@@ -54,12 +59,13 @@ export class ServerTraffic {
   }
 
   /**
-   * Answers a request of the server: through the router when one is installed; else roots are
-   * the configured ones, and sampling or elicitation are refused at once — never left hanging.
+   * Answers a request of the server: through the router when one is installed (an agent's roots
+   * confined to the entry's); else roots are the entry's, and sampling or elicitation are refused
+   * at once — never left hanging.
    */
   async answer(method: AgentRequest, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
     const answered = this.#handler ? await this.#handler(method, params, signal) : undefined;
-    if (answered !== undefined) return answered;
+    if (answered !== undefined) return method === 'roots/list' ? confineRootsAnswer(answered, this.roots) : answered;
     if (method === 'roots/list') return { roots: [...this.roots] };
     throw noAgent(method);
   }

@@ -19,10 +19,16 @@ export class StderrRing {
   readonly #lines: string[] = [];
   readonly #decoder = new StringDecoder('utf8');
   readonly #listeners = new Set<ServerLogListener>();
+  readonly #mask: (line: string) => string;
   #partial = '';
 
-  constructor(capacity = DEFAULT_STDERR_LINES) {
+  /**
+   * `mask` is applied to every line before it is kept or passed on: the server's own secrets
+   * (its env and header values) must not reach errors, `/servers/:name` or the log (SPEC §11).
+   */
+  constructor(capacity = DEFAULT_STDERR_LINES, mask: (line: string) => string = (line) => line) {
     this.capacity = capacity;
+    this.#mask = mask;
   }
 
   /** Feeds raw output; bytes of a multi-byte character split across chunks are kept together. */
@@ -30,14 +36,14 @@ export class StderrRing {
     const text = this.#partial + (typeof chunk === 'string' ? chunk : this.#decoder.write(chunk));
     const parts = text.split('\n');
     this.#partial = clip(parts.pop() ?? '');
-    const lines = parts.map((part) => clip(part.replace(/\r$/, '')));
+    const lines = parts.map((part) => clip(this.#mask(part.replace(/\r$/, ''))));
     for (const line of lines) this.#append(line);
     if (lines.length > 0) this.#notify(lines, 'stderr');
   }
 
   /** Adds one log message the server sent, already formatted as a line. */
   pushLog(line: string): void {
-    const lines = line.split('\n').map(clip);
+    const lines = line.split('\n').map((part) => clip(this.#mask(part)));
     for (const item of lines) this.#append(item);
     this.#notify(lines, 'log');
   }
@@ -50,7 +56,7 @@ export class StderrRing {
 
   /** Buffered lines, oldest first; an unterminated last line is included. */
   lines(): string[] {
-    return this.#partial ? [...this.#lines, this.#partial] : [...this.#lines];
+    return this.#partial ? [...this.#lines, this.#mask(this.#partial)] : [...this.#lines];
   }
 
   /** The last `n` lines joined with newlines ('' when nothing was written). */

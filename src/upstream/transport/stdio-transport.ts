@@ -69,6 +69,16 @@ export class StdioProcessTransport implements Transport {
     return this.#child?.pid;
   }
 
+  /**
+   * The child's stderr stream once spawned (read by `onStderr`). Also how the SDK tells a stdio
+   * transport (`stderr` and `pid`): its era probe then falls back to `initialize` on this same
+   * process when a slow server leaves the probe unanswered, and reports a process that died of
+   * it instead of reading a timeout as a failure (issue #36 item 3).
+   */
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.#child?.stderr ?? null;
+  }
+
   /** How the child ended, once it has. */
   get exitStatus(): ExitStatus | undefined {
     return this.#exitStatus;

@@ -142,19 +142,39 @@ describe('switchboard discover', () => {
     expect(out.servers.map((s: { name: string }) => s.name)).toEqual(['elsewhere']);
   });
 
-  it('exits 2 with one line on stderr when an explicit --config is invalid or unreadable', async () => {
-    const t = await makeTree();
-    const bad = await t.write('bad.json', { mcpServers: { github: { url: 'nope' } } });
+  it('prints the table with a bad entry of its own file marked, and exits 0: serve would skip it too (issue #36 item 2)', async () => {
+    const t = await makeTree({ 'proj/.mcp.json': { mcpServers: { other: { command: 'other' } } } });
+    const own = await t.write('own.json', { mcpServers: { github: { url: 'nope' }, typo: { comand: 'node' }, good: { command: 'good' } } });
+    const table = await run(t, ['--config', own]);
+    expect(table.code).toBe(0);
+    expect(table.stderr).toBe('');
+    const lines = table.stdout.split('\n');
+    expect(lines).toContainEqual(expect.stringMatching(/^github\s+http\s+Switchboard \(native\)\s+\S+own\.json\s+invalid: url: Invalid url; "url" must be an http\(s\) URL$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^typo\s+stdio\s+Switchboard \(native\).*invalid: comand: unknown key; stdio server needs a "command"$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^good\s+stdio\s+Switchboard \(native\).*active$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^other\s+stdio\s+Project \(project\).*active$/));
+    expect(lines).toContain('2 active, 0 shadowed, 0 skipped, 0 disabled, 0 filtered, 2 invalid');
+  });
+
+  it('still prints the table when its own file is invalid or unreadable, then exits 2 with one line on stderr', async () => {
+    const t = await makeTree({ 'proj/.mcp.json': { mcpServers: { other: { command: 'other' } } } });
+    const bad = await t.write('bad.json', { port: 'eighty', mcpServers: { mine: { command: 'mine' } } });
     const invalid = await run(t, ['--config', bad]);
-    expect(invalid).toEqual({ code: 2, stdout: '', stderr: `switchboard: ${bad}: mcpServers.github.url: Invalid url\n` });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stdout).toContain('other');
+    expect(invalid.stdout).toMatch(/port: .*\(file ignored\)/);
+    expect(invalid.stderr).toMatch(new RegExp(`^switchboard: ${bad}: port: [^\\n]*\\(serve would refuse to start\\)\\n$`));
 
     const missing = await run(t, ['--config', 'missing.json']);
-    expect(missing).toEqual({ code: 2, stdout: '', stderr: `switchboard: ${join(t.cwd, 'missing.json')}: config file not found\n` });
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toContain('other');
+    expect(missing.stderr).toBe(`switchboard: ${join(t.cwd, 'missing.json')}: config file not found (serve would refuse to start)\n`);
 
     const broken = await t.write('broken.json', '{\n"port": \n}');
     const unparsable = await run(t, ['--config', broken]);
     expect(unparsable.code).toBe(2);
-    expect(unparsable.stderr).toMatch(new RegExp(`^switchboard: ${broken}:3:1: invalid JSONC: value expected\\n$`));
+    expect(unparsable.stdout).toContain(`${broken}:3:1: invalid JSONC: value expected`);
+    expect(unparsable.stderr).toMatch(new RegExp(`^switchboard: ${broken}:3:1: invalid JSONC: value expected \\(serve would refuse to start\\)\\n$`));
   });
 
   it('exits 0 with warnings when only other tools’ files are broken', async () => {

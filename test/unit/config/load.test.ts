@@ -41,11 +41,18 @@ describe('loadDaemonConfig', () => {
     );
   });
 
-  it('names the field path of an invalid server entry', async () => {
+  it('leaves an invalid server entry out, naming its field path, and loads the rest (issue #36 item 2)', async () => {
     const t = await makeTree();
-    const path = await t.write('sb.json', { mcpServers: { github: { type: 'http', url: 'not a url' } } });
-    const message = await failure(loadDaemonConfig({ path, env: {}, home: t.home }));
-    expect(message).toBe(`${path}: mcpServers.github.url: Invalid url`);
+    const path = await t.write('sb.json', { port: 7400, mcpServers: { github: { type: 'http', url: 'not a url' }, typo: { comand: 'node' }, good: { command: 'node' } } });
+    const config = await loadDaemonConfig({ path, env: {}, home: t.home });
+    expect(config.port).toBe(7400);
+    expect(Object.keys(config.mcpServers)).toEqual(['good']);
+    expect(config.serverIssues).toEqual([
+      `${path}: server "github" ignored: mcpServers.github.url: Invalid url`,
+      `${path}: server "typo" ignored: mcpServers.typo.comand: unknown key`,
+    ]);
+    // Discovery reports these; a start must not log them a second time.
+    expect(config.warnings).toEqual([]);
   });
 
   it('checks a server\'s oauth block: known keys only, an https metadata URL, no secret without an id', async () => {
@@ -62,7 +69,9 @@ describe('loadDaemonConfig', () => {
         c: { url: 'https://x.example/mcp', oauth: { redirectUri: 'http://127.0.0.1/cb' } },
       },
     });
-    const message = await failure(loadDaemonConfig({ path: bad, env: {}, home: t.home }));
+    const { serverIssues, mcpServers } = await loadDaemonConfig({ path: bad, env: {}, home: t.home });
+    expect(mcpServers).toEqual({});
+    const message = serverIssues.join('\n');
     expect(message).toContain('mcpServers.a.oauth.clientSecret: clientSecret needs clientId');
     expect(message).toContain('mcpServers.b.oauth.clientMetadataUrl: Expected an https URL');
     expect(message).toMatch(/mcpServers\.c\.oauth.*redirectUri/);
@@ -81,7 +90,30 @@ describe('loadDaemonConfig', () => {
     expect(message).not.toContain('listen: unknown key');
     expect(message).toContain('colour: unknown key');
     expect(message).toMatch(/port: [^;]*expected number/);
-    expect(message).toContain('mcpServers.a.timeoutMs: no longer supported, use timeout instead');
+
+    // A retired key in a server entry makes that entry invalid, not the file.
+    const entry = await t.write('entry.json', { mcpServers: { a: { command: 'a', timeoutMs: 5 } } });
+    expect((await loadDaemonConfig({ path: entry, env: {}, home: t.home })).serverIssues).toEqual([
+      `${entry}: server "a" ignored: mcpServers.a.timeoutMs: no longer supported, use timeout instead`,
+    ]);
+  });
+
+  it("refuses a top-level `roots`, naming the server entry's as its replacement; an entry's roots are absolute (issue #36 item 1)", async () => {
+    const t = await makeTree();
+    const top = await t.write('top.json', { roots: ['/srv'] });
+    expect(await failure(loadDaemonConfig({ path: top, env: {}, home: t.home }))).toBe(`${top}: roots: no longer supported, use mcpServers.<name>.roots instead`);
+
+    const entries = await t.write('entries.json', {
+      mcpServers: {
+        good: { command: 'x', roots: ['/srv/shared', 'file:///srv/docs', '${HOME}/notes'] },
+        relative: { command: 'x', roots: ['shared'] },
+      },
+    });
+    const config = await loadDaemonConfig({ path: entries, env: { HOME: t.home }, home: t.home });
+    expect(config.mcpServers.good?.roots).toEqual(['/srv/shared', 'file:///srv/docs', `${t.home}/notes`]);
+    expect(config.serverIssues).toEqual([
+      `${entries}: server "relative" ignored: mcpServers.relative.roots.0: a root is an absolute path or a file:// URI (\${userHome}/… names a folder in your home)`,
+    ]);
   });
 
   it('reports bad JSON with its position', async () => {

@@ -93,14 +93,23 @@ describe('traffic limits in the config', () => {
     [{ maxConcurrentCalls: 0 }, 'maxConcurrentCalls must be a whole number from 1 to 10000'],
     [{ maxConcurrentCalls: 2.5 }, 'maxConcurrentCalls must be a whole number from 1 to 10000'],
     [{ queueSize: -1 }, 'queueSize must be a whole number from 0 to 100000'],
-    [{ mcpServers: { a: { command: 'x', maxConcurrentCalls: -3 } } }, 'maxConcurrentCalls must be a whole number from 1 to 10000'],
-    [{ mcpServers: { a: { command: 'x', queueSize: 'many' } } }, 'queueSize must be a whole number from 0 to 100000'],
   ])('refuses %j with a clear message', async (content, message) => {
     const t = await makeTree();
     const path = await t.write('sb.json', content);
     const err = await loadDaemonConfig({ path, env: {}, home: t.home }).catch((e: unknown) => e);
     expect(isSwitchboardError(err, 'CONFIG_INVALID')).toBe(true);
     expect((err as Error).message).toContain(message);
+  });
+
+  it.each([
+    [{ mcpServers: { a: { command: 'x', maxConcurrentCalls: -3 } } }, 'maxConcurrentCalls must be a whole number from 1 to 10000'],
+    [{ mcpServers: { a: { command: 'x', queueSize: 'many' } } }, 'queueSize must be a whole number from 0 to 100000'],
+  ])('leaves the server of %j out with a clear message (issue #36 item 2)', async (content, message) => {
+    const t = await makeTree();
+    const path = await t.write('sb.json', content);
+    const config = await loadDaemonConfig({ path, env: {}, home: t.home });
+    expect(config.mcpServers).toEqual({});
+    expect(config.serverIssues.join('\n')).toContain(message);
   });
 
   it('defaults to 16 slots and a queue of 64', async () => {

@@ -33,6 +33,17 @@ describe('StderrRing', () => {
     expect(ring.tail(0)).toBe('');
   });
 
+  it('masks every line before keeping or passing it on, a line still being written included', () => {
+    const ring = new StderrRing(10, (line) => line.replaceAll('s3cr3t', '****'));
+    const seen: string[][] = [];
+    ring.onLines((lines) => seen.push(lines));
+    ring.push('token s3c');
+    ring.push('r3t refused\nstill s3cr3t');
+    ring.pushLog('[log error] s3cr3t leaked');
+    expect(ring.lines()).toEqual(['token **** refused', '[log error] **** leaked', 'still ****']);
+    expect(seen).toEqual([['token **** refused'], ['[log error] **** leaked']]);
+  });
+
   it('cuts very long lines', () => {
     const ring = new StderrRing();
     ring.push(`${'x'.repeat(100_000)}\n`);
