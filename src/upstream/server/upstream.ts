@@ -4,7 +4,8 @@ import type { ToolsChangedCause } from '../../events/daemon-events.js';
 import { agentOptionsOf } from '../transport/caller.js';
 import { resolveCallTimeout, type ServerConnection } from '../transport/client.js';
 import { BackPressure } from './back-pressure.js';
-import { CallGate, type WaitHistogram } from './call-gate.js';
+import type { LimitMode } from './adaptive-limit.js';
+import { CallGate, type QueueMode, type WaitHistogram } from './call-gate.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
 import { EraCompanion, type CompanionState } from './era-companion.js';
 import { ReconnectSchedule } from './reconnect-schedule.js';
@@ -14,12 +15,24 @@ import { requestThroughUpstream, type RequestPort, type UpstreamMethod, type Ups
 
 export type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.js';
 
-/** An upstream's traffic as `GET /servers/:name` shows it (issue #26). */
+/** An upstream's traffic as `GET /servers/:name` shows it (issues #26, #35). */
 export interface TrafficState {
   inFlight: number;
   queued: number;
-  maxConcurrentCalls: number;
-  queueSize: number;
+  /** Requests that may run at once, now. */
+  limit: number;
+  /** `adaptive`: learned from the server's latency; `fixed`: pinned by `maxConcurrentCalls`. */
+  mode: LimitMode;
+  /** Why the limit is what it is: its last change, or its start. */
+  reason: string;
+  /** When the limit last changed; null until it has. */
+  limitChangedAt: string | null;
+  /** Most requests that may wait: `queueSize` when pinned, else the hard bound. */
+  queueBound: number;
+  /** `deadline`: a request is refused only when its expected wait exceeds its deadline (or at the bound); `fixed`: `queueSize` pinned. */
+  queueMode: QueueMode;
+  /** The server's observed time to answer, from which a request's expected wait is reckoned; null before enough answers. */
+  serviceMs: number | null;
   /** Until when the server asked for no requests (429/503 with `Retry-After`); null when it did not. */
   pausedUntil: string | null;
 }
@@ -49,7 +62,7 @@ export class Upstream extends UpstreamLink {
     super(init, host, health);
     this.#schedule = new ReconnectSchedule(health, host.clock, host.random);
     this.#companion = new EraCompanion(this, host, (params) => this.logRing.push(params));
-    this.#gate = new CallGate(health.maxConcurrentCalls, health.queueSize, host.clock);
+    this.#gate = new CallGate({ maxConcurrentCalls: health.maxConcurrentCalls, queueSize: health.queueSize }, host.clock);
     this.#backPressure = new BackPressure(host.clock);
     this.#port = {
       gate: this.#gate,
@@ -81,14 +94,22 @@ export class Upstream extends UpstreamLink {
     return this.#schedule.nextRetryAt;
   }
 
-  /** Requests running and waiting, the limits, and the pause the server asked for (issue #26). */
+  /** Requests running and waiting, the limit and why, the queue's bound, and the pause the server asked for (issues #26, #35). */
   get traffic(): TrafficState {
+    const gate = this.#gate;
     const until = this.#backPressure.until;
+    const { changedAt } = gate.limit;
+    const serviceMs = gate.serviceMs;
     return {
-      inFlight: this.#gate.inFlight,
-      queued: this.#gate.queued,
-      maxConcurrentCalls: this.#gate.limit,
-      queueSize: this.#gate.queueSize,
+      inFlight: gate.inFlight,
+      queued: gate.queued,
+      limit: gate.limit.value,
+      mode: gate.limit.mode,
+      reason: gate.limit.reason,
+      limitChangedAt: changedAt === undefined ? null : new Date(changedAt).toISOString(),
+      queueBound: gate.queueBound,
+      queueMode: gate.queueMode,
+      serviceMs: serviceMs === undefined ? null : Math.round(serviceMs),
       pausedUntil: until === undefined ? null : new Date(until).toISOString(),
     };
   }
