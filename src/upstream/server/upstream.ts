@@ -15,8 +15,8 @@ import { requestThroughUpstream, type RequestPort, type UpstreamMethod, type Ups
 
 export type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.js';
 
-/** An upstream's traffic as `GET /servers/:name` shows it (issues #26, #35). */
-export interface TrafficState {
+/** An upstream's concurrency limit and load, as every server snapshot carries it (issue #35). */
+export interface ConcurrencyState {
   inFlight: number;
   queued: number;
   /** Requests that may run at once, now. */
@@ -25,6 +25,10 @@ export interface TrafficState {
   mode: LimitMode;
   /** Why the limit is what it is: its last change, or its start. */
   reason: string;
+}
+
+/** An upstream's traffic as `GET /servers/:name` shows it (issues #26, #35). */
+export interface TrafficState extends ConcurrencyState {
   /** When the limit last changed; null until it has. */
   limitChangedAt: string | null;
   /** Most requests that may wait: `queueSize` when pinned, else the hard bound. */
@@ -94,6 +98,12 @@ export class Upstream extends UpstreamLink {
     return this.#schedule.nextRetryAt;
   }
 
+  /** The concurrency limit, and the requests running and waiting (issue #35). */
+  get concurrency(): ConcurrencyState {
+    const gate = this.#gate;
+    return { inFlight: gate.inFlight, queued: gate.queued, limit: gate.limit.value, mode: gate.limit.mode, reason: gate.limit.reason };
+  }
+
   /** Requests running and waiting, the limit and why, the queue's bound, and the pause the server asked for (issues #26, #35). */
   get traffic(): TrafficState {
     const gate = this.#gate;
@@ -101,11 +111,7 @@ export class Upstream extends UpstreamLink {
     const { changedAt } = gate.limit;
     const serviceMs = gate.serviceMs;
     return {
-      inFlight: gate.inFlight,
-      queued: gate.queued,
-      limit: gate.limit.value,
-      mode: gate.limit.mode,
-      reason: gate.limit.reason,
+      ...this.concurrency,
       limitChangedAt: changedAt === undefined ? null : new Date(changedAt).toISOString(),
       queueBound: gate.queueBound,
       queueMode: gate.queueMode,
