@@ -19,9 +19,9 @@
  *   that serves in parallel goes from 16 to 200 in about four of its round trips (TCP's slow start).
  * - **Shrink** when the rise is clear (the slope is `SIGNIFICANCE` standard errors above zero)
  *   and the line says that, at the current limit, a call takes more than `1 + tolerance` times
- *   what it takes alone: to the concurrency where it would take exactly that, at most halving
- *   per answer. A server that serves one call at a time settles at `1 + tolerance` = 3 (it may
- *   probe one above).
+ *   what it takes alone (at least `ALONE_FLOOR_MS`): to the concurrency where it would take
+ *   exactly that, at most halving per answer. A server that serves one call at a time settles
+ *   at `1 + tolerance` = 3, or 2 when the line puts it a hair under.
  * - Never below `floor`, never above `ceiling`; the limit moves only on answers, so an idle
  *   server keeps its last limit.
  */
@@ -71,6 +71,12 @@ const MIN_POINTS = 8;
 const MIN_SPREAD = 1e-6;
 /** A rise counts when the slope is this many standard errors above zero. */
 const SIGNIFICANCE = 3;
+/**
+ * What a call is taken to need alone, at the least, in ms. For calls of a few ms the daemon's and
+ * the machine's own scheduling move latency more than the server's capacity does, and a request
+ * queued here instead of there pays a round trip: a rise of `tolerance` × this is always allowed.
+ */
+const ALONE_FLOOR_MS = 10;
 /** Slack for comparing concurrencies computed from running sums in floating point. */
 const EPSILON = 0.01;
 
@@ -121,14 +127,19 @@ export class AdaptiveLimit implements ConcurrencyLimit {
       if (sample.saturated && value < ceiling) this.#set(value + 1, now, 'grew: requests waited (too few answers yet to see a rise)');
       return;
     }
-    // What one call takes alone, and the concurrency at which the line has a call take (1 + tolerance)× that.
-    const alone = Math.max(0, line.intercept + line.slope);
+    // What one call takes alone (at least ALONE_FLOOR_MS), and the concurrency at which the line
+    // has a call take (1 + tolerance)× that.
+    const alone = Math.max(ALONE_FLOOR_MS, line.intercept + line.slope);
     const at = (slope: number): number => (slope > 0 ? 1 + (tolerance * alone) / slope : Infinity);
     const rises = line.slope > SIGNIFICANCE * line.slopeError;
     if (rises && value > at(line.slope) + EPSILON) {
       const next = Math.max(floor, Math.floor(at(line.slope) + EPSILON), Math.floor(value / 2));
-      const took = alone > 0 ? `${round((line.intercept + line.slope * value) / alone)}× what one takes alone` : 'far more than one alone';
-      this.#set(next, now, `shrank: latency rises with concurrency (+${round(line.slope)} ms per request in flight); ${value} at once take ${took}, more than ${1 + tolerance}×`);
+      const took = Math.round(line.intercept + line.slope * value);
+      this.#set(
+        next,
+        now,
+        `shrank: latency rises with concurrency (+${round(line.slope)} ms per request in flight); at ${value} in flight one would take ${took} ms, more than ${1 + tolerance}× the ${Math.round(alone)} ms it takes alone`,
+      );
       return;
     }
     if (!sample.saturated) return;
