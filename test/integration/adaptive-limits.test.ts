@@ -99,7 +99,8 @@ describe('adaptive concurrency and a queue bounded by deadlines (issue #35)', ()
     await callers('warm', 50);
     const settled = await traffic(d, 'narrow');
     expect(settled.limit).toBeLessThanOrEqual(4);
-    expect(settled.reason).toMatch(/^shrank: latency rises with concurrency/);
+    // Its last move was a cut for the rise, or a step back up that the rise still allows.
+    expect(settled.reason).toMatch(/^shrank: latency rises with concurrency|^grew: requests waited and latency stays within 3× one alone/);
     expect(await limitGauge(d, 'narrow')).toBe(settled.limit);
 
     // Another 30 calls from 20 callers: the server never holds more than 4 of them.

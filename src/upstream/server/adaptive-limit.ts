@@ -15,8 +15,10 @@
  * per call ahead of it.
  *
  * - **Grow** by one for each finished call while calls wait (or every slot is taken) and the
- *   fit shows no clear rise: one more per answer doubles the limit every round trip, so a server
- *   that serves in parallel goes from 16 to 200 in about four of its round trips (TCP's slow start).
+ *   fit shows no clear rise: one more per answer doubles the limit every round trip (TCP's slow
+ *   start). Once the fit vouches for more — with its slope at the top of its error band a call
+ *   would still be within tolerance there — straight to that, at most doubling per answer; so a
+ *   server that serves in parallel goes from 16 to 200 within a few of its round trips.
  * - **Shrink** when the rise is clear (the slope is `SIGNIFICANCE` standard errors above zero)
  *   and the line says that, at the current limit, a call takes more than `1 + tolerance` times
  *   what it takes alone (at least `ALONE_FLOOR_MS`): to the concurrency where it would take
@@ -30,7 +32,7 @@ export type LimitMode = 'adaptive' | 'fixed';
 
 /** What the limit learns from one answered request. */
 export interface LimitSample {
-  /** How long it held its slot, sent to answered, in ms. */
+  /** How long the server took to answer it, in ms. */
   latencyMs: number;
   /** Slots held when it took its slot, itself included. */
   inFlight: number;
@@ -72,11 +74,14 @@ const MIN_SPREAD = 1e-6;
 /** A rise counts when the slope is this many standard errors above zero. */
 const SIGNIFICANCE = 3;
 /**
- * What a call is taken to need alone, at the least, in ms. For calls of a few ms the daemon's and
- * the machine's own scheduling move latency more than the server's capacity does, and a request
- * queued here instead of there pays a round trip: a rise of `tolerance` × this is always allowed.
+ * What a call is taken to need alone, at the least, in ms: a rise of `tolerance` × this (100 ms)
+ * is always allowed. For calls of a few ms the daemon's and the machine's own scheduling (a GC
+ * pause, a busy core) move latency more than the server's capacity does, and more so for the calls
+ * that started with more in flight; a limit cut below what the agents send makes each of their
+ * calls wait here for a round trip, and 100 ms is nothing to an agent whose step takes seconds.
+ * (B2 on a busy 2-core box: with 10 ms, echo's limit dipped under its 8 in flight.)
  */
-const ALONE_FLOOR_MS = 10;
+const ALONE_FLOOR_MS = 50;
 /** Slack for comparing concurrencies computed from running sums in floating point. */
 const EPSILON = 0.01;
 
