@@ -5,6 +5,7 @@ import { createHttpClient, expectStatus, type HttpClient } from './lib/http.js';
 import { concurrentBlock, type BlockStats } from './lib/load.js';
 import { childPids, cpuTimeMs } from './lib/proc.js';
 import { startServe } from './lib/serve.js';
+import { describeTraffic, trafficOf } from './lib/traffic.js';
 import { medianOf } from './lib/stats.js';
 import { ms, perSecond, ratio, verdict, type Row } from './lib/table.js';
 
@@ -37,7 +38,8 @@ export const b2: Benchmark = {
     let http: HttpClient | undefined;
     let direct: DirectClient | undefined;
     try {
-      const client = createHttpClient(await serve.listening, { connections: IN_FLIGHT });
+      const url = await serve.listening;
+      const client = createHttpClient(url, { connections: IN_FLIGHT });
       http = client;
       expectStatus(await client.get('/tools'), 200, 'GET /tools');
       const sdk = await connectDirect('echo-stdio');
@@ -76,6 +78,8 @@ export const b2: Benchmark = {
           `  round ${round + 1}/${ROUNDS}: daemon ${perSecond(daemonRounds.at(-1)!.callsPerSecond)}, direct ${perSecond(directRounds.at(-1)!.callsPerSecond)}`,
         );
       }
+      const traffic = await trafficOf(url);
+      ctx.log(`  echo's ${describeTraffic(traffic)}`);
       const daemon = medianOf(daemonRounds);
       const sdkStats = medianOf(directRounds);
       const throughputRatio = daemon.callsPerSecond / sdkStats.callsPerSecond;
@@ -138,6 +142,7 @@ export const b2: Benchmark = {
           cpuPerCallMs: { daemonPath: daemonPathCpu, directPath: directPathCpu },
           daemonRounds,
           directRounds,
+          traffic,
         },
       };
     } finally {

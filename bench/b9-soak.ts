@@ -5,6 +5,7 @@ import { cpuTimeMs, statusBytes } from './lib/proc.js';
 import { startServe, type ServeProcess } from './lib/serve.js';
 import { soak, type PathOutcome, type SoakClient } from './lib/soak.js';
 import { summarize } from './lib/stats.js';
+import { describeTraffic, trafficOf } from './lib/traffic.js';
 import { mib, ms, perSecond, type Row } from './lib/table.js';
 
 /**
@@ -100,6 +101,8 @@ export const b9: Benchmark = {
       const mid = await gcRead(serve);
       const second = await soak(clients, half);
       const daemonCpuMs = cpuTimeMs(serve.pid) - cpu0;
+      const traffic = await trafficOf(url);
+      ctx.log(`  echo's ${describeTraffic(traffic)}`);
       const end = await gcRead(serve);
       for (const path of paths.splice(0)) await path.close();
       const gone = await gcRead(serve);
@@ -159,6 +162,7 @@ export const b9: Benchmark = {
           warmupErrors,
           memory: { warm, mid, end, clientsGone: gone },
           daemonCpuMs,
+          traffic,
           paths: Object.fromEntries([...merged].map(([path, o]) => [path, { ...summarize(o.samples), errors: o.errors, firstErrors: o.firstErrors }])),
         },
       };

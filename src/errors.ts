@@ -32,7 +32,7 @@ export const ERROR_CATALOGUE = {
   AGENT_RATE_LIMITED: { status: 429, message: 'This agent is over its rate limit; retry after Retry-After seconds' },
   APPROVALS_FULL: { status: 429, message: 'Too many calls are waiting for approval' },
   AGENT_BUSY: { status: 429, message: 'This agent has as many requests in flight as it may' },
-  SERVER_BUSY: { status: 429, message: 'The MCP server is busy: its queue is full, or it asked for a pause (Retry-After)' },
+  SERVER_BUSY: { status: 429, message: 'The MCP server is busy: the wait would outlast the deadline, its queue is full, or it asked for a pause (Retry-After)' },
   INTERNAL_ERROR: { status: 500, message: 'Internal error' },
   DISCOVERY_FAILED: { status: 500, message: 'Reading the MCP server configurations failed' },
   UPSTREAM_CONNECT_FAILED: { status: 502, message: 'Could not connect to the MCP server' },

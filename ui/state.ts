@@ -39,6 +39,19 @@ function patchServer(name: string, patch: Partial<ServerSnapshot>): void {
 }
 
 let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+let concurrencyTimer: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * A server's concurrency limit moves only when its calls finish (issue #35): after a finished
+ * call, `/status` is read again within 2 s — once per 2 s however many finish, so a busy daemon
+ * is not asked once per call.
+ */
+function refreshConcurrencySoon(): void {
+  concurrencyTimer ??= setTimeout(() => {
+    concurrencyTimer = undefined;
+    void refreshStatus();
+  }, 2000);
+}
 
 /**
  * Events carry what changed, not everything a row shows (pid, era, uptime): a short while after
@@ -96,6 +109,7 @@ export function applyEvent(event: FeedEvent): void {
       scheduleStatusRefresh();
       break;
     case 'call.finished': {
+      refreshConcurrencySoon();
       const cutoff = Date.now() - CALL_WINDOW_MS;
       calls.value = [...calls.value.filter((call) => Date.parse(call.ts) >= cutoff), event as CallFinished];
       auditTimer ??= setTimeout(() => {

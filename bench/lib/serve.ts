@@ -99,9 +99,11 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   // BENCH_OTLP=protobuf|json: the daemon exports its spans and metrics to a sink of its own (issue #26).
   const otlp = process.env.BENCH_OTLP ? await startOtlpSink() : undefined;
   const telemetry = otlp ? { telemetry: { endpoint: otlp.url, protocol: process.env.BENCH_OTLP === 'json' ? 'http/json' : 'http/protobuf' } } : {};
+  // BENCH_CONFIG='{"maxConcurrentCalls":16}': top-level config fields for every daemon of the run, e.g. pinned limits (issue #35).
+  const extra = process.env.BENCH_CONFIG ? (JSON.parse(process.env.BENCH_CONFIG) as Record<string, unknown>) : {};
   await writeFile(
     configPath,
-    JSON.stringify({ dbPath: workspace.dbPath, logLevel: 'info', mcpServers: options.servers, ...telemetry, ...options.config }),
+    JSON.stringify({ dbPath: workspace.dbPath, logLevel: 'info', mcpServers: options.servers, ...telemetry, ...extra, ...options.config }),
   );
 
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: workspace.home };

@@ -88,9 +88,9 @@ export const ServerConfigSchema = z
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */
     pinTools: PinToolsSchema.optional(),
-    /** Requests running on this server at once (issue #26). @default the daemon's `maxConcurrentCalls` */
+    /** Pins the requests running on this server at once (issue #26). @default the daemon's `maxConcurrentCalls`, else adaptive (issue #35) */
     maxConcurrentCalls: MaxConcurrentCallsSchema.optional(),
-    /** Requests waiting for a slot on this server; beyond it `SERVER_BUSY`. @default the daemon's `queueSize` */
+    /** Pins the requests waiting for a slot on this server; beyond it `SERVER_BUSY`. @default the daemon's `queueSize`, else bounded by deadlines */
     queueSize: QueueSizeSchema.optional(),
     /**
      * The folders this server is told about (`roots/list`), and the bounds of an agent's roots
@@ -192,10 +192,18 @@ export const DaemonConfigSchema = z
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
     /** Tool pinning of servers whose config does not say (issue #22). @default "changes" */
     pinTools: PinToolsSchema.default('changes'),
-    /** Requests (tool calls, prompt gets, reads, completions) running on one server at once, for servers that do not say (issue #26). @default 16 */
-    maxConcurrentCalls: MaxConcurrentCallsSchema.default(16),
-    /** Requests waiting in line for a slot on one server, for servers that do not say; beyond it `SERVER_BUSY`. @default 64 */
-    queueSize: QueueSizeSchema.default(64),
+    /**
+     * Pins the requests (tool calls, prompt gets, reads, completions) running on one server at
+     * once, for servers that do not say (issue #26). @default unset: each server's limit adapts to
+     * its latency, from 16 within 1–1000 (issue #35)
+     */
+    maxConcurrentCalls: MaxConcurrentCallsSchema.optional(),
+    /**
+     * Pins how many requests may wait for a slot on one server, for servers that do not say;
+     * beyond it `SERVER_BUSY`. @default unset: a request waits while it can make its deadline, at
+     * most 10 000 (issue #35)
+     */
+    queueSize: QueueSizeSchema.optional(),
     /** The audit log of calls, prompt gets and resource reads (issue #22 item 4). */
     audit: AuditConfigSchema.default({ enabled: true, arguments: false, days: 30, maxRows: 100_000 }),
     /**

@@ -50,9 +50,9 @@ export interface ServerConfig {
   approvalTimeoutMs?: number;
   /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */
   pinTools?: 'changes' | 'off';
-  /** Requests running on this server at once (issue #26). @default the daemon's `maxConcurrentCalls` */
+  /** Pins the requests running on this server at once (issue #26). @default the daemon's `maxConcurrentCalls`, else adaptive (issue #35) */
   maxConcurrentCalls?: number;
-  /** Requests waiting for a slot on this server. @default the daemon's `queueSize` */
+  /** Pins the requests waiting for a slot on this server. @default the daemon's `queueSize`, else bounded by deadlines (issue #35) */
   queueSize?: number;
   /**
    * Absolute paths or `file://` URIs: what `roots/list` answers this server outside an agent's

@@ -73,8 +73,6 @@ export const DEFAULT_HEALTH: HealthSettings = {
   backoff: DEFAULT_BACKOFF,
   crashLimit: 5,
   crashWindowMs: 30_000,
-  maxConcurrentCalls: 16,
-  queueSize: 64,
 };
 
 /** The daemon's health settings with one server's own ping interval and deadline and traffic limits. */

@@ -6,7 +6,7 @@ import { transportKindOf } from './transport/transports.js';
 import type { ServerShare } from './catalogue/catalogues.js';
 import type { CompanionState } from './server/era-companion.js';
 import type { HeldToolView } from './catalogue/tool-pins.js';
-import type { TrafficState, Upstream } from './server/upstream.js';
+import type { ConcurrencyState, TrafficState, Upstream } from './server/upstream.js';
 
 /** The public, read-only view of a server used by `/status`, `/servers` and the CLI. */
 export interface ServerSnapshot {
@@ -32,6 +32,8 @@ export interface ServerSnapshot {
   pid: number | null;
   /** When the next reconnect attempt starts, while one is scheduled (a dashboard counts down to it). */
   nextRetryAt: string | null;
+  /** Its concurrency limit and the requests running and waiting (issue #35; the whole of it is `traffic`). */
+  concurrency: ConcurrencyState;
 }
 
 export interface ServerDetail extends ServerSnapshot {
@@ -90,6 +92,7 @@ export function snapshotOf(upstream: Upstream, share: Readonly<ServerShare>): Se
     protocol: upstream.connection ? { era: upstream.connection.era, version: upstream.connection.protocolVersion ?? null } : null,
     pid: upstream.connection?.pid ?? null,
     nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),
+    concurrency: upstream.concurrency,
   };
 }
 

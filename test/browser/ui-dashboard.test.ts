@@ -32,7 +32,7 @@ beforeAll(async () => {
       lifetime: 'manual',
       servers: {
         echo: fixtureServerConfig('echo-stdio'),
-        slow: fixtureServerConfig('slow-tool'),
+        slow: { ...fixtureServerConfig('slow-tool'), maxConcurrentCalls: 4 },
         // Fails at once with a long, unbreakable error text: its row must not swell (issue #36 item 7).
         broken: { command: `/nonexistent/${'a'.repeat(200)}/${'b'.repeat(200)}` },
       },
@@ -71,6 +71,12 @@ describe('the dashboard at /ui', () => {
     await row('slow').and(page.locator('[data-status="connected"]')).waitFor();
     await expect.poll(() => row('echo').locator('td').nth(5).textContent()).toMatch(/^\d+$/); // pid
     await expect.poll(() => row('echo').textContent()).toContain('connected');
+    // Each server's concurrency limit (issue #35): adaptive from 16 by default, with why on hover; pinned by maxConcurrentCalls.
+    const concurrency = (server: string) => row(server).locator('td[data-label="Concurrency"]');
+    await expect.poll(() => concurrency('echo').textContent()).toBe('0 / 16 adaptive');
+    expect(await concurrency('echo').getAttribute('title')).toBe('adaptive: starts at 16, before any answer');
+    await expect.poll(() => concurrency('slow').textContent()).toBe('0 / 4 fixed');
+    expect(await concurrency('slow').getAttribute('title')).toBe('pinned by maxConcurrentCalls 4');
     await page.locator('[data-feed="live"]').waitFor();
     expect(await seriousA11yViolations(page)).toEqual([]);
     const shot = await screenshot(page, 'servers');

@@ -208,8 +208,6 @@ export const TEST_HEALTH: HealthSettings = {
   backoff: { baseMs: 100, maxMs: 10_000, jitter: 0.2 },
   crashLimit: 2,
   crashWindowMs: 10_000,
-  maxConcurrentCalls: 16,
-  queueSize: 64,
 };
 
 const SOURCE: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };

@@ -7,11 +7,12 @@ import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
 /**
- * Issue #26 items 1 and 2 against real processes: the per-upstream concurrency gate (slots, a FIFO
- * queue, `SERVER_BUSY` when it is full, the deadline counting while queued) with the `gated`
- * fixture, which records how many calls it ever ran at once and in what order they started; and
- * an HTTP upstream's 429 + `Retry-After` honoured, with the echo-http fixture logging every
- * `tools/call` that reaches it.
+ * Issue #26 items 1 and 2 against real processes: the per-upstream concurrency gate with its
+ * limits pinned (slots, a FIFO queue, `SERVER_BUSY` when it is full, the deadline counting while
+ * queued; the adaptive default is in adaptive-limits.test.ts) with the `gated` fixture, which
+ * records how many calls it ever ran at once and in what order they started; and an HTTP
+ * upstream's 429 + `Retry-After` honoured, with the echo-http fixture logging every `tools/call`
+ * that reaches it.
  */
 
 type CallBody = { content?: Array<{ text?: string }>; isError?: boolean; error?: { code: string; message: string } };
@@ -20,8 +21,10 @@ function call(d: TestDaemon, id: string, extra: Record<string, unknown> = {}) {
   return d.json<CallBody>('/tools/mcp_gated_work/call', { method: 'POST', body: { arguments: { id }, ...extra } });
 }
 
-async function traffic(d: TestDaemon): Promise<{ inFlight: number; queued: number; pausedUntil: string | null }> {
-  return (await d.json<{ traffic: { inFlight: number; queued: number; pausedUntil: string | null } }>('/servers/gated')).body.traffic;
+type Traffic = { inFlight: number; queued: number; limit: number; mode: string; reason: string; queueBound: number; queueMode: string; pausedUntil: string | null };
+
+async function traffic(d: TestDaemon): Promise<Traffic> {
+  return (await d.json<{ traffic: Traffic }>('/servers/gated')).body.traffic;
 }
 
 describe('concurrency per upstream', () => {
@@ -42,7 +45,10 @@ describe('concurrency per upstream', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error?.code).toBe('SERVER_BUSY');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Both pinned (issue #35): the limit stays 2 and the queue holds 3, whatever the answers.
+    expect(await traffic(d)).toMatchObject({ limit: 2, mode: 'fixed', reason: 'pinned by maxConcurrentCalls 2', queueBound: 3, queueMode: 'fixed' });
     const metrics = await (await d.fetch('/metrics')).text();
+    expect(metrics).toContain('switchboard_upstream_concurrency_limit{server="gated"} 2');
     expect(metrics).toContain('switchboard_upstream_requests_in_flight{server="gated"} 2');
     expect(metrics).toContain('switchboard_upstream_requests_queued{server="gated"} 3');
 
@@ -86,6 +92,8 @@ describe('concurrency per upstream', () => {
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
     expect(await readFile(join(dir, 'max'), 'utf8')).toBe('2');
     expect((await readFile(join(dir, 'order.log'), 'utf8')).trim().split('\n')).toHaveLength(10);
+    // The global value pins every server that does not say; the queue is still bounded by deadlines.
+    expect(await traffic(d)).toMatchObject({ limit: 2, mode: 'fixed', queueMode: 'deadline', queueBound: 10_000 });
   });
 });
 

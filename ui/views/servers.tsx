@@ -41,6 +41,7 @@ export function ServersView() {
                 <th scope="col">Tools / prompts / resources</th>
                 <th scope="col">Uptime</th>
                 <th scope="col">PID</th>
+                <th scope="col">Concurrency</th>
                 <th scope="col">Last error</th>
                 <th scope="col">Actions</th>
               </tr>
@@ -82,6 +83,7 @@ function ServerRow({ server, act }: { server: ServerSnapshot; act: Act }) {
       </td>
       <td data-label="Uptime">{server.connectedSince && server.status === 'connected' ? duration(now.value - Date.parse(server.connectedSince)) : '—'}</td>
       <td data-label="PID">{server.pid ?? '—'}</td>
+      <Concurrency server={server} />
       <td class="last-error" data-label="Last error">
         {server.lastError ? (
           // A long message (a stack, a URL, a server's whole stderr line) stays three lines high; all of it on hover.
@@ -106,5 +108,16 @@ function ServerRow({ server, act }: { server: ServerSnapshot; act: Act }) {
         )}
       </td>
     </tr>
+  );
+}
+
+/** Requests running against the limit, whether it adapts or is pinned (why it is what it is on hover), and any waiting. */
+function Concurrency({ server }: { server: ServerSnapshot }) {
+  const { inFlight, limit, mode, queued, reason } = server.concurrency;
+  return (
+    <td class="concurrency" data-label="Concurrency" data-limit={limit} data-mode={mode} title={reason}>
+      {inFlight} / {limit} <span class={`limit-mode ${mode}`}>{mode}</span>
+      {queued > 0 && <span class="queued"> {queued} waiting</span>}
+    </td>
   );
 }

@@ -31,10 +31,10 @@ export interface HealthSettings {
   crashLimit: number;
   /** @default 30000 */
   crashWindowMs: number;
-  /** Requests (calls, prompt gets, reads, completions) running on the server at once (issue #26). @default 16 */
-  maxConcurrentCalls: number;
-  /** Requests waiting in line for one of those slots; beyond it, `SERVER_BUSY`. @default 64 */
-  queueSize: number;
+  /** A fixed cap of requests (calls, prompt gets, reads, completions) running on the server at once (issue #26). @default undefined: the adaptive limit (issue #35) */
+  maxConcurrentCalls?: number | undefined;
+  /** A fixed bound of requests waiting for a slot; beyond it, `SERVER_BUSY`. @default undefined: bounded by each request's deadline, and 10 000 */
+  queueSize?: number | undefined;
 }
 
 /** Who an upstream is: what its host needs to connect and list it. */

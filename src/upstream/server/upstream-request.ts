@@ -68,13 +68,13 @@ export interface RequestPort {
    * undefined when the companion does not serve it after all.
    */
   target(primary: ServerConnection, method: UpstreamMethod, params: Record<string, unknown>, caller: CallerChannel | undefined, signal: AbortSignal | undefined): Promise<{ connection: ServerConnection; release: () => void } | undefined> | undefined;
-  /** The server's concurrency limit and queue (issue #26). */
+  /** The server's concurrency limit and queue (issues #26, #35). */
   readonly gate: CallGate;
   /** The pause the server asked for (429/503 with `Retry-After`, issue #26). */
   readonly backPressure: BackPressure;
 }
 
-/** The requests that take one of the server's `maxConcurrentCalls` slots: work, not bookkeeping. */
+/** The requests that take one of the server's slots (its concurrency limit): work, not bookkeeping. */
 const GATED: ReadonlySet<UpstreamMethod> = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
 
 /** How many pauses one request sits out before it gives up (its deadline usually ends it first). */
@@ -107,9 +107,11 @@ export async function requestThroughUpstream(
   const timedOut = (where: string) => () =>
     new SwitchboardError(method === 'tools/call' ? 'TOOL_CALL_TIMEOUT' : 'UPSTREAM_TIMEOUT', `${options.label} timed out after ${totalMs || DEFAULT_CALL_TIMEOUT_MS} ms ${where} (MCP server "${port.name}")`);
   const release: Release | undefined = GATED.has(method)
-    ? (port.gate.tryEnter() ?? (await port.gate.enter(port.name, { ...(signal ? { signal } : {}), timeoutMs: waitBudget(), timedOut: timedOut(`waiting for one of its ${port.gate.limit} slots`) })))
+    ? (port.gate.tryEnter() ?? (await port.gate.enter(port.name, { ...(signal ? { signal } : {}), timeoutMs: waitBudget(), timedOut: timedOut(`waiting for one of its ${port.gate.limit.value} slots`) })))
     : undefined;
   const agent = caller ? port.addCaller(caller, agentOf) : undefined;
+  // How long the server took to answer, for the gate's limit; left undefined when it did not answer.
+  let answeredInMs: number | undefined;
   try {
     let retried = false;
     let pauses = 0;
@@ -128,6 +130,7 @@ export async function requestThroughUpstream(
       const routed = port.target(connection, method, params, caller, signal);
       const target = routed === undefined ? undefined : await routed;
       if (target) connection = target.connection;
+      const sentAt = clock.now();
       try {
         const opts: CallToolOptions = {
           ...(signal ? { signal } : {}),
@@ -136,20 +139,25 @@ export async function requestThroughUpstream(
           timeoutMs: remaining(),
         };
         const { trace } = options;
-        if (!trace) return await send(connection, method, params, opts);
         const on = connection;
         const to = { server: port.name, transport: on.transport, protocolVersion: on.protocolVersion, url: port.url };
-        return await trace.attempt(to, method, params, (meta) => send(on, method, params, { ...opts, meta }));
+        const result = await (trace ? trace.attempt(to, method, params, (meta) => send(on, method, params, { ...opts, meta })) : send(on, method, params, opts));
+        answeredInMs = clock.now() - sentAt;
+        return result;
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err;
         // The request got what was left of the deadline; the caller knows the deadline itself.
         if (isSwitchboardError(err, 'TOOL_CALL_TIMEOUT') || isSwitchboardError(err, 'UPSTREAM_TIMEOUT')) {
+          answeredInMs = clock.now() - sentAt;
           throw new SwitchboardError(err.code, `${options.label} timed out after ${totalMs} ms (MCP server "${port.name}")`, { cause: err });
         }
         // The server asked for a pause and did not run the request: not a failure of the server.
         if (isPauseAnswer(err) && port.backPressure.remainingMs() > 0 && pauses++ < MAX_PAUSES) continue;
         const kind = port.reportFailure(connection, err);
-        if (!meansConnectionLost(kind)) throw err;
+        if (!meansConnectionLost(kind)) {
+          answeredInMs = clock.now() - sentAt;
+          throw err;
+        }
         if (!retried && (!mayHaveBeenDelivered(kind) || options.replaySafe)) {
           retried = true;
           continue;
@@ -169,7 +177,7 @@ export async function requestThroughUpstream(
     }
   } finally {
     if (caller) port.removeCaller(caller);
-    release?.();
+    release?.(answeredInMs);
   }
 }
 

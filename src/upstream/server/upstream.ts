@@ -3,7 +3,8 @@ import { isStepUpRefusal } from '../oauth/auth-errors.js';
 import type { ToolsChangedCause } from '../../events/daemon-events.js';
 import { agentOptionsOf } from '../transport/caller.js';
 import { resolveCallTimeout, type ServerConnection } from '../transport/client.js';
-import { CallGate, type WaitHistogram } from './call-gate.js';
+import type { LimitMode } from './adaptive-limit.js';
+import { CallGate, type QueueMode, type WaitHistogram } from './call-gate.js';
 import { classifyFailure, meansConnectionLost, type FailureKind } from './failure.js';
 import { EraCompanion, type CompanionState } from './era-companion.js';
 import { ReconnectSchedule } from './reconnect-schedule.js';
@@ -13,12 +14,28 @@ import { requestThroughUpstream, type RequestPort, type UpstreamMethod, type Ups
 
 export type { ConnectTask, HealthSettings, UpstreamHost } from './upstream-host.js';
 
-/** An upstream's traffic as `GET /servers/:name` shows it (issue #26). */
-export interface TrafficState {
+/** An upstream's concurrency limit and load, as every server snapshot carries it (issue #35). */
+export interface ConcurrencyState {
   inFlight: number;
   queued: number;
-  maxConcurrentCalls: number;
-  queueSize: number;
+  /** Requests that may run at once, now. */
+  limit: number;
+  /** `adaptive`: learned from the server's latency; `fixed`: pinned by `maxConcurrentCalls`. */
+  mode: LimitMode;
+  /** Why the limit is what it is: its last change, or its start. */
+  reason: string;
+}
+
+/** An upstream's traffic as `GET /servers/:name` shows it (issues #26, #35). */
+export interface TrafficState extends ConcurrencyState {
+  /** When the limit last changed; null until it has. */
+  limitChangedAt: string | null;
+  /** Most requests that may wait: `queueSize` when pinned, else the hard bound. */
+  queueBound: number;
+  /** `deadline`: a request is refused only when its expected wait exceeds its deadline (or at the bound); `fixed`: `queueSize` pinned. */
+  queueMode: QueueMode;
+  /** The server's observed time to answer, from which a request's expected wait is reckoned; null before enough answers. */
+  serviceMs: number | null;
   /** Until when the server asked for no requests (429/503 with `Retry-After`); null when it did not. */
   pausedUntil: string | null;
 }
@@ -47,7 +64,7 @@ export class Upstream extends UpstreamLink {
     // A reload does not end a pause the server asked for.
     if (init.previous) this.throttle.continueFrom(init.previous.throttle);
     this.#companion = new EraCompanion(this, host, { pause: this.throttle, logged: (params) => this.logRing.push(params) });
-    this.#gate = new CallGate(health.maxConcurrentCalls, health.queueSize, host.clock);
+    this.#gate = new CallGate({ maxConcurrentCalls: health.maxConcurrentCalls, queueSize: health.queueSize }, host.clock);
     this.#port = {
       gate: this.#gate,
       backPressure: this.throttle,
@@ -78,14 +95,24 @@ export class Upstream extends UpstreamLink {
     return this.#schedule.nextRetryAt;
   }
 
-  /** Requests running and waiting, the limits, and the pause the server asked for (issue #26). */
+  /** The concurrency limit, and the requests running and waiting (issue #35). */
+  get concurrency(): ConcurrencyState {
+    const gate = this.#gate;
+    return { inFlight: gate.inFlight, queued: gate.queued, limit: gate.limit.value, mode: gate.limit.mode, reason: gate.limit.reason };
+  }
+
+  /** Requests running and waiting, the limit and why, the queue's bound, and the pause the server asked for (issues #26, #35). */
   get traffic(): TrafficState {
+    const gate = this.#gate;
     const until = this.throttle.until;
+    const { changedAt } = gate.limit;
+    const serviceMs = gate.serviceMs;
     return {
-      inFlight: this.#gate.inFlight,
-      queued: this.#gate.queued,
-      maxConcurrentCalls: this.#gate.limit,
-      queueSize: this.#gate.queueSize,
+      ...this.concurrency,
+      limitChangedAt: changedAt === undefined ? null : new Date(changedAt).toISOString(),
+      queueBound: gate.queueBound,
+      queueMode: gate.queueMode,
+      serviceMs: serviceMs === undefined ? null : Math.round(serviceMs),
       pausedUntil: until === undefined ? null : new Date(until).toISOString(),
     };
   }

@@ -1,67 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadDaemonConfig } from '../../../../src/config/load.js';
-import { isSwitchboardError, SwitchboardError } from '../../../../src/errors.js';
+import { isSwitchboardError } from '../../../../src/errors.js';
 import { parseRetryAfter, MAX_RETRY_AFTER_MS } from '../../../../src/upstream/transport/retry-after.js';
 import { BackPressure } from '../../../../src/upstream/server/back-pressure.js';
-import { CallGate, type Release } from '../../../../src/upstream/server/call-gate.js';
 import { ManualClock } from '../../../helpers/manual-clock.js';
 import { makeTree } from '../../config/temp-tree.js';
-
-const timedOut = () => new SwitchboardError('TOOL_CALL_TIMEOUT', 'queued too long');
-
-describe('CallGate', () => {
-  it('hands out `limit` slots at once, then queues first in, first out, and records each wait', async () => {
-    const clock = new ManualClock(0);
-    const gate = new CallGate(2, 10, clock);
-    const a = gate.tryEnter();
-    const b = gate.tryEnter();
-    expect(a && b).toBeTypeOf('function');
-    expect(gate.tryEnter()).toBeUndefined();
-    const order: string[] = [];
-    const waiting = ['c', 'd', 'e'].map((id) => gate.enter('s', { timeoutMs: 60_000, timedOut }).then((release) => (order.push(id), release)));
-    expect(gate.queued).toBe(3);
-    clock.advance(40);
-    (a as Release)();
-    (a as Release)(); // a second release frees nothing more
-    const c = await waiting[0];
-    expect(order).toEqual(['c']);
-    expect(gate.inFlight).toBe(2);
-    (b as Release)();
-    (c as Release)();
-    await Promise.all(waiting);
-    expect(order).toEqual(['c', 'd', 'e']);
-    expect(gate.waits.count).toBe(3);
-    expect(gate.waits.sumMs).toBe(120);
-  });
-
-  it('refuses a full queue with SERVER_BUSY and a Retry-After of at least a second', async () => {
-    const gate = new CallGate(1, 1, new ManualClock(0));
-    gate.tryEnter();
-    void gate.enter('s', { timeoutMs: 1_000, timedOut }).catch(() => {});
-    const refused = await gate.enter('s', { timeoutMs: 1_000, timedOut }).catch((err: unknown) => err);
-    expect(isSwitchboardError(refused, 'SERVER_BUSY')).toBe(true);
-    expect((refused as SwitchboardError).retryAfterMs).toBeGreaterThanOrEqual(1_000);
-    expect((refused as Error).message).toMatch(/1 requests running \(maxConcurrentCalls 1\) and 1 waiting \(queueSize 1\)/);
-  });
-
-  it('ends a wait at its deadline or on abort, and the line moves on without it', async () => {
-    const clock = new ManualClock(0);
-    const gate = new CallGate(1, 5, clock);
-    const first = gate.tryEnter() as Release;
-    const late = gate.enter('s', { timeoutMs: 100, timedOut }).catch((err: unknown) => err);
-    const controller = new AbortController();
-    const gone = gate.enter('s', { signal: controller.signal, timeoutMs: 10_000, timedOut }).catch((err: unknown) => err);
-    const last = gate.enter('s', { timeoutMs: 10_000, timedOut });
-    clock.advance(100);
-    expect(isSwitchboardError(await late, 'TOOL_CALL_TIMEOUT')).toBe(true);
-    controller.abort(new Error('caller left'));
-    expect(((await gone) as Error).message).toBe('caller left');
-    expect(gate.queued).toBe(1);
-    first();
-    expect(typeof (await last)).toBe('function');
-    expect(clock.pendingDelays()).toEqual([]);
-  });
-});
 
 describe('Retry-After', () => {
   it('reads delta-seconds and HTTP dates, caps long pauses, ignores garbage', () => {
@@ -112,9 +55,12 @@ describe('traffic limits in the config', () => {
     expect(config.serverIssues.join('\n')).toContain(message);
   });
 
-  it('defaults to 16 slots and a queue of 64', async () => {
+  it("pins nothing by default: every server's limit adapts and its queue is bounded by deadlines (issue #35)", async () => {
     const t = await makeTree();
     const config = await loadDaemonConfig({ path: await t.write('sb.json', {}), env: {}, home: t.home });
-    expect(config).toMatchObject({ maxConcurrentCalls: 16, queueSize: 64 });
+    expect(config.maxConcurrentCalls).toBeUndefined();
+    expect(config.queueSize).toBeUndefined();
+    const pinned = await loadDaemonConfig({ path: await t.write('pinned.json', { maxConcurrentCalls: 16, queueSize: 64 }), env: {}, home: t.home });
+    expect(pinned).toMatchObject({ maxConcurrentCalls: 16, queueSize: 64 });
   });
 });

@@ -261,3 +261,42 @@ describe('Upstream.request: the caller and cancellation', () => {
     expect(connection.sent.all).toHaveLength(1);
   });
 });
+
+describe('Upstream.request: what the call gate learns (issue #35)', () => {
+  it('tells the gate how long the server took to answer: a result, an error answer, a deadline; not an abandoned request or a lost connection', async () => {
+    const host = fakeHost();
+    const upstream = newUpstream(host);
+    const connection = await connected(upstream, host);
+    const answered = async (ms: number, end: (sent: Awaited<ReturnType<typeof connection.sent.next>>) => void, options: Partial<UpstreamRequestOptions> = {}) => {
+      const result = settled(upstream.request('tools/call', { name: 'send_mail' }, { ...TOOL, ...options }));
+      const sent = await connection.sent.next();
+      host.clock.advance(ms);
+      end(sent);
+      return result;
+    };
+    await answered(300, (sent) => sent.answer.resolve({ content: [] }));
+    await answered(300, (sent) => sent.answer.reject(new Error('MCP error -32603: boom')));
+    // Two answers are too few to reckon a wait from.
+    expect(upstream.traffic).toMatchObject({ serviceMs: null, mode: 'adaptive', limit: 16 });
+    await answered(300, (sent) => sent.answer.reject(new SwitchboardError('TOOL_CALL_TIMEOUT', 'Request timed out after 300 ms')));
+    expect(upstream.traffic.serviceMs).toBe(300);
+
+    const abort = new AbortController();
+    await answered(
+      5_000,
+      (sent) => {
+        abort.abort(new Error('the agent cancelled'));
+        sent.answer.reject(closed('request cancelled'));
+      },
+      { signal: abort.signal },
+    );
+    expect(upstream.traffic.serviceMs).toBe(300);
+    // The connection died under it: the time says nothing about the server's pace.
+    await answered(5_000, (sent) => {
+      connection.fireClose(closed('gone'));
+      sent.answer.reject(closed('gone'));
+    });
+    expect(upstream.traffic.serviceMs).toBe(300);
+    expect(upstream.traffic.inFlight).toBe(0);
+  });
+});
