@@ -16,6 +16,9 @@ export const CLI_METAFILE = join(FIXTURE_BUILD_DIR, 'cli', 'meta.json');
 const REQUIRE_BANNER =
   "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
+/** What every fixture script is built for: one file each, run by the Node the tests run on. */
+const FOR_NODE = { bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' } as const;
+
 /** The packages a fixture takes from the shared, code-cached script instead of bundling its own. */
 const SHARED_PACKAGES = /^(@modelcontextprotocol\/(server|server\/stdio|node|server-legacy\/sse)|zod)$/;
 
@@ -49,11 +52,8 @@ export async function buildFixtures(): Promise<void> {
       entryPoints,
       outdir: FIXTURE_BUILD_DIR,
       outExtension: { '.js': '.mjs' },
-      bundle: true,
-      platform: 'node',
+      ...FOR_NODE,
       format: 'esm',
-      target: 'node20',
-      logLevel: 'warning',
       // Bundled CommonJS dependencies (the shared packages' line among them) call require(); give the ESM bundle one.
       banner: { js: REQUIRE_BANNER },
       plugins: [sharedPackages],
@@ -75,11 +75,8 @@ async function buildSharedPackages(): Promise<void> {
   await build({
     entryPoints: [join(PACKAGES_SOURCE_DIR, 'entry.ts')],
     outfile: lib,
-    bundle: true,
-    platform: 'node',
+    ...FOR_NODE,
     format: 'cjs',
-    target: 'node20',
-    logLevel: 'warning',
     minifyWhitespace: true,
     minifySyntax: true,
     banner: { js: '(function (require) { const module = { exports: {} }; const exports = module.exports;' },
@@ -89,11 +86,8 @@ async function buildSharedPackages(): Promise<void> {
   await build({
     entryPoints: [join(PACKAGES_SOURCE_DIR, 'loader.ts')],
     outfile: loader,
-    bundle: true,
-    platform: 'node',
+    ...FOR_NODE,
     format: 'cjs',
-    target: 'node20',
-    logLevel: 'warning',
   });
   rmSync(join(FIXTURE_BUILD_DIR, 'packages-lib.cache'), { force: true });
   const warm = `const l = require(${JSON.stringify(loader)}); for (const name of Object.keys(l.packages)) void l.packages[name]; l.writeCache();`;
