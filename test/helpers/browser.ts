@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 
 /**
  * Headless Chromium from Debian (`apt-get install chromium`, see .ci/run), driven by
@@ -34,9 +34,21 @@ export function watchProblems(page: Page, expected: RegExp[] = []): PageProblems
     if (!expected.some((pattern) => pattern.test(text))) problems.push(`console ${message.type()}: ${text}`);
   });
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  // Requests in flight when the page starts to navigate (a reload) are aborted by the browser itself.
+  const sentBeforeNavigation = new WeakSet<Request>();
+  const inFlight = new Set<Request>();
+  page.on('request', (request) => {
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) for (const pending of inFlight) sentBeforeNavigation.add(pending);
+    else inFlight.add(request);
+  });
+  page.on('requestfinished', (request) => inFlight.delete(request));
   page.on('requestfailed', (request) => {
+    inFlight.delete(request);
+    const aborted = request.failure()?.errorText === 'net::ERR_ABORTED';
     // A call the test cancels on purpose aborts its request; that is the feature, not a failure.
-    if (request.failure()?.errorText === 'net::ERR_ABORTED' && request.method() === 'POST') return;
+    if (aborted && request.method() === 'POST') return;
+    // A reload ends what the old page had in flight (a /status refresh, say): not a failure either.
+    if (aborted && sentBeforeNavigation.has(request)) return;
     problems.push(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`);
   });
   return { problems };
