@@ -60,8 +60,7 @@ describe('roots belong to whoever owns them (issue #36 item 1)', () => {
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toContain('path outside allowed directories');
     // It was offered no roots to take in place of its own folder.
-    const { body } = await d.json<{ stderrTail: string[] }>('/servers/files');
-    expect(body.stderrTail).toEqual(['No valid root directories provided by client']);
+    expect(textOf(await call(d, 'mcp_files_roots_outcome'))).toBe('No valid root directories provided by client');
   });
 
   it('the real filesystem server writes into the folder its command line names, under a daemon started elsewhere', async () => {
