@@ -30,6 +30,21 @@ function detached(command: string, args: string[], env: Record<string, string> =
 }
 
 /** `spawn()` returns once the child has exec'd: its command line is already the one to record. */
+/** A ChildWatchdog of this process recording one detached `sleep`, and the watchdog process it started (killed at the end). */
+function watchingOneSleeper() {
+  const sleeper = detached('sleep', ['1000']);
+  const record = recordOf(sleeper);
+  const watchdog = new ChildWatchdog(WATCHDOG);
+  watchdog.add(record);
+  const found = watchdogOf(process.pid);
+  expect(found).toBeDefined();
+  const running = found!;
+  onTestFinished(() => {
+    if (!isProcessGone(running.pid)) process.kill(running.pid, 'SIGKILL');
+  });
+  return { sleeper, record, watchdog, running };
+}
+
 function recordOf(child: ChildProcess): ChildRecord {
   const record = describeChild(child.pid as number);
   if (!record) throw new Error(`cannot describe ${child.pid}`);
@@ -85,40 +100,24 @@ describe.skipIf(!LINUX)('the child watchdog', () => {
   });
 
   it('is let go by the daemon with its last child, and kills nothing then', async () => {
-    const sleeper = detached('sleep', ['1000']);
-    const record = recordOf(sleeper);
-    const watchdog = new ChildWatchdog(WATCHDOG);
-    watchdog.add(record);
-    const running = watchdogOf(process.pid);
-    expect(running).toBeDefined();
-    onTestFinished(() => {
-      if (!isProcessGone(running!.pid)) process.kill(running!.pid, 'SIGKILL');
-    });
+    const { sleeper, record, watchdog, running } = watchingOneSleeper();
 
     watchdog.remove(record.pid);
-    expect(await waitForProcessesExit([running!], 5_000)).toBe(true);
+    expect(await waitForProcessesExit([running], 5_000)).toBe(true);
     expect(isProcessGone(sleeper.pid as number)).toBe(false);
     expect(processRef(sleeper.pid as number).startTime).toBe(record.startTime);
   });
 
   it('is ended by end() at shutdown, gone (and reaped) when end() resolves, even while it is still booting', async () => {
-    const sleeper = detached('sleep', ['1000']);
-    const record = recordOf(sleeper);
-    const watchdog = new ChildWatchdog(WATCHDOG);
-    watchdog.add(record);
-    const running = watchdogOf(process.pid);
-    expect(running).toBeDefined();
-    onTestFinished(() => {
-      if (!isProcessGone(running!.pid)) process.kill(running!.pid, 'SIGKILL');
-    });
+    const { sleeper, record, watchdog, running } = watchingOneSleeper();
     // While a child is recorded, the watchdog is still needed: end() leaves it be.
     await watchdog.end();
-    expect(isProcessGone(running!.pid)).toBe(false);
+    expect(isProcessGone(running.pid)).toBe(false);
 
     // Let go and ended in the same turn: no time to boot, let alone to read its pipe's end.
     watchdog.remove(record.pid);
     await watchdog.end();
-    expect(readStat(running!.pid)).toBeUndefined();
+    expect(readStat(running.pid)).toBeUndefined();
     expect(isProcessGone(sleeper.pid as number)).toBe(false);
   });
 });

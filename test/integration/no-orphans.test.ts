@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon } from '../helpers/daemon.js';
+import type { ServerConfig } from '../../src/config/types.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { isAlive, readCmdline, readStat, waitForProcessesExit, type ProcessRef } from '../../src/util/process-tree.js';
 import { isProcessGone, processRef, readPidFile, tempDir, waitForFile, watchdogOf, type PidFile } from '../helpers/process.js';
@@ -41,6 +42,25 @@ function killAtEnd(fixture: PidFile): void {
   });
 }
 
+/**
+ * Run `n` of a real `serve` in a fresh directory with `servers` (each made from the env that gives it
+ * its PID_FILE), once every server has written its pid file — after its signal handlers were in
+ * place — with the servers' pids and the daemon's watchdog. The servers are killed at the end.
+ */
+async function serveWatched(n: number, servers: Record<string, (env: { PID_FILE: string }) => ServerConfig>) {
+  const dir = await tempDir();
+  const pidFiles = Object.keys(servers).map((name) => join(dir, `${name}.pid`));
+  const mcpServers = Object.fromEntries(Object.entries(servers).map(([name, make], i) => [name, make({ PID_FILE: pidFiles[i] as string })]));
+  const configPath = join(dir, 'switchboard.json');
+  await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers }));
+  const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+  const children = await Promise.all(pidFiles.map(async (path) => readPidFile((await waitForFile(path), path))));
+  children.forEach(killAtEnd);
+  const watchdog = watchdogOf(serve.child.pid as number);
+  expect(watchdog, `run ${n}`).toBeDefined();
+  return { serve, children, watchdog: watchdog! };
+}
+
 describe.skipIf(!LINUX)('no orphans', () => {
   it('POST /servers/:name/disconnect also ends a helper that left the process group (setsid)', async () => {
     const dir = await tempDir();
@@ -65,21 +85,14 @@ describe.skipIf(!LINUX)('no orphans', () => {
     /** Daemons killed at once: the kills' grace periods overlap, the starts share the two cores. */
     const AT_ONCE = 10;
     const run = async (n: number): Promise<void> => {
-      const dir = await tempDir();
-      const pidFiles = [0, 1, 2, 3].map((i) => join(dir, `s${i}.pid`));
-      const servers = Object.fromEntries(
-        pidFiles.map((pidFile, i) => [`s${i}`, fixtureServerConfig('never-answers-initialize', { env: { PID_FILE: pidFile, ...(i === 3 ? STUBBORN : {}) } })]),
-      );
-      const configPath = join(dir, 'switchboard.json');
-      await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: servers }));
-      const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
-      // Each has written its pid file once its signal handlers were in place.
-      const children = await Promise.all(pidFiles.map(async (path) => readPidFile((await waitForFile(path), path))));
-      children.forEach(killAtEnd);
-      const watchdog = watchdogOf(serve.child.pid as number);
-      expect(watchdog, `run ${n}`).toBeDefined();
+      const { serve, children, watchdog } = await serveWatched(n, {
+        s0: (env) => fixtureServerConfig('never-answers-initialize', { env }),
+        s1: (env) => fixtureServerConfig('never-answers-initialize', { env }),
+        s2: (env) => fixtureServerConfig('never-answers-initialize', { env }),
+        s3: (env) => fixtureServerConfig('never-answers-initialize', { env: { ...env, ...STUBBORN } }),
+      });
       // Taken while they all run: three of them end on their own once their stdin closes.
-      const refs = [...children.map((child) => processRef(child.pid)), watchdog!];
+      const refs = [...children.map((child) => processRef(child.pid)), watchdog];
 
       serve.child.kill('SIGKILL');
       // The servers go (the stubborn one after the watchdog's 1 s grace), and so does the watchdog.
@@ -105,25 +118,16 @@ describe.skipIf(!LINUX)('no orphans', () => {
      */
     const AFTER_EXIT_MS = 500;
     const run = async (n: number): Promise<void> => {
-      const dir = await tempDir();
-      const pidFiles = ['a', 'b'].map((name) => join(dir, `${name}.pid`));
-      // One that connects and one still connecting: a stop can find a server in either state.
-      const servers = {
-        a: fixtureServerConfig('echo-stdio', { env: { PID_FILE: pidFiles[0] as string } }),
-        b: fixtureServerConfig('never-answers-initialize', { env: { PID_FILE: pidFiles[1] as string } }),
-      };
-      const configPath = join(dir, 'switchboard.json');
-      await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: servers }));
-      const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
-      const children = await Promise.all(pidFiles.map(async (path) => readPidFile((await waitForFile(path), path))));
-      children.forEach(killAtEnd);
-      // Started with the first child, and just as young: the one a stop is most likely to outrun.
-      const watchdog = watchdogOf(serve.child.pid as number);
-      expect(watchdog, `run ${n}`).toBeDefined();
-      onTestFinished(() => {
-        if (!isProcessGone(watchdog!.pid)) process.kill(watchdog!.pid, 'SIGKILL');
+      // One that connects and one still connecting: a stop can find a server in either state. The
+      // watchdog started with the first child, and is just as young: the one a stop is most likely to outrun.
+      const { serve, children, watchdog } = await serveWatched(n, {
+        a: (env) => fixtureServerConfig('echo-stdio', { env }),
+        b: (env) => fixtureServerConfig('never-answers-initialize', { env }),
       });
-      const refs = [watchdog!, ...children.map((child) => processRef(child.pid))];
+      onTestFinished(() => {
+        if (!isProcessGone(watchdog.pid)) process.kill(watchdog.pid, 'SIGKILL');
+      });
+      const refs = [watchdog, ...children.map((child) => processRef(child.pid))];
 
       serve.child.kill(SIGNALS[n % SIGNALS.length]);
       expect(await serve.exited, `run ${n}`).toEqual({ code: 0, signal: null });
