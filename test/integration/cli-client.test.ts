@@ -5,6 +5,7 @@ import { runCall, runDisconnect, runReload, runStatus, runTools, type CommandIo 
 import { formatTable } from '../../src/cli/client/table.js';
 import { startDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 type Command = (io: CommandIo) => Promise<number>;
 
@@ -38,9 +39,12 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** The echo daemon of the tests that only read it (status, tools, calls, unknown names). */
+const echoDaemon = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
+
 describe('switchboard status', () => {
   it('prints one aligned row per server, and the raw body with --json', async () => {
-    const d = await startEchoDaemon();
+    const d = await echoDaemon();
 
     const table = await run(runStatus, ['--url', d.url]);
     expect(table).toMatchObject({ code: 0, stderr: '' });
@@ -67,7 +71,7 @@ describe('switchboard status', () => {
   });
 
   it('reads the daemon URL from SWITCHBOARD_URL', async () => {
-    const d = await startEchoDaemon();
+    const d = await echoDaemon();
     const result = await run(runStatus, [], { SWITCHBOARD_URL: d.url });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^echo\s+connected/m);
@@ -96,7 +100,7 @@ describe('switchboard status', () => {
 
 describe('switchboard tools', () => {
   it('lists the aggregated tools, filters by server and query, and --json parses', async () => {
-    const d = await startEchoDaemon();
+    const d = await echoDaemon();
 
     const all = await run(runTools, ['--url', d.url]);
     expect(all.code).toBe(0);
@@ -122,7 +126,7 @@ describe('switchboard tools', () => {
 
 describe('switchboard call', () => {
   it('prints text content, then structuredContent as JSON', async () => {
-    const d = await startEchoDaemon();
+    const d = await echoDaemon();
 
     const echo = await run(runCall, ['--url', d.url, 'mcp_echo_echo', '{"text":"hello there"}']);
     expect(echo).toEqual({ code: 0, stdout: 'hello there\n', stderr: '' });
@@ -135,7 +139,7 @@ describe('switchboard call', () => {
   });
 
   it('exits 1 when the tool result is an error', async () => {
-    const d = await startEchoDaemon();
+    const d = await echoDaemon();
     // The fixture's input schema requires `text`; the server answers with an isError result.
     const result = await run(runCall, ['--url', d.url, 'mcp_echo_echo', '{}']);
     expect(result.code).toBe(1);
@@ -144,7 +148,7 @@ describe('switchboard call', () => {
   });
 
   it('exits 1 with the daemon error code for an unknown tool', async () => {
-    const d = await startEchoDaemon();
+    const d = await echoDaemon();
     const result = await run(runCall, ['--url', d.url, 'mcp_nope_nothing']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
@@ -187,7 +191,7 @@ describe('switchboard reload and disconnect', () => {
   }, 60_000);
 
   it('exits 1 with SERVER_NOT_FOUND for an unknown server, 2 without a server', async () => {
-    const d = await startEchoDaemon();
+    const d = await echoDaemon();
 
     const reload = await run(runReload, ['--url', d.url, 'ghost']);
     expect(reload.code).toBe(1);

@@ -6,6 +6,7 @@ import { EventHub, type HelloEvent, type WireEvent } from '../../src/http/ws/eve
 import { eventsRoutes } from '../../src/http/ws/events.js';
 import { type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { closed, collectUntil, nextEvent, openEvents } from '../helpers/events.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 const isReloadFinished = (event: WireEvent): boolean => event.type === 'reload.finished';
 
@@ -47,6 +48,9 @@ function upgradeRequest(url: string): Promise<{ status: number; body: string }> 
 function expectConsecutive(events: readonly WireEvent[], after: number): void {
   expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => after + 1 + i));
 }
+
+/** The echo daemon of the tests that only ask it once (a bad since or recent, a plain GET, a since ahead). */
+const echoDaemon = sharedByTests(() => startEchoDaemon({ config: { startupGateMs: 60_000 }, lifetime: 'manual' }), (d) => d.close());
 
 describe('GET /events', () => {
   it('greets with a hello snapshot of the running daemon', async () => {
@@ -112,14 +116,14 @@ describe('GET /events', () => {
   });
 
   it('answers a ?since= ahead of the stream (a previous daemon) with a fresh hello', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await echoDaemon();
     const ws = await openEvents(daemon.url, { query: `since=${daemon.daemon.events.seq + 1000}` });
     const hello = await nextEvent(ws, 'hello');
     expect(hello.seq).toBe(daemon.daemon.events.seq);
   });
 
   it('refuses an invalid since with 400 before the upgrade', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await echoDaemon();
     for (const since of ['abc', '-1', '1.5', '', '1&since=2']) {
       const { status, body } = await upgradeRequest(`${daemon.url}/events?since=${since}`);
       expect(status).toBe(400);
@@ -134,7 +138,7 @@ describe('GET /events', () => {
   });
 
   it('answers a plain GET without an upgrade with 426 UPGRADE_REQUIRED in the error shape', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await echoDaemon();
     const { status, body } = await daemon.json('/events');
     expect(status).toBe(426);
     expect(body).toMatchObject({ error: { code: 'UPGRADE_REQUIRED' } });

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import { discoveryOf, startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
 /** The REST mirrors of prompts and resources (`/prompts`, `/resources`) against real fixture servers. */
@@ -23,17 +24,32 @@ interface ReadResult {
   contents: Array<{ uri: string; mimeType?: string; text?: string; blob?: string }>;
 }
 
-/** Two rich servers of different eras and URI schemes: `rich` over stdio (2025 only), `remote` over HTTP (2026-07-28). */
-async function richDaemon() {
-  const remote = await startFixtureHttp('rich-http', { env: { ERA: 'modern', URI_SCHEME: 'remote' } });
-  onTestFinished(() => remote.close());
-  return startDaemon({
-    servers: {
-      rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }),
-      remote: { type: 'http', url: remote.url },
-    },
-  });
-}
+/**
+ * Two rich servers of different eras and URI schemes: `rich` over stdio (2025 only), `remote` over
+ * HTTP (2026-07-28). One daemon for the tests of this file, which only list, get and read.
+ */
+const richDaemon = sharedByTests(
+  async () => {
+    const remote = await startFixtureHttp('rich-http', { env: { ERA: 'modern', URI_SCHEME: 'remote' } });
+    try {
+      const daemon = await startDaemon({
+        servers: {
+          rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }),
+          remote: { type: 'http', url: remote.url },
+        },
+        lifetime: 'manual',
+      });
+      return { daemon, remote };
+    } catch (err) {
+      await remote.close();
+      throw err;
+    }
+  },
+  async ({ daemon, remote }) => {
+    await daemon.close();
+    await remote.close();
+  },
+);
 
 /** A `prompts/get` of the slow-tool fixture, running upstream (its started file written) when this resolves. */
 async function slowPromptGet() {
@@ -54,7 +70,7 @@ async function slowPromptGet() {
 
 describe('GET /prompts', () => {
   it('lists every server’s prompts under exposed names, with their fields, filtered by server', async () => {
-    const sb = await richDaemon();
+    const { daemon: sb } = await richDaemon();
     const all = await sb.json<PromptList>('/prompts');
     expect(all.status).toBe(200);
     expect(all.body.version).toBeGreaterThan(0);
@@ -98,7 +114,7 @@ describe('GET /prompts', () => {
 
 describe('POST /prompts/:name/get', () => {
   it("answers with the server's GetPromptResult as is, in both protocol eras", async () => {
-    const sb = await richDaemon();
+    const { daemon: sb } = await richDaemon();
     for (const server of ['rich', 'remote']) {
       const res = await sb.json(`/prompts/mcp_${server}_greet/get`, { method: 'POST', body: { arguments: { name: 'Ada', style: 'formal' } } });
       expect(res.status, server).toBe(200);
@@ -113,7 +129,7 @@ describe('POST /prompts/:name/get', () => {
   });
 
   it('answers an unknown prompt with 404 PROMPT_NOT_FOUND and bad input with 400', async () => {
-    const sb = await richDaemon();
+    const { daemon: sb } = await richDaemon();
     const missing = await sb.json<ErrorBody>('/prompts/mcp_rich_nope/get', { method: 'POST', body: {} });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toEqual({ code: 'PROMPT_NOT_FOUND', message: 'No prompt named "mcp_rich_nope"' });
@@ -136,7 +152,7 @@ describe('POST /prompts/:name/get', () => {
 
 describe('GET /resources', () => {
   it('lists resources and templates of every server with their server, filtered by server', async () => {
-    const sb = await richDaemon();
+    const { daemon: sb } = await richDaemon();
     const all = await sb.json<ResourceList>('/resources');
     expect(all.status).toBe(200);
     expect(all.body.resources).toEqual(
@@ -159,7 +175,7 @@ describe('GET /resources', () => {
 
 describe('GET /resources/read', () => {
   it("routes by URI or template and answers with the server's ReadResourceResult as is", async () => {
-    const sb = await richDaemon();
+    const { daemon: sb } = await richDaemon();
     const hello = await sb.json<ReadResult>(`/resources/read?uri=${encodeURIComponent('fixture://static/hello')}`);
     expect(hello).toMatchObject({ status: 200, body: { contents: [{ uri: 'fixture://static/hello', mimeType: 'text/plain', text: 'hello world' }] } });
 
@@ -173,7 +189,7 @@ describe('GET /resources/read', () => {
   });
 
   it('answers a URI no server has with 404 RESOURCE_NOT_FOUND, a missing uri with 400', async () => {
-    const sb = await richDaemon();
+    const { daemon: sb } = await richDaemon();
     const missing = await sb.json<ErrorBody>(`/resources/read?uri=${encodeURIComponent('nope://x')}`);
     expect(missing.status).toBe(404);
     expect(missing.body.error).toEqual({ code: 'RESOURCE_NOT_FOUND', message: 'No server has the resource "nope://x"' });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred } from '../../src/util/deferred.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { sharedByTests } from '../helpers/shared.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { holdInitialize } from '../helpers/hold-initialize.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
@@ -60,6 +61,9 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
     });
   };
 }
+
+/** One echo server as `a`, shared by the tests that only get and call its tools. */
+const oneEcho = sharedByTests(() => startDaemon({ servers: { a: echo() }, lifetime: 'manual' }), (d) => d.close());
 
 describe('GET /tools', () => {
   it('serves the live catalogue, filtered by server and by a case-insensitive text', async () => {
@@ -163,7 +167,7 @@ describe('GET /tools', () => {
 
 describe('GET /tools/:name', () => {
   it('returns one tool, or 404 TOOL_NOT_FOUND', async () => {
-    const sb = await startDaemon({ servers: { a: echo() } });
+    const sb = await oneEcho();
     const tool = await sb.json<ToolView>('/tools/mcp_a_reverse');
     expect(tool.status).toBe(200);
     expect(tool.body).toMatchObject({ name: 'mcp_a_reverse', server: 'a', originalName: 'reverse' });
@@ -178,7 +182,7 @@ describe('GET /tools/:name', () => {
 
 describe('POST /tools/:name/call', () => {
   it('calls the tool and answers with its CallToolResult', async () => {
-    const sb = await startDaemon({ servers: { a: echo() } });
+    const sb = await oneEcho();
     const echoed = await sb.json<CallResult>('/tools/mcp_a_echo/call', {
       method: 'POST',
       body: { arguments: { text: 'hello über' } },
@@ -194,7 +198,7 @@ describe('POST /tools/:name/call', () => {
   });
 
   it('answers a tool-level failure as 200 with isError', async () => {
-    const sb = await startDaemon({ servers: { a: echo() } });
+    const sb = await oneEcho();
     const res = await sb.json<CallResult>('/tools/mcp_a_echo/call', {
       method: 'POST',
       body: { arguments: { text: 42 } },
@@ -206,7 +210,7 @@ describe('POST /tools/:name/call', () => {
   });
 
   it('answers an unknown tool with 404 TOOL_NOT_FOUND', async () => {
-    const sb = await startDaemon({ servers: { a: echo() } });
+    const sb = await oneEcho();
     const res = await sb.json<ErrorBody>('/tools/mcp_a_missing/call', { method: 'POST', body: { arguments: {} } });
     expect(res.status).toBe(404);
     expect(res.body.error).toEqual({ code: 'TOOL_NOT_FOUND', message: 'No tool named "mcp_a_missing"' });

@@ -196,7 +196,7 @@ describe('MCPManager teardown', () => {
   it('with health off, marks a server disconnected the moment its transport closes on its own, keeping others', async () => {
     const { manager, bus } = newManager({ health: { enabled: false } });
     await manager.connectServers({
-      crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '1500' } }),
+      crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER: 'tools/list', EXIT_AFTER_MS: '150' } }),
       steady: fixtureServerConfig('echo-stdio'),
     });
     const status = await nextDaemonEvent({ bus }, 'server.status', (e) => e.server === 'crashy');

@@ -7,6 +7,7 @@ import { deferred, type Deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
 /**
@@ -53,6 +54,11 @@ async function connect(d: TestDaemon, era: Era, options: { key?: string; elicita
 
 const names = async (client: Client): Promise<string[]> => (await client.listTools()).tools.map((tool) => tool.name).sort();
 const echo = (config: Partial<DaemonConfigInput> = {}, servers: Record<string, ServerConfig> = { echo: fixtureServerConfig('echo-stdio') }) => startDaemon({ servers, config });
+/** The echo daemon in each mode, shared by the tests that only list, search and call through it. */
+const sharedEcho = (catalogue: 'full' | 'search') =>
+  sharedByTests(() => startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { catalogue }, lifetime: 'manual' }), (d) => d.close());
+const fullEcho = sharedEcho('full');
+const searchEcho = sharedEcho('search');
 const outcome = (promise: Promise<unknown>): Promise<unknown> => promise.then(
   (value) => ({ value }),
   (err: unknown) => (ProtocolError.isInstance(err) ? { code: err.code, message: err.message, data: err.data } : { thrown: String(err) }),
@@ -60,7 +66,7 @@ const outcome = (promise: Promise<unknown>): Promise<unknown> => promise.then(
 
 describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
   it('full lists the catalogue; search lists the meta-tools and the pinned tools, and still calls a tool by its own name', async () => {
-    const full = await echo({ catalogue: 'full' });
+    const full = await fullEcho();
     expect(await names((await connect(full, era)).client)).toEqual(['mcp_echo_add', 'mcp_echo_echo', 'mcp_echo_reverse']);
 
     const d = await echo({ catalogue: 'search', pinned: ['mcp_echo_rev*'] });
@@ -72,9 +78,9 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
   });
 
   it('search_tools answers the best matches with their full definitions; describe_tools names the unknown ones', async () => {
-    const full = await echo({ catalogue: 'full' });
+    const full = await fullEcho();
     const definitions = (await (await connect(full, era)).client.listTools()).tools;
-    const d = await echo({ catalogue: 'search' });
+    const d = await searchEcho();
     const { client } = await connect(d, era);
 
     const found = (await client.callTool({ name: 'search_tools', arguments: { query: 'reverse text', limit: 2 } })) as CallToolResult;
@@ -94,7 +100,7 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
   });
 
   it('refuses bad search input with a clear tool error, never a crash', async () => {
-    const d = await echo({ catalogue: 'search' });
+    const d = await searchEcho();
     const { client } = await connect(d, era);
     for (const [args, wording] of [
       [{ query: '' }, /query must not be empty/],

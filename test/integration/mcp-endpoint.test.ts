@@ -5,6 +5,7 @@ import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
 import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
 interface McpTestClient {
@@ -67,6 +68,9 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
   };
 }
 
+/** The echo daemon of the tests that neither reload it nor change its config. */
+const echoDaemon = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
+
 describe('/mcp', () => {
   it('lists the aggregated tools and calls one', async () => {
     const daemon = await startDaemon({
@@ -98,7 +102,7 @@ describe('/mcp', () => {
   });
 
   it('answers an unknown tool with InvalidParams', async () => {
-    const daemon = await startEchoDaemon();
+    const daemon = await echoDaemon();
     const { client } = await connectClient(daemon);
     const error = await client.callTool({ name: 'mcp_echo_nope', arguments: {} }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ProtocolError);
@@ -107,7 +111,7 @@ describe('/mcp', () => {
   });
 
   it('names the nearest tools in an unknown-tool error, as REST does (data.suggestions)', async () => {
-    const daemon = await startEchoDaemon();
+    const daemon = await echoDaemon();
     const { client } = await connectClient(daemon);
     const error = await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ProtocolError);
@@ -141,7 +145,7 @@ describe('/mcp', () => {
   });
 
   it('ends the session on DELETE', async () => {
-    const daemon = await startEchoDaemon();
+    const daemon = await echoDaemon();
     const { transport } = await connectClient(daemon);
     const sessionId = transport.sessionId;
     expect(sessionId).toEqual(expect.any(String));
@@ -161,7 +165,7 @@ describe('/mcp', () => {
   });
 
   it('refuses a request without a session that is not an initialize', async () => {
-    const daemon = await startEchoDaemon();
+    const daemon = await echoDaemon();
     const res = await daemon.fetch('/mcp', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },

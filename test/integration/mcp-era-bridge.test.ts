@@ -5,7 +5,8 @@ import { deferred } from '../../src/util/deferred.js';
 import { MEDIA } from '../fixtures/servers/lib/rich-server.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 /**
  * Issue #21: an agent of either era loses nothing to an upstream of either era — every content
@@ -19,12 +20,41 @@ const CLIENTS: Array<[string, Mode]> = [
   ['2026-07-28', { pin: '2026-07-28' }],
 ];
 
-const UPSTREAMS: Array<[string, () => Promise<ServerConfig>]> = [
-  ['a 2025-era stdio server', async () => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } })],
-  ['a 2026-07-28 HTTP server', async () => modernHttp({})],
-  ['a 2026-07-28 HTTP server that leaves resultType out', async () => modernHttp({ OMIT_RESULT_TYPE: '1' })],
-  ['a 2026-07-28 HTTP server that declares no completions, logging or subscribe', async () => modernHttp({ UNDECLARED: '1' })],
+/**
+ * Each upstream kind behind one daemon, shared by the tests of this file: every test opens its own
+ * agent session, and what a test changes (a log level, a subscription) belongs to that session.
+ */
+const UPSTREAMS: Array<[string, () => Promise<TestDaemon>]> = [
+  ['a 2025-era stdio server', sharedByTests(() => daemonOf(fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } })), closeAll)],
+  ['a 2026-07-28 HTTP server', sharedByTests(() => daemonOfModernHttp({}), closeAll)],
+  ['a 2026-07-28 HTTP server that leaves resultType out', sharedByTests(() => daemonOfModernHttp({ OMIT_RESULT_TYPE: '1' }), closeAll)],
+  [
+    'a 2026-07-28 HTTP server that declares no completions, logging or subscribe',
+    sharedByTests(() => daemonOfModernHttp({ UNDECLARED: '1' }), closeAll),
+  ],
 ];
+
+/** What a shared daemon holds beyond itself: the HTTP fixture it aggregates, if any. */
+const upstreamOf = new WeakMap<TestDaemon, FixtureHttp>();
+
+async function daemonOf(rich: ServerConfig): Promise<TestDaemon> {
+  return startDaemon({ servers: { rich }, lifetime: 'manual' });
+}
+
+async function daemonOfModernHttp(env: Record<string, string>): Promise<TestDaemon> {
+  const http = await startFixtureHttp('rich-http', { env: { ERA: 'modern', ...env } });
+  const daemon = await daemonOf({ type: 'http', url: http.url }).catch(async (err: unknown) => {
+    await http.close();
+    throw err;
+  });
+  upstreamOf.set(daemon, http);
+  return daemon;
+}
+
+async function closeAll(daemon: TestDaemon): Promise<void> {
+  await daemon.close();
+  await upstreamOf.get(daemon)?.close();
+}
 
 async function modernHttp(env: Record<string, string>): Promise<ServerConfig> {
   const http = await startFixtureHttp('rich-http', { env: { ERA: 'modern', ...env } });
@@ -70,9 +100,9 @@ async function rawModernCall(daemon: TestDaemon, name: string): Promise<Record<s
 
 describe.each(CLIENTS)('a %s client', (_client, mode) => {
   const legacyClient = mode === 'legacy';
-  describe.each(UPSTREAMS)('of %s', (_upstream, upstreamConfig) => {
+  describe.each(UPSTREAMS)('of %s', (_upstream, sharedDaemon) => {
     it('gets every content item intact, structuredContent, and resultType only in its own era', async () => {
-      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const daemon = await sharedDaemon();
       const client = await agent(daemon, mode);
       // The SDK client drops resultType as it decodes; the wire shows what was sent.
       const result = legacyClient
@@ -86,7 +116,7 @@ describe.each(CLIENTS)('a %s client', (_client, mode) => {
     });
 
     it('is offered completions and gets them from the owning server', async () => {
-      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const daemon = await sharedDaemon();
       const client = await agent(daemon, mode);
       const capabilities = legacyClient ? client.getServerCapabilities() : client.getDiscoverResult()?.capabilities;
       expect(capabilities?.completions).toEqual({});
@@ -105,9 +135,9 @@ describe('a 2025-11-25 session of a 2026-07-28 server whose listen stream the SD
   });
 });
 
-describe.each(UPSTREAMS)('a 2025-11-25 session of %s', (_upstream, upstreamConfig) => {
+describe.each(UPSTREAMS)('a 2025-11-25 session of %s', (_upstream, sharedDaemon) => {
   it('is offered logging; its level decides which of the server\u2019s log messages it sees', async () => {
-    const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+    const daemon = await sharedDaemon();
     const client = await agent(daemon, 'legacy');
     expect(client.getServerCapabilities()?.logging).toEqual({});
     const messages: unknown[] = [];
@@ -121,7 +151,7 @@ describe.each(UPSTREAMS)('a 2025-11-25 session of %s', (_upstream, upstreamConfi
   });
 
   it('subscribes and unsubscribes a resource, and gets its updates', async () => {
-    const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+    const daemon = await sharedDaemon();
     const client = await agent(daemon, 'legacy');
     expect(client.getServerCapabilities()?.resources?.subscribe).toBe(true);
     const updated = deferred<string>();

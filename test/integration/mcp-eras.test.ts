@@ -2,6 +2,7 @@ import { Client, StreamableHTTPClientTransport, type StandardSchemaV1 } from '@m
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import { type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 /**
  * Issue #13 item 2: `/mcp` serves both protocol eras on one URL, against a real daemon with a
@@ -40,6 +41,9 @@ async function rawPost(daemon: TestDaemon, headers: Record<string, string>, body
   return { status: res.status, body: JSON.parse(await res.text()) as { error?: { code: number; data?: Record<string, unknown> } } };
 }
 
+/** The echo daemon of the tests that do not reload it. */
+const echoDaemon = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
+
 describe('/mcp in both protocol eras', () => {
   it('serves a client pinned to 2026-07-28: discover, list with hints, call, and list_changed on subscriptions/listen', async () => {
     const daemon = await startEchoDaemon();
@@ -65,7 +69,7 @@ describe('/mcp in both protocol eras', () => {
   });
 
   it('lands a client in auto mode on the 2026-07-28 era', async () => {
-    const daemon = await startEchoDaemon();
+    const daemon = await echoDaemon();
     const { client } = await connect(daemon, 'auto');
     expect(client.getProtocolEra()).toBe('modern');
     expect(await client.callTool({ name: 'mcp_echo_reverse', arguments: { text: 'ab' } })).toMatchObject({ content: [{ text: 'ba' }] });
@@ -85,7 +89,7 @@ describe('/mcp in both protocol eras', () => {
   });
 
   it('answers header mismatches with -32020 and an unknown revision with -32022 naming the supported one', async () => {
-    const daemon = await startEchoDaemon();
+    const daemon = await echoDaemon();
     const mismatch = await rawPost(
       daemon,
       { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' },

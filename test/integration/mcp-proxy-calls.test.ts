@@ -4,6 +4,7 @@ import { deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 import type { ServerConfig } from '../../src/config/types.js';
 
 /**
@@ -54,24 +55,32 @@ async function agent(daemon: TestDaemon, mode: Mode, options: AgentOptions = {})
   return client;
 }
 
+/** The 2026-07-28 HTTP fixture every test of this file aggregates: each opens its own sessions. */
+const modernUpstream = sharedByTests(() => startFixtureHttp('rich-http', { env: { ERA: 'modern' } }), (http) => http.close());
+
+const stdioConfig = async (): Promise<ServerConfig> => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } });
+const modernConfig = async (): Promise<ServerConfig> => ({ type: 'http', url: (await modernUpstream()).url });
+
+/**
+ * A daemon aggregating each upstream kind as configured by default, shared by the tests that
+ * only call through it: each test's agent has a session of its own. Tests that configure the
+ * entry (roots) or change the server (its log level) start their own.
+ */
+const sharedDaemonOf = (config: () => Promise<ServerConfig>) =>
+  sharedByTests(async () => startDaemon({ servers: { rich: await config() }, lifetime: 'manual' }), (daemon) => daemon.close());
+const stdioDaemon = sharedDaemonOf(stdioConfig);
+const modernDaemon = sharedDaemonOf(modernConfig);
+
 /** The upstream kinds: a 2025-era stdio server that asks mid-call, and a 2026-07-28 HTTP server that answers input_required. */
-const UPSTREAMS: Array<[string, () => Promise<ServerConfig>, 'legacy' | 'modern']> = [
-  ['2025-era stdio server', async () => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }), 'legacy'],
-  [
-    '2026-07-28 HTTP server',
-    async () => {
-      const http = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
-      onTestFinished(() => http.close());
-      return { type: 'http', url: http.url };
-    },
-    'modern',
-  ],
+const UPSTREAMS: Array<[string, () => Promise<ServerConfig>, () => Promise<TestDaemon>, 'legacy' | 'modern']> = [
+  ['2025-era stdio server', stdioConfig, stdioDaemon, 'legacy'],
+  ['2026-07-28 HTTP server', modernConfig, modernDaemon, 'modern'],
 ];
 
 describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
-  describe.each(UPSTREAMS)('calling a %s', (_upstream, upstreamConfig, serverEra) => {
+  describe.each(UPSTREAMS)('calling a %s', (_upstream, upstreamConfig, sharedDaemon, serverEra) => {
     it('gets every progress notification under its own token, and the result', async () => {
-      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const daemon = await sharedDaemon();
       const client = await agent(daemon, mode);
       const seen: Progress[] = [];
       const result = await client.callTool({ name: 'mcp_rich_progress', arguments: { steps: 4 } }, { onprogress: (progress) => seen.push(progress) });
@@ -85,7 +94,7 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
     });
 
     it("relays the server's sampling, elicitation and roots questions to the agent and its answers back", async () => {
-      const daemon = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const daemon = await sharedDaemon();
       const client = await agent(daemon, mode, { sampling: 'Paris', elicitation: 'Ada', roots: ['file:///agent/project'] });
       expect(textOf(await client.callTool({ name: 'mcp_rich_ask_sampling', arguments: { prompt: 'Capital of France?' } }))).toBe('sampled: Paris');
       expect(textOf(await client.callTool({ name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } }))).toBe('elicited: accept Ada');
@@ -114,7 +123,7 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
       const client = await agent(daemon, mode, { roots: ['file:///srv/shared/project', 'file:///home/agent', 'file:///srv'] });
       expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///srv/shared/project,file:///srv/shared,file:///srv/docs');
       // Without roots of its own an entry passes the agent's on as they are; with no agent's, none.
-      const open = await startDaemon({ servers: { rich: await upstreamConfig() } });
+      const open = await sharedDaemon();
       const other = await agent(open, mode, { roots: ['file:///home/agent'] });
       expect(textOf(await other.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///home/agent');
       expect(textOf(await (await agent(open, mode)).callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: ');
@@ -159,7 +168,7 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
 
 describe('one call path for REST and /mcp', () => {
   it('refuses a question during a REST call with a clear error, never a hang', async () => {
-    const daemon = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }) } });
+    const daemon = await stdioDaemon();
     const { body } = await daemon.json<{ isError: boolean; content: Array<{ text: string }> }>('/tools/mcp_rich_ask_elicitation/call', { method: 'POST', body: {} });
     expect(body.isError).toBe(true);
     expect(body.content[0]?.text).toMatch(/cannot relay elicitation\/create.*REST/);
@@ -196,7 +205,7 @@ describe('2026-07-28 input_required through Switchboard', () => {
   }
 
   it('asks with input_required and a requestState; the retry with the answer gets the result; a tampered state is refused', async () => {
-    const daemon = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }) } });
+    const daemon = await stdioDaemon();
     const first = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } });
     expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
     const requests = first.result?.inputRequests as Record<string, { method: string; params: { message: string } }>;
@@ -216,9 +225,7 @@ describe('2026-07-28 input_required through Switchboard', () => {
 
 describe('a 2026-07-28 server\'s input_required through Switchboard', () => {
   it('reaches a 2026-07-28 agent as the server wrote it (keys and all), with the state sealed to the request', async () => {
-    const upstream = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
-    onTestFinished(() => upstream.close());
-    const daemon = await startDaemon({ servers: { rich: { type: 'http', url: upstream.url } } });
+    const daemon = await modernDaemon();
     const client = await agent(daemon, { pin: '2026-07-28' }, { elicitation: 'unused' });
     const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = { '~standard': { version: 1, vendor: 't', validate: (value) => ({ value: value as Record<string, unknown> }) } };
     const first = await client.request({ method: 'tools/call', params: { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Who?' } } }, Raw, { allowInputRequired: true });
@@ -240,7 +247,7 @@ describe('a 2026-07-28 server\'s input_required through Switchboard', () => {
 
 describe('resource subscriptions through /mcp', () => {
   it('routes notifications/resources/updated to the session that subscribed, and only to it', async () => {
-    const daemon = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }) } });
+    const daemon = await stdioDaemon();
     const subscriber = await agent(daemon, 'legacy');
     const bystander = await agent(daemon, 'legacy');
     const updated = deferred<string>();
@@ -257,9 +264,7 @@ describe('resource subscriptions through /mcp', () => {
   });
 
   it("subscribes a 2026-07-28 client's listen stream to a 2026-07-28 server's resource", async () => {
-    const upstream = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
-    onTestFinished(() => upstream.close());
-    const daemon = await startDaemon({ servers: { rich: { type: 'http', url: upstream.url } } });
+    const daemon = await modernDaemon();
     const client = await agent(daemon, { pin: '2026-07-28' });
     const updated = deferred<string>();
     client.setNotificationHandler('notifications/resources/updated', (n) => updated.resolve(n.params.uri));

@@ -3,6 +3,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 /**
  * Issue #14 items 2, 5 and 8: `/mcp` aggregates prompts, resources, templates and completions
@@ -28,6 +29,9 @@ async function agent(daemon: TestDaemon, mode: Mode): Promise<Client> {
 }
 
 const rich = (env: Record<string, string> = {}) => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', ...env } });
+
+/** The rich server alone, shared by the tests that only read and call through it (each with its own session). */
+const richDaemon = sharedByTests(() => startDaemon({ servers: { rich: rich() }, lifetime: 'manual' }), (d) => d.close());
 
 describe.each(ERAS)('/mcp prompts, resources and completions (%s client)', (_era, mode) => {
   it('advertises what the servers have, lists prompts and resources, and routes get, read and complete to the owner', async () => {
@@ -63,7 +67,7 @@ describe.each(ERAS)('/mcp prompts, resources and completions (%s client)', (_era
   });
 
   it('answers an unknown prompt or resource with a protocol error naming it', async () => {
-    const daemon = await startDaemon({ servers: { rich: rich() } });
+    const daemon = await richDaemon();
     const client = await agent(daemon, mode);
     const prompt = await client.getPrompt({ name: 'mcp_rich_nope' }).catch((err: unknown) => err);
     expect(prompt).toBeInstanceOf(ProtocolError);
@@ -78,7 +82,7 @@ describe.each(ERAS)('/mcp prompts, resources and completions (%s client)', (_era
   });
 
   it('keeps a resource_link of a tool result readable through Switchboard', async () => {
-    const daemon = await startDaemon({ servers: { rich: rich() } });
+    const daemon = await richDaemon();
     const client = await agent(daemon, mode);
     const result = await client.callTool({ name: 'mcp_rich_link', arguments: {} });
     expect(result.content).toEqual([{ type: 'resource_link', uri: 'fixture://hidden/secret', name: 'secret', mimeType: 'text/plain' }]);
@@ -86,7 +90,7 @@ describe.each(ERAS)('/mcp prompts, resources and completions (%s client)', (_era
   });
 
   it('passes tool definitions and results through untouched: title, icons, annotations, schemas, _meta, structuredContent', async () => {
-    const daemon = await startDaemon({ servers: { rich: rich() } });
+    const daemon = await richDaemon();
     const client = await agent(daemon, mode);
     const { tools } = await client.listTools();
     const structured = tools.find((t) => t.name === 'mcp_rich_structured');

@@ -147,7 +147,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const clock = new ManualClock();
     const { manager, bus } = newManager({ clock, random: () => 0.5 });
     const events = readDaemonEvents(bus);
-    const config = fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '150', EXIT_CODE: '7' } });
+    const config = fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER: 'tools/list', EXIT_AFTER_MS: '150', EXIT_CODE: '7' } });
     await manager.connectServers({ loop: config });
 
     for (let crash = 1; crash <= 5; crash++) {
@@ -331,7 +331,7 @@ describe('supervision through the daemon (config, REST, events)', () => {
   it('with health off, a crashed server stays disconnected', async () => {
     const daemon = await startDaemon({
       config: { health: false },
-      servers: { crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '300' } }) },
+      servers: { crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER: 'tools/list', EXIT_AFTER_MS: '300' } }) },
     });
     const ws = await openEvents(daemon.url);
     const down = (await collectUntil(ws, (e) => e.type === 'server.status' && e.server === 'crashy')).at(-1);

@@ -1,0 +1,20 @@
+import { afterAll } from 'vitest';
+
+/**
+ * One resource for the tests of a file (or of a `describe`) that only read it: started by the
+ * first test that asks for it, closed once they have all run. A daemon and its fixture servers
+ * cost real processes, and starting them again for every reading test was most of the suite's
+ * CPU on two cores. Call it where `afterAll` may be registered (a module's top level or a
+ * `describe` body); a test that changes the resource (config, agents, reloads) starts its own.
+ */
+export function sharedByTests<T>(start: () => Promise<T>, close: (value: T) => Promise<void>): () => Promise<T> {
+  let started: Promise<T> | undefined;
+  afterAll(async () => {
+    const starting = started;
+    started = undefined;
+    // A start that failed has already failed the test that asked; nothing to close.
+    const value = await starting?.catch(() => undefined);
+    if (value !== undefined) await close(value);
+  });
+  return () => (started ??= start());
+}
