@@ -1,16 +1,18 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { isProcessGone } from '../helpers/process.js';
-import { scanProcesses } from '../../src/util/process-tree.js';
+import { isProcessGone, processRef, tempDir, watchdogOf } from '../helpers/process.js';
+import { spawnServe } from '../helpers/serve-process.js';
+import { scanProcesses, waitForProcessesExit } from '../../src/util/process-tree.js';
 
 /**
  * Issue #42: stdio servers in a bubblewrap sandbox, against real processes. One daemon serves the
@@ -193,4 +195,33 @@ describe('teardown', () => {
     await d.close();
     expect(pids.filter((pid) => !isProcessGone(pid))).toEqual([]);
   });
+});
+
+describe('no orphans', () => {
+  it('a daemon killed with SIGKILL, its watchdog first, still takes its sandboxed server along (--die-with-parent)', async () => {
+    const dir = await tempDir();
+    const configPath = join(dir, 'switchboard.json');
+    // A server that outlives its stdin and SIGTERM: only a SIGKILL ends it.
+    const boxed = { ...fixtureServerConfig('echo-stdio', { env: { IGNORE_STDIN_EOF: '1', IGNORE_SIGTERM: '1' } }), sandbox: { network: 'none' } };
+    await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'state', 'cache.db'), mcpServers: { boxed } }));
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+    await serve.waitForLog((entry) => entry.msg === 'connected' && entry.server === 'boxed');
+    const watchdog = watchdogOf(serve.child.pid as number);
+    expect(watchdog).toBeDefined();
+    const processes = scanProcesses();
+    const tree = (pid: number): number[] => processes.filter((p) => p.ppid === pid).flatMap((p) => [p.pid, ...tree(p.pid)]);
+    const sandboxed = tree(serve.child.pid as number).filter((pid) => pid !== watchdog!.pid);
+    onTestFinished(() => {
+      for (const pid of sandboxed) if (!isProcessGone(pid)) process.kill(pid, 'SIGKILL');
+    });
+    // bwrap, the namespace's init, the server.
+    expect(sandboxed.length).toBeGreaterThanOrEqual(3);
+
+    // The watchdog goes first, as in an OOM kill of the whole cgroup: only bwrap's parent-death signal is left.
+    process.kill(watchdog!.pid, 'SIGKILL');
+    expect(await waitForProcessesExit([watchdog!], 5_000, 50)).toBe(true);
+    serve.child.kill('SIGKILL');
+    expect(await serve.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(await waitForProcessesExit(sandboxed.map(processRef), 10_000, 50)).toBe(true);
+  }, 60_000);
 });
