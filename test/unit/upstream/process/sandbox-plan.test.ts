@@ -101,6 +101,18 @@ describe('sandboxedLaunch', () => {
     });
   });
 
+  it.runIf(process.platform === 'linux')('passes on, word for word, why the kernel refused the namespaces', async () => {
+    const dir = await tempDir();
+    // A bwrap as a kernel without unprivileged user namespaces answers it.
+    const refusal = 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.';
+    writeFileSync(join(dir, 'bwrap'), `#!/bin/sh\necho '${refusal}' >&2\nexit 1\n`, { mode: 0o755 });
+    const refused = sandboxPlan({ ...server, sandbox: true }, { home: '/nonexistent', hidden: [] })!;
+    await expect(sandboxedLaunch(refused, server, { PATH: dir })).rejects.toMatchObject({
+      code: 'SANDBOX_UNAVAILABLE',
+      message: expect.stringContaining(`${join(dir, 'bwrap')} cannot create the namespaces it needs: ${refusal}`),
+    });
+  });
+
   it.runIf(process.platform === 'linux')('puts the limits in front with prlimit: RLIMIT_DATA and RLIMIT_NPROC', async () => {
     const launch = await sandboxedLaunch(plan, server, { PATH: process.env.PATH });
     expect(launch.command).toMatch(/\/prlimit$/);
