@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import type { ServerConfig } from '../../src/config/types.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { isProcessGone, processRef, tempDir, watchdogOf } from '../helpers/process.js';
+import { isProcessGone, tempDir, watchdogOf } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
-import { scanProcesses, waitForProcessesExit } from '../../src/util/process-tree.js';
+import { isAlive, scanProcesses, waitForProcessesExit, type ProcessRef } from '../../src/util/process-tree.js';
 
 /**
  * Issue #42: stdio servers in a bubblewrap sandbox, against real processes. One daemon serves the
@@ -209,10 +209,10 @@ describe('no orphans', () => {
     const watchdog = watchdogOf(serve.child.pid as number);
     expect(watchdog).toBeDefined();
     const processes = scanProcesses();
-    const tree = (pid: number): number[] => processes.filter((p) => p.ppid === pid).flatMap((p) => [p.pid, ...tree(p.pid)]);
-    const sandboxed = tree(serve.child.pid as number).filter((pid) => pid !== watchdog!.pid);
+    const tree = (pid: number): ProcessRef[] => processes.filter((p) => p.ppid === pid).flatMap((p) => [{ pid: p.pid, startTime: p.startTime }, ...tree(p.pid)]);
+    const sandboxed = tree(serve.child.pid as number).filter((ref) => ref.pid !== watchdog!.pid);
     onTestFinished(() => {
-      for (const pid of sandboxed) if (!isProcessGone(pid)) process.kill(pid, 'SIGKILL');
+      for (const ref of sandboxed) if (isAlive(ref)) process.kill(ref.pid, 'SIGKILL');
     });
     // bwrap, the namespace's init, the server.
     expect(sandboxed.length).toBeGreaterThanOrEqual(3);
@@ -222,6 +222,6 @@ describe('no orphans', () => {
     expect(await waitForProcessesExit([watchdog!], 5_000, 50)).toBe(true);
     serve.child.kill('SIGKILL');
     expect(await serve.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(await waitForProcessesExit(sandboxed.map(processRef), 10_000, 50)).toBe(true);
+    expect(await waitForProcessesExit(sandboxed, 10_000, 50)).toBe(true);
   }, 60_000);
 });

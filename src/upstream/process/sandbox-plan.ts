@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative, isAbsolute, resolve } from 'node:path';
 import { SwitchboardError } from '../../errors.js';
@@ -96,11 +96,28 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   for (const path of plan.read) args.push('--ro-bind-try', path, path);
   for (const path of plan.write) args.push('--bind-try', path, path);
   const visible = [...plan.read, ...plan.write, plan.cwd];
-  for (const path of plan.hidden) args.push(...maskArgs(path, visible));
+  for (const path of plan.hidden) for (const target of maskTargets(path, visible)) args.push(...maskArgs(target, visible));
   args.push('--unshare-all');
   if (plan.network === 'host') args.push('--share-net');
   args.push('--die-with-parent', '--cap-drop', 'ALL', '--chdir', plan.cwd);
   return args;
+}
+
+/**
+ * Where one of the daemon's paths shows inside: as named, as its real path (under the read-only
+ * root), and under each allowed path that reaches it through a symlink (bound elsewhere, a folder
+ * shows what is in it, whatever is mounted at its other names).
+ */
+function maskTargets(hidden: string, visible: readonly string[]): string[] {
+  if (!existsSync(hidden)) return [];
+  const real = realpathSync(hidden);
+  const targets = new Set([hidden, real]);
+  for (const shown of visible) {
+    if (!existsSync(shown)) continue;
+    const realShown = realpathSync(shown);
+    if (within(real, realShown)) targets.add(join(shown, relative(realShown, real)));
+  }
+  return [...targets];
 }
 
 /**

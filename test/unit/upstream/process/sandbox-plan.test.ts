@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ServerConfigSchema } from '../../../../src/config/schema.js';
@@ -69,6 +69,19 @@ describe('bwrapArgs', () => {
     expect(args).toEqual(expect.arrayContaining(['--die-with-parent', '--cap-drop', 'ALL']));
     expect(after(args, '--chdir')).toEqual([work]);
     expect(bwrapArgs({ ...plan, network: 'host' })).toContain('--share-net');
+  });
+});
+
+describe('the daemon’s own paths', () => {
+  it('are masked under every name they show at: their real path, and an allowed path that reaches them through a symlink', async () => {
+    const root = await tempDir();
+    const data = join(root, 'data');
+    mkdirSync(join(data, 'switchboard'), { recursive: true });
+    // The state folder named through a symlink, and an allowed path that is another one to its parent.
+    symlinkSync(join(data, 'switchboard'), join(root, 'state'));
+    symlinkSync(data, join(root, 'shared'));
+    const plan = sandboxPlan({ ...server, sandbox: { allowRead: [join(root, 'shared')] } }, { home: '/nonexistent', hidden: [join(root, 'state')] })!;
+    expect(after(bwrapArgs(plan), '--tmpfs')).toEqual(['/tmp', join(root, 'state'), join(data, 'switchboard'), join(root, 'shared', 'switchboard')]);
   });
 });
 
