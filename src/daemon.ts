@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
 import { discoverMCPServers } from './config/discover.js';
-import { defaultDbPath } from './config/load.js';
+import { defaultDbPath, resolveConfigPath } from './config/load.js';
 import { createValueResolver } from './config/resolve-values.js';
 import type { DaemonConfig } from './config/schema.js';
 import { SecretValues } from './config/secret-values.js';
@@ -21,7 +21,7 @@ import { buildApp } from './http/app.js';
 import { ABORTED_ANSWER_MS, RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { createLogger } from './logger.js';
-import { auditDecision, besideOwnCache, healthOptions } from './runtime/part-options.js';
+import { auditDecision, besideOwnCache, healthOptions, sandboxContext } from './runtime/part-options.js';
 import { SwitchboardRuntime, type LoadError } from './runtime/runtime.js';
 import { openToolCache } from './store/open-tool-cache.js';
 import type { OpenedStores } from './store/open-tool-cache.js';
@@ -209,6 +209,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
       // is told those of its entry, or an agent's during that agent's call (issue #36 item 1).
       ...(deps.roots ? { roots: deps.roots } : {}),
       inheritEnv: config.inheritEnv,
+      sandbox: sandboxContext(config, { home, env, dbPath, configPath: resolveConfigPath({ path: deps.configPath, env, home, cwd }).path }),
       ...(deps.clientInfo ? { clientInfo: deps.clientInfo } : {}),
     },
     publish: bus.publish,

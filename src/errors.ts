@@ -48,6 +48,7 @@ export const ERROR_CATALOGUE = {
   SHUTTING_DOWN: { status: 503, message: 'Switchboard is shutting down' },
   TOO_MANY_MCP_SESSIONS: { status: 503, message: 'Too many MCP sessions, and every one is busy' },
   SERVER_CLOSED: { status: 503, message: 'The connection was closed' },
+  SANDBOX_UNAVAILABLE: { status: 503, message: 'The sandbox this MCP server asks for cannot be set up here; it was not started' },
   SERVER_SUSPENDED: { status: 503, message: 'The MCP server crashed too many times and is suspended until a reload' },
   UPSTREAM_CONNECT_TIMEOUT: { status: 504, message: 'Connecting to the MCP server timed out' },
   UPSTREAM_PING_TIMEOUT: { status: 504, message: 'The MCP server did not answer a ping in time' },

@@ -21,7 +21,7 @@ export interface LoadMCPToolsOptions extends Partial<Omit<DiscoveryOptions, 'cwd
   startupGateMs?: number;
   /** Run `!cmd` values from project-level files. @default false */
   trustProjectCommands?: boolean;
-  connectOptions?: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'clientInfo'>;
+  connectOptions?: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'sandbox' | 'clientInfo'>;
   /** Watch the config files and apply edits live, as the daemon does. @default false */
   watchConfig?: boolean;
 }

@@ -87,6 +87,12 @@ export function expandEntryStrings<T extends object>(entry: T, vars: VarSource, 
   if (Array.isArray(out.args)) out.args = out.args.map(str);
   // `${userHome}/notes`: a root written for any machine.
   if (Array.isArray(out.roots)) out.roots = out.roots.map(str);
+  // `${userHome}/.cache/…` in a sandbox's allowed paths (issue #42).
+  if (isPlainObject(out.sandbox)) {
+    const sandbox = { ...out.sandbox };
+    for (const key of ['allowRead', 'allowWrite']) if (Array.isArray(sandbox[key])) sandbox[key] = sandbox[key].map(str);
+    out.sandbox = sandbox;
+  }
   for (const key of ['env', 'headers']) {
     const table = out[key];
     if (isPlainObject(table)) {

@@ -27,6 +27,10 @@ export function unresolvedPlaceholders(config: ServerConfig): string[] {
   check('cwd', '', config.cwd);
   check('url', '', config.url);
   config.roots?.forEach((root, i) => check('roots', String(i), root));
+  if (typeof config.sandbox === 'object') {
+    config.sandbox.allowRead?.forEach((path, i) => check('sandbox.allowRead', String(i), path));
+    config.sandbox.allowWrite?.forEach((path, i) => check('sandbox.allowWrite', String(i), path));
+  }
   for (const [key, value] of Object.entries(config.env ?? {})) check('env', key, value);
   for (const [key, value] of Object.entries(config.headers ?? {})) check('headers', key, value);
   return problems;

@@ -5,6 +5,7 @@ import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
 import { AgentConfigSchema } from './agent-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
+import { SandboxSettingsSchema } from './sandbox-schema.js';
 
 export { CLIENT_ASSERTION_ALGS, OAuthSettingsSchema } from './oauth-schema.js';
 
@@ -98,6 +99,8 @@ export const ServerConfigSchema = z
      * command line names, and is told an agent's roots only during that agent's calls
      */
     roots: z.array(RootSchema).optional(),
+    /** Run this stdio server in a bubblewrap sandbox (issue #42): `true` or the object form. @default the daemon's `sandbox`, else none */
+    sandbox: SandboxSettingsSchema.optional(),
   })
   .strict();
 
@@ -175,6 +178,8 @@ export const DaemonConfigSchema = z
     enabledServers: z.array(z.string()).default([]),
     /** Extra variables of the daemon's environment passed to stdio servers. @default [] */
     inheritEnv: z.array(z.string()).default([]),
+    /** The sandbox of stdio servers whose entry does not say (issue #42); a restart applies a change. @default none */
+    sandbox: SandboxSettingsSchema.optional(),
     /** @default "info" */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Log one line per HTTP request. @default false */

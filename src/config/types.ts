@@ -1,4 +1,5 @@
 import type { CLIENT_ASSERTION_ALGS } from './schema.js';
+import type { SandboxSettings } from './sandbox-schema.js';
 /**
  * Shapes shared by discovery, validation and the runtime. A `ServerConfig` is what any provider
  * produces after normalising its own file format; it is deliberately loose (`type` is any string)
@@ -59,6 +60,8 @@ export interface ServerConfig {
    * call, and the bounds of an agent's roots during one (issue #36 item 1). @default none
    */
   roots?: string[];
+  /** A stdio server's bubblewrap sandbox (issue #42); see `SandboxSettingsSchema`. @default the daemon's `sandbox`, else none */
+  sandbox?: SandboxSettings;
 }
 
 /** How Switchboard signs in to an OAuth upstream (issues #16, #29); see `OAuthSettingsSchema`. */

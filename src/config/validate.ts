@@ -7,6 +7,8 @@ export const HTTP_NEEDS_URL = 'http server needs a "url"';
 export const SSE_NEEDS_URL = 'sse server needs a "url"';
 export const EMPTY_SERVER_NAME = 'server name is empty';
 export const URL_NOT_HTTP = '"url" must be an http(s) URL';
+/** A sandbox confines a process Switchboard starts (issue #42); an http/sse server is not one. */
+export const SANDBOX_NEEDS_STDIO = '"sandbox" applies to stdio servers only: an http/sse server runs outside Switchboard';
 
 export function unknownTypeMessage(type: string): string {
   return `unknown type "${type}" (expected stdio, http or sse)`;
@@ -41,6 +43,7 @@ export function validateServerConfig(name: string, cfg: ServerConfig): string[] 
   } else if (!isHttpUrl(cfg.url)) {
     errors.push(URL_NOT_HTTP);
   }
+  if (kind !== undefined && kind !== 'stdio' && cfg.sandbox !== undefined && cfg.sandbox !== false) errors.push(SANDBOX_NEEDS_STDIO);
   return errors;
 }
 

@@ -1,4 +1,6 @@
+import { dirname } from 'node:path';
 import type { DaemonConfig } from '../config/schema.js';
+import type { SandboxContext } from '../upstream/process/sandbox-plan.js';
 import type { ApprovalOutcome } from '../events/daemon-events.js';
 import type { ApprovalDecision } from '../gateway/approvals/approvals.js';
 import type { AuditLog } from '../gateway/audit/audit-log.js';
@@ -50,4 +52,14 @@ export function healthOptions(health: PartsConfig['health'], limits: Pick<PartsC
 export function besideOwnCache(store: ToolCacheStore): OpenedStores {
   const oauth = openMemoryOAuthStore();
   return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, agents: new MemoryAgentStore(), pins: new MemoryToolPinStore(), audit: openAuditStore(undefined, true), warnings: [] };
+}
+
+/**
+ * What sandboxed stdio servers get of the daemon (issue #42): its `sandbox` default, and the paths
+ * they must never see — the state folder (the SQLite store, the operator key, the child records)
+ * and the config file.
+ */
+export function sandboxContext(config: Pick<DaemonConfig, 'sandbox'>, where: { home: string; env: NodeJS.ProcessEnv; dbPath: string; configPath: string }): SandboxContext {
+  const hidden = [where.configPath, ...(where.dbPath === ':memory:' ? [] : [dirname(where.dbPath)])];
+  return { ...(config.sandbox !== undefined ? { defaults: config.sandbox } : {}), home: where.home, hidden, env: where.env };
 }

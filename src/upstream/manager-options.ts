@@ -27,7 +27,7 @@ export interface ManagerOptions {
   /** @default the config unchanged */
   resolveValues?: ResolveValues;
   /** Passed to every connect (roots, inheritEnv, clientInfo). */
-  connectOptions?: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'clientInfo'>;
+  connectOptions?: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'sandbox' | 'clientInfo'>;
   /** Where `SWITCHBOARD_MCP_TIMEOUT_MS` is read. @default process.env */
   env?: NodeJS.ProcessEnv;
   /** Pings, reconnects and suspension (SPEC §6). @default on, 30 s pings with a 10 s deadline */

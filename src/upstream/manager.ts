@@ -109,14 +109,14 @@ export class MCPManager {
   }
 
   listServers(): ServerSnapshot[] {
-    return [...this.servers.values()].map((u) => snapshotOf(u, this.catalogues.shareOf(u.name))).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.servers.values()].map((u) => snapshotOf(u, this.catalogues.shareOf(u.name), this.options.connectOptions?.sandbox)).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   getServer(name: string): ServerDetail | undefined {
     const upstream = this.servers.get(name);
     if (!upstream) return undefined;
     const names = { tools: this.catalogues.tools.namesOf(name), prompts: this.catalogues.prompts.namesOf(name) };
-    return detailOf(upstream, this.catalogues.shareOf(name), names, this.options.oauth?.signInOffer(name, upstream.config));
+    return detailOf(upstream, this.catalogues.shareOf(name), names, this.options.oauth?.signInOffer(name, upstream.config), this.options.connectOptions?.sandbox);
   }
 
   /** The server's config as discovery gave it (unresolved: no `!cmd` output in it). */

@@ -7,6 +7,7 @@ import type { ServerShare } from './catalogue/catalogues.js';
 import type { CompanionState } from './server/era-companion.js';
 import type { HeldToolView } from './catalogue/tool-pins.js';
 import type { ConcurrencyState, TrafficState, Upstream } from './server/upstream.js';
+import { sandboxPlan, viewOf, type SandboxContext, type SandboxView } from './process/sandbox-plan.js';
 
 /** The public, read-only view of a server used by `/status`, `/servers` and the CLI. */
 export interface ServerSnapshot {
@@ -34,6 +35,8 @@ export interface ServerSnapshot {
   nextRetryAt: string | null;
   /** Its concurrency limit and the requests running and waiting (issue #35; the whole of it is `traffic`). */
   concurrency: ConcurrencyState;
+  /** The sandbox a stdio server runs in (issue #42): what it may read and write, its network; null when none. */
+  sandbox: SandboxView | null;
 }
 
 export interface ServerDetail extends ServerSnapshot {
@@ -73,7 +76,18 @@ export function configuredTransport(upstream: Pick<Upstream, 'config'>): Transpo
   }
 }
 
-export function snapshotOf(upstream: Upstream, share: Readonly<ServerShare>): ServerSnapshot {
+/** The sandbox the server's config asks for, as shown; null for none (or one it cannot have: `lastError` says why). */
+function sandboxOf(upstream: Upstream, context: SandboxContext | undefined): SandboxView | null {
+  if (configuredTransport(upstream) !== 'stdio') return null;
+  try {
+    const plan = sandboxPlan(upstream.config, context);
+    return plan ? viewOf(plan) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function snapshotOf(upstream: Upstream, share: Readonly<ServerShare>, sandbox?: SandboxContext): ServerSnapshot {
   const info = upstream.connection?.serverInfo;
   return {
     name: upstream.name,
@@ -93,13 +107,20 @@ export function snapshotOf(upstream: Upstream, share: Readonly<ServerShare>): Se
     pid: upstream.connection?.pid ?? null,
     nextRetryAt: upstream.nextRetryAt === undefined ? null : new Date(upstream.nextRetryAt).toISOString(),
     concurrency: upstream.concurrency,
+    sandbox: sandboxOf(upstream, sandbox),
   };
 }
 
-export function detailOf(upstream: Upstream, share: Readonly<ServerShare>, names: { tools: string[]; prompts: string[] }, signIn?: ServerDetail['signIn']): ServerDetail {
+export function detailOf(
+  upstream: Upstream,
+  share: Readonly<ServerShare>,
+  names: { tools: string[]; prompts: string[] },
+  signIn?: ServerDetail['signIn'],
+  sandbox?: SandboxContext,
+): ServerDetail {
   const exit = upstream.lastExit;
   return {
-    ...snapshotOf(upstream, share),
+    ...snapshotOf(upstream, share, sandbox),
     tools: names.tools,
     heldTools: share.held.map((held) => held.view),
     stderrTail: upstream.stderrLines(),

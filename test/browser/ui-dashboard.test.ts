@@ -35,6 +35,8 @@ beforeAll(async () => {
         slow: { ...fixtureServerConfig('slow-tool'), maxConcurrentCalls: 4 },
         // Fails at once with a long, unbreakable error text: its row must not swell (issue #36 item 7).
         broken: { command: `/nonexistent/${'a'.repeat(200)}/${'b'.repeat(200)}` },
+        // Sandboxed, in a daemon whose PATH has no bwrap: marked, and failed with SANDBOX_UNAVAILABLE before any spawn (issue #42).
+        boxed: { ...fixtureServerConfig('echo-stdio'), sandbox: { network: 'none' } },
       },
     }),
     launchBrowser(),
@@ -94,6 +96,15 @@ describe('the dashboard at /ui', () => {
     expect(box!.width).toBeLessThanOrEqual(28 * 15 + 20);
     expect(box!.height).toBeLessThanOrEqual(3 * lineHeight + 20);
     expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
+  });
+
+  it('marks a sandboxed server, with what it may touch on hover, and shows why its sandbox could not be set up', async () => {
+    await row('boxed').and(page.locator('[data-status="failed"]')).waitFor();
+    const mark = row('boxed').locator('td[data-label="Transport"] .sandboxed');
+    expect(await mark.textContent()).toBe(' 🔒 sandboxed');
+    expect(await mark.getAttribute('title')).toBe('sandboxed: reads /; writes /tmp; network none');
+    expect(await row('boxed').locator('td.last-error code').textContent()).toBe('SANDBOX_UNAVAILABLE');
+    expect(await row('echo').locator('.sandboxed').count()).toBe(0);
   });
 
   it("turns a killed server's row to reconnecting within 2 s, and back once it reconnects, without a reload", async () => {

@@ -76,7 +76,10 @@ function ServerRow({ server, act }: { server: ServerSnapshot; act: Act }) {
         {server.status === 'reconnecting' && retryIn !== undefined && <span class="retry"> retry in {duration(retryIn)}</span>}
       </td>
       <td data-label="Era">{server.protocol ? `${server.protocol.era}${server.protocol.version ? ` (${server.protocol.version})` : ''}` : '—'}</td>
-      <td data-label="Transport">{server.transport}</td>
+      <td data-label="Transport">
+        {server.transport}
+        {server.sandbox && <Sandboxed sandbox={server.sandbox} />}
+      </td>
       <td data-label="Tools / prompts / resources">
         {server.toolCount} / {server.promptCount} / {server.resourceCount}
         {server.heldToolCount > 0 && <span class="held"> ({server.heldToolCount} held)</span>}
@@ -119,5 +122,16 @@ function Concurrency({ server }: { server: ServerSnapshot }) {
       {inFlight} / {limit} <span class={`limit-mode ${mode}`}>{mode}</span>
       {queued > 0 && <span class="queued"> {queued} waiting</span>}
     </td>
+  );
+}
+
+/** The mark of a server in a bubblewrap sandbox (issue #42); what it may touch on hover. */
+function Sandboxed({ sandbox }: { sandbox: NonNullable<ServerSnapshot['sandbox']> }) {
+  const title = `sandboxed: reads ${sandbox.read.join(', ')}; writes ${sandbox.write.join(', ')}; network ${sandbox.network}`;
+  return (
+    <span class="sandboxed" title={title} data-network={sandbox.network}>
+      {' '}
+      <span aria-hidden="true">🔒</span> sandboxed
+    </span>
   );
 }

@@ -67,6 +67,7 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   SERVER_NOT_CONNECTED: ProtocolErrorCode.InternalError,
   SERVER_CLOSED: ProtocolErrorCode.InternalError,
   SERVER_SUSPENDED: ProtocolErrorCode.InternalError,
+  SANDBOX_UNAVAILABLE: ProtocolErrorCode.InternalError,
   NOT_READY: ProtocolErrorCode.InternalError,
   SHUTTING_DOWN: ProtocolErrorCode.InternalError,
   UPSTREAM_CONNECT_TIMEOUT: ProtocolErrorCode.InternalError,

@@ -133,7 +133,7 @@ export interface HostDeps {
   env: NodeJS.ProcessEnv;
   connect: typeof connectToServer;
   resolveValues: ResolveValues;
-  connectOptions: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'clientInfo'> | undefined;
+  connectOptions: Pick<ConnectOptions, 'roots' | 'inheritEnv' | 'sandbox' | 'clientInfo'> | undefined;
   /** The daemon-wide protocol era, for servers whose config does not say. */
   protocol: ProtocolMode;
   identity: () => InstanceIdentity;

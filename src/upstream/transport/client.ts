@@ -10,6 +10,7 @@ import { authErrorOf } from '../oauth/auth-errors.js';
 import type { EraVerdict, ProtocolMode } from './protocol-era.js';
 import type { Throttle } from './retry-after.js';
 import type { Attempt } from './session.js';
+import type { SandboxContext } from '../process/sandbox-plan.js';
 import { toRoots } from './roots.js';
 import { ServerTraffic } from './server-traffic.js';
 import { DEFAULT_STDERR_LINES, StderrRing } from './stderr-ring.js';
@@ -36,6 +37,8 @@ export interface ConnectOptions {
   roots?: string[];
   /** Extra daemon environment variable names passed to stdio children. @default [] */
   inheritEnv?: string[];
+  /** The daemon's sandbox default and own paths (issue #42). @default none: a server asking for a sandbox gets one without the daemon's paths hidden */
+  sandbox?: SandboxContext;
   /** @default { name: 'switchboard', version: '0.1.0' } */
   clientInfo?: { name: string; version: string };
   /** Which protocol era to talk. @default config.protocol, else "auto" */
@@ -122,6 +125,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
     ...(logger ? { logger } : {}),
     roots,
     ...(opts.inheritEnv ? { inheritEnv: opts.inheritEnv } : {}),
+    ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
     probeTimeoutMs: probeTimeout(config, timeoutMs),
     ...(opts.authProvider ? { authProvider: opts.authProvider } : {}),

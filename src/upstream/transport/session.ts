@@ -14,6 +14,7 @@ import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 import type { HttpFailure } from './first-failure.js';
 import type { Throttle } from './retry-after.js';
 import { createTransport } from './transports.js';
+import type { SandboxContext } from '../process/sandbox-plan.js';
 
 /** One connect attempt of one server: its config, deadline, and what it collects on the way. */
 export interface Attempt {
@@ -28,6 +29,8 @@ export interface Attempt {
   logger?: Logger;
   roots: Root[];
   inheritEnv?: string[];
+  /** The daemon's sandbox default and own paths (issue #42). */
+  sandbox?: SandboxContext;
   clientInfo: { name: string; version: string };
   /** Bounds the `server/discover` probe of the `auto` mode. */
   probeTimeoutMs: number;
@@ -58,6 +61,8 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
     ...(attempt.authProvider ? { authProvider: attempt.authProvider } : {}),
     ...(attempt.throttle ? { throttle: attempt.throttle } : {}),
     onHttpFailure: (failure) => void (attempt.firstHttpFailure ??= failure),
+    ...(attempt.sandbox ? { sandbox: attempt.sandbox } : {}),
+    onSandbox: (sandbox) => attempt.logger?.info({ sandbox }, 'starting in a sandbox'),
   });
   const client = new Client(attempt.clientInfo, {
     // Sampling and elicitation are an agent's to answer: they are relayed to the agent whose call

@@ -19,6 +19,8 @@ export interface StdioProcessOptions {
   maxMessageBytes?: number;
   /** Time between SIGTERM and SIGKILL. @default 1000 */
   killGraceMs?: number;
+  /** Rewrites the command just before the spawn (the sandbox, issue #42); may refuse with SANDBOX_UNAVAILABLE. */
+  wrap?: (launch: { command: string; args?: string[] }) => Promise<{ command: string; args?: string[] }>;
 }
 
 export interface ExitStatus {
@@ -101,9 +103,10 @@ export class StdioProcessTransport implements Transport {
 
   async start(): Promise<void> {
     if (this.#child) throw new Error('StdioProcessTransport already started');
+    const { command, args = [] } = (await this.#options.wrap?.(this.#options)) ?? this.#options;
     await spawnTurn();
     if (this.#closing) throw new Error('StdioProcessTransport closed before it started');
-    const { command, args = [], env, cwd } = this.#options;
+    const { env, cwd } = this.#options;
     const child = spawn(command, args, {
       env,
       cwd,

@@ -4,6 +4,8 @@ import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextpro
 import type { ServerConfig, TransportKind } from '../../config/types.js';
 import { traceHeadersFetch } from '../../telemetry/trace-headers.js';
 import { StdioProcessTransport } from './stdio-transport.js';
+import { sandboxEnv, sandboxPlan, viewOf, type SandboxContext, type SandboxView } from '../process/sandbox-plan.js';
+import { sandboxedLaunch } from '../process/sandbox-launch.js';
 import { watchHttpFailures, type HttpFailure } from './first-failure.js';
 import { watchRetryAfter, type Throttle } from './retry-after.js';
 
@@ -92,6 +94,10 @@ export interface CreateTransportOptions {
   throttle?: Throttle;
   /** Told of each error answer (not 401/403), to keep a failed connect's first cause (issue #29). */
   onHttpFailure?: (failure: HttpFailure) => void;
+  /** The daemon's sandbox default and own paths (issue #42); a stdio server asking for a sandbox needs it. */
+  sandbox?: SandboxContext;
+  /** Told, just before the spawn, of the sandbox a stdio server starts in. */
+  onSandbox?: (view: SandboxView) => void;
 }
 
 /** Whether a header value holds CR, LF, NUL or anything beyond Latin-1, which fetch refuses. */
@@ -121,12 +127,20 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   assertTransportValues(config);
   if (kind === 'stdio') {
     if (!config.command) throw new Error('A stdio server needs a "command"');
+    const env = buildStdioEnv(config, options.inheritEnv, options.daemonEnv);
+    const plan = sandboxPlan(config, options.sandbox);
+    if (!plan) return new StdioProcessTransport({ command: config.command, args: config.args, env, cwd: config.cwd, onStderr: options.onStderr });
+    const daemonEnv = options.sandbox?.env ?? options.daemonEnv ?? process.env;
     return new StdioProcessTransport({
       command: config.command,
       args: config.args,
-      env: buildStdioEnv(config, options.inheritEnv, options.daemonEnv),
+      env: sandboxEnv(plan, env, config.env, daemonEnv),
       cwd: config.cwd,
       onStderr: options.onStderr,
+      wrap: (launch) => {
+        options.onSandbox?.(viewOf(plan));
+        return sandboxedLaunch(plan, launch, daemonEnv);
+      },
     });
   }
   if (!config.url) throw new Error(`An ${kind} server needs a "url"`);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   BOTH_COMMAND_AND_URL,
   HTTP_NEEDS_URL,
+  SANDBOX_NEEDS_STDIO,
   SSE_NEEDS_URL,
   STDIO_NEEDS_COMMAND,
   resolveTransportKind,
@@ -16,6 +17,13 @@ describe('validateServerConfig', () => {
     expect(HTTP_NEEDS_URL).toBe('http server needs a "url"');
     expect(SSE_NEEDS_URL).toBe('sse server needs a "url"');
     expect(unknownTypeMessage('ws')).toBe('unknown type "ws" (expected stdio, http or sse)');
+  });
+
+  it('refuses a sandbox on an http/sse server, which Switchboard does not start (issue #42)', () => {
+    expect(validateServerConfig('a', { url: 'https://example.com/mcp', sandbox: true })).toEqual([SANDBOX_NEEDS_STDIO]);
+    expect(validateServerConfig('a', { type: 'sse', url: 'https://example.com/sse', sandbox: { network: 'none' } })).toEqual([SANDBOX_NEEDS_STDIO]);
+    expect(validateServerConfig('a', { url: 'https://example.com/mcp', sandbox: false })).toEqual([]);
+    expect(validateServerConfig('a', { command: 'node', sandbox: true })).toEqual([]);
   });
 
   it('accepts a stdio server and a url-only server', () => {
