@@ -59,6 +59,8 @@ export interface ServerConfig {
    * call, and the bounds of an agent's roots during one (issue #36 item 1). @default none
    */
   roots?: string[];
+  /** Results of this server's tools over this many tokens reach agents cut, with a handle (issue #38); 0 = off. @default the daemon's `maxResultTokens` */
+  maxResultTokens?: number;
 }
 
 /** How Switchboard signs in to an OAuth upstream (issues #16, #29); see `OAuthSettingsSchema`. */

@@ -21,6 +21,10 @@ import type { RequestOptions, RequestResult } from './requests/pipeline.js';
 import { createRequestPipeline, type RequestPath } from './requests/request-pipeline.js';
 import { RequestMetrics } from './requests/request-metrics.js';
 import { RequestRouter, type AgentRequest } from './requests/request-router.js';
+import { ownerOf } from './requests/stages/result-guard.js';
+import { ResultCaps, type ResultCapSettings } from './results/result-caps.js';
+import type { ReadRequest } from './results/result-reader.js';
+import { ResultHandles } from '../store/result-handles.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
 export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSettings'> & { searcher?: ToolSearcher };
@@ -45,8 +49,12 @@ export interface GatewayDeps {
   telemetry?: Telemetry;
   /** Catalogue modes (SPEC §13): `full`, `search` or `auto`, `searchAbove`, `pinned`, the searcher. @default auto, 40, none */
   catalogue?: CatalogueOptions;
-  /** Time of the startup wait's deadline. @default the system clock */
+  /** Time of the startup wait's deadline and of the kept results' TTL. @default the system clock */
   clock?: Clock;
+  /** `maxResultTokens` and per-tool caps (issue #38). @default 25000 tokens, no tool caps */
+  resultCaps?: ResultCapSettings;
+  /** Where whole results are kept. @default in memory (64 MiB, then evicted), 15 min */
+  keptResults?: ResultHandles;
 }
 
 /** Who presented a key, as the gateway sees it (SPEC §12). */
@@ -75,6 +83,8 @@ export class Gateway {
   readonly modes: CatalogueModes;
   /** `GET /tools` bodies and ETags per catalogue version × query × view. */
   readonly toolLists = new ToolListCache();
+  /** The whole results behind cut ones (issue #38). */
+  readonly keptResults: ResultHandles;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
@@ -95,15 +105,23 @@ export class Gateway {
     const limiter = new AgentLimiter();
     const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
     const audit = deps.auditRequests !== false ? deps.audit : undefined;
+    const clock = deps.clock ?? systemClock;
+    this.keptResults = deps.keptResults ?? new ResultHandles({}, clock);
+    const caps = new ResultCaps(deps.resultCaps ?? {}, {
+      serverOf: (tool) => manager.catalogues.tools.get(tool)?.server,
+      serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
+      agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
+    });
     this.#path = createRequestPipeline({
       router: this.#router,
       runtime: deps.runtime,
       calls: this.calls,
       metrics: this.metrics,
       requestMetrics: this.requestMetrics,
-      clock: deps.clock ?? systemClock,
+      clock,
       defaultTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
       limits,
+      results: { capOf: (tool, agent) => caps.capOf(tool, agent), handles: this.keptResults },
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(audit ? { audit } : {}),
       ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
@@ -115,6 +133,8 @@ export class Gateway {
       searcher: searcher ?? ((query, options) => manager.toolSearch.search(query, options)),
       // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
       agentSettings: (name) => agents.get(name)?.settings,
+      // read_result is listed to a caller with a kept result, in every mode (issue #38).
+      hasKeptResults: (agent) => this.keptResults.hasFor(ownerOf(agent)),
     });
   }
 
@@ -168,6 +188,15 @@ export class Gateway {
     } catch (err) {
       throw withToolSuggestions(err, name, this.#catalogue, options.agent?.view);
     }
+  }
+
+  /**
+   * A part of a result kept when it was cut (issue #38): a range, the lines matching a query, or a
+   * JSONPath slice, within the caller's cap. Only its caller (or the operator) may read it; to
+   * anyone else it is unknown (`RESULT_NOT_FOUND`); past its TTL or evicted, `RESULT_EXPIRED`.
+   */
+  readResult(handle: string, read: ReadRequest, options: RequestOptions): Promise<RequestResult> {
+    return this.#path({ method: 'results/read', handle, read }, options);
   }
 
   /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */

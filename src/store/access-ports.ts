@@ -49,7 +49,7 @@ export const AUDIT_OUTCOMES = ['ok', 'error', 'not_found', 'denied', 'timeout', 
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 
 /** What the audit log records: a tool call, a prompt get, a resource read, or an operator's decision. */
-export type AuditKind = 'tools/call' | 'prompts/get' | 'resources/read' | 'approval';
+export type AuditKind = 'tools/call' | 'prompts/get' | 'resources/read' | 'results/read' | 'approval';
 
 /** One audited request (issue #22 item 4). Never holds a secret: argument values are redacted before. */
 export interface AuditEntry {

@@ -46,6 +46,10 @@ export function auditRecordOf(finished: FinishedRequest): AuditRecord | undefine
       ({ uri: name } = request);
       kind = request.method;
       break;
+    case 'results/read':
+      ({ handle: name, read: args } = request);
+      kind = request.method;
+      break;
     default:
       return undefined;
   }

@@ -12,6 +12,7 @@ import { agentLimit, type AgentLimits } from './stages/agent-limit.js';
 import { approvalHold } from './stages/approval-hold.js';
 import { inFlight } from './stages/in-flight.js';
 import { observe } from './stages/observe.js';
+import { resultGuard, type ResultGuardDeps } from './stages/result-guard.js';
 import { route } from './stages/route.js';
 import { startupWait } from './stages/startup-wait.js';
 
@@ -35,6 +36,8 @@ export interface RequestPipelineDeps {
   limits?: AgentLimits;
   /** OpenTelemetry (issue #26): a SERVER span per request, a CLIENT span per upstream attempt. @default none */
   telemetry?: Telemetry;
+  /** The result guard and the kept results (issue #38). @default none: results pass whole */
+  results?: ResultGuardDeps;
 }
 
 /** One agent request through every stage, to its server and back. */
@@ -48,7 +51,8 @@ export type RequestPath = (request: AgentRequest, options: RequestOptions) => Pr
  * 3. in flight — its own signal, cancelled by the caller, the client going away, the shutdown;
  * 4. startup wait — a name not listed yet while starting is routed again after the gate;
  * 5. approval hold — a `requireApproval` tool waits for an operator, once routed;
- * 6. route — to the owning server in the agent's view, and `Upstream.request`.
+ * 6. result guard — a result over the caller's cap is kept under a handle and cut; reads of kept results are answered here;
+ * 7. route — to the owning server in the agent's view, and `Upstream.request`.
  *
  * Observe comes first, not after the limits as SPEC §17 lists it, because a limit's refusal and
  * a request refused at shutdown are audited and counted too. A new cross-cutting rule is a new
@@ -61,6 +65,7 @@ export function createRequestPipeline(deps: RequestPipelineDeps): RequestPath {
   if (deps.limits) stages.push(agentLimit(deps.limits));
   stages.push(inFlight(deps.calls), startupWait({ runtime: deps.runtime, clock: deps.clock, defaultTimeoutMs: deps.defaultTimeoutMs }));
   if (deps.approvals) stages.push(approvalHold(deps.approvals));
+  if (deps.results) stages.push(resultGuard(deps.results));
   const run = compose(stages, route(deps.router));
   return (request, options) => run(contextOf(request, options));
 }

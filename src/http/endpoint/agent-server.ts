@@ -8,7 +8,7 @@ import { callerOf } from './request-agent.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
 import { runMetaTool } from '../../gateway/index.js';
-import { toolCaller } from './tool-call.js';
+import { resultReader, toolCaller } from './tool-call.js';
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -57,10 +57,11 @@ export function createAgentServer(options: AgentServerOptions): Server {
 
   // One call path for a direct call and for search mode's `call_tool` (tool-call.ts).
   const call = toolCaller(options);
+  const read = resultReader(options);
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
     const caller = callerOf(ctx, session);
-    if (modes.isMetaCall(name, caller)) return runMetaTool(name, args, ctx, caller, { modes, call });
+    if (modes.isMetaCall(name, caller)) return runMetaTool(name, args, ctx, caller, { modes, call, read });
     return call(name, args, ctx);
   });
 
