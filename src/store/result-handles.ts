@@ -59,6 +59,8 @@ export class ResultHandles {
   #diskBytes = 0;
   #timer: ClockTimer | undefined;
   #dirMade = false;
+  /** File writes and removals under way. */
+  readonly #io = new Set<Promise<unknown>>();
 
   constructor(settings: ResultHandleSettings, clock: Clock, log?: Logger) {
     this.#clock = clock;
@@ -123,6 +125,17 @@ export class ResultHandles {
     }
   }
 
+  /** Resolves once the file writes and removals started so far are done. */
+  async idle(): Promise<void> {
+    while (this.#io.size > 0) await Promise.allSettled(this.#io);
+  }
+
+  #track(io: Promise<unknown>): void {
+    this.#io.add(io);
+    const done = (): void => void this.#io.delete(io);
+    io.then(done, done);
+  }
+
   /** Drops every result and the spill folder. */
   close(): void {
     this.#clock.clearTimeout(this.#timer);
@@ -153,7 +166,9 @@ export class ResultHandles {
     entry.file = file;
     this.#diskBytes += entry.bytes;
     const json = JSON.stringify(entry.result);
-    entry.spilling = writeFile(file, json, { mode: 0o600 }).then(
+    const written = writeFile(file, json, { mode: 0o600 });
+    this.#track(written);
+    entry.spilling = written.then(
       () => {
         entry.result = undefined;
         entry.spilling = undefined;
@@ -180,7 +195,7 @@ export class ResultHandles {
     if (entry.file !== undefined) {
       this.#diskBytes -= entry.bytes;
       const file = entry.file;
-      void (entry.spilling ?? Promise.resolve()).then(() => unlink(file)).catch(() => undefined);
+      this.#track((entry.spilling ?? Promise.resolve()).then(() => unlink(file)).catch(() => undefined));
     } else this.#memoryBytes -= entry.bytes;
     entry.result = undefined;
     this.#gone.set(handle, { owner: entry.owner, at: why === 'expired' ? entry.expiresAt : this.#clock.now(), why });
