@@ -279,6 +279,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const shutdown = new AbortController();
   const gateway = new Gateway({
     keptResults,
+    ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
     resultCaps: { maxResultTokens: config.maxResultTokens, tools: config.results?.tools },
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,

@@ -4,6 +4,7 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 import type { MCPManager } from '../upstream/manager.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../upstream/transport/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { AgentBudgets } from './agents/agent-budgets.js';
 import { AgentLimiter } from './agents/agent-limits.js';
 import { agentRefOf, type AgentRef } from './agents/agent-ref.js';
 import type { AgentRegistry } from './agents/agent-registry.js';
@@ -24,6 +25,9 @@ import { RequestRouter, type AgentRequest } from './requests/request-router.js';
 import { ownerOf } from './requests/stages/result-guard.js';
 import { ResultCaps, type ResultCapSettings } from './results/result-caps.js';
 import type { ReadRequest } from './results/result-reader.js';
+import { estimateTokens } from './results/token-estimate.js';
+import { MemoryBudgetStore } from '../store/budget-store.js';
+import type { BudgetStore } from '../store/ports.js';
 import { ResultHandles } from '../store/result-handles.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
@@ -55,6 +59,8 @@ export interface GatewayDeps {
   resultCaps?: ResultCapSettings;
   /** Where whole results are kept. @default in memory (64 MiB, then evicted), 15 min */
   keptResults?: ResultHandles;
+  /** Where the tokens handed to each agent are counted (one count per cluster on PostgreSQL). @default in memory */
+  budgetStore?: BudgetStore;
 }
 
 /** Who presented a key, as the gateway sees it (SPEC §12). */
@@ -85,11 +91,15 @@ export class Gateway {
   readonly toolLists = new ToolListCache();
   /** The whole results behind cut ones (issue #38). */
   readonly keptResults: ResultHandles;
+  /** Token budgets per agent (issue #38): spent and left for `GET /agents` and `/metrics`. */
+  readonly budgets: AgentBudgets;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
+  /** The tokens of each list handed out, by the list's identity (lists are cached per catalogue version × view). */
+  readonly #definitionTokens = new WeakMap<object, number>();
 
   constructor(deps: GatewayDeps) {
     const { manager, agents } = deps;
@@ -107,6 +117,7 @@ export class Gateway {
     const audit = deps.auditRequests !== false ? deps.audit : undefined;
     const clock = deps.clock ?? systemClock;
     this.keptResults = deps.keptResults ?? new ResultHandles({}, clock);
+    this.budgets = new AgentBudgets(deps.budgetStore ?? new MemoryBudgetStore(), clock, (name) => agents.get(name)?.settings.budget);
     const caps = new ResultCaps(deps.resultCaps ?? {}, {
       serverOf: (tool) => manager.catalogues.tools.get(tool)?.server,
       serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
@@ -121,6 +132,7 @@ export class Gateway {
       clock,
       defaultTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
       limits,
+      budgets: this.budgets,
       results: { capOf: (tool, agent) => caps.capOf(tool, agent), handles: this.keptResults },
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(audit ? { audit } : {}),
@@ -197,6 +209,20 @@ export class Gateway {
    */
   readResult(handle: string, read: ReadRequest, options: RequestOptions): Promise<RequestResult> {
     return this.#path({ method: 'results/read', handle, read }, options);
+  }
+
+  /**
+   * Counts tool definitions handed to `agent` — a `tools/list`, a search or describe answer, a
+   * REST list body — against its token budget (issue #38 item 4). Lists are never refused.
+   */
+  countDefinitions(agent: AgentRef | undefined, definitions: object | string): void {
+    if (!agent || !this.budgets.has(agent.name)) return;
+    let tokens = typeof definitions === 'string' ? estimateTokens(definitions) : this.#definitionTokens.get(definitions);
+    if (tokens === undefined) {
+      tokens = estimateTokens(JSON.stringify(definitions));
+      this.#definitionTokens.set(definitions as object, tokens);
+    }
+    void this.budgets.charge(agent.name, tokens);
   }
 
   /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */

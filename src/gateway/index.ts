@@ -19,6 +19,8 @@ export type { ListKind, McpLists } from './lists/agent-lists.js';
 export type { CatalogueModes } from './lists/catalogue-mode.js';
 export { ReadInput, runMetaTool, type ResultReader, type ToolCaller } from './lists/meta-tools.js';
 export type { ReadRequest } from './results/result-reader.js';
+export { DESCRIBE_TOOLS, SEARCH_TOOLS } from './lists/meta-tool-defs.js';
+export type { AgentBudgets, BudgetStatus, BudgetWindow } from './agents/agent-budgets.js';
 export { TRUNCATED_META_KEY, type Truncation } from './results/result-guard.js';
 export { ifNoneMatchHits, type ToolListQuery } from './lists/tool-list-cache.js';
 export { toolNotFound, withToolSuggestions } from './lists/tool-not-found.js';

@@ -156,7 +156,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents, ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
-  void app.register(agentRoutes, { agents });
+  void app.register(agentRoutes, { agents, budgets: gateway.budgets });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, gateway });
   void app.register(catalogueRoutes, { manager, gateway });
@@ -173,6 +173,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     startedAt,
     bus,
     subscriberCount: () => events.subscriberCount,
+    budgets: gateway.budgets,
   });
   void app.register(eventsRoutes, { events });
   void app.register(uiRoutes, {});

@@ -102,3 +102,16 @@ export interface AuditStore {
   trim(before: number, maxRows: number): Promise<number>;
   close(): Promise<void>;
 }
+
+// --- token budgets (issue #38 item 4) ---------------------------------------------------------
+
+/**
+ * What the gateway handed each agent, in tokens, per time window (`h:2026-12-05T12` for an hour,
+ * `d:2026-12-05` for a day, UTC): one count for every replica on the same database.
+ */
+export interface BudgetStore {
+  /** Adds `tokens` to each window's count and answers the counts now (the whole cluster's). Never rejects. */
+  add(agent: string, windows: readonly string[], tokens: number, now: number): Promise<Record<string, number>>;
+  /** The agent's counts in these windows (0 for a window without one). Never rejects. */
+  spent(agent: string, windows: readonly string[]): Promise<Record<string, number>>;
+}

@@ -50,8 +50,10 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     void reply.header('etag', etag).header('cache-control', 'no-cache');
     if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send();
     const unfiltered = query.server === undefined && query.q === undefined;
-    if (!unfiltered) return reply.type(JSON_TYPE).send(cache.filteredBody(catalogue, query, view));
-    return reply.type(JSON_TYPE).send(view ? cache.viewBody(catalogue, view) : cache.fullBody(catalogue));
+    const body = !unfiltered ? cache.filteredBody(catalogue, query, view) : view ? cache.viewBody(catalogue, view) : cache.fullBody(catalogue);
+    // Definitions handed to an agent count against its token budget (issue #38).
+    gateway.countDefinitions(request.agent, body);
+    return reply.type(JSON_TYPE).send(body);
   });
 
   // Before `/tools/:name`, so "search" is never taken for a tool's name (fastify prefers the static route anyway).
