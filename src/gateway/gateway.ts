@@ -212,6 +212,15 @@ export class Gateway {
   }
 
   /**
+   * Calls `listener` when a caller (an agent's name; undefined for the operator) comes to have a
+   * kept result or loses its last one: `read_result` enters or leaves its `tools/list` then.
+   * Returns the unsubscribe.
+   */
+  onKeptResultsChanged(listener: (agent: string | undefined) => void): () => void {
+    return this.keptResults.onOwnerChange((owner) => listener(owner === '' ? undefined : owner));
+  }
+
+  /**
    * Counts tool definitions handed to `agent` — a `tools/list`, a search or describe answer, a
    * REST list body — against its token budget (issue #38 item 4). Lists are never refused.
    */

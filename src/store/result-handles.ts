@@ -59,6 +59,9 @@ export class ResultHandles {
   #diskBytes = 0;
   #timer: ClockTimer | undefined;
   #dirMade = false;
+  /** How many results each owner has kept; an owner's first and last one are told to the listeners. */
+  readonly #owners = new Map<string, number>();
+  readonly #ownerListeners = new Set<(owner: string) => void>();
   /** File writes and removals under way. */
   readonly #io = new Set<Promise<unknown>>();
 
@@ -85,8 +88,20 @@ export class ResultHandles {
 
   /** Whether `owner` has a result kept now (`read_result` is listed to it then). */
   hasFor(owner: string): boolean {
-    for (const entry of this.#entries.values()) if (entry.owner === owner) return true;
-    return false;
+    return this.#owners.has(owner);
+  }
+
+  /** Calls `listener` with an owner when it comes to have a kept result, and when its last one goes. Returns the unsubscribe. */
+  onOwnerChange(listener: (owner: string) => void): () => void {
+    this.#ownerListeners.add(listener);
+    return () => void this.#ownerListeners.delete(listener);
+  }
+
+  #counted(owner: string, by: 1 | -1): void {
+    const count = (this.#owners.get(owner) ?? 0) + by;
+    if (count > 0) this.#owners.set(owner, count);
+    else this.#owners.delete(owner);
+    if (count === 0 || (by === 1 && count === 1)) for (const listener of this.#ownerListeners) listener(owner);
   }
 
   /** Keeps `result` for `owner`; `bytes` is the size of its JSON. Returns the handle. */
@@ -95,6 +110,7 @@ export class ResultHandles {
     const now = this.#clock.now();
     this.#entries.set(handle, { owner, bytes, createdAt: now, expiresAt: now + this.ttlMs, result, file: undefined, spilling: undefined });
     this.#memoryBytes += bytes;
+    this.#counted(owner, 1);
     this.#spillOverBound();
     this.#schedule();
     return handle;
@@ -140,6 +156,8 @@ export class ResultHandles {
   close(): void {
     this.#clock.clearTimeout(this.#timer);
     this.#entries.clear();
+    this.#owners.clear();
+    this.#ownerListeners.clear();
     if (this.#dir !== undefined && this.#dirMade) rmSync(this.#dir, { recursive: true, force: true });
   }
 
@@ -192,6 +210,7 @@ export class ResultHandles {
     const entry = this.#entries.get(handle);
     if (!entry) return;
     this.#entries.delete(handle);
+    this.#counted(entry.owner, -1);
     if (entry.file !== undefined) {
       this.#diskBytes -= entry.bytes;
       const file = entry.file;

@@ -9,6 +9,7 @@ import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { deferred } from '../../src/util/deferred.js';
 import { imageData, jsonDocument, logLines, PLANTED_AT, PLANTED_LINE, SMALL_RESULT } from '../fixtures/servers/lib/big-payloads.js';
 
 /**
@@ -26,6 +27,7 @@ let clock: ManualClock;
 let alice: string;
 let bob: string;
 let uncapped: string;
+let carol: string;
 
 beforeAll(async () => {
   clock = new ManualClock();
@@ -38,6 +40,7 @@ beforeAll(async () => {
   alice = await addAgentKey(d, { name: 'alice' });
   bob = await addAgentKey(d, { name: 'bob' });
   uncapped = await addAgentKey(d, { name: 'uncapped', maxResultTokens: 0 });
+  carol = await addAgentKey(d, { name: 'carol', catalogue: 'search' });
 });
 afterAll(() => d.close());
 
@@ -89,6 +92,16 @@ describe('the result guard', () => {
     expect(countTokens(texts(result).join(''))).toBeLessThanOrEqual(CAP);
     expect(await listed(client)).toContain('read_result');
     expect(await listed(await mcp(bob, era))).not.toContain('read_result');
+  });
+
+  it('tells a session read_result is listed once its agent\'s first result was cut (tools/list_changed), in search mode too', async () => {
+    const client = await mcp(carol, 'legacy');
+    const changed = deferred<void>();
+    client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
+    expect(await listed(client)).not.toContain('read_result');
+    await call(client, 'call_tool', { name: 'mcp_big_log_lines', arguments: { chars: 200_000 } });
+    await changed.promise;
+    expect((await listed(client)).sort()).toEqual(['call_tool', 'describe_tools', 'read_result', 'search_tools']);
   });
 
   it('pages of read_result concatenate to the original exactly; a query finds the line planted at 4.2 MB; another agent reads nothing', async () => {

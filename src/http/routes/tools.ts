@@ -68,7 +68,9 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     }
     const allows = view && !view.everything ? (tool: BridgedTool) => view.allowsTool(tool) : undefined;
     const hits = manager.toolSearch.search(query.q, { limit: query.limit, ...(query.server !== undefined ? { server: query.server } : {}), ...(allows ? { allows } : {}) });
-    return { tools: hits.map(({ tool, score }) => ({ name: tool.name, server: tool.server, ...(tool.title !== undefined ? { title: tool.title } : {}), description: tool.description, score })) };
+    const answer = { tools: hits.map(({ tool, score }) => ({ name: tool.name, server: tool.server, ...(tool.title !== undefined ? { title: tool.title } : {}), description: tool.description, score })) };
+    gateway.countDefinitions(request.agent, answer);
+    return answer;
   });
 
   app.get('/tools/:name', async (request) => {
@@ -83,6 +85,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
       gateway.refuseHeld(name, view);
       throw toolNotFound(name, manager.getCatalogue(), view);
     }
+    gateway.countDefinitions(request.agent, tool);
     return tool;
   });
 
