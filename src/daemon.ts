@@ -256,7 +256,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     storeWarnings: () => [...cache.warnings, ...(cache.liveWarnings?.() ?? [])],
     watchConfig: config.watch,
     onClosed: async () => {
-      keptResults.close();
+      await keptResults.close();
       await audit.close();
       await cache.audit.close();
       if (ownsStore) await cache.store.close();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
-import { readFile, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { SwitchboardError } from '../errors.js';
 import type { Clock, ClockTimer } from '../util/clock.js';
@@ -59,6 +59,7 @@ export class ResultHandles {
   #diskBytes = 0;
   #timer: ClockTimer | undefined;
   #dirMade = false;
+  #closing: Promise<void> | undefined;
   /** How many results each owner has kept; an owner's first and last one are told to the listeners. */
   readonly #owners = new Map<string, number>();
   readonly #ownerListeners = new Set<(owner: string) => void>();
@@ -152,13 +153,17 @@ export class ResultHandles {
     io.then(done, done);
   }
 
-  /** Drops every result and the spill folder. */
-  close(): void {
-    this.#clock.clearTimeout(this.#timer);
-    this.#entries.clear();
-    this.#owners.clear();
-    this.#ownerListeners.clear();
-    if (this.#dir !== undefined && this.#dirMade) rmSync(this.#dir, { recursive: true, force: true });
+  /** Drops every result and, once the file work under way is done, the spill folder. Joinable. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#clock.clearTimeout(this.#timer);
+      this.#entries.clear();
+      this.#owners.clear();
+      this.#ownerListeners.clear();
+      await this.idle();
+      if (this.#dir !== undefined && this.#dirMade) await rm(this.#dir, { recursive: true, force: true });
+    })();
+    return this.#closing;
   }
 
   #spillOverBound(): void {
@@ -179,6 +184,7 @@ export class ResultHandles {
     if (!this.#dirMade) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       this.#dirMade = true;
+      this.#track(removeLeftovers(dirname(dir)));
     }
     const file = join(dir, `${handle}.json`);
     entry.file = file;
@@ -239,5 +245,28 @@ export class ResultHandles {
       this.#expireDue();
       this.#schedule();
     }, first.expiresAt - this.#clock.now());
+  }
+}
+
+/**
+ * Removes the spill folders of daemons that are gone (`<pid>-<random>` whose pid no longer runs):
+ * a killed daemon leaves its folder behind, and its results were for its own clients only.
+ */
+async function removeLeftovers(parent: string): Promise<void> {
+  const names = await readdir(parent).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = Number(/^(\d+)-/.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || pid === process.pid || isRunning(pid)) continue;
+    await rm(join(parent, name), { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,4 +1,6 @@
-import { readdir, stat } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ResultHandles } from '../../../src/store/result-handles.js';
@@ -27,6 +29,21 @@ describe('kept results: memory up to its bound, then 0600 files, evicted oldest 
     const files = await readdir(handles.spillDir as string);
     expect(files.sort()).toEqual([3, 4, 5, 6].map((n) => `${ids[n]}.json`).sort());
     expect(((await stat(join(handles.spillDir as string, files[0] as string))).mode & 0o777).toString(8)).toBe('600');
+  });
+
+  it('removes the spill folders of daemons that are gone, and its own when it closes', async () => {
+    const parent = await tempDir();
+    const gone = spawn(process.execPath, ['-e', '']);
+    await once(gone, 'exit');
+    const leftover = join(parent, `${gone.pid}-deadbeef`);
+    await mkdir(leftover);
+    await writeFile(join(leftover, 'res_old.json'), '{}');
+    const handles = new ResultHandles({ memoryBytes: 0, dir: parent }, new ManualClock());
+    handles.put('bot', result(1), size);
+    await handles.idle();
+    expect(await readdir(parent)).toEqual([(handles.spillDir as string).slice(parent.length + 1)]);
+    await handles.close();
+    expect(await readdir(parent)).toEqual([]);
   });
 
   it('without a folder, evicts past the memory bound instead of spilling', async () => {
