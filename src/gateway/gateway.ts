@@ -224,14 +224,14 @@ export class Gateway {
    * Counts tool definitions handed to `agent` — a `tools/list`, a search or describe answer, a
    * REST list body — against its token budget (issue #38 item 4). Lists are never refused.
    */
-  countDefinitions(agent: AgentRef | undefined, definitions: object | string): void {
+  async countDefinitions(agent: AgentRef | undefined, definitions: object | string): Promise<void> {
     if (!agent || !this.budgets.has(agent.name)) return;
     let tokens = typeof definitions === 'string' ? estimateTokens(definitions) : this.#definitionTokens.get(definitions);
     if (tokens === undefined) {
       tokens = estimateTokens(JSON.stringify(definitions));
       this.#definitionTokens.set(definitions as object, tokens);
     }
-    void this.budgets.charge(agent.name, tokens);
+    await this.budgets.charge(agent.name, tokens);
   }
 
   /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */

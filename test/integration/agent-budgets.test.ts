@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { DaemonConfigInput } from '../../src/config/schema.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
@@ -19,11 +19,12 @@ import { tempDir } from '../helpers/process.js';
 const TOKEN = 'operator-secret-token-0123456789';
 const CAPPED = 'sbk_capped-agent-key-0123456789abcdef';
 const FREE = 'sbk_free-agent-key-0123456789abcdef';
+const LISTER = 'sbk_lister-agent-key-0123456789abcdef';
 const START = Date.parse('2026-12-05T12:10:00Z');
 const config: Partial<DaemonConfigInput> = {
   token: TOKEN,
   health: false,
-  agents: { capped: { key: CAPPED, budget: { tokensPerHour: 50_000 } }, free: { key: FREE } },
+  agents: { capped: { key: CAPPED, budget: { tokensPerHour: 50_000 } }, free: { key: FREE }, lister: { key: LISTER, budget: { tokensPerDay: 1_000_000 } } },
 };
 const servers = { big: fixtureServerConfig('big-results') };
 
@@ -46,8 +47,13 @@ async function spendAll(d: TestDaemon, key: string, most: number): Promise<{ cal
 }
 
 describe('token budgets per agent', () => {
+  let d: TestDaemon;
+  beforeAll(async () => {
+    d = await startDaemon({ servers, config, deps: { clock: new ManualClock(START) }, lifetime: 'manual' });
+  });
+  afterAll(() => d.close());
+
   it('refuses an agent over 50 000 tokens an hour with BUDGET_EXCEEDED and the reset (429 + Retry-After; data.code on /mcp); lists still answer; another agent is not affected', async () => {
-    const d = await startDaemon({ servers, config, deps: { clock: new ManualClock(START) } });
     // Each result is cut to 25 000 tokens: the budget is spent after two.
     const { calls, refused } = await spendAll(d, CAPPED, 4);
     expect(calls).toBeGreaterThanOrEqual(2);
@@ -75,6 +81,25 @@ describe('token budgets per agent', () => {
     expect(agents.body.agents.find((agent) => agent.name === 'free')?.spent).toBeUndefined();
     const metrics = await (await d.fetch('/metrics')).text();
     expect(metrics).toMatch(/^switchboard_agent_budget_tokens_left\{agent="capped",window="hour"\} 0$/m);
+  });
+
+  it('counts the tool definitions an agent is handed: GET /tools, /mcp tools/list and search answers', async () => {
+    const spent = async (): Promise<number> => {
+      const { body } = await d.json<{ spent?: { day?: { spent: number } } }>('/agents/lister');
+      return body.spent?.day?.spent ?? -1;
+    };
+    expect(await spent()).toBe(0);
+    const listed = await fetch(`${d.url}/tools`, { headers: { authorization: `Bearer ${LISTER}` } });
+    const rest = await spent();
+    expect(rest).toBeGreaterThanOrEqual(Math.floor((await listed.text()).length / 8));
+    const client = new Client({ name: 'lister', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url), { requestInit: { headers: { authorization: `Bearer ${LISTER}` } } }));
+    onTestFinished(() => client.close());
+    await client.listTools();
+    const afterList = await spent();
+    expect(afterList).toBeGreaterThan(rest);
+    await client.callTool({ name: 'search_tools', arguments: { query: 'log lines' } });
+    expect(await spent()).toBeGreaterThan(afterList);
   });
 
   it('on two replicas sharing PostgreSQL, the budget is one: what the agent spent on A is spent on B', async () => {

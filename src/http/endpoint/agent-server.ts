@@ -50,7 +50,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
     // It aggregates the catalogue itself, never the meta-tools of a search mode (SPEC §13).
     const caller = callerOf(ctx, session);
     const tools = fromSwitchboard ? lists.tools(caller?.view) : modes.tools(caller);
-    options.gateway.countDefinitions(caller, tools);
+    await options.gateway.countDefinitions(caller, tools);
     const result = { tools, _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
     // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
     return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
@@ -65,7 +65,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
     if (modes.isMetaCall(name, caller)) {
       const result = await runMetaTool(name, args, ctx, caller, { modes, call, read });
       // Definitions handed out count against a budget; call_tool and read_result were counted on the request path.
-      if (name === SEARCH_TOOLS || name === DESCRIBE_TOOLS) options.gateway.countDefinitions(caller, result);
+      if (name === SEARCH_TOOLS || name === DESCRIBE_TOOLS) await options.gateway.countDefinitions(caller, result);
       return result;
     }
     return call(name, args, ctx);

@@ -52,7 +52,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const unfiltered = query.server === undefined && query.q === undefined;
     const body = !unfiltered ? cache.filteredBody(catalogue, query, view) : view ? cache.viewBody(catalogue, view) : cache.fullBody(catalogue);
     // Definitions handed to an agent count against its token budget (issue #38).
-    gateway.countDefinitions(request.agent, body);
+    await gateway.countDefinitions(request.agent, body);
     return reply.type(JSON_TYPE).send(body);
   });
 
@@ -69,7 +69,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     const allows = view && !view.everything ? (tool: BridgedTool) => view.allowsTool(tool) : undefined;
     const hits = manager.toolSearch.search(query.q, { limit: query.limit, ...(query.server !== undefined ? { server: query.server } : {}), ...(allows ? { allows } : {}) });
     const answer = { tools: hits.map(({ tool, score }) => ({ name: tool.name, server: tool.server, ...(tool.title !== undefined ? { title: tool.title } : {}), description: tool.description, score })) };
-    gateway.countDefinitions(request.agent, answer);
+    await gateway.countDefinitions(request.agent, answer);
     return answer;
   });
 
@@ -85,7 +85,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
       gateway.refuseHeld(name, view);
       throw toolNotFound(name, manager.getCatalogue(), view);
     }
-    gateway.countDefinitions(request.agent, tool);
+    await gateway.countDefinitions(request.agent, tool);
     return tool;
   });
 
