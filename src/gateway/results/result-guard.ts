@@ -1,5 +1,5 @@
 import { jsonCharsWithin, structuredHead } from './structured-head.js';
-import { estimateTokens, headWithin, MAX_TOKENS_PER_UNIT } from './token-estimate.js';
+import { approximateTokens, estimateTokens, headWithin, MAX_TOKENS_PER_UNIT } from './token-estimate.js';
 
 /** Where a cut result says so, in `_meta` (beside `switchboard/error`). */
 export const TRUNCATED_META_KEY = 'switchboard/truncated';
@@ -36,12 +36,12 @@ export function surelyWithin(result: Record<string, unknown>, cap: number): bool
   return used <= units;
 }
 
-/** The estimated tokens of a whole result: its content items and its `structuredContent`. */
+/** The estimated tokens of a whole result: its content items and its `structuredContent` (sampled above 1 MiB of text). */
 export function resultTokens(result: Record<string, unknown>): number {
   const content = Array.isArray(result.content) ? (result.content as Item[]) : [];
   let tokens = 0;
-  for (const item of content) tokens += itemTokens(item);
-  if (result.structuredContent !== undefined) tokens += estimateTokens(JSON.stringify(result.structuredContent));
+  for (const item of content) tokens += itemTokens(item, approximateTokens);
+  if (result.structuredContent !== undefined) tokens += approximateTokens(JSON.stringify(result.structuredContent));
   return tokens;
 }
 
@@ -69,21 +69,24 @@ export function cutResult(result: Record<string, unknown>, cap: number, truncati
   let position = 0;
   let omitted = 0;
   for (const [index, item] of (Array.isArray(result.content) ? (result.content as Item[]) : []).entries()) {
-    const tokens = itemTokens(item);
     if (item.type === 'text' && typeof item.text === 'string') {
       const text = item.text;
-      if (!textCut && tokens <= left) {
+      // Only the head that fits is walked: a 5 MB text costs what its first 25 000 tokens cost.
+      const end = textCut ? 0 : headWithin(text, left);
+      if (!textCut && end === text.length) {
         content.push(item);
-        left -= tokens;
+        left -= estimateTokens(text);
       } else if (!textCut) {
-        const end = headWithin(text, left);
         content.push({ ...item, text: text.slice(0, end) });
         left -= estimateTokens(text.slice(0, end));
         next = position + end;
         textCut = true;
       } else omitted += 1;
       position += text.length + 1;
-    } else if (tokens <= left) {
+      continue;
+    }
+    const tokens = itemTokens(item, estimateTokens);
+    if (tokens <= left) {
       content.push(item);
       left -= tokens;
     } else {
@@ -117,16 +120,16 @@ function unitsOf(item: Item): number {
   }
 }
 
-function itemTokens(item: Item): number {
+function itemTokens(item: Item, count: (text: string) => number): number {
   switch (item.type) {
     case 'text':
-      return typeof item.text === 'string' ? estimateTokens(item.text) : 0;
+      return typeof item.text === 'string' ? count(item.text) : 0;
     case 'image':
     case 'audio':
       // Base64 is one mixed run: 0.75 of a token per character (token-estimate.ts), without walking megabytes.
       return typeof item.data === 'string' ? Math.ceil(item.data.length * 0.75) : 0;
     default:
-      return estimateTokens(JSON.stringify(item));
+      return count(JSON.stringify(item));
   }
 }
 

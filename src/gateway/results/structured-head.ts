@@ -24,11 +24,14 @@ export function jsonCharsWithin(value: unknown, limit: number): number {
     const item = stack.pop();
     if (typeof item === 'string') total += item.length + 2;
     else if (Array.isArray(item)) {
+      // Each item is at least a character and a comma: past the limit, the items need not be pushed.
       total += 2 + item.length;
+      if (total + item.length > limit) return limit + 1;
       for (let i = item.length - 1; i >= 0; i -= 1) stack.push(item[i]);
     } else if (item !== null && typeof item === 'object') {
       const entries = Object.entries(item);
       total += 2 + entries.length;
+      if (total > limit) return limit + 1;
       for (const [key, child] of entries) {
         total += key.length + 3;
         stack.push(child);
