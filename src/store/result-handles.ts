@@ -23,7 +23,6 @@ export const DEFAULT_RESULT_TTL_MS = 15 * 60_000;
 interface Entry {
   owner: string;
   bytes: number;
-  createdAt: number;
   expiresAt: number;
   /** In memory until spilled (and while its file is written). */
   result: Record<string, unknown> | undefined;
@@ -109,7 +108,7 @@ export class ResultHandles {
   put(owner: string, result: Record<string, unknown>, bytes: number): string {
     const handle = `res_${randomBytes(12).toString('base64url')}`;
     const now = this.#clock.now();
-    this.#entries.set(handle, { owner, bytes, createdAt: now, expiresAt: now + this.ttlMs, result, file: undefined, spilling: undefined });
+    this.#entries.set(handle, { owner, bytes, expiresAt: now + this.ttlMs, result, file: undefined, spilling: undefined });
     this.#memoryBytes += bytes;
     this.#counted(owner, 1);
     this.#spillOverBound();
