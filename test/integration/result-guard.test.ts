@@ -198,14 +198,17 @@ describe('the result guard', () => {
     expect(await rest(alice, `/results/${handle}`)).toMatchObject({ status: 410, body: { error: { code: 'RESULT_EXPIRED' } } });
   });
 
-  it('100 handles over the byte bound spill to 0600 files and evict oldest first; memory stays within the bound (RSS measured)', async () => {
+  it('100 handles over the byte bound spill to 0600 files and evict oldest first; memory stays within the bound (heap + external asserted, RSS measured)', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const client = await mcp(alice);
+    const handles: string[] = [];
+    const keep = async (seed: number): Promise<void> => void handles.push(truncationOf(await call(client, 'mcp_big_log_lines', { chars: 500_000, seed })).handle);
+    // 20 results fill the memory bound (10 MB > 8 MiB); from there on, 40 MB more must not grow the process.
+    for (let seed = 0; seed < 20; seed += 1) await keep(seed);
     gc();
     const before = process.memoryUsage();
-    const handles: string[] = [];
-    for (let seed = 0; seed < 100; seed += 1) handles.push(truncationOf(await call(client, 'mcp_big_log_lines', { chars: 500_000, seed })).handle);
+    for (let seed = 20; seed < 100; seed += 1) await keep(seed);
     gc();
     const after = process.memoryUsage();
     const grown = after.rss - before.rss;
@@ -213,9 +216,11 @@ describe('the result guard', () => {
     const stats = d.daemon.gateway.keptResults.stats();
     expect(stats.memoryBytes).toBeLessThanOrEqual(8 * MiB);
     expect(stats.diskBytes).toBeLessThanOrEqual(24 * MiB);
-    // 50 MB went through; far less stays: the memory bound, and the heap's own slack.
-    expect(grown).toBeLessThan(30 * MiB);
-    expect(heapGrown).toBeLessThan(8 * MiB + 12 * MiB);
+    // 40 MB went through once the bound was full: nothing more stays in memory. Kept results are
+    // V8 strings and objects, so V8's heap + external is what they would grow; RSS is measured and
+    // printed too, but the allocator keeps freed pages of this process (the daemon, the fixture's
+    // pipes, the client) at will, so it moves by tens of MiB either way without anything retained.
+    expect(heapGrown).toBeLessThan(8 * MiB);
     const first = await call(client, 'read_result', { handle: handles[0] as string });
     expect(first._meta).toMatchObject({ 'switchboard/error': { code: 'RESULT_EXPIRED' } });
     expect(texts(first)[0]).toContain('evicted');
@@ -226,6 +231,6 @@ describe('the result guard', () => {
     expect(texts(page)[0]).toBe(logLines(500_000, handles.indexOf(spilled)).slice(0, 100));
     const dir = d.daemon.gateway.keptResults.spillDir as string;
     expect(((await stat(`${dir}/${spilled}.json`)).mode & 0o777).toString(8)).toBe('600');
-    console.log(`result-guard: 100 × 500 000-char results, RSS grew ${(grown / MiB).toFixed(1)} MiB, heap + external ${(heapGrown / MiB).toFixed(1)} MiB; kept ${JSON.stringify(stats)}`);
+    console.log(`result-guard: results 21–100 of 500 000 characters each, RSS grew ${(grown / MiB).toFixed(1)} MiB, heap + external ${(heapGrown / MiB).toFixed(1)} MiB; kept ${JSON.stringify(stats)}`);
   });
 });
