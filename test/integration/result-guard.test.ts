@@ -176,7 +176,8 @@ describe('the result guard', () => {
   it('replaces a 3 MB image with a reference, keeps the small text, and pages the image by item', async () => {
     const client = await mcp(alice);
     const result = await call(client, 'mcp_big_image');
-    const { handle } = truncationOf(result);
+    const { handle, shownTokens } = truncationOf(result);
+    expect(shownTokens).toBeLessThanOrEqual(CAP);
     expect(result.content.map((item) => item.type)).toEqual(['text', 'text', 'text']);
     expect(texts(result)[0]).toBe('The chart:');
     expect(texts(result)[1]).toContain(`read_result {"handle": "${handle}", "item": 1}`);
