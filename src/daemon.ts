@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
@@ -24,6 +24,7 @@ import { createLogger } from './logger.js';
 import { auditDecision, besideOwnCache, healthOptions, sandboxContext } from './runtime/part-options.js';
 import { SwitchboardRuntime, type LoadError } from './runtime/runtime.js';
 import { openToolCache } from './store/open-tool-cache.js';
+import { ResultHandles } from './store/result-handles.js';
 import type { OpenedStores } from './store/open-tool-cache.js';
 import type { ToolCacheStore } from './store/ports.js';
 import type { Telemetry } from './telemetry/telemetry.js';
@@ -256,6 +257,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     storeWarnings: () => [...cache.warnings, ...(cache.liveWarnings?.() ?? [])],
     watchConfig: config.watch,
     onClosed: async () => {
+      await keptResults.close();
       await audit.close();
       await cache.audit.close();
       if (ownsStore) await cache.store.close();
@@ -269,8 +271,17 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   });
 
 
+  // Whole results behind cut ones (issue #38): spilled beside the store, this process's own folder.
+  const keptResults = new ResultHandles(
+    { ...config.results, ...(dbPath !== ':memory:' ? { dir: join(dirname(dbPath), 'results') } : {}) },
+    clock,
+    logger.child({ component: 'results' }),
+  );
   const shutdown = new AbortController();
   const gateway = new Gateway({
+    keptResults,
+    ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
+    resultCaps: { maxResultTokens: config.maxResultTokens, tools: config.results?.tools },
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,
     auditRequests: config.audit?.enabled !== false,

@@ -64,6 +64,19 @@ export const AgentSettingsSchema = z
     expiresAt: IsoDateSchema.optional(),
     /** Tools whose calls wait for an operator's approval, as globs over exposed names. @default none */
     requireApproval: z.array(GlobSchema).optional(),
+    /** This agent's results over this many tokens reach it cut, with a handle (issue #38); wins over every other cap; 0 = off. @default the tool's, server's or daemon's */
+    maxResultTokens: z.number({ error: 'maxResultTokens must be a whole number' }).int().nonnegative().max(10_000_000).optional(),
+    /**
+     * Tokens the gateway may hand this agent (tool definitions and results after the guard) per
+     * rolling hour and per day (issue #38 item 4); over it, calls answer `BUDGET_EXCEEDED`. @default no budget
+     */
+    budget: z
+      .object({
+        tokensPerHour: z.number().int().positive().optional(),
+        tokensPerDay: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

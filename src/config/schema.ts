@@ -53,6 +53,23 @@ const RootSchema = z
     error: 'a root is an absolute path or a file:// URI (${userHome}/… names a folder in your home)',
   });
 
+/** A result's cap in tokens (issue #38); 0 turns the guard off. */
+const MaxResultTokensSchema = wholeNumber('maxResultTokens', 0, 10_000_000);
+
+/** The whole results behind cut ones, and caps per tool (issue #38). */
+export const ResultsConfigSchema = z
+  .object({
+    /** Caps of tools whose exposed names match a glob (first match wins over the server's and the daemon's). @default {} */
+    tools: z.record(NameGlob, MaxResultTokensSchema).default({}),
+    /** Kept results held in memory up to this many bytes; older ones spill to files beside the store. @default 67108864 (64 MiB) */
+    memoryBytes: z.number().int().nonnegative().default(64 * 1024 * 1024),
+    /** Spilled results kept up to this many bytes; the oldest are evicted beyond it. @default 1073741824 (1 GiB) */
+    diskBytes: z.number().int().nonnegative().default(1024 * 1024 * 1024),
+    /** How long a result is kept, in ms. @default 900000 (15 min) */
+    ttlMs: z.number().int().positive().max(MAX_TIMER_MS).default(15 * 60_000),
+  })
+  .strict();
+
 export const ServerConfigSchema = z
   .object({
     type: z.enum(['stdio', 'http', 'sse']).optional(),
@@ -101,6 +118,8 @@ export const ServerConfigSchema = z
     roots: z.array(RootSchema).optional(),
     /** Run this stdio server in a bubblewrap sandbox (issue #42): `true` or the object form. @default the daemon's `sandbox`, else none */
     sandbox: SandboxSettingsSchema.optional(),
+    /** Results of this server's tools over this many tokens reach agents cut, with a handle (issue #38); 0 = off. @default the daemon's `maxResultTokens` */
+    maxResultTokens: MaxResultTokensSchema.optional(),
   })
   .strict();
 
@@ -221,6 +240,14 @@ export const DaemonConfigSchema = z
     searchAbove: z.number().int().nonnegative().default(40),
     /** Tools listed beside the meta-tools in `search` mode, as globs over exposed names. @default [] */
     pinned: z.array(NameGlob).default([]),
+    /**
+     * A tool result over this many tokens reaches the agent cut to it, with a note and a handle to
+     * read the rest (`read_result`, `GET /results/:handle`; SPEC §19). Counted as UTF-8 bytes ÷ 3.
+     * An agent's, a tool glob's (`results.tools`) or a server's own wins. 0 = off. @default 25000
+     */
+    maxResultTokens: MaxResultTokensSchema.default(25_000),
+    /** Where whole results are kept and for how long, and caps per tool glob (issue #38). */
+    results: ResultsConfigSchema.default({ tools: {}, memoryBytes: 64 * 1024 * 1024, diskBytes: 1024 * 1024 * 1024, ttlMs: 15 * 60_000 }),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),

@@ -4,6 +4,7 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 import type { MCPManager } from '../upstream/manager.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../upstream/transport/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { AgentBudgets } from './agents/agent-budgets.js';
 import { AgentLimiter } from './agents/agent-limits.js';
 import { agentRefOf, type AgentRef } from './agents/agent-ref.js';
 import type { AgentRegistry } from './agents/agent-registry.js';
@@ -21,6 +22,13 @@ import type { RequestOptions, RequestResult } from './requests/pipeline.js';
 import { createRequestPipeline, type RequestPath } from './requests/request-pipeline.js';
 import { RequestMetrics } from './requests/request-metrics.js';
 import { RequestRouter, type AgentRequest } from './requests/request-router.js';
+import { ownerOf } from './requests/stages/result-guard.js';
+import { ResultCaps, type ResultCapSettings } from './results/result-caps.js';
+import type { ReadRequest } from './results/result-reader.js';
+import { estimateTokens } from './results/token-estimate.js';
+import { MemoryBudgetStore } from '../store/budget-store.js';
+import type { BudgetStore } from '../store/ports.js';
+import { ResultHandles } from '../store/result-handles.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
 export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSettings'> & { searcher?: ToolSearcher };
@@ -45,8 +53,14 @@ export interface GatewayDeps {
   telemetry?: Telemetry;
   /** Catalogue modes (SPEC §13): `full`, `search` or `auto`, `searchAbove`, `pinned`, the searcher. @default auto, 40, none */
   catalogue?: CatalogueOptions;
-  /** Time of the startup wait's deadline. @default the system clock */
+  /** Time of the startup wait's deadline and of the kept results' TTL. @default the system clock */
   clock?: Clock;
+  /** `maxResultTokens` and per-tool caps (issue #38). @default 25000 tokens, no tool caps */
+  resultCaps?: ResultCapSettings;
+  /** Where whole results are kept. @default in memory (64 MiB, then evicted), 15 min */
+  keptResults?: ResultHandles;
+  /** Where the tokens handed to each agent are counted (one count per cluster on PostgreSQL). @default in memory */
+  budgetStore?: BudgetStore;
 }
 
 /** Who presented a key, as the gateway sees it (SPEC §12). */
@@ -75,11 +89,17 @@ export class Gateway {
   readonly modes: CatalogueModes;
   /** `GET /tools` bodies and ETags per catalogue version × query × view. */
   readonly toolLists = new ToolListCache();
+  /** The whole results behind cut ones (issue #38). */
+  readonly keptResults: ResultHandles;
+  /** Token budgets per agent (issue #38): spent and left for `GET /agents` and `/metrics`. */
+  readonly budgets: AgentBudgets;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
+  /** The tokens of each list handed out, by the list's identity (lists are cached per catalogue version × view). */
+  readonly #definitionTokens = new WeakMap<object, number>();
 
   constructor(deps: GatewayDeps) {
     const { manager, agents } = deps;
@@ -95,15 +115,25 @@ export class Gateway {
     const limiter = new AgentLimiter();
     const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
     const audit = deps.auditRequests !== false ? deps.audit : undefined;
+    const clock = deps.clock ?? systemClock;
+    this.keptResults = deps.keptResults ?? new ResultHandles({}, clock);
+    this.budgets = new AgentBudgets(deps.budgetStore ?? new MemoryBudgetStore(), clock, (name) => agents.get(name)?.settings.budget);
+    const caps = new ResultCaps(deps.resultCaps ?? {}, {
+      serverOf: (tool) => manager.catalogues.tools.get(tool)?.server,
+      serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
+      agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
+    });
     this.#path = createRequestPipeline({
       router: this.#router,
       runtime: deps.runtime,
       calls: this.calls,
       metrics: this.metrics,
       requestMetrics: this.requestMetrics,
-      clock: deps.clock ?? systemClock,
+      clock,
       defaultTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
       limits,
+      budgets: this.budgets,
+      results: { capOf: (tool, agent) => caps.capOf(tool, agent), handles: this.keptResults },
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(audit ? { audit } : {}),
       ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
@@ -115,6 +145,8 @@ export class Gateway {
       searcher: searcher ?? ((query, options) => manager.toolSearch.search(query, options)),
       // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
       agentSettings: (name) => agents.get(name)?.settings,
+      // read_result is listed to a caller with a kept result, in every mode (issue #38).
+      hasKeptResults: (agent) => this.keptResults.hasFor(ownerOf(agent)),
     });
   }
 
@@ -168,6 +200,38 @@ export class Gateway {
     } catch (err) {
       throw withToolSuggestions(err, name, this.#catalogue, options.agent?.view);
     }
+  }
+
+  /**
+   * A part of a result kept when it was cut (issue #38): a range, the lines matching a query, or a
+   * JSONPath slice, within the caller's cap. Only its caller (or the operator) may read it; to
+   * anyone else it is unknown (`RESULT_NOT_FOUND`); past its TTL or evicted, `RESULT_EXPIRED`.
+   */
+  readResult(handle: string, read: ReadRequest, options: RequestOptions): Promise<RequestResult> {
+    return this.#path({ method: 'results/read', handle, read }, options);
+  }
+
+  /**
+   * Calls `listener` when a caller (an agent's name; undefined for the operator) comes to have a
+   * kept result or loses its last one: `read_result` enters or leaves its `tools/list` then.
+   * Returns the unsubscribe.
+   */
+  onKeptResultsChanged(listener: (agent: string | undefined) => void): () => void {
+    return this.keptResults.onOwnerChange((owner) => listener(owner === '' ? undefined : owner));
+  }
+
+  /**
+   * Counts tool definitions handed to `agent` — a `tools/list`, a search or describe answer, a
+   * REST list body — against its token budget (issue #38 item 4). Lists are never refused.
+   */
+  async countDefinitions(agent: AgentRef | undefined, definitions: object | string): Promise<void> {
+    if (!agent || !this.budgets.has(agent.name)) return;
+    let tokens = typeof definitions === 'string' ? estimateTokens(definitions) : this.#definitionTokens.get(definitions);
+    if (tokens === undefined) {
+      tokens = estimateTokens(JSON.stringify(definitions));
+      this.#definitionTokens.set(definitions as object, tokens);
+    }
+    await this.budgets.charge(agent.name, tokens);
   }
 
   /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */

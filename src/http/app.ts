@@ -20,6 +20,7 @@ import { sendError, toHttpError } from './errors/http-error.js';
 import { RequestDrain } from './lifecycle/drain.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { resultRoutes } from './routes/results.js';
 import { agentRoutes } from './routes/agents.js';
 import { auditRoutes } from './routes/audit.js';
 import { catalogueRoutes } from './routes/catalogue.js';
@@ -155,10 +156,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   void app.register(healthRoutes, { runtime });
   void app.register(statusRoutes, { manager, runtime, startedAt, agents, ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
-  void app.register(agentRoutes, { agents });
+  void app.register(agentRoutes, { agents, budgets: gateway.budgets });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, gateway });
   void app.register(catalogueRoutes, { manager, gateway });
+  void app.register(resultRoutes, { gateway });
   void app.register(operationRoutes, { runtime });
   void app.register(approvalRoutes, approvals ? { approvals } : {});
   void app.register(toolPinRoutes, { manager });
@@ -171,6 +173,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     startedAt,
     bus,
     subscriberCount: () => events.subscriberCount,
+    budgets: gateway.budgets,
   });
   void app.register(eventsRoutes, { events });
   void app.register(uiRoutes, {});

@@ -49,7 +49,7 @@ export const AUDIT_OUTCOMES = ['ok', 'error', 'not_found', 'denied', 'timeout', 
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 
 /** What the audit log records: a tool call, a prompt get, a resource read, or an operator's decision. */
-export type AuditKind = 'tools/call' | 'prompts/get' | 'resources/read' | 'approval';
+export type AuditKind = 'tools/call' | 'prompts/get' | 'resources/read' | 'results/read' | 'approval';
 
 /** One audited request (issue #22 item 4). Never holds a secret: argument values are redacted before. */
 export interface AuditEntry {
@@ -101,4 +101,17 @@ export interface AuditStore {
   /** Deletes entries older than `before` (ms since the epoch) and all but the newest `maxRows`. Resolves with how many went. */
   trim(before: number, maxRows: number): Promise<number>;
   close(): Promise<void>;
+}
+
+// --- token budgets (issue #38 item 4) ---------------------------------------------------------
+
+/**
+ * What the gateway handed each agent, in tokens, per time window (`h:2026-12-05T12` for an hour,
+ * `d:2026-12-05` for a day, UTC): one count for every replica on the same database.
+ */
+export interface BudgetStore {
+  /** Adds `tokens` to each window's count and answers the counts now (the whole cluster's). Never rejects. */
+  add(agent: string, windows: readonly string[], tokens: number, now: number): Promise<Record<string, number>>;
+  /** The agent's counts in these windows (0 for a window without one). Never rejects. */
+  spent(agent: string, windows: readonly string[]): Promise<Record<string, number>>;
 }

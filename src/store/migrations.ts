@@ -163,6 +163,21 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    id: 8,
+    name: 'create-budget-usage',
+    // Token budgets per agent (issue #38 item 4): tokens handed to each agent per hour and per day.
+    sql: `
+      CREATE TABLE budget_usage (
+        agent      TEXT    NOT NULL,
+        window     TEXT    NOT NULL,
+        tokens     INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (agent, window)
+      ) STRICT;
+      CREATE INDEX budget_usage_updated ON budget_usage (updated_at);
+    `,
+  },
 ];
 
 /** The file was written by a newer Switchboard: its schema has migrations we don't know. */

@@ -4,7 +4,8 @@ import { MemoryAgentStore, SqliteAgentStore } from './agent-store.js';
 import { openAuditStore } from './audit-store.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import { SqliteOAuthStore } from './oauth-store.js';
-import type { AgentStore, AuditStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
+import { MemoryBudgetStore, SqliteBudgetStore } from './budget-store.js';
+import type { AgentStore, AuditStore, BudgetStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
 import { MemoryToolPinStore, SqliteToolPinStore } from './tool-pin-store.js';
@@ -32,6 +33,8 @@ export interface OpenedStores {
   pins: ToolPinStore;
   /** On the same connection when it takes writes, else in memory. */
   audit: AuditStore;
+  /** Tokens handed to each agent per window (issue #38). @default in memory */
+  budgets?: BudgetStore;
   /** What went wrong opening them, for the log and `/status`. */
   warnings: string[];
   /** Warnings that come and go while running (the database unreachable); read at each `/status`. */
@@ -57,7 +60,8 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
     const oauth = openOAuthStore(opened, path, warnings, options.logger);
     const agents = openAgentStore(opened, path, warnings, options.logger);
     const audit = openAuditStore(opened.db, opened.readOnly, options.logger);
-    return { backend: 'sqlite', store, state, oauth, credentials: oauth.credentials, agents, pins, audit, warnings };
+    const budgets = openBudgetStore(opened, options.logger);
+    return { backend: 'sqlite', store, state, oauth, credentials: oauth.credentials, agents, pins, audit, budgets, warnings };
   };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {
@@ -136,4 +140,14 @@ function openAgentStore(
     }
   }
   return new MemoryAgentStore();
+}
+
+/** Budget counts on the same connection; in memory without a usable file or table. */
+function openBudgetStore(opened: ReturnType<typeof openDatabase>, logger: StoreLogger | undefined): BudgetStore {
+  if (!opened.db) return new MemoryBudgetStore();
+  try {
+    return new SqliteBudgetStore(opened.db, { readOnly: opened.readOnly, ...(logger ? { logger } : {}) });
+  } catch {
+    return new MemoryBudgetStore();
+  }
 }

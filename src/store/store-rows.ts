@@ -243,3 +243,16 @@ function parseObject(text: string): Record<string, unknown> | undefined {
     return undefined;
   }
 }
+
+/** A row of `budget_usage` (issue #38), on both backends. */
+export interface BudgetRow {
+  window: string;
+  tokens: number | string;
+}
+
+/** The counts of `windows` from their rows (PostgreSQL's bigint comes as a string); 0 for a window without one. */
+export function budgetCounts(rows: readonly BudgetRow[], windows: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = Object.fromEntries(windows.map((window) => [window, 0]));
+  for (const row of rows) counts[row.window] = Number(row.tokens);
+  return counts;
+}

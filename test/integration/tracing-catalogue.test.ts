@@ -81,4 +81,16 @@ describe('tracing prompts, resources and failures (issue #26)', () => {
     for (const points of recorded.values()) for (const attributes of points) expect(attributes['mcp.resource.uri']).toBeUndefined();
     expect(recorded.get('mcp.client.operation.duration')).toEqual(expect.arrayContaining([expect.objectContaining({ 'mcp.method.name': 'resources/read', 'network.transport': 'pipe' })]));
   });
+  it('traces a read of a kept result (issue #38) as a SERVER span of its own, never sent upstream', async () => {
+    const { telemetry, spans } = inMemoryTelemetry();
+    const sb = await startDaemon({ servers: { big: fixtureServerConfig('big-results') }, config: { maxResultTokens: 500 }, deps: { telemetry } });
+    const cut = await sb.json<{ truncated: { handle: string } }>('/tools/mcp_big_log_lines/call', { method: 'POST', body: { arguments: { chars: 20_000 } } });
+    expect((await sb.json(`/results/${cut.body.truncated.handle}?offset=0&length=10`)).status).toBe(200);
+    expect((await sb.json('/results/res_unknown')).status).toBe(404);
+    const reads = named(spans.getFinishedSpans(), 'results/read');
+    expect(reads.map((s) => [s.kind, s.attributes['mcp.method.name'], s.attributes['error.type']])).toEqual([
+      [SpanKind.SERVER, 'results/read', undefined],
+      [SpanKind.SERVER, 'results/read', 'RESULT_NOT_FOUND'],
+    ]);
+  });
 });

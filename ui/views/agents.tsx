@@ -13,6 +13,17 @@ interface Agent {
   keyInConfig: boolean;
   servers?: string[];
   access?: string;
+  /** A token budget's windows (issue #38): limit, spent, left, resetsAt. */
+  spent?: Partial<Record<'hour' | 'day', { limit: number; spent: number; left: number; resetsAt: string }>>;
+}
+
+/** "1 234 / 50 000 this hour, resets 13:00" per window of an agent's budget; "—" without one. */
+function budgetText(agent: Agent): string {
+  const windows = (['hour', 'day'] as const).flatMap((name) => {
+    const w = agent.spent?.[name];
+    return w ? [`${w.spent.toLocaleString()} / ${w.limit.toLocaleString()} this ${name}, resets ${clockTime(w.resetsAt)}`] : [];
+  });
+  return windows.length > 0 ? windows.join('; ') : '—';
 }
 
 interface AuditEntry {
@@ -133,6 +144,7 @@ export function AgentsView() {
               <th scope="col">Source</th>
               <th scope="col">Servers</th>
               <th scope="col">Access</th>
+              <th scope="col">Tokens</th>
               <th scope="col">Actions</th>
             </tr>
           </thead>
@@ -144,6 +156,7 @@ export function AgentsView() {
                 <td>{agent.source}</td>
                 <td>{agent.servers?.join(', ') ?? 'all'}</td>
                 <td>{agent.access ?? 'all'}</td>
+                <td class={agent.spent && Object.values(agent.spent).some((w) => w.left === 0) ? 'bad' : undefined}>{budgetText(agent)}</td>
                 <td>
                   {agent.status === 'active' && !agent.keyInConfig && (
                     <button type="button" aria-label={`Revoke ${agent.name}`} onClick={() => revoke(agent.name)}>

@@ -4,7 +4,7 @@ import type { MCPManager } from '../../upstream/manager.js';
 import { globMatcher } from '../../util/glob-matcher.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { McpLists } from './agent-lists.js';
-import { META_TOOLS, isMetaToolName } from './meta-tool-defs.js';
+import { META_TOOLS, READ_RESULT, READ_RESULT_TOOL, isMetaToolName } from './meta-tool-defs.js';
 
 /** How `/mcp` presents the tool catalogue (SPEC §13). */
 export type CatalogueMode = 'full' | 'search' | 'auto';
@@ -30,6 +30,8 @@ export interface CatalogueModeSettings {
   agentSettings?: (name: string) => { catalogue?: CatalogueMode; pinned?: readonly string[] } | undefined;
   /** The index behind `search_tools`. */
   searcher: ToolSearcher;
+  /** Whether a caller has a result kept under a handle: `read_result` is listed to it then, in every mode (issue #38). @default never */
+  hasKeptResults?: (agent: AgentRef | undefined) => boolean;
 }
 
 interface ByName {
@@ -68,6 +70,11 @@ export class CatalogueModes {
 
   /** What `tools/list` holds for `agent`: the catalogue (its view), or the meta-tools and the pinned tools. */
   tools(agent: AgentRef | undefined): Tool[] {
+    const listed = this.listed(agent);
+    return this.settings.hasKeptResults?.(agent) === true ? [...listed, READ_RESULT_TOOL] : listed;
+  }
+
+  private listed(agent: AgentRef | undefined): Tool[] {
     if (this.modeOf(agent) === 'full') return this.lists.tools(agent?.view);
     const pinned = this.pinnedOf(agent);
     const key = `${agent?.view?.key ?? '*'}\u0000${JSON.stringify(pinned)}`;
@@ -90,6 +97,8 @@ export class CatalogueModes {
    */
   isMetaCall(name: string, agent: AgentRef | undefined): boolean {
     if (!isMetaToolName(name)) return false;
+    // read_result is the meta-tool whenever the caller has no catalogue tool of that name.
+    if (name === READ_RESULT) return this.definition(name, agent) === undefined;
     return this.modeOf(agent) === 'search' || this.definition(name, agent) === undefined;
   }
 

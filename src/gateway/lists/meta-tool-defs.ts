@@ -8,6 +8,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 export const SEARCH_TOOLS = 'search_tools';
 export const DESCRIBE_TOOLS = 'describe_tools';
 export const CALL_TOOL = 'call_tool';
+export const READ_RESULT = 'read_result';
 
 /** Longest `search_tools` query, in characters. */
 export const MAX_QUERY_LENGTH = 500;
@@ -16,7 +17,7 @@ export const MAX_SEARCH_LIMIT = 50;
 /** Matches when `search_tools` is given no `limit`. */
 export const DEFAULT_SEARCH_LIMIT = 10;
 
-const NAMES: ReadonlySet<string> = new Set([SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL]);
+const NAMES: ReadonlySet<string> = new Set([SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL, READ_RESULT]);
 
 export function isMetaToolName(name: string): boolean {
   return NAMES.has(name);
@@ -73,3 +74,32 @@ export const META_TOOLS: readonly Tool[] = [
     },
   },
 ];
+
+/**
+ * Reads a result Switchboard cut to fit the caller's token cap (issue #38): listed to a caller
+ * once one of its results was cut, in every catalogue mode. The note of the cut result says how.
+ */
+export const READ_RESULT_TOOL: Tool = {
+  name: READ_RESULT,
+  title: 'Read a cut result',
+  description:
+    'Reads more of a tool result that was too long and was cut: give the handle from its note. ' +
+    'Page it by characters (offset, length) or lines (line, lines), find lines containing a text (query), ' +
+    'or take a slice of its JSON (path, e.g. "$.items[0:10].name"). A content item left out (an image) is read with item. ' +
+    'Each answer fits the same token cap and says where the next page starts.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      handle: { type: 'string', description: 'The handle from the cut result\'s note.' },
+      offset: { type: 'integer', minimum: 0, description: 'First character to read.' },
+      length: { type: 'integer', minimum: 1, description: 'How many characters to read (at most what fits the cap).' },
+      line: { type: 'integer', minimum: 1, description: 'First line to read (1-based), instead of offset.' },
+      lines: { type: 'integer', minimum: 1, description: 'How many lines to read.' },
+      query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH, description: 'Lines containing this text (case-insensitive), with two lines of context.' },
+      path: { type: 'string', description: 'A JSONPath: $, .name, [\'name\'], [3], [-1], [0:10], [*].' },
+      item: { type: 'integer', minimum: 0, description: 'A content item by index (a left-out image\'s base64 data), paged by offset and length.' },
+    },
+    required: ['handle'],
+  },
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+};

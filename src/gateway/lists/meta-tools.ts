@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { CatalogueModes } from './catalogue-mode.js';
-import { CALL_TOOL, DEFAULT_SEARCH_LIMIT, DESCRIBE_TOOLS, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT, SEARCH_TOOLS } from './meta-tool-defs.js';
+import type { ReadRequest } from '../results/result-reader.js';
+import { CALL_TOOL, DEFAULT_SEARCH_LIMIT, DESCRIBE_TOOLS, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT, READ_RESULT, SEARCH_TOOLS } from './meta-tool-defs.js';
 
 const SearchInput = z.object({
   query: z
@@ -34,6 +35,26 @@ const CallInput = z.object({
   arguments: z.record(z.string(), z.unknown(), { error: 'arguments must be an object' }).optional(),
 });
 
+const count = (field: string, min: number) => z.number({ error: `${field} must be a number` }).int(`${field} must be a whole number`).min(min, `${field} must be at least ${min}`);
+
+/** `read_result`'s input (issue #38), shared with `GET /results/:handle`'s query. */
+export const ReadInput = z
+  .object({
+    handle: z.string({ error: 'handle must be a string' }).min(1, 'handle must not be empty').max(200, 'handle is at most 200 characters'),
+    offset: count('offset', 0).optional(),
+    length: count('length', 1).optional(),
+    line: count('line', 1).optional(),
+    lines: count('lines', 1).optional(),
+    query: z.string({ error: 'query must be a string' }).min(1, 'query must not be empty').max(MAX_QUERY_LENGTH, `query must be at most ${MAX_QUERY_LENGTH} characters`).optional(),
+    path: z.string({ error: 'path must be a string' }).min(1, 'path must not be empty').max(500, 'path must be at most 500 characters').optional(),
+    item: count('item', 0).optional(),
+  })
+  .strict()
+  .refine((read) => [read.query, read.path, read.line ?? read.offset].filter((x) => x !== undefined).length <= 1, 'give one of offset/line, query or path');
+
+/** A read of a kept result as `/mcp` answers it (a tool error for a bad or unknown handle). */
+export type ResultReader = (handle: string, read: ReadRequest, ctx: ServerContext) => Promise<CallToolResult>;
+
 /** A tool call as `/mcp` answers it: the result, an `input_required` round, or a thrown JSON-RPC error. */
 export type ToolCaller = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext) => Promise<CallToolResult>;
 
@@ -41,6 +62,8 @@ export interface MetaToolDeps {
   modes: CatalogueModes;
   /** The one `tools/call` path (tool-call.ts): `call_tool` is a direct call under another name. */
   call: ToolCaller;
+  /** Reads of kept results (`read_result`, issue #38), through the gateway. */
+  read?: ResultReader;
 }
 
 /**
@@ -55,6 +78,12 @@ export async function runMetaTool(name: string, args: Record<string, unknown> | 
     const parsed = CallInput.safeParse(args ?? {});
     if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments for ${CALL_TOOL}: ${problems(parsed.error)}`);
     return deps.call(parsed.data.name, parsed.data.arguments, ctx);
+  }
+  if (name === READ_RESULT && deps.read) {
+    const parsed = ReadInput.safeParse(args ?? {});
+    if (!parsed.success) return invalid(READ_RESULT, parsed.error);
+    const { handle, ...read } = parsed.data;
+    return deps.read(handle, read, ctx);
   }
   if (name === SEARCH_TOOLS) {
     const parsed = SearchInput.safeParse(args ?? {});

@@ -9,7 +9,7 @@ import type { CallOutcome, CallTransport } from './call-metrics.js';
 /** Codes that mean the request ran out of time rather than failed. */
 const TIMEOUT_CODES = new Set(['TOOL_CALL_TIMEOUT', 'UPSTREAM_TIMEOUT', 'APPROVAL_TIMEOUT']);
 /** Codes that mean the request was refused rather than failed. */
-const DENIED_CODES = new Set(['APPROVAL_DENIED', 'AGENT_RATE_LIMITED', 'AGENT_BUSY']);
+const DENIED_CODES = new Set(['APPROVAL_DENIED', 'AGENT_RATE_LIMITED', 'AGENT_BUSY', 'BUDGET_EXCEEDED']);
 
 /** How a request ended, as the runner saw it. */
 export interface FinishedRequest {
@@ -44,6 +44,10 @@ export function auditRecordOf(finished: FinishedRequest): AuditRecord | undefine
       break;
     case 'resources/read':
       ({ uri: name } = request);
+      kind = request.method;
+      break;
+    case 'results/read':
+      ({ handle: name, read: args } = request);
       kind = request.method;
       break;
     default:

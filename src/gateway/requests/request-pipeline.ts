@@ -9,9 +9,12 @@ import { compose, contextOf, type RequestOptions, type RequestResult, type Stage
 import type { RequestMetrics } from './request-metrics.js';
 import type { AgentRequest, RequestRouter } from './request-router.js';
 import { agentLimit, type AgentLimits } from './stages/agent-limit.js';
+import type { AgentBudgets } from '../agents/agent-budgets.js';
 import { approvalHold } from './stages/approval-hold.js';
+import { budget } from './stages/budget.js';
 import { inFlight } from './stages/in-flight.js';
 import { observe } from './stages/observe.js';
+import { resultGuard, type ResultGuardDeps } from './stages/result-guard.js';
 import { route } from './stages/route.js';
 import { startupWait } from './stages/startup-wait.js';
 
@@ -35,6 +38,10 @@ export interface RequestPipelineDeps {
   limits?: AgentLimits;
   /** OpenTelemetry (issue #26): a SERVER span per request, a CLIENT span per upstream attempt. @default none */
   telemetry?: Telemetry;
+  /** Token budgets per agent (issue #38). @default none */
+  budgets?: Pick<AgentBudgets, 'has' | 'check' | 'charge'>;
+  /** The result guard and the kept results (issue #38). @default none: results pass whole */
+  results?: ResultGuardDeps;
 }
 
 /** One agent request through every stage, to its server and back. */
@@ -44,11 +51,12 @@ export type RequestPath = (request: AgentRequest, options: RequestOptions) => Pr
  * The one path of every agent request (SPEC §7, §17), for REST and `/mcp` alike, read in order:
  *
  * 1. observe — timed, counted in `/metrics`, traced, audited, however it ends;
- * 2. agent limit — the agent's rate limit and concurrency cap;
+ * 2. agent limit — the agent's rate limit and concurrency cap; then its token budget (counted after the guard);
  * 3. in flight — its own signal, cancelled by the caller, the client going away, the shutdown;
  * 4. startup wait — a name not listed yet while starting is routed again after the gate;
  * 5. approval hold — a `requireApproval` tool waits for an operator, once routed;
- * 6. route — to the owning server in the agent's view, and `Upstream.request`.
+ * 6. result guard — a result over the caller's cap is kept under a handle and cut; reads of kept results are answered here;
+ * 7. route — to the owning server in the agent's view, and `Upstream.request`.
  *
  * Observe comes first, not after the limits as SPEC §17 lists it, because a limit's refusal and
  * a request refused at shutdown are audited and counted too. A new cross-cutting rule is a new
@@ -59,8 +67,10 @@ export function createRequestPipeline(deps: RequestPipelineDeps): RequestPath {
     observe({ serverOf: (request) => deps.router.serverOf(request), metrics: deps.metrics, requestMetrics: deps.requestMetrics, ...(deps.audit ? { audit: deps.audit } : {}), ...(deps.telemetry ? { telemetry: deps.telemetry } : {}) }),
   ];
   if (deps.limits) stages.push(agentLimit(deps.limits));
+  if (deps.budgets) stages.push(budget(deps.budgets));
   stages.push(inFlight(deps.calls), startupWait({ runtime: deps.runtime, clock: deps.clock, defaultTimeoutMs: deps.defaultTimeoutMs }));
   if (deps.approvals) stages.push(approvalHold(deps.approvals));
+  if (deps.results) stages.push(resultGuard(deps.results));
   const run = compose(stages, route(deps.router));
   return (request, options) => run(contextOf(request, options));
 }

@@ -9,6 +9,7 @@ import type { Upstream } from '../../upstream/server/upstream.js';
 import type { ApprovalTarget } from '../approvals/approvals.js';
 import type { CallerChannel } from '../../upstream/transport/caller.js';
 import type { UpstreamTrace } from '../../telemetry/telemetry.js';
+import type { ReadRequest } from '../results/result-reader.js';
 
 /** A request an agent makes of the aggregate, before it is routed to a server (SPEC §7). */
 export type AgentRequest =
@@ -18,7 +19,9 @@ export type AgentRequest =
   | { method: 'completion/complete'; params: Record<string, unknown> }
   | { method: 'resources/subscribe'; uri: string }
   | { method: 'resources/unsubscribe'; uri: string }
-  | { method: 'logging/setLevel'; level: string };
+  | { method: 'logging/setLevel'; level: string }
+  /** A part of a kept result (issue #38): answered by the result guard, never sent to a server. */
+  | { method: 'results/read'; handle: string; read: ReadRequest };
 
 export interface SendOptions {
   signal?: AbortSignal;
@@ -103,6 +106,7 @@ export class RequestRouter {
       case 'prompts/get':
         return this.catalogues.prompts.get(request.name)?.server ?? '';
       case 'logging/setLevel':
+      case 'results/read':
         return '';
       case 'resources/unsubscribe':
         return this.subscriptions.get(request.uri)?.server ?? this.catalogues.resources.route(request.uri) ?? '';
@@ -128,6 +132,9 @@ export class RequestRouter {
         return this.unsubscribe(request.uri, options);
       case 'logging/setLevel':
         return this.setLogLevel(request.level, options);
+      case 'results/read':
+        // The result guard answers reads; without it (`maxResultTokens` off everywhere) nothing is kept.
+        throw new SwitchboardError('RESULT_NOT_FOUND', `No kept result "${request.handle}"`);
       case 'tools/call': {
         const route = this.route(request, options.view);
         // Held before the call's deadline starts: the deadline is the tool's, not the operator's.
@@ -232,7 +239,7 @@ export class RequestRouter {
     return {};
   }
 
-  private route(request: Exclude<AgentRequest, { method: 'logging/setLevel' | 'resources/unsubscribe' }>, view: AgentView | undefined): Route {
+  private route(request: Exclude<AgentRequest, { method: 'logging/setLevel' | 'resources/unsubscribe' | 'results/read' }>, view: AgentView | undefined): Route {
     switch (request.method) {
       case 'tools/call': {
         const tool = this.catalogues.tools.get(request.name);

@@ -7,8 +7,8 @@ import { PACKAGE_VERSION } from '../package-info.js';
 import { callerOf } from './request-agent.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
-import { runMetaTool } from '../../gateway/index.js';
-import { toolCaller } from './tool-call.js';
+import { DESCRIBE_TOOLS, runMetaTool, SEARCH_TOOLS } from '../../gateway/index.js';
+import { resultReader, toolCaller } from './tool-call.js';
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -50,6 +50,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
     // It aggregates the catalogue itself, never the meta-tools of a search mode (SPEC §13).
     const caller = callerOf(ctx, session);
     const tools = fromSwitchboard ? lists.tools(caller?.view) : modes.tools(caller);
+    await options.gateway.countDefinitions(caller, tools);
     const result = { tools, _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
     // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.
     return ctx.mcpReq.envelope ? { ...result, ...manager.listHints(DEFAULT_LIST_TTL_MS) } : result;
@@ -57,10 +58,16 @@ export function createAgentServer(options: AgentServerOptions): Server {
 
   // One call path for a direct call and for search mode's `call_tool` (tool-call.ts).
   const call = toolCaller(options);
+  const read = resultReader(options);
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
     const caller = callerOf(ctx, session);
-    if (modes.isMetaCall(name, caller)) return runMetaTool(name, args, ctx, caller, { modes, call });
+    if (modes.isMetaCall(name, caller)) {
+      const result = await runMetaTool(name, args, ctx, caller, { modes, call, read });
+      // Definitions handed out count against a budget; call_tool and read_result were counted on the request path.
+      if (name === SEARCH_TOOLS || name === DESCRIBE_TOOLS) await options.gateway.countDefinitions(caller, result);
+      return result;
+    }
     return call(name, args, ctx);
   });
 

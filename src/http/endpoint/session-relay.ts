@@ -28,6 +28,8 @@ export interface SessionRelayOptions {
   modern: ServerNotifier;
   /** Changes closer together than this produce one `list_changed` per kind and session. */
   debounceMs: number;
+  /** When `read_result` enters or leaves a caller's tools (its first result kept, its last gone; issue #38). @default never */
+  keptResultsChanged?: (listener: (agent: string | undefined) => void) => () => void;
   log: Logger;
 }
 
@@ -50,6 +52,7 @@ export class SessionRelay {
         if (kind) this.listChanged(kind);
       }),
       options.manager.onServerTraffic((event) => this.traffic(event)),
+      ...(options.keptResultsChanged ? [options.keptResultsChanged((agent) => this.toolsChangedFor(agent))] : []),
     ];
   }
 
@@ -108,6 +111,15 @@ export class SessionRelay {
     if (kind === 'tools') modern.toolsChanged();
     else if (kind === 'prompts') modern.promptsChanged();
     else modern.resourcesChanged();
+  }
+
+  /** `read_result` entered or left the tools of `agent` (undefined: sessions without an agent) only. */
+  private toolsChangedFor(agent: string | undefined): void {
+    for (const [id, session] of this.options.sessions()) {
+      if (session.state.agent?.name !== agent) continue;
+      void session.server.sendToolListChanged().catch((err: unknown) => this.options.log.debug({ session: id, err: errorMessage(err) }, 'list_changed not delivered'));
+    }
+    this.options.modern.toolsChanged();
   }
 
   private traffic(event: ServerTrafficEvent): void {

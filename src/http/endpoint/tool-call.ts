@@ -6,7 +6,7 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
-import type { ToolCaller } from '../../gateway/index.js';
+import type { ResultReader, ToolCaller } from '../../gateway/index.js';
 
 export type { ToolCaller };
 
@@ -37,6 +37,27 @@ export function toolCaller(options: AgentServerOptions): ToolCaller {
       throw toJsonRpcError(err);
     } finally {
       if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);
+    }
+  };
+}
+
+/** Codes a read of a kept result answers as a failed tool call the model can read, not a protocol error. */
+const READ_FAILURES = new Set(['RESULT_NOT_FOUND', 'RESULT_EXPIRED', 'VALIDATION_FAILED']);
+
+/**
+ * `read_result` (issue #38): a read of a kept result through the gateway (guarded, audited,
+ * traced as `results/read`). An unknown, another agent's, expired or malformed read is a tool
+ * error with its code in `_meta`; a budget or limit refusal is the protocol error a call gets.
+ */
+export function resultReader(options: AgentServerOptions): ResultReader {
+  const { gateway, session } = options;
+  return async (handle, read, ctx) => {
+    const caller = callerOf(ctx, session);
+    try {
+      return (await gateway.readResult(handle, read, { transport: 'mcp', signal: ctx.mcpReq.signal, ...(caller ? { agent: caller } : {}), ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) })) as CallToolResult;
+    } catch (err) {
+      if (isSwitchboardError(err) && READ_FAILURES.has(err.code)) return toolErrorResult(toErrorInfo(err));
+      throw toJsonRpcError(err);
     }
   };
 }

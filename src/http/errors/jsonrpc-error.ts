@@ -32,6 +32,8 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   TOOL_CHANGED: ProtocolErrorCode.InvalidParams,
   PROMPT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   RESOURCE_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  RESULT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  RESULT_EXPIRED: ProtocolErrorCode.InvalidParams,
   OAUTH_STATE_INVALID: ProtocolErrorCode.InvalidParams,
 
   MCP_SESSION_NOT_FOUND: SESSION_NOT_FOUND,
@@ -80,6 +82,7 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   LOOP_DETECTED: ProtocolErrorCode.InternalError,
   AGENT_RATE_LIMITED: ProtocolErrorCode.InternalError,
   AGENT_BUSY: ProtocolErrorCode.InternalError,
+  BUDGET_EXCEEDED: ProtocolErrorCode.InternalError,
   SERVER_BUSY: ProtocolErrorCode.InternalError,
   APPROVALS_FULL: ProtocolErrorCode.InternalError,
 };

@@ -48,6 +48,7 @@ export const AGENT_ROUTES: readonly string[] = [
   '/prompts/:name/get',
   '/resources',
   '/resources/read',
+  '/results/:handle',
   '/mcp',
   '/events',
   '/status',

@@ -2,11 +2,13 @@ import type { FastifyPluginCallback } from 'fastify';
 import { z } from 'zod';
 import { AgentNameSchema, AgentSettingsSchema } from '../../config/agent-schema.js';
 import { SwitchboardError } from '../../errors.js';
-import type { AgentRegistry } from '../../gateway/index.js';
+import type { AgentBudgets, AgentInfo, AgentRegistry, BudgetStatus } from '../../gateway/index.js';
 import { EmptyBodySchema, parseInput } from '../schemas.js';
 
 export interface AgentRoutesOptions {
   agents: Pick<AgentRegistry, 'list' | 'info' | 'add' | 'rotate' | 'revoke' | 'keysRequired' | 'operatorKeyFile'>;
+  /** Token budgets (issue #38): an agent with one shows `spent` (per window: limit, spent, left, resetsAt). @default none shown */
+  budgets?: Pick<AgentBudgets, 'status'>;
 }
 
 /**
@@ -38,14 +40,19 @@ const AgentParamsSchema = z.object({ name: z.string().min(1).max(512) });
  * of `POST /agents` and `POST /agents/:name/rotate` only: it is stored as a salted hash. The
  * registry announces each change (`agent.changed`): the event feeds of ended keys close on it.
  */
-export const agentRoutes: FastifyPluginCallback<AgentRoutesOptions> = (app, { agents }, done) => {
+export const agentRoutes: FastifyPluginCallback<AgentRoutesOptions> = (app, { agents, budgets }, done) => {
+  const withSpent = async (info: AgentInfo): Promise<AgentInfo & { spent?: BudgetStatus }> => {
+    const spent = info.budget ? await budgets?.status(info.name) : undefined;
+    return spent ? { ...info, spent } : info;
+  };
+
   const infoOf = (name: string) => {
     const info = agents.info(name);
     if (!info) throw new SwitchboardError('AGENT_NOT_FOUND', `No agent named "${name}"`);
     return info;
   };
 
-  app.get('/agents', () => ({ agents: agents.list() }));
+  app.get('/agents', async () => ({ agents: await Promise.all(agents.list().map(withSpent)) }));
 
   app.post('/agents', async (request, reply) => {
     const { name, ...settings } = parseInput(AddAgentBodySchema, request.body ?? {}, 'body');
@@ -54,7 +61,7 @@ export const agentRoutes: FastifyPluginCallback<AgentRoutesOptions> = (app, { ag
     return reply.code(201).send(open ? { ...added, firstKey: firstKeyNotice(agents.operatorKeyFile) } : added);
   });
 
-  app.get('/agents/:name', (request) => infoOf(parseInput(AgentParamsSchema, request.params, 'params').name));
+  app.get('/agents/:name', (request) => withSpent(infoOf(parseInput(AgentParamsSchema, request.params, 'params').name)));
 
   app.delete('/agents/:name', async (request) => {
     const { name } = parseInput(AgentParamsSchema, request.params, 'params');

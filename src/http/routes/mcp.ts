@@ -94,6 +94,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     sessions: () => sessions.entries(),
     modern: modern.notify,
     debounceMs: options.listChangedDebounceMs ?? 50,
+    keptResultsChanged: (listener) => gateway.onKeptResultsChanged(listener),
     log: app.log as never,
   });
 

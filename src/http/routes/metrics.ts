@@ -4,7 +4,7 @@ import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.j
 import type { MCPManager } from '../../upstream/manager.js';
 import type { CallMetrics } from '../../gateway/index.js';
 import type { InFlightCalls } from '../../gateway/index.js';
-import type { RequestMetrics } from '../../gateway/index.js';
+import type { AgentBudgets, RequestMetrics } from '../../gateway/index.js';
 import { renderTrafficMetrics } from '../metrics/traffic-metrics.js';
 import { escapeLabel } from '../../util/prometheus-label.js';
 import { processMetricsText } from '../metrics/process-metrics.js';
@@ -23,6 +23,28 @@ export interface MetricsRoutesOptions {
   startedAt: number;
   /** Server status changes, for the restart counter. */
   bus: Pick<EventBus, 'subscribe'>;
+  /** Token budgets per agent (issue #38): spent and left per window, as last read from the store. @default none */
+  budgets?: Pick<AgentBudgets, 'known'>;
+}
+
+/** `switchboard_agent_budget_tokens_{spent,left}{agent,window}` for the agents with a budget. */
+function renderBudgets(budgets: Pick<AgentBudgets, 'known'> | undefined): string[] {
+  const known = budgets?.known() ?? [];
+  if (known.length === 0) return [];
+  const lines: string[] = [];
+  for (const field of ['spent', 'left'] as const) {
+    lines.push(
+      `# HELP switchboard_agent_budget_tokens_${field} Tokens ${field === 'spent' ? 'handed to' : 'left for'} an agent with a budget in the current window (hour, day), counted across replicas, as last read.`,
+      `# TYPE switchboard_agent_budget_tokens_${field} gauge`,
+    );
+    for (const { agent, status } of known) {
+      for (const window of ['hour', 'day'] as const) {
+        const counted = status[window];
+        if (counted) lines.push(`switchboard_agent_budget_tokens_${field}{agent="${escapeLabel(agent)}",window="${window}"} ${counted[field]}`);
+      }
+    }
+  }
+  return lines;
 }
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
@@ -71,6 +93,7 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       ...servers.render(listed),
       ...metrics.render(),
       ...requestMetrics.render(),
+      ...renderBudgets(options.budgets),
       ...renderTrafficMetrics([...manager.upstreams()].map((u) => ({ server: u.name, state: u.traffic, waits: u.queueWaits }))),
       '# HELP switchboard_tool_calls_in_flight Upstream requests (tool calls, prompts, resources, …; REST and /mcp) in progress.',
       '# TYPE switchboard_tool_calls_in_flight gauge',

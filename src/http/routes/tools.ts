@@ -50,8 +50,10 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     void reply.header('etag', etag).header('cache-control', 'no-cache');
     if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send();
     const unfiltered = query.server === undefined && query.q === undefined;
-    if (!unfiltered) return reply.type(JSON_TYPE).send(cache.filteredBody(catalogue, query, view));
-    return reply.type(JSON_TYPE).send(view ? cache.viewBody(catalogue, view) : cache.fullBody(catalogue));
+    const body = !unfiltered ? cache.filteredBody(catalogue, query, view) : view ? cache.viewBody(catalogue, view) : cache.fullBody(catalogue);
+    // Definitions handed to an agent count against its token budget (issue #38).
+    await gateway.countDefinitions(request.agent, body);
+    return reply.type(JSON_TYPE).send(body);
   });
 
   // Before `/tools/:name`, so "search" is never taken for a tool's name (fastify prefers the static route anyway).
@@ -66,7 +68,9 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     }
     const allows = view && !view.everything ? (tool: BridgedTool) => view.allowsTool(tool) : undefined;
     const hits = manager.toolSearch.search(query.q, { limit: query.limit, ...(query.server !== undefined ? { server: query.server } : {}), ...(allows ? { allows } : {}) });
-    return { tools: hits.map(({ tool, score }) => ({ name: tool.name, server: tool.server, ...(tool.title !== undefined ? { title: tool.title } : {}), description: tool.description, score })) };
+    const answer = { tools: hits.map(({ tool, score }) => ({ name: tool.name, server: tool.server, ...(tool.title !== undefined ? { title: tool.title } : {}), description: tool.description, score })) };
+    await gateway.countDefinitions(request.agent, answer);
+    return answer;
   });
 
   app.get('/tools/:name', async (request) => {
@@ -81,6 +85,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
       gateway.refuseHeld(name, view);
       throw toolNotFound(name, manager.getCatalogue(), view);
     }
+    await gateway.countDefinitions(request.agent, tool);
     return tool;
   });
 

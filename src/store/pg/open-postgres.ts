@@ -11,6 +11,7 @@ import { PgOAuthStore } from './pg-oauth-store.js';
 import { PgStateStore } from './pg-state-store.js';
 import { PgToolCacheStore } from './pg-tool-cache-store.js';
 import { PgToolPinStore } from './pg-tool-pin-store.js';
+import { PgBudgetStore } from './pg-budget-store.js';
 import { withoutPassword } from './pg-url.js';
 
 export interface OpenPostgresOptions extends PgBackendOptions {
@@ -54,6 +55,7 @@ export async function openPostgresStores(url: string, options: OpenPostgresOptio
     credentials: oauth.credentials,
     agents: new PgAgentStore(backend),
     pins: new PgToolPinStore(backend),
+    budgets: new PgBudgetStore(backend),
     audit,
     warnings: [],
     liveWarnings: () => backend.warnings(),

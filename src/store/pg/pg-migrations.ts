@@ -122,6 +122,21 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 2,
+    name: 'create-budget-usage',
+    // Token budgets per agent (issue #38 item 4), counted by every replica in the same rows.
+    sql: `
+      CREATE TABLE budget_usage (
+        agent      text   NOT NULL,
+        "window"   text   NOT NULL,
+        tokens     bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (agent, "window")
+      );
+      CREATE INDEX budget_usage_updated ON budget_usage (updated_at);
+    `,
+  },
 ];
 
 /** The advisory lock key every replica migrates under (any fixed 64-bit number; "switchbd"). */

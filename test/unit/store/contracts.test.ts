@@ -17,6 +17,8 @@ import { describeAuditContract } from './contracts/audit-contract.js';
 import { describePinContract } from './contracts/pin-contract.js';
 import { MemoryToolPinStore } from '../../../src/store/tool-pin-store.js';
 import { openAuditStore } from '../../../src/store/audit-store.js';
+import { MemoryBudgetStore } from '../../../src/store/budget-store.js';
+import { describeBudgetContract } from './contracts/budget-contract.js';
 
 /**
  * Every backend of every store port against the port's contract: SQLite (file and in memory),
@@ -83,6 +85,10 @@ describeAgentContract('PostgreSQL', async () => (await postgresStores()).agents)
 describePinContract('memory', async () => new MemoryToolPinStore());
 describePinContract('SQLite file', async () => sqliteFile().pins);
 describePinContract('PostgreSQL', async () => (await postgresStores()).pins);
+
+describeBudgetContract('memory', async () => new MemoryBudgetStore());
+describeBudgetContract('SQLite file', async () => sqliteFile().budgets!);
+describeBudgetContract('PostgreSQL', async () => (await postgresStores()).budgets!);
 
 describeAuditContract('SQLite file', async () => sqliteFile().audit);
 describeAuditContract('SQLite in memory', async () => {

@@ -64,6 +64,7 @@ describe('the caller of a 2026-07-28 request (issue #34 item 5.4)', () => {
       manager: { capabilities: () => ({}), instanceAd: () => ({}) },
       runtime: { state: 'ready' },
       modes: { tools: (caller?: { name: string }) => [{ name: `for_${caller?.name ?? 'operator'}`, inputSchema: { type: 'object' } }] },
+      gateway: { countDefinitions: async () => undefined },
     } as unknown as AgentServerOptions;
     const pool = new ModernServers(options);
     const server = pool.take();

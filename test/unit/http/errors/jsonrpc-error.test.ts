@@ -19,6 +19,8 @@ const NOT_INTERNAL: Partial<Record<ErrorCode, number>> = {
   TOOL_CHANGED: ProtocolErrorCode.InvalidParams,
   PROMPT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   RESOURCE_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  RESULT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  RESULT_EXPIRED: ProtocolErrorCode.InvalidParams,
   OAUTH_STATE_INVALID: ProtocolErrorCode.InvalidParams,
   MCP_SESSION_NOT_FOUND: -32001,
   MCP_SESSION_REQUIRED: -32000,
