@@ -13,6 +13,7 @@ import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
 import { closed, collectUntil, nextEvent, openEvents, received } from '../helpers/events.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 import { createDatabase } from '../helpers/postgres-server.js';
 import { prepareClusterDatabase } from '../helpers/cluster.js';
 
@@ -28,24 +29,48 @@ interface Replica {
   id: string;
 }
 
-async function twoReplicas(servers: Record<string, ServerConfig> = { echo: fixtureServerConfig('echo-stdio') }): Promise<[Replica, Replica]> {
-  const db = await createDatabase(inject('postgresUrl'));
-  onTestFinished(() => db.drop());
-  await prepareClusterDatabase(db.url);
-  const sealKey = randomBytes(32);
-  const start = async (): Promise<Replica> => {
-    const pool = new pg.Pool({ connectionString: db.url, max: 4 });
-    const settings: ClusterSettings = { connectionString: db.url, pool, replicaId: newReplicaId(), sealKey };
-    const sb = await startDaemon({ servers, deps: { cluster: settings } });
-    // Closed after the daemon (onTestFinished runs in reverse order).
-    onTestFinished(() => pool.end());
-    return { sb, id: settings.replicaId };
-  };
-  const a = await start();
-  const b = await start();
-  // Registered after the daemons: runs first, so the pools end after the daemons closed.
-  return [a, b];
+interface ReplicaPair {
+  replicas: [Replica, Replica];
+  /** Closes both daemons, then their pools, then drops the database. */
+  close(): Promise<void>;
 }
+
+async function replicaPair(servers: Record<string, ServerConfig>): Promise<ReplicaPair> {
+  const db = await createDatabase(inject('postgresUrl'));
+  const pools: pg.Pool[] = [];
+  const replicas: Replica[] = [];
+  const close = async (): Promise<void> => {
+    for (const { sb } of replicas) await sb.close();
+    for (const pool of pools) await pool.end();
+    await db.drop();
+  };
+  try {
+    await prepareClusterDatabase(db.url);
+    const sealKey = randomBytes(32);
+    for (let i = 0; i < 2; i += 1) {
+      const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+      pools.push(pool);
+      const settings: ClusterSettings = { connectionString: db.url, pool, replicaId: newReplicaId(), sealKey };
+      replicas.push({ sb: await startDaemon({ servers, deps: { cluster: settings }, lifetime: 'manual' }), id: settings.replicaId });
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { replicas: replicas as [Replica, Replica], close };
+}
+
+const ECHO_ONLY: Record<string, ServerConfig> = { echo: fixtureServerConfig('echo-stdio') };
+
+/** Two replicas of their own for this test, closed when it finishes. */
+async function twoReplicas(servers: Record<string, ServerConfig> = ECHO_ONLY): Promise<[Replica, Replica]> {
+  const pair = await replicaPair(servers);
+  onTestFinished(() => pair.close());
+  return pair.replicas;
+}
+
+/** Two replicas with echo, shared by the tests that only read through them (status, a session, refused proofs). */
+const sharedPair = sharedByTests(() => replicaPair(ECHO_ONLY), (pair) => pair.close());
 
 /** The next event of `type` from `replica` on the feed, within `ms`. */
 async function nextFrom(feed: WebSocket, type: string, replica: string, ms: number): Promise<Record<string, unknown>> {
@@ -55,7 +80,7 @@ async function nextFrom(feed: WebSocket, type: string, replica: string, ms: numb
 
 describe('replicas on one PostgreSQL database', () => {
   it('lists every replica by heartbeat in /status, each with its view of its servers', async () => {
-    const [a, b] = await twoReplicas();
+    const [a, b] = (await sharedPair()).replicas;
     for (const { sb } of [a, b]) {
       const { body } = await sb.json<{ replicas: Array<{ id: string; live: boolean; self: boolean; url: string; servers: Array<{ name: string; status: string }> }> }>('/status');
       expect(body.replicas.map((r) => r.id).sort()).toEqual([a.id, b.id].sort());
@@ -114,7 +139,7 @@ describe('replicas on one PostgreSQL database', () => {
   });
 
   it('a 2025-era session made on one replica keeps working when its requests reach the other', async () => {
-    const [a, b] = await twoReplicas();
+    const [a, b] = (await sharedPair()).replicas;
     const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
     onTestFinished(() => client.close());
     let n = 0;
@@ -193,7 +218,7 @@ describe('replicas on one PostgreSQL database', () => {
   });
 
   it('refuses a forwarded request whose proof is forged or stale: Host and Origin are checked as for anyone', async () => {
-    const [a, b] = await twoReplicas();
+    const [a, b] = (await sharedPair()).replicas;
     const bHost = new URL(b.sb.url).host;
     const headers = { host: bHost, 'x-switchboard-forwarded-from': b.id };
     for (const proof of [`${Date.now()}.AAAA`, `${Date.now() - 120_000}.${'A'.repeat(43)}`]) {
