@@ -13,8 +13,9 @@ export async function addAgentKey(d: TestDaemon, body: Record<string, unknown>):
 }
 
 /** A daemon with the operator token and two real rich fixtures, `alpha` and `beta` (tools, prompts, resources, templates each). */
-export function startTwoRichServers(): Promise<TestDaemon> {
+export function startTwoRichServers(lifetime: 'test' | 'manual' = 'test'): Promise<TestDaemon> {
   return startDaemon({
+    lifetime,
     servers: {
       alpha: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'alpha' } }),
       beta: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'beta' } }),

@@ -4,6 +4,7 @@ import { deferred } from '../../src/util/deferred.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { nextEvent, openEvents, received } from '../helpers/events.js';
 import { addAgentKey, startTwoRichServers } from '../helpers/agents.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 /**
  * Issue #22 item 3: an agent sees only its view on every list (REST, `/mcp` in both eras, the
@@ -31,8 +32,8 @@ async function as<T = unknown>(d: TestDaemon, key: string, path: string, init: R
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
 }
 
-async function setUp(): Promise<{ d: TestDaemon; alpha: string; reader: string }> {
-  const d = await startTwoRichServers();
+async function setUp(lifetime: 'test' | 'manual' = 'test'): Promise<{ d: TestDaemon; alpha: string; reader: string }> {
+  const d = await startTwoRichServers(lifetime);
   const add = (body: Record<string, unknown>): Promise<string> => addAgentKey(d, body);
   const alpha = await add({ name: 'alpha', servers: ['alpha'], tools: ['mcp_alpha_*'], exclude: ['mcp_alpha_ask_*'] });
   const reader = await add({ name: 'reader', servers: ['alpha', 'beta'], access: 'read' });
@@ -57,9 +58,12 @@ async function connect(d: TestDaemon, key: string, mode: Era): Promise<Client> {
 const names = (items: Array<{ name: string }>): string[] => items.map((item) => item.name).sort();
 const uris = (items: Array<{ uri?: string; uriTemplate?: string }>): string[] => items.map((item) => item.uri ?? item.uriTemplate ?? '').sort();
 
+/** The set-up of the tests that only list through it (views, ETags). */
+const sharedSetUp = sharedByTests(() => setUp('manual'), ({ d }) => d.close());
+
 describe('agent views', () => {
   it('each agent sees exactly its view on every list: REST and /mcp in both eras', async () => {
-    const { d, alpha, reader } = await setUp();
+    const { d, alpha, reader } = await sharedSetUp();
     const tools = (await d.json<{ tools: Listed[] }>('/tools')).body.tools;
     const prompts = (await d.json<{ prompts: Listed[] }>('/prompts')).body.prompts;
     const resources = (await d.json<{ resources: Array<Listed & { uri: string }>; resourceTemplates: Array<Listed & { uriTemplate: string }> }>('/resources')).body;
@@ -97,7 +101,7 @@ describe('agent views', () => {
   });
 
   it('GET /tools has an ETag per view, and never answers 304 across views', async () => {
-    const { d, alpha, reader } = await setUp();
+    const { d, alpha, reader } = await sharedSetUp();
     const a = await as(d, alpha, '/tools');
     const r = await as(d, reader, '/tools');
     const operator = await d.json('/tools');
