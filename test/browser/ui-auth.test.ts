@@ -144,6 +144,25 @@ describe('the dashboard with a key configured', () => {
     await second.waitFor({ state: 'detached' });
   });
 
+  it('shows what an agent with a token budget has spent this hour against its limit, and a dash for one without (issue #38 item 4)', async () => {
+    const key = await addAgentKey(d, { name: 'thrifty', budget: { tokensPerHour: 50_000 } });
+    const call = await fetch(`${d.url}/tools/mcp_echo_echo/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { text: 'counted' } }),
+    });
+    expect(call.status).toBe(200);
+    const { body } = await d.json<{ spent?: { hour?: { spent: number } } }>('/agents/thrifty');
+    const spent = body.spent?.hour?.spent ?? 0;
+    expect(spent).toBeGreaterThan(0);
+    // Shown afresh: away from the Agents view and back.
+    await view('Servers');
+    await view('Agents');
+    const cell = page.locator('tr[data-agent="thrifty"] td').nth(4);
+    await expect.poll(() => cell.textContent()).toMatch(new RegExp(`^${spent.toLocaleString('en-US')} / 50,000 this hour, resets \\d`));
+    expect(await page.locator('tr[data-agent="careful"] td').nth(4).textContent()).toBe('—');
+  });
+
   it('approves a held tool (its definition changed after it was served)', async () => {
     const changed = await d.json('/tools/mcp_pin_mutate/call', { method: 'POST', body: { arguments: { description: 'Target, changed' } } });
     expect(changed.status).toBe(200);
