@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_ANSWER_BYTES, SearchConfigSchema } from './search-schema.js';
 import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
@@ -216,6 +217,8 @@ export const DaemonConfigSchema = z
     searchAbove: z.number().int().nonnegative().default(40),
     /** Tools listed beside the meta-tools in `search` mode, as globs over exposed names. @default [] */
     pinned: z.array(NameGlob).default([]),
+    /** Tool search (issue #37); see search-schema.ts. @default { answerBytes: 12288 } */
+    search: SearchConfigSchema.default({ answerBytes: DEFAULT_ANSWER_BYTES }),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),

@@ -112,7 +112,7 @@ export class Gateway {
     const { searcher, ...catalogue } = deps.catalogue ?? {};
     this.modes = new CatalogueModes(this.lists, manager, {
       ...catalogue,
-      searcher: searcher ?? ((query, options) => manager.toolSearch.search(query, options)),
+      searcher: searcher ?? ((query, options) => manager.toolSearch.rank(query, options)),
       // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
       agentSettings: (name) => agents.get(name)?.settings,
     });

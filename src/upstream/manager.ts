@@ -65,7 +65,11 @@ export class MCPManager {
     this.catalogues = new Catalogues(
       (event) => this.emit(event),
       () => this.identity.id,
-      (kind) => this.traffic.emit({ type: 'list.changed', kind }),
+      (kind) => {
+        // The search index follows the tool list in the background, one server at a time (issue #37).
+        if (kind === 'tools') this.toolSearch.schedule();
+        this.traffic.emit({ type: 'list.changed', kind });
+      },
       new ToolPins({ ...(options.pins ? { store: options.pins } : {}), ...(options.pinTools ? { mode: options.pinTools } : {}), log: this.log, publish: (event) => this.emit(event) }),
     );
     this.toolSearch = new ToolSearch(this.catalogues.tools);

@@ -5,19 +5,12 @@ import { globMatcher } from '../../util/glob-matcher.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { McpLists } from './agent-lists.js';
 import { META_TOOLS, isMetaToolName } from './meta-tool-defs.js';
+import { answerSearch, type SearchAnswer, type ToolSearcher } from './search-ranking.js';
 
 /** How `/mcp` presents the tool catalogue (SPEC §13). */
 export type CatalogueMode = 'full' | 'search' | 'auto';
 
-export interface ToolSearchQuery {
-  limit: number;
-  server?: string;
-  /** Only tools it allows are returned (the caller's view). */
-  allows?: (tool: BridgedTool) => boolean;
-}
-
-/** The ranked search `search_tools` answers from: best first. */
-export type ToolSearcher = (query: string, options: ToolSearchQuery) => Array<{ tool: BridgedTool; score: number }>;
+export type { ToolSearchQuery, ToolSearcher } from './search-ranking.js';
 
 export interface CatalogueModeSettings {
   /** @default "auto" */
@@ -30,6 +23,10 @@ export interface CatalogueModeSettings {
   agentSettings?: (name: string) => { catalogue?: CatalogueMode; pinned?: readonly string[] } | undefined;
   /** The index behind `search_tools`. */
   searcher: ToolSearcher;
+  /** The byte budget of a search answer (matches and map). @default 12288 */
+  answerBytes?: number;
+  /** What a server says of itself, shown beside its name in the map. */
+  aboutServer?: (server: string) => string | undefined;
 }
 
 interface ByName {
@@ -106,16 +103,26 @@ export class CatalogueModes {
     return entry.tools.get(name);
   }
 
-  /** The best matches for `query` in `agent`'s view, as the full list defines them. */
-  search(query: string, limit: number, server: string | undefined, agent: AgentRef | undefined): Tool[] {
+  /**
+   * The best matches for `query` in `agent`'s view, as the full list defines them, and the map of
+   * the other likely tools (issue #37): what `search_tools` answers.
+   */
+  search(query: string, limit: number, server: string | undefined, agent: AgentRef | undefined): SearchAnswer<Tool> {
+    return this.answer(query, limit, server, agent, (hit) => this.definition(hit.tool.name, agent));
+  }
+
+  /** The same ranking and map with each match as `toRow` shows it (`GET /tools/search`). */
+  answer<T extends { name: string }>(
+    query: string,
+    limit: number,
+    server: string | undefined,
+    agent: AgentRef | undefined,
+    toRow: (hit: { tool: BridgedTool; score: number }) => T | undefined,
+  ): SearchAnswer<T> {
     const view = agent?.view;
-    const hits = this.settings.searcher(query, { limit, ...(server !== undefined ? { server } : {}), ...(view ? { allows: (tool) => view.allowsTool(tool) } : {}) });
-    const found: Tool[] = [];
-    for (const { tool } of hits) {
-      const definition = this.definition(tool.name, agent);
-      if (definition && found.length < limit) found.push(definition);
-    }
-    return found;
+    const allows = view && !view.everything ? (tool: BridgedTool): boolean => view.allowsTool(tool) : undefined;
+    const request = { query, limit, server, allows, budget: this.settings.answerBytes };
+    return answerSearch(this.settings.searcher, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer);
   }
 
   private pinnedOf(agent: AgentRef | undefined): readonly string[] {
