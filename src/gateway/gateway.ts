@@ -27,7 +27,7 @@ export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSe
 
 export interface GatewayDeps {
   /** The upstream side: the catalogues and upstreams requests are routed by, the lists and the search index. */
-  manager: Pick<MCPManager, 'catalogues' | 'upstream' | 'upstreams' | 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'toolSearch'>;
+  manager: Pick<MCPManager, 'catalogues' | 'upstream' | 'upstreams' | 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'toolSearch' | 'aboutServer'>;
   /** Before the startup gate lists are partial and names may be missing: the gateway waits for it. */
   runtime: StartupState;
   /** Agents and keys, the operator key included (issue #22). */
@@ -113,6 +113,7 @@ export class Gateway {
     this.modes = new CatalogueModes(this.lists, manager, {
       ...catalogue,
       searcher: searcher ?? ((query, options) => manager.toolSearch.rank(query, options)),
+      aboutServer: (server) => manager.aboutServer(server),
       // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
       agentSettings: (name) => agents.get(name)?.settings,
     });

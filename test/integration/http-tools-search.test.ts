@@ -22,6 +22,7 @@ interface Hit {
 }
 interface Related {
   server: string;
+  about?: string;
   tools: Array<{ name: string; about: string }>;
   names: string[];
   more: number;
@@ -36,7 +37,7 @@ function setUp(): Promise<{ d: TestDaemon; alpha: string; reader: string }> {
   return (shared ??= (async () => {
     const d = await startDaemon({
       servers: {
-        alpha: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'alpha' } }),
+        alpha: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'alpha', INSTRUCTIONS: 'A workbench for quokka husbandry. Use it for everything.' } }),
         beta: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'beta' } }),
       },
       config: { token: OPERATOR_TOKEN },
@@ -128,6 +129,12 @@ describe('GET /tools/search', () => {
     );
     expect(first?.more).toBe(0);
     expect(Buffer.byteLength(JSON.stringify(answer))).toBeLessThanOrEqual(12_288);
+
+    // What a server says of itself (its instructions) is searched, and heads its part of the map.
+    const husbandry = (await search<{ tools: Hit[]; related: Related[] }>(d, 'q=quokka+husbandry&limit=1')).body;
+    expect(husbandry.tools.map((t) => t.server)).toEqual(['alpha']);
+    expect(husbandry.related[0]).toMatchObject({ server: 'alpha', about: 'A workbench for quokka husbandry.' });
+    expect(husbandry.related.map((group) => group.server)).toEqual(['alpha']);
 
     const seen = (await search<{ tools: Hit[]; related: Related[] }>(d, 'q=progress&limit=1', alpha)).body;
     for (const group of seen.related) {

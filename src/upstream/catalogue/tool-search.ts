@@ -48,8 +48,8 @@ const SYNONYM_WEIGHT = 0.3;
  */
 export class ToolSearch {
   private readonly index: SearchIndex;
-  /** server → the catalogue revision its segment was built from. */
-  private readonly revisions = new Map<string, number>();
+  /** server → the catalogue revision and the server's own words its segment was built from. */
+  private readonly revisions = new Map<string, { revision: number; about: string | undefined }>();
   private syncedVersion = -1;
   private indexedCount = 0;
   private scheduled = false;
@@ -118,13 +118,15 @@ export class ToolSearch {
     }
     for (const server of present) {
       const revision = this.catalogue.revisionOf(server);
-      if (this.revisions.get(server) === revision) continue;
+      const about = this.aboutOf(server);
+      const known = this.revisions.get(server);
+      if (known?.revision === revision && known.about === about) continue;
       if (indexedOne && performance.now() - started >= budgetMs) return true;
       indexedOne = true;
       const tools = this.catalogue.itemsOf(server);
-      this.index.setServer(server, tools, this.aboutOf(server));
+      this.index.setServer(server, tools, about);
       this.indexedCount += tools.length;
-      this.revisions.set(server, revision);
+      this.revisions.set(server, { revision, about });
     }
     this.syncedVersion = this.catalogue.version;
     return false;

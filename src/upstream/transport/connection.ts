@@ -38,6 +38,7 @@ export class McpServerConnection implements ServerConnection {
   readonly verdict: EraVerdict;
   readonly verdictFromCache: boolean;
   readonly serverInfo?: { name: string; version: string; title?: string };
+  readonly instructions?: string;
   readonly capabilities?: ServerCapabilities;
   readonly pid?: number;
   readonly stderr: StderrRing;
@@ -59,6 +60,8 @@ export class McpServerConnection implements ServerConnection {
     this.verdictFromCache = parts.fromCache;
     this.stderr = parts.stderr;
     this.serverInfo = parts.client.getServerVersion();
+    const instructions = parts.client.getInstructions();
+    if (instructions) this.instructions = instructions;
     this.capabilities = parts.client.getServerCapabilities();
     if (parts.transport instanceof StdioProcessTransport) this.pid = parts.transport.pid;
     parts.client.onclose = () => this.#onTransportClosed();
