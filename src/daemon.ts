@@ -12,6 +12,7 @@ import type { DaemonConfig } from './config/schema.js';
 import { SecretValues } from './config/secret-values.js';
 import type { DiscoveryResult } from './config/types.js';
 import { EventBus } from './events/event-bus.js';
+import { setUpSearch } from './gateway/lists/search-setup.js';
 import { AgentRegistry } from './gateway/agents/agent-registry.js';
 import { operatorKeyPath } from './gateway/agents/operator-key.js';
 import { Approvals } from './gateway/approvals/approvals.js';
@@ -269,11 +270,14 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
 
 
   const shutdown = new AbortController();
+  // BM25 alone, or hybrid with the operator's embeddings endpoint, vectors cached in the store (issue #37).
+  const search = setUpSearch(config.search, { manager, state: cache.state, subscribe: (listener) => bus.subscribe(listener) });
   const gateway = new Gateway({
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,
     auditRequests: config.audit?.enabled !== false,
-    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes },
+    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes, ...(search.searcher ? { searcher: search.searcher } : {}) },
+    searchHealth: search.health,
     ...(telemetry ? { telemetry } : {}),
   });
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });

@@ -11,6 +11,7 @@ import type { AgentView } from './agents/agent-view.js';
 import type { Approvals } from './approvals/approvals.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { McpLists } from './lists/agent-lists.js';
+import type { SearchHealth } from './lists/search-setup.js';
 import { CatalogueModes, type CatalogueModeSettings, type ToolSearcher } from './lists/catalogue-mode.js';
 import { settleStartup, type StartupState } from './lists/startup-wait.js';
 import { ToolListCache } from './lists/tool-list-cache.js';
@@ -45,6 +46,8 @@ export interface GatewayDeps {
   telemetry?: Telemetry;
   /** Catalogue modes (SPEC §13): `full`, `search` or `auto`, `searchAbove`, `pinned`, the searcher. @default auto, 40, none */
   catalogue?: CatalogueOptions;
+  /** How tool search ranks, for `/status` (issue #37). @default BM25 alone */
+  searchHealth?: () => SearchHealth;
   /** Time of the startup wait's deadline. @default the system clock */
   clock?: Clock;
 }
@@ -81,8 +84,11 @@ export class Gateway {
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
 
+  private readonly searchHealthOf: (() => SearchHealth) | undefined;
+
   constructor(deps: GatewayDeps) {
     const { manager, agents } = deps;
+    this.searchHealthOf = deps.searchHealth;
     this.agents = agents;
     this.approvals = deps.approvals;
     this.audit = deps.audit;
@@ -117,6 +123,11 @@ export class Gateway {
       // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
       agentSettings: (name) => agents.get(name)?.settings,
     });
+  }
+
+  /** How tool search ranks now, and the embeddings' state when it has them (`/status`). */
+  searchHealth(): SearchHealth {
+    return this.searchHealthOf?.() ?? { ranking: 'bm25' };
   }
 
   /** Whether any key exists (a `token`, or an agent): without one, loopback trust. */

@@ -154,7 +154,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }
 
   void app.register(healthRoutes, { runtime });
-  void app.register(statusRoutes, { manager, runtime, startedAt, agents, ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
+  void app.register(statusRoutes, { manager, runtime, startedAt, agents, search: () => gateway.searchHealth(), ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
   void app.register(agentRoutes, { agents });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, gateway });

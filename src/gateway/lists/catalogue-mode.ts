@@ -107,7 +107,7 @@ export class CatalogueModes {
    * The best matches for `query` in `agent`'s view, as the full list defines them, and the map of
    * the other likely tools (issue #37): what `search_tools` answers.
    */
-  search(query: string, limit: number, server: string | undefined, agent: AgentRef | undefined): SearchAnswer<Tool> {
+  search(query: string, limit: number, server: string | undefined, agent: AgentRef | undefined): Promise<SearchAnswer<Tool>> {
     return this.answer(query, limit, server, agent, (hit) => this.definition(hit.tool.name, agent));
   }
 
@@ -118,7 +118,7 @@ export class CatalogueModes {
     server: string | undefined,
     agent: AgentRef | undefined,
     toRow: (hit: { tool: BridgedTool; score: number }) => T | undefined,
-  ): SearchAnswer<T> {
+  ): Promise<SearchAnswer<T>> {
     const view = agent?.view;
     const allows = view && !view.everything ? (tool: BridgedTool): boolean => view.allowsTool(tool) : undefined;
     const request = { query, limit, server, allows, budget: this.settings.answerBytes };

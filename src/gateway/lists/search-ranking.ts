@@ -18,8 +18,8 @@ export interface ToolRanking {
   servers: Array<{ server: string; score: number }>;
 }
 
-/** The ranked index `search_tools` and `GET /tools/search` answer from. */
-export type ToolSearcher = (query: string, options: ToolSearchQuery) => ToolRanking;
+/** The ranked index `search_tools` and `GET /tools/search` answer from (async when it asks an embeddings endpoint). */
+export type ToolSearcher = (query: string, options: ToolSearchQuery) => ToolRanking | Promise<ToolRanking>;
 
 /** What a search answers: the matches as the caller sees them, and the map of the rest. */
 export interface SearchAnswer<T> {
@@ -42,15 +42,15 @@ export interface SearchRequest {
  * `toMatch` shows them (a hit it refuses is left out), the map from the rest of the ranking and
  * the tools of its servers in the caller's view, within the byte budget.
  */
-export function answerSearch<T extends { name: string }>(
+export async function answerSearch<T extends { name: string }>(
   searcher: ToolSearcher,
   request: SearchRequest,
   toMatch: (hit: { tool: BridgedTool; score: number }) => T | undefined,
   itemsOf: (server: string) => readonly BridgedTool[],
   aboutOf?: (server: string) => string | undefined,
-): SearchAnswer<T> {
+): Promise<SearchAnswer<T>> {
   const { query, limit, server, allows } = request;
-  const ranking = searcher(query, { limit: limit + NEXT_CANDIDATES, ...(server !== undefined ? { server } : {}), ...(allows ? { allows } : {}) });
+  const ranking = await searcher(query, { limit: limit + NEXT_CANDIDATES, ...(server !== undefined ? { server } : {}), ...(allows ? { allows } : {}) });
   const matches: T[] = [];
   let used = 0;
   for (const hit of ranking.tools) {

@@ -64,7 +64,7 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
       throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${query.server}"`);
     }
     // The ranking and neighbourhood map of `search_tools` (issue #37), each match as a row.
-    return gateway.modes.answer(query.q, query.limit, query.server, request.agent, ({ tool, score }) => ({
+    return await gateway.modes.answer(query.q, query.limit, query.server, request.agent, ({ tool, score }) => ({
       name: tool.name,
       server: tool.server,
       ...(tool.title !== undefined ? { title: tool.title } : {}),
