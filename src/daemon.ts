@@ -271,12 +271,12 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
 
   const shutdown = new AbortController();
   // BM25 alone, or hybrid with the operator's embeddings endpoint, vectors cached in the store (issue #37).
-  const search = setUpSearch(config.search, { manager, state: cache.state, subscribe: (listener) => bus.subscribe(listener) });
+  const search = setUpSearch(config.search, { manager, state: cache.state, audit: config.audit?.enabled !== false ? cache.audit : undefined, subscribe: (listener) => bus.subscribe(listener) });
   const gateway = new Gateway({
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,
     auditRequests: config.audit?.enabled !== false,
-    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes, ...(search.searcher ? { searcher: search.searcher } : {}) },
+    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes, usage: search.usage, ...(search.searcher ? { searcher: search.searcher } : {}) },
     searchHealth: search.health,
     ...(telemetry ? { telemetry } : {}),
   });

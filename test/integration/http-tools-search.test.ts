@@ -136,6 +136,16 @@ describe('GET /tools/search', () => {
     expect(husbandry.related[0]).toMatchObject({ server: 'alpha', about: 'A workbench for quokka husbandry.' });
     expect(husbandry.related.map((group) => group.server)).toEqual(['alpha']);
 
+    // An agent's recent calls lift its ranking (issue #37 item 4): two equal matches, the one it called first.
+    const both = await addAgentKey(d, { name: 'both', servers: ['alpha', 'beta'] });
+    const asBoth = { authorization: `Bearer ${both}` };
+    expect((await search(d, 'q=send+progress+notifications&limit=2', both)).body.tools.map((t) => t.name)).toEqual(['mcp_alpha_progress', 'mcp_beta_progress']);
+    const called = await d.fetch('/tools/mcp_beta_progress/call', { method: 'POST', headers: { ...asBoth, 'content-type': 'application/json' }, body: '{"arguments":{"steps":1}}' });
+    expect(called.status).toBe(200);
+    // The call returned by the search is its hit, seen once the audit has recorded the call.
+    await expect.poll(async () => (await d.json<{ search: { conversions: { hits: number } } }>('/status')).body.search.conversions.hits, { interval: 100, timeout: 10_000 }).toBe(1);
+    expect((await search(d, 'q=send+progress+notifications&limit=2', both)).body.tools.map((t) => t.name)).toEqual(['mcp_beta_progress', 'mcp_alpha_progress']);
+
     const seen = (await search<{ tools: Hit[]; related: Related[] }>(d, 'q=progress&limit=1', alpha)).body;
     for (const group of seen.related) {
       expect(group.server).toBe('alpha');

@@ -1,5 +1,4 @@
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
-import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startEmbeddingsServer } from '../helpers/embeddings-server.js';
@@ -15,15 +14,14 @@ import { fixtureServerConfig } from '../helpers/fixtures.js';
 interface SearchStatus {
   ranking: string;
   embeddings?: { model: string; vectors: number; tools: number; warning?: string };
+  conversions?: { searches: number; hits: number };
 }
 
-/** `/status` read every 100 ms until `done` holds (the vectors are filled in the background). */
+/** `/status` `search`, read every 100 ms until `done` holds (the vectors are filled in the background). */
 async function statusWhen(d: TestDaemon, done: (search: SearchStatus) => boolean): Promise<SearchStatus> {
-  for (let i = 0; ; i++) {
-    const { search } = (await d.json<{ search: SearchStatus }>('/status')).body;
-    if (done(search) || i === 100) return search;
-    await delay(100);
-  }
+  const read = async (): Promise<SearchStatus> => (await d.json<{ search: SearchStatus }>('/status')).body.search;
+  await expect.poll(async () => done(await read()), { interval: 100, timeout: 10_000 }).toBe(true);
+  return read();
 }
 
 describe('tool search with an embeddings endpoint', () => {
@@ -36,7 +34,7 @@ describe('tool search with an embeddings endpoint', () => {
     });
 
     const ready = await statusWhen(d, (search) => (search.embeddings?.vectors ?? 0) > 0 && search.embeddings?.vectors === search.embeddings?.tools);
-    expect(ready).toEqual({ ranking: 'hybrid', embeddings: { model: 'fixture-1', vectors: ready.embeddings?.tools, tools: ready.embeddings?.tools } });
+    expect(ready).toEqual({ ranking: 'hybrid', embeddings: { model: 'fixture-1', vectors: ready.embeddings?.tools, tools: ready.embeddings?.tools }, conversions: { searches: 0, hits: 0 } });
     expect(endpoint.requests.every((request) => request.model === 'fixture-1')).toBe(true);
 
     // "how far along" shares no word with "Sends `steps` progress notifications".

@@ -6,6 +6,7 @@ import type { AgentRef } from '../agents/agent-ref.js';
 import type { McpLists } from './agent-lists.js';
 import { META_TOOLS, isMetaToolName } from './meta-tool-defs.js';
 import { answerSearch, type SearchAnswer, type ToolSearcher } from './search-ranking.js';
+import type { UsageBoost } from './usage-boost.js';
 
 /** How `/mcp` presents the tool catalogue (SPEC §13). */
 export type CatalogueMode = 'full' | 'search' | 'auto';
@@ -27,6 +28,8 @@ export interface CatalogueModeSettings {
   answerBytes?: number;
   /** What a server says of itself, shown beside its name in the map. */
   aboutServer?: (server: string) => string | undefined;
+  /** An agent's recent calls and pinned tools lift their rank; its searches' hits are counted (issue #37). */
+  usage?: UsageBoost;
 }
 
 interface ByName {
@@ -112,7 +115,7 @@ export class CatalogueModes {
   }
 
   /** The same ranking and map with each match as `toRow` shows it (`GET /tools/search`). */
-  answer<T extends { name: string }>(
+  async answer<T extends { name: string }>(
     query: string,
     limit: number,
     server: string | undefined,
@@ -122,7 +125,13 @@ export class CatalogueModes {
     const view = agent?.view;
     const allows = view && !view.everything ? (tool: BridgedTool): boolean => view.allowsTool(tool) : undefined;
     const request = { query, limit, server, allows, budget: this.settings.answerBytes };
-    return answerSearch(this.settings.searcher, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer);
+    const { usage, searcher } = this.settings;
+    if (!usage || !agent) return answerSearch(searcher, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer);
+    const pinned = globMatcher(this.pinnedOf(agent));
+    const boosted: ToolSearcher = async (text, options) => usage.rerank(agent.name, await searcher(text, options), pinned);
+    const answer = await answerSearch(boosted, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer);
+    usage.answered(agent.name, [...answer.tools.map((tool) => tool.name), ...answer.related.flatMap((group) => [...group.tools.map((tool) => tool.name), ...group.names])]);
+    return answer;
   }
 
   private pinnedOf(agent: AgentRef | undefined): readonly string[] {

@@ -1,21 +1,26 @@
 import type { SearchConfig } from '../../config/search-schema.js';
 import type { StampedEvent } from '../../events/event-bus.js';
+import type { AuditStore } from '../../store/access-ports.js';
 import type { StateStore } from '../../store/ports.js';
 import { createEmbedder } from '../../upstream/catalogue/embeddings-client.js';
 import { ToolVectors, type VectorsHealth } from '../../upstream/catalogue/tool-vectors.js';
 import type { MCPManager } from '../../upstream/manager.js';
 import { hybridSearcher } from './hybrid-search.js';
 import type { ToolSearcher } from './search-ranking.js';
+import { UsageBoost, type ConversionCounts } from './usage-boost.js';
 
-/** What `/status` says of tool search: how it ranks, and the embeddings' state when it has them. */
+/** What `/status` says of tool search: how it ranks, the embeddings' state when it has them, and how often agents' searches are followed by a call. */
 export interface SearchHealth {
   ranking: 'bm25' | 'hybrid';
   embeddings?: VectorsHealth;
+  conversions?: ConversionCounts;
 }
 
 export interface SearchSetup {
   /** The searcher when it is not the manager's BM25 index alone. */
   searcher?: ToolSearcher;
+  /** The per-agent boost from recent calls and pins, and the searches' hits. */
+  usage: UsageBoost;
   health: () => SearchHealth;
 }
 
@@ -26,10 +31,21 @@ export interface SearchSetup {
  */
 export function setUpSearch(
   config: SearchConfig | undefined,
-  deps: { manager: Pick<MCPManager, 'getCatalogue' | 'toolSearch'>; state: StateStore; subscribe: (listener: (event: StampedEvent) => void) => () => void; fetch?: typeof fetch },
+  deps: {
+    manager: Pick<MCPManager, 'getCatalogue' | 'toolSearch'>;
+    state: StateStore;
+    /** The audit, where an agent's recent calls are read from (absent with `audit.enabled: false`). */
+    audit?: Pick<AuditStore, 'query'> | undefined;
+    subscribe: (listener: (event: StampedEvent) => void) => () => void;
+    fetch?: typeof fetch;
+  },
 ): SearchSetup {
+  const usage = new UsageBoost(deps.audit);
+  deps.subscribe((event) => {
+    if (event.type === 'call.finished' && event.kind === 'tools/call' && event.agent !== undefined) usage.called(event.agent, event.name, event.outcome === 'ok');
+  });
   const settings = config?.embeddings;
-  if (!settings) return { health: () => ({ ranking: 'bm25' }) };
+  if (!settings) return { usage, health: () => ({ ranking: 'bm25', conversions: usage.conversions() }) };
   const { manager } = deps;
   const embedder = createEmbedder({ ...settings, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
   const vectors = new ToolVectors(manager.getCatalogue(), embedder, deps.state, { model: settings.model });
@@ -37,5 +53,5 @@ export function setUpSearch(
     if (event.type === 'tools.changed') void vectors.refresh();
   });
   const searcher = hybridSearcher((query, options) => manager.toolSearch.rank(query, options), () => manager.getCatalogue(), vectors, settings);
-  return { searcher, health: () => ({ ranking: 'hybrid', embeddings: vectors.health() }) };
+  return { searcher, usage, health: () => ({ ranking: 'hybrid', embeddings: vectors.health(), conversions: usage.conversions() }) };
 }
