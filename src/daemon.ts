@@ -276,8 +276,9 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,
     auditRequests: config.audit?.enabled !== false,
-    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes, usage: search.usage, ...(search.searcher ? { searcher: search.searcher } : {}) },
+    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes, usage: search.usage, stats: search.stats, ...(search.searcher ? { searcher: search.searcher } : {}) },
     searchHealth: search.health,
+    searchStats: () => search.stats.snapshot(manager.getCatalogue().list().map((tool) => tool.name), search.usage.conversions()),
     ...(telemetry ? { telemetry } : {}),
   });
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });

@@ -217,8 +217,8 @@ export const DaemonConfigSchema = z
     searchAbove: z.number().int().nonnegative().default(40),
     /** Tools listed beside the meta-tools in `search` mode, as globs over exposed names. @default [] */
     pinned: z.array(NameGlob).default([]),
-    /** Tool search (issue #37); see search-schema.ts. @default { answerBytes: 12288 } */
-    search: SearchConfigSchema.default({ answerBytes: DEFAULT_ANSWER_BYTES }),
+    /** Tool search (issue #37); see search-schema.ts. @default { answerBytes: 12288, recordQueries: false } */
+    search: SearchConfigSchema.default({ answerBytes: DEFAULT_ANSWER_BYTES, recordQueries: false }),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),

@@ -35,6 +35,11 @@ export const SearchConfigSchema = z
   .object({
     /** The most bytes of one answer's JSON (matches and map; the first match is always whole). @default 12288 */
     answerBytes: z.number().int().min(1_024, 'must be at least 1024').max(1_048_576, 'must be at most 1048576').default(DEFAULT_ANSWER_BYTES),
+    /**
+     * Keep the texts of the latest searches (and of those that found nothing) for
+     * `GET /search/stats`, in memory only. Off, only counts are kept. @default false
+     */
+    recordQueries: z.boolean().default(false),
     /** Ranking by meaning too, with an operator's embeddings endpoint. @default none: BM25 alone */
     embeddings: EmbeddingsConfigSchema.optional(),
   })

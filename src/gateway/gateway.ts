@@ -12,6 +12,7 @@ import type { Approvals } from './approvals/approvals.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { McpLists } from './lists/agent-lists.js';
 import type { SearchHealth } from './lists/search-setup.js';
+import type { SearchStatsSnapshot } from './lists/search-stats.js';
 import { CatalogueModes, type CatalogueModeSettings, type ToolSearcher } from './lists/catalogue-mode.js';
 import { settleStartup, type StartupState } from './lists/startup-wait.js';
 import { ToolListCache } from './lists/tool-list-cache.js';
@@ -48,6 +49,8 @@ export interface GatewayDeps {
   catalogue?: CatalogueOptions;
   /** How tool search ranks, for `/status` (issue #37). @default BM25 alone */
   searchHealth?: () => SearchHealth;
+  /** What searches found, for `GET /search/stats` and `/metrics` (issue #37). @default none counted */
+  searchStats?: () => SearchStatsSnapshot;
   /** Time of the startup wait's deadline. @default the system clock */
   clock?: Clock;
 }
@@ -85,10 +88,12 @@ export class Gateway {
   readonly #tracing: boolean;
 
   private readonly searchHealthOf: (() => SearchHealth) | undefined;
+  private readonly searchStatsOf: (() => SearchStatsSnapshot) | undefined;
 
   constructor(deps: GatewayDeps) {
     const { manager, agents } = deps;
     this.searchHealthOf = deps.searchHealth;
+    this.searchStatsOf = deps.searchStats;
     this.agents = agents;
     this.approvals = deps.approvals;
     this.audit = deps.audit;
@@ -128,6 +133,11 @@ export class Gateway {
   /** How tool search ranks now, and the embeddings' state when it has them (`/status`). */
   searchHealth(): SearchHealth {
     return this.searchHealthOf?.() ?? { ranking: 'bm25' };
+  }
+
+  /** What searches found since start (`GET /search/stats`, `/metrics`). */
+  searchStats(): SearchStatsSnapshot {
+    return this.searchStatsOf?.() ?? { searches: 0, zeroResults: 0, conversions: { searches: 0, hits: 0, misses: 0 }, neverReturned: { count: 0, names: [] } };
   }
 
   /** Whether any key exists (a `token`, or an agent): without one, loopback trust. */

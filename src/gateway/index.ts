@@ -18,6 +18,7 @@ export type { AgentRequest } from './requests/request-router.js';
 export type { ListKind, McpLists } from './lists/agent-lists.js';
 export type { CatalogueModes } from './lists/catalogue-mode.js';
 export type { SearchHealth } from './lists/search-setup.js';
+export type { SearchStatsSnapshot } from './lists/search-stats.js';
 export { runMetaTool, type ToolCaller } from './lists/meta-tools.js';
 export { ifNoneMatchHits, type ToolListQuery } from './lists/tool-list-cache.js';
 export { toolNotFound, withToolSuggestions } from './lists/tool-not-found.js';

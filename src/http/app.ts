@@ -22,6 +22,7 @@ import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { agentRoutes } from './routes/agents.js';
 import { auditRoutes } from './routes/audit.js';
+import { searchStatsRoutes } from './routes/search-stats.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -163,6 +164,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(approvalRoutes, approvals ? { approvals } : {});
   void app.register(toolPinRoutes, { manager });
   void app.register(auditRoutes, { audit: gateway.audit });
+  void app.register(searchStatsRoutes, { gateway });
   void app.register(metricsRoutes, {
     manager,
     calls: gateway.calls,
@@ -171,6 +173,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     startedAt,
     bus,
     subscriberCount: () => events.subscriberCount,
+    searchStats: () => gateway.searchStats(),
   });
   void app.register(eventsRoutes, { events });
   void app.register(uiRoutes, {});

@@ -180,6 +180,25 @@ describe('GET /tools/search', () => {
     // The name "search" is the route's, never a tool's lookup.
     expect((await d.json<Failure>('/tools/search')).body.error.code).toBe('VALIDATION_FAILED');
   });
+
+  it('counts searches on GET /search/stats and /metrics, for the operator only, without query texts by default', async () => {
+    const { d, alpha } = await setUp();
+    await search(d, 'q=%3F%21');
+    // Both small servers' whole lists fit in one answer's map: every tool has been returned.
+    await search(d, 'q=progress&limit=1');
+    const stats = (await d.json<{ searches: number; zeroResults: number; conversions: { hits: number }; neverReturned: { count: number }; queries?: unknown }>('/search/stats')).body;
+    expect(stats.searches).toBeGreaterThanOrEqual(2);
+    expect(stats.zeroResults).toBeGreaterThanOrEqual(1);
+    const status = (await d.json<{ search: { conversions: { hits: number } } }>('/status')).body;
+    expect(stats.conversions.hits).toBe(status.search.conversions.hits);
+    expect(stats.neverReturned).toEqual({ count: 0, names: [] });
+    expect(stats.queries).toBeUndefined();
+    expect((await d.json('/search/stats', { headers: { authorization: `Bearer ${alpha}` } })).status).toBe(403);
+    const metrics = await (await d.fetch('/metrics')).text();
+    expect(metrics).toMatch(/^switchboard_search_requests_total \d+$/m);
+    expect(metrics).toMatch(/^switchboard_search_conversions_total\{outcome="hit"\} \d+$/m);
+    expect(metrics).toMatch(/^switchboard_search_tools_never_returned 0$/m);
+  });
 });
 
 describe('switchboard tools --search', () => {

@@ -6,6 +6,7 @@ import type { AgentRef } from '../agents/agent-ref.js';
 import type { McpLists } from './agent-lists.js';
 import { META_TOOLS, isMetaToolName } from './meta-tool-defs.js';
 import { answerSearch, type SearchAnswer, type ToolSearcher } from './search-ranking.js';
+import type { SearchStats } from './search-stats.js';
 import type { UsageBoost } from './usage-boost.js';
 
 /** How `/mcp` presents the tool catalogue (SPEC §13). */
@@ -30,6 +31,8 @@ export interface CatalogueModeSettings {
   aboutServer?: (server: string) => string | undefined;
   /** An agent's recent calls and pinned tools lift their rank; its searches' hits are counted (issue #37). */
   usage?: UsageBoost;
+  /** What searches found, for `GET /search/stats` and `/metrics`. */
+  stats?: SearchStats;
 }
 
 interface ByName {
@@ -125,12 +128,13 @@ export class CatalogueModes {
     const view = agent?.view;
     const allows = view && !view.everything ? (tool: BridgedTool): boolean => view.allowsTool(tool) : undefined;
     const request = { query, limit, server, allows, budget: this.settings.answerBytes };
-    const { usage, searcher } = this.settings;
-    if (!usage || !agent) return answerSearch(searcher, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer);
-    const pinned = globMatcher(this.pinnedOf(agent));
-    const boosted: ToolSearcher = async (text, options) => usage.rerank(agent.name, await searcher(text, options), pinned);
-    const answer = await answerSearch(boosted, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer);
-    usage.answered(agent.name, [...answer.tools.map((tool) => tool.name), ...answer.related.flatMap((group) => [...group.tools.map((tool) => tool.name), ...group.names])]);
+    const { usage, searcher, stats } = this.settings;
+    const pinned = usage && agent ? globMatcher(this.pinnedOf(agent)) : undefined;
+    const ranked: ToolSearcher = usage && agent && pinned ? async (text, options) => usage.rerank(agent.name, await searcher(text, options), pinned) : searcher;
+    const answer = await answerSearch(ranked, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer);
+    const names = [...answer.tools.map((tool) => tool.name), ...answer.related.flatMap((group) => [...group.tools.map((tool) => tool.name), ...group.names])];
+    if (usage && agent) usage.answered(agent.name, names);
+    stats?.record(query, names, agent?.name);
     return answer;
   }
 

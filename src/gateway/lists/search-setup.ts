@@ -7,6 +7,7 @@ import { ToolVectors, type VectorsHealth } from '../../upstream/catalogue/tool-v
 import type { MCPManager } from '../../upstream/manager.js';
 import { hybridSearcher } from './hybrid-search.js';
 import type { ToolSearcher } from './search-ranking.js';
+import { SearchStats } from './search-stats.js';
 import { UsageBoost, type ConversionCounts } from './usage-boost.js';
 
 /** What `/status` says of tool search: how it ranks, the embeddings' state when it has them, and how often agents' searches are followed by a call. */
@@ -21,6 +22,8 @@ export interface SearchSetup {
   searcher?: ToolSearcher;
   /** The per-agent boost from recent calls and pins, and the searches' hits. */
   usage: UsageBoost;
+  /** What searches found (`GET /search/stats`, `/metrics`). */
+  stats: SearchStats;
   health: () => SearchHealth;
 }
 
@@ -41,11 +44,12 @@ export function setUpSearch(
   },
 ): SearchSetup {
   const usage = new UsageBoost(deps.audit);
+  const stats = new SearchStats(config?.recordQueries === true);
   deps.subscribe((event) => {
     if (event.type === 'call.finished' && event.kind === 'tools/call' && event.agent !== undefined) usage.called(event.agent, event.name, event.outcome === 'ok');
   });
   const settings = config?.embeddings;
-  if (!settings) return { usage, health: () => ({ ranking: 'bm25', conversions: usage.conversions() }) };
+  if (!settings) return { usage, stats, health: () => ({ ranking: 'bm25', conversions: usage.conversions() }) };
   const { manager } = deps;
   const embedder = createEmbedder({ ...settings, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
   const vectors = new ToolVectors(manager.getCatalogue(), embedder, deps.state, { model: settings.model });
@@ -53,5 +57,5 @@ export function setUpSearch(
     if (event.type === 'tools.changed') void vectors.refresh();
   });
   const searcher = hybridSearcher((query, options) => manager.toolSearch.rank(query, options), () => manager.getCatalogue(), vectors, settings);
-  return { searcher, usage, health: () => ({ ranking: 'hybrid', embeddings: vectors.health(), conversions: usage.conversions() }) };
+  return { searcher, usage, stats, health: () => ({ ranking: 'hybrid', embeddings: vectors.health(), conversions: usage.conversions() }) };
 }
