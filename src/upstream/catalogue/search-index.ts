@@ -64,8 +64,7 @@ interface Segment {
   epoch: number;
 }
 
-/** How many of a server's best tools its score sums (the best counts fully, the others less). */
-const SERVER_TOP = 3;
+/** A server's score: its best tool's, and its second and third best at this weight. */
 const SERVER_TAIL_WEIGHT = 0.3;
 /** Shortest query word matched as a prefix of longer ones. */
 const MIN_PREFIX = 3;
@@ -201,7 +200,10 @@ export class SearchIndex {
         }
       }
       if (touchedCount === 0) continue;
-      const top = [0, 0, 0];
+      // The segment's three best scores, for its server's.
+      let first = 0;
+      let second = 0;
+      let third = 0;
       for (let i = 0; i < touchedCount; i++) {
         const doc = touched[i] as number;
         const score = (scores[doc] as number) * bitCount(words[doc] as number) ** coordination;
@@ -210,12 +212,11 @@ export class SearchIndex {
         const tool = segment.tools[doc] as BridgedTool;
         if (allows && !allows(tool)) continue;
         if (score > best.floor) best.offer(score, { tool, score });
-        if (score > (top[SERVER_TOP - 1] as number)) {
-          top[SERVER_TOP - 1] = score;
-          top.sort((x, y) => y - x);
-        }
+        if (score > first) [first, second, third] = [score, first, second];
+        else if (score > second) [second, third] = [score, second];
+        else if (score > third) third = score;
       }
-      if ((top[0] as number) > 0) servers.push({ server, score: (top[0] as number) + SERVER_TAIL_WEIGHT * ((top[1] as number) + (top[2] as number)) });
+      if (first > 0) servers.push({ server, score: first + SERVER_TAIL_WEIGHT * (second + third) });
     }
     servers.sort((x, y) => y.score - x.score);
     return { tools: best.sorted(), servers };
