@@ -144,8 +144,9 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const cache = deps.store ? besideOwnCache(deps.store) : (deps.stores ?? openToolCache(dbPath, { logger: logger.child({ component: 'store' }) }));
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const ownsStore = deps.store === undefined;
-  // Known secret values, masked in the argument values the audit log keeps.
-  const secrets = new SecretValues([config.token]);
+  // Known secret values, masked in the argument values the audit log keeps (the embeddings endpoint's headers too, and a bearer token alone).
+  const embeddingHeaders = Object.values(config.search.embeddings?.headers ?? {});
+  const secrets = new SecretValues([config.token, ...embeddingHeaders, ...embeddingHeaders.map((value) => /^Bearer\s+(\S+)$/i.exec(value)?.[1])]);
   const audit = new AuditLog({
     store: cache.audit,
     publish: bus.publish,
