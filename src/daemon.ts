@@ -12,6 +12,7 @@ import type { DaemonConfig } from './config/schema.js';
 import { SecretValues } from './config/secret-values.js';
 import type { DiscoveryResult } from './config/types.js';
 import { EventBus } from './events/event-bus.js';
+import { setUpSearch } from './gateway/lists/search-setup.js';
 import { AgentRegistry } from './gateway/agents/agent-registry.js';
 import { operatorKeyPath } from './gateway/agents/operator-key.js';
 import { Approvals } from './gateway/approvals/approvals.js';
@@ -144,8 +145,9 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const cache = deps.store ? besideOwnCache(deps.store) : (deps.stores ?? openToolCache(dbPath, { logger: logger.child({ component: 'store' }) }));
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const ownsStore = deps.store === undefined;
-  // Known secret values, masked in the argument values the audit log keeps.
-  const secrets = new SecretValues([config.token]);
+  // Known secret values, masked in the argument values the audit log keeps (the embeddings endpoint's headers too, and a bearer token alone).
+  const embeddingHeaders = Object.values(config.search.embeddings?.headers ?? {});
+  const secrets = new SecretValues([config.token, ...embeddingHeaders, ...embeddingHeaders.map((value) => /^Bearer\s+(\S+)$/i.exec(value)?.[1])]);
   const audit = new AuditLog({
     store: cache.audit,
     publish: bus.publish,
@@ -278,6 +280,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     logger.child({ component: 'results' }),
   );
   const shutdown = new AbortController();
+  // BM25 alone, or hybrid with the operator's embeddings endpoint, vectors cached in the store (issue #37).
+  const search = setUpSearch(config.search, { manager, state: cache.state, audit: config.audit?.enabled !== false ? cache.audit : undefined, subscribe: (listener) => bus.subscribe(listener) });
   const gateway = new Gateway({
     keptResults,
     ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
@@ -285,7 +289,9 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,
     auditRequests: config.audit?.enabled !== false,
-    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned },
+    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes, usage: search.usage, stats: search.stats, ...(search.searcher ? { searcher: search.searcher } : {}) },
+    searchHealth: search.health,
+    searchStats: () => search.stats.snapshot(manager.getCatalogue().list().map((tool) => tool.name), search.usage.conversions()),
     ...(telemetry ? { telemetry } : {}),
   });
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });

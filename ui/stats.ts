@@ -1,4 +1,4 @@
-import type { CallFinished } from './types.js';
+import type { CallFinished, SearchStats } from './types.js';
 
 /** Percentile of sorted values (nearest rank); null when there are none. */
 export function percentile(sorted: readonly number[], p: number): number | null {
@@ -67,4 +67,13 @@ export function byMinute(calls: readonly CallFinished[], now: number, minutes: n
   }
   const sorted = durations.map((d) => d.sort((a, b) => a - b));
   return { x, perServer, errorsPerServer, p50: sorted.map((d) => percentile(d, 50)), p99: sorted.map((d) => percentile(d, 99)) };
+}
+
+/** The Tools view's line about search (issue #37): searches, misses, conversion, tools never found. */
+export function searchSummary(stats: SearchStats): string {
+  const parts = [`${stats.searches} ${stats.searches === 1 ? 'search' : 'searches'}`, `${stats.zeroResults} found nothing`];
+  const { searches, hits } = stats.conversions;
+  if (searches > 0) parts.push(`${Math.round((hits / searches) * 100)} % of agents' searches led to a call of a tool they returned`);
+  parts.push(`${stats.neverReturned.count} ${stats.neverReturned.count === 1 ? 'tool' : 'tools'} never returned`);
+  return parts.join(' · ');
 }

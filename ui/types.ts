@@ -10,6 +10,7 @@ import type { StampedEvent } from '../src/events/event-bus.js';
 import type { HelloEvent } from '../src/http/ws/event-hub.js';
 import type { RuntimeState } from '../src/runtime/runtime.js';
 import type { AuditEntry } from '../src/store/ports.js';
+import type { SearchStatsSnapshot } from '../src/gateway/lists/search-stats.js';
 import type { BridgedTool } from '../src/upstream/catalogue/tool-bridge.js';
 import type { ServerSnapshot } from '../src/upstream/server-snapshot.js';
 
@@ -84,3 +85,6 @@ export interface CallResult {
   structuredContent?: unknown;
   isError?: boolean;
 }
+
+/** `GET /search/stats` (issue #37): what tool searches found since start. */
+export type SearchStats = SearchStatsSnapshot;

@@ -61,7 +61,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     options: [
       ['-s, --server SERVER', "only this server's tools"],
       ['-q, --query QUERY', 'only tools whose name or description contains QUERY'],
-      ['--search TEXT', 'the tools best matching TEXT in plain words, best first, with a score'],
+      ['--search TEXT', 'the tools best matching TEXT in plain words, best first, with a score; then the other likely tools, by server'],
       ['-n, --limit N', '(with --search) the most hits, 1–50 (default 10)'],
       ['--all', '(approve) every held tool of the server'],
       ...CONNECTION,

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_ANSWER_BYTES, SearchConfigSchema } from './search-schema.js';
 import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
@@ -248,6 +249,8 @@ export const DaemonConfigSchema = z
     maxResultTokens: MaxResultTokensSchema.default(25_000),
     /** Where whole results are kept and for how long, and caps per tool glob (issue #38). */
     results: ResultsConfigSchema.default({ tools: {}, memoryBytes: 64 * 1024 * 1024, diskBytes: 1024 * 1024 * 1024, ttlMs: 15 * 60_000 }),
+    /** Tool search (issue #37); see search-schema.ts. @default { answerBytes: 12288, recordQueries: false } */
+    search: SearchConfigSchema.default({ answerBytes: DEFAULT_ANSWER_BYTES, recordQueries: false }),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),

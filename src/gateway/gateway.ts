@@ -12,6 +12,8 @@ import type { AgentView } from './agents/agent-view.js';
 import type { Approvals } from './approvals/approvals.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { McpLists } from './lists/agent-lists.js';
+import type { SearchHealth } from './lists/search-setup.js';
+import type { SearchStatsSnapshot } from './lists/search-stats.js';
 import { CatalogueModes, type CatalogueModeSettings, type ToolSearcher } from './lists/catalogue-mode.js';
 import { settleStartup, type StartupState } from './lists/startup-wait.js';
 import { ToolListCache } from './lists/tool-list-cache.js';
@@ -35,7 +37,7 @@ export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSe
 
 export interface GatewayDeps {
   /** The upstream side: the catalogues and upstreams requests are routed by, the lists and the search index. */
-  manager: Pick<MCPManager, 'catalogues' | 'upstream' | 'upstreams' | 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'toolSearch'>;
+  manager: Pick<MCPManager, 'catalogues' | 'upstream' | 'upstreams' | 'getCatalogue' | 'getPrompts' | 'getResources' | 'identity' | 'toolSearch' | 'aboutServer'>;
   /** Before the startup gate lists are partial and names may be missing: the gateway waits for it. */
   runtime: StartupState;
   /** Agents and keys, the operator key included (issue #22). */
@@ -53,6 +55,10 @@ export interface GatewayDeps {
   telemetry?: Telemetry;
   /** Catalogue modes (SPEC §13): `full`, `search` or `auto`, `searchAbove`, `pinned`, the searcher. @default auto, 40, none */
   catalogue?: CatalogueOptions;
+  /** How tool search ranks, for `/status` (issue #37). @default BM25 alone */
+  searchHealth?: () => SearchHealth;
+  /** What searches found, for `GET /search/stats` and `/metrics` (issue #37). @default none counted */
+  searchStats?: () => SearchStatsSnapshot;
   /** Time of the startup wait's deadline and of the kept results' TTL. @default the system clock */
   clock?: Clock;
   /** `maxResultTokens` and per-tool caps (issue #38). @default 25000 tokens, no tool caps */
@@ -101,8 +107,13 @@ export class Gateway {
   /** The tokens of each list handed out, by the list's identity (lists are cached per catalogue version × view). */
   readonly #definitionTokens = new WeakMap<object, number>();
 
+  private readonly searchHealthOf: (() => SearchHealth) | undefined;
+  private readonly searchStatsOf: (() => SearchStatsSnapshot) | undefined;
+
   constructor(deps: GatewayDeps) {
     const { manager, agents } = deps;
+    this.searchHealthOf = deps.searchHealth;
+    this.searchStatsOf = deps.searchStats;
     this.agents = agents;
     this.approvals = deps.approvals;
     this.audit = deps.audit;
@@ -142,12 +153,23 @@ export class Gateway {
     const { searcher, ...catalogue } = deps.catalogue ?? {};
     this.modes = new CatalogueModes(this.lists, manager, {
       ...catalogue,
-      searcher: searcher ?? ((query, options) => manager.toolSearch.search(query, options)),
+      searcher: searcher ?? ((query, options) => manager.toolSearch.rank(query, options)),
+      aboutServer: (server) => manager.aboutServer(server),
       // An agent's own `catalogue` and `pinned` are read per request, so changed settings apply at once.
       agentSettings: (name) => agents.get(name)?.settings,
       // read_result is listed to a caller with a kept result, in every mode (issue #38).
       hasKeptResults: (agent) => this.keptResults.hasFor(ownerOf(agent)),
     });
+  }
+
+  /** How tool search ranks now, and the embeddings' state when it has them (`/status`). */
+  searchHealth(): SearchHealth {
+    return this.searchHealthOf?.() ?? { ranking: 'bm25' };
+  }
+
+  /** What searches found since start (`GET /search/stats`, `/metrics`). */
+  searchStats(): SearchStatsSnapshot {
+    return this.searchStatsOf?.() ?? { searches: 0, zeroResults: 0, conversions: { searches: 0, hits: 0, misses: 0 }, neverReturned: { count: 0, names: [] } };
   }
 
   /** Whether any key exists (a `token`, or an agent): without one, loopback trust. */

@@ -22,6 +22,8 @@ export type { ReadRequest } from './results/result-reader.js';
 export { DESCRIBE_TOOLS, SEARCH_TOOLS } from './lists/meta-tool-defs.js';
 export type { AgentBudgets, BudgetStatus, BudgetWindow } from './agents/agent-budgets.js';
 export { TRUNCATED_META_KEY, type Truncation } from './results/result-guard.js';
+export type { SearchHealth } from './lists/search-setup.js';
+export type { SearchStatsSnapshot } from './lists/search-stats.js';
 export { ifNoneMatchHits, type ToolListQuery } from './lists/tool-list-cache.js';
 export { toolNotFound, withToolSuggestions } from './lists/tool-not-found.js';
 export { CLIENT_GONE } from './requests/in-flight-calls.js';

@@ -23,6 +23,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { resultRoutes } from './routes/results.js';
 import { agentRoutes } from './routes/agents.js';
 import { auditRoutes } from './routes/audit.js';
+import { searchStatsRoutes } from './routes/search-stats.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -155,7 +156,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }
 
   void app.register(healthRoutes, { runtime });
-  void app.register(statusRoutes, { manager, runtime, startedAt, agents, ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
+  void app.register(statusRoutes, { manager, runtime, startedAt, agents, search: () => gateway.searchHealth(), ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
   void app.register(agentRoutes, { agents, budgets: gateway.budgets });
   void app.register(serverRoutes, { manager });
   void app.register(toolRoutes, { manager, runtime, gateway });
@@ -165,6 +166,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(approvalRoutes, approvals ? { approvals } : {});
   void app.register(toolPinRoutes, { manager });
   void app.register(auditRoutes, { audit: gateway.audit });
+  void app.register(searchStatsRoutes, { gateway });
   void app.register(metricsRoutes, {
     manager,
     calls: gateway.calls,
@@ -174,6 +176,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bus,
     subscriberCount: () => events.subscriberCount,
     budgets: gateway.budgets,
+    searchStats: () => gateway.searchStats(),
   });
   void app.register(eventsRoutes, { events });
   void app.register(uiRoutes, {});

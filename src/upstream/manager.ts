@@ -65,10 +65,15 @@ export class MCPManager {
     this.catalogues = new Catalogues(
       (event) => this.emit(event),
       () => this.identity.id,
-      (kind) => this.traffic.emit({ type: 'list.changed', kind }),
+      (kind) => {
+        // The search index follows the tool list in the background, one server at a time (issue #37).
+        if (kind === 'tools') this.toolSearch.schedule();
+        this.traffic.emit({ type: 'list.changed', kind });
+      },
       new ToolPins({ ...(options.pins ? { store: options.pins } : {}), ...(options.pinTools ? { mode: options.pinTools } : {}), log: this.log, publish: (event) => this.emit(event) }),
     );
-    this.toolSearch = new ToolSearch(this.catalogues.tools);
+    // A server's own words (its title and instructions) are indexed with its tools (issue #37).
+    this.toolSearch = new ToolSearch(this.catalogues.tools, (server) => this.aboutServer(server));
     this.host = createUpstreamHost({
       log: this.log,
       clock: this.clock,
@@ -226,6 +231,13 @@ export class MCPManager {
   }
 
   /** The server's `Upstream`, where the gateway sends what it routes there. */
+  /** What a connected server says of itself: its title and `instructions`, if it says anything. */
+  aboutServer(name: string): string | undefined {
+    const connection = this.upstream(name)?.connection;
+    const about = [connection?.serverInfo?.title, connection?.instructions].filter((text) => typeof text === 'string' && text.trim() !== '').join('. ');
+    return about === '' ? undefined : about;
+  }
+
   upstream(name: string): Upstream | undefined {
     return this.servers.get(name);
   }

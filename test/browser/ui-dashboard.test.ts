@@ -130,6 +130,8 @@ describe('the dashboard at /ui', () => {
     await view('Tools');
     await page.getByLabel('Search tools').fill('slow');
     await page.locator('button[data-tool="mcp_slow_slow"]').click();
+    // How search does (issue #37): the operator's Tools view counts its searches.
+    expect(await page.locator('[data-search-stats]').textContent()).toMatch(/^\d+ searche?s? · \d+ found nothing · .*never returned$/);
     await page.getByLabel(/^durationMs/).fill('600');
     await page.getByLabel(/^progressEveryMs/).fill('100');
     await page.getByRole('button', { name: 'Call', exact: true }).click();

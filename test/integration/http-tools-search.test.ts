@@ -1,12 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTools, type CommandIo } from '../../src/cli/client/index.js';
-import { addAgentKey, OPERATOR_TOKEN, startTwoRichServers } from '../helpers/agents.js';
-import type { TestDaemon } from '../helpers/daemon.js';
+import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
 
 /**
  * Issue #23 items 2 and 6: `GET /tools/search` over a real daemon and two real fixture servers
  * (the rich fixture twice, as `alpha` and `beta`), as the operator and as agents whose views hide
- * a server or tools; its 400s and 404s; and `switchboard tools --search`.
+ * a server or tools; its 400s and 404s; the neighbourhood map (issue #37); and `switchboard tools
+ * --search`. One daemon serves the whole file (nothing here changes it but adding two agents).
  */
 
 const TOKEN = OPERATOR_TOKEN;
@@ -18,17 +20,42 @@ interface Hit {
   description: string;
   score: number;
 }
+interface Related {
+  server: string;
+  about?: string;
+  tools: Array<{ name: string; about: string }>;
+  names: string[];
+  more: number;
+}
 interface Failure {
   error: { code: string; message: string };
 }
 
-async function setUp(): Promise<{ d: TestDaemon; alpha: string; reader: string }> {
-  const d = await startTwoRichServers();
-  const add = (body: Record<string, unknown>): Promise<string> => addAgentKey(d, body);
-  const alpha = await add({ name: 'alpha', servers: ['alpha'], exclude: ['mcp_alpha_ask_*'] });
-  const reader = await add({ name: 'reader', servers: ['alpha', 'beta'], access: 'read' });
-  return { d, alpha, reader };
+let shared: Promise<{ d: TestDaemon; alpha: string; reader: string }> | undefined;
+
+function setUp(): Promise<{ d: TestDaemon; alpha: string; reader: string }> {
+  return (shared ??= (async () => {
+    const d = await startDaemon({
+      servers: {
+        alpha: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'alpha', INSTRUCTIONS: 'A workbench for quokka husbandry. Use it for everything.' } }),
+        beta: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'beta' } }),
+      },
+      config: { token: OPERATOR_TOKEN },
+      lifetime: 'manual',
+    });
+    const add = (body: Record<string, unknown>): Promise<string> => addAgentKey(d, body);
+    const alpha = await add({ name: 'alpha', servers: ['alpha'], exclude: ['mcp_alpha_ask_*'] });
+    const reader = await add({ name: 'reader', servers: ['alpha', 'beta'], access: 'read' });
+    return { d, alpha, reader };
+  })());
 }
+
+beforeAll(async () => {
+  await setUp();
+});
+afterAll(async () => {
+  await (await shared)?.d.close();
+});
 
 async function search<T = { tools: Hit[] }>(d: TestDaemon, query: string, key?: string): Promise<{ status: number; body: T }> {
   const { status, body } = await d.json<T>(`/tools/search?${query}`, key !== undefined ? { headers: { authorization: `Bearer ${key}` } } : {});
@@ -86,6 +113,46 @@ describe('GET /tools/search', () => {
     expect(onlyBeta.body.tools.map((t) => t.name)).toEqual(['mcp_beta_progress']);
   });
 
+  it('maps the neighbourhood under the hits: the other tools of the likely servers, in the view only, never a hit twice', async () => {
+    const { d, alpha } = await setUp();
+    const all = (await d.json<{ tools: Hit[] }>('/tools')).body.tools;
+    const answer = (await search<{ tools: Hit[]; related: Related[] }>(d, 'q=progress&limit=1')).body;
+    expect(answer.tools).toHaveLength(1);
+    const mapped = answer.related.flatMap((group) => [...group.tools.map((t) => t.name), ...group.names]);
+    expect(mapped).not.toContain(answer.tools[0]?.name);
+    expect(new Set(mapped).size).toBe(mapped.length);
+    // Both servers' progress tools rank; the first server's whole list fits in the default 12 KB.
+    expect(answer.related.map((group) => group.server).sort()).toEqual(['alpha', 'beta']);
+    const first = answer.related.find((group) => group.server === answer.tools[0]?.server);
+    expect(new Set([answer.tools[0]?.name, ...(first?.tools.map((t) => t.name) ?? []), ...(first?.names ?? [])])).toEqual(
+      new Set(all.filter((t) => t.server === answer.tools[0]?.server).map((t) => t.name)),
+    );
+    expect(first?.more).toBe(0);
+    expect(Buffer.byteLength(JSON.stringify(answer))).toBeLessThanOrEqual(12_288);
+
+    // What a server says of itself (its instructions) is searched, and heads its part of the map.
+    const husbandry = (await search<{ tools: Hit[]; related: Related[] }>(d, 'q=quokka+husbandry&limit=1')).body;
+    expect(husbandry.tools.map((t) => t.server)).toEqual(['alpha']);
+    expect(husbandry.related[0]).toMatchObject({ server: 'alpha', about: 'A workbench for quokka husbandry.' });
+    expect(husbandry.related.map((group) => group.server)).toEqual(['alpha']);
+
+    // An agent's recent calls lift its ranking (issue #37 item 4): two equal matches, the one it called first.
+    const both = await addAgentKey(d, { name: 'both', servers: ['alpha', 'beta'] });
+    const asBoth = { authorization: `Bearer ${both}` };
+    expect((await search(d, 'q=send+progress+notifications&limit=2', both)).body.tools.map((t) => t.name)).toEqual(['mcp_alpha_progress', 'mcp_beta_progress']);
+    const called = await d.fetch('/tools/mcp_beta_progress/call', { method: 'POST', headers: { ...asBoth, 'content-type': 'application/json' }, body: '{"arguments":{"steps":1}}' });
+    expect(called.status).toBe(200);
+    // The call returned by the search is its hit, seen once the audit has recorded the call.
+    await expect.poll(async () => (await d.json<{ search: { conversions: { hits: number } } }>('/status')).body.search.conversions.hits, { interval: 100, timeout: 10_000 }).toBe(1);
+    expect((await search(d, 'q=send+progress+notifications&limit=2', both)).body.tools.map((t) => t.name)).toEqual(['mcp_beta_progress', 'mcp_alpha_progress']);
+
+    const seen = (await search<{ tools: Hit[]; related: Related[] }>(d, 'q=progress&limit=1', alpha)).body;
+    for (const group of seen.related) {
+      expect(group.server).toBe('alpha');
+      for (const name of [...group.tools.map((t) => t.name), ...group.names]) expect(name).not.toMatch(/^mcp_alpha_ask_/);
+    }
+  });
+
   it('answers bad input with precise 400s and 404s, and a query of only punctuation with no hits', async () => {
     const { d } = await setUp();
     const cases: Array<[string, number, string, string]> = [
@@ -108,10 +175,29 @@ describe('GET /tools/search', () => {
     // 500 characters after trimming are fine.
     expect((await search(d, `q=${encodeURIComponent(`  ${'y'.repeat(500)}  `)}`)).status).toBe(200);
     for (const query of ['q=%3F%21...', 'q=---%20%2A%2A%2A', 'q=%F0%9F%98%80', 'q=the+of+a']) {
-      expect(await search(d, query), query).toEqual({ status: 200, body: { tools: [] } });
+      expect(await search(d, query), query).toEqual({ status: 200, body: { tools: [], related: [] } });
     }
     // The name "search" is the route's, never a tool's lookup.
     expect((await d.json<Failure>('/tools/search')).body.error.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('counts searches on GET /search/stats and /metrics, for the operator only, without query texts by default', async () => {
+    const { d, alpha } = await setUp();
+    await search(d, 'q=%3F%21');
+    // Both small servers' whole lists fit in one answer's map: every tool has been returned.
+    await search(d, 'q=progress&limit=1');
+    const stats = (await d.json<{ searches: number; zeroResults: number; conversions: { hits: number }; neverReturned: { count: number }; queries?: unknown }>('/search/stats')).body;
+    expect(stats.searches).toBeGreaterThanOrEqual(2);
+    expect(stats.zeroResults).toBeGreaterThanOrEqual(1);
+    const status = (await d.json<{ search: { conversions: { hits: number } } }>('/status')).body;
+    expect(stats.conversions.hits).toBe(status.search.conversions.hits);
+    expect(stats.neverReturned).toEqual({ count: 0, names: [] });
+    expect(stats.queries).toBeUndefined();
+    expect((await d.json('/search/stats', { headers: { authorization: `Bearer ${alpha}` } })).status).toBe(403);
+    const metrics = await (await d.fetch('/metrics')).text();
+    expect(metrics).toMatch(/^switchboard_search_requests_total \d+$/m);
+    expect(metrics).toMatch(/^switchboard_search_conversions_total\{outcome="hit"\} \d+$/m);
+    expect(metrics).toMatch(/^switchboard_search_tools_never_returned 0$/m);
   });
 });
 
@@ -125,6 +211,9 @@ describe('switchboard tools --search', () => {
     expect(table.stdout).toMatch(/^NAME\s+SERVER\s+SCORE\s+DESCRIPTION$/m);
     expect(table.stdout).toMatch(/^mcp_(alpha|beta)_progress\s+(alpha|beta)\s+\d+\.\d\d\s+Sends `steps` progress notifications$/m);
     expect(table.stdout).toMatch(/^2 tools$/m);
+    // Then the neighbourhood map, a server a line with its tools.
+    expect(table.stdout).toMatch(/^Related tools:$/m);
+    expect(table.stdout).toMatch(/^(alpha|beta):$/m);
 
     const json = await run([...base, '--search', 'progress', '--server', 'beta', '--json']);
     expect(json.code).toBe(0);

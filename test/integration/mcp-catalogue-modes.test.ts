@@ -90,6 +90,15 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
     const definitionOf = (name: string) => ({ ...definitions.find((tool) => tool.name === name), _meta: expect.anything() });
     expect(tools[0]).toEqual(definitionOf('mcp_echo_reverse'));
     expect(JSON.parse(textOf(found))).toEqual(found.structuredContent);
+    // The neighbourhood map (issue #37): the server's other tools, by name, none a match again.
+    const one = (await client.callTool({ name: 'search_tools', arguments: { query: 'reverse text', limit: 1 } })).structuredContent as {
+      tools: Array<{ name: string }>;
+      related: Array<{ server: string; tools: Array<{ name: string }>; names: string[]; more: number }>;
+    };
+    expect(one.tools.map((tool) => tool.name)).toEqual(['mcp_echo_reverse']);
+    expect(one.related.map((group) => group.server)).toEqual(['echo']);
+    expect(one.related.flatMap((group) => [...group.tools.map((tool) => tool.name), ...group.names]).sort()).toEqual(['mcp_echo_add', 'mcp_echo_echo']);
+    expect(one.related[0]?.more).toBe(0);
 
     const described = (await client.callTool({ name: 'describe_tools', arguments: { names: ['mcp_echo_add', 'nope'] } })) as CallToolResult;
     expect(described.isError).toBeFalsy();

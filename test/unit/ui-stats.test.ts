@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byMinute, byTool, percentile } from '../../ui/stats.js';
+import { byMinute, byTool, percentile, searchSummary } from '../../ui/stats.js';
 import type { CallFinished } from '../../ui/types.js';
 
 /** The Calls view's numbers (ui/stats.ts): what the charts and the table show. */
@@ -35,5 +35,11 @@ describe('dashboard call statistics', () => {
     expect(minutes.errorsPerServer.get('a')).toEqual([0, 0, 1]);
     expect(minutes.p50).toEqual([null, 4, 2]);
     expect(minutes.p99).toEqual([null, 4, 8]);
+  });
+
+  it('sums up tool search for the Tools view', () => {
+    const stats = { searches: 12, zeroResults: 2, conversions: { searches: 8, hits: 6, misses: 2 }, neverReturned: { count: 40, names: [] } };
+    expect(searchSummary(stats)).toBe("12 searches · 2 found nothing · 75 % of agents' searches led to a call of a tool they returned · 40 tools never returned");
+    expect(searchSummary({ ...stats, searches: 1, conversions: { searches: 0, hits: 0, misses: 0 }, neverReturned: { count: 1, names: [] } })).toBe('1 search · 2 found nothing · 1 tool never returned');
   });
 });

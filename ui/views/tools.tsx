@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { describeError, getJson } from '../api.js';
 import { servers } from '../state.js';
-import type { ToolDetail, ToolSummary } from '../types.js';
+import { searchSummary } from '../stats.js';
+import type { SearchStats, ToolDetail, ToolSummary } from '../types.js';
 import { TryForm } from './try-form.js';
 
 /** A catalogue can hold thousands of tools; the list shows this many, search finds the rest. */
@@ -13,6 +14,7 @@ export function ToolsView() {
   const [tools, setTools] = useState<ToolSummary[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<ToolDetail | null>(null);
+  const [stats, setStats] = useState<SearchStats | null>(null);
   // The list follows the catalogue: a server's tool count changing (from the feed) lists again.
   const catalogueKey = [...servers.value.values()].map((s) => `${s.name}:${s.toolCount}`).join(',');
 
@@ -26,6 +28,9 @@ export function ToolsView() {
           setTools(list);
           setError(null);
         }
+        // How search does (GET /search/stats, operator only): shown when the key may read it.
+        const found = await getJson<SearchStats>('/search/stats').catch(() => null);
+        if (!cancelled) setStats(found);
       } catch (err) {
         if (!cancelled) setError(describeError(err));
       }
@@ -50,6 +55,11 @@ export function ToolsView() {
         <h2 id="tools-title">Tools</h2>
         <label for="tool-search">Search tools</label>
         <input id="tool-search" type="search" placeholder="what should the tool do?" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        {stats && (
+          <p class="muted" data-search-stats>
+            {searchSummary(stats)}
+          </p>
+        )}
         {error && (
           <p class="error" role="alert">
             {error}

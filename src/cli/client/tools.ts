@@ -1,6 +1,6 @@
 import { clientFor, CONNECTION_OPTIONS, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
-import { listOf, plural, searchTable, toolTable, type ServerRow, type ToolRow } from './views.js';
+import { listOf, plural, relatedLines, searchTable, toolTable, type RelatedRow, type ServerRow, type ToolRow } from './views.js';
 import { DaemonError, type DaemonClient } from './daemon-client.js';
 import { nearestNames } from '../../util/nearest-names.js';
 import { runToolsApprove } from './tools-approve.js';
@@ -38,6 +38,9 @@ export function runTools(io: CommandIo): Promise<number> {
     }
     io.stdout.write(`${values.search !== undefined ? searchTable(tools) : toolTable(tools)}\n`);
     if (tools.length > 0) io.stdout.write(`\n${plural(tools.length, 'tool')}\n`);
+    // A search's neighbourhood map (issue #37): the other likely tools, by server.
+    const related = values.search !== undefined ? relatedLines(listOf<RelatedRow>(res.body, 'related')) : '';
+    if (related) io.stdout.write(`\n${related}\n`);
     return 0;
   });
 }

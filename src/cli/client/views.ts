@@ -98,6 +98,32 @@ export function searchTable(tools: readonly ToolRow[]): string {
   ]);
 }
 
+/** One server of a search answer's neighbourhood map (`related` of `GET /tools/search`). */
+export interface RelatedRow {
+  server?: string;
+  about?: string;
+  tools?: Array<{ name?: string; about?: string }>;
+  names?: string[];
+  more?: number;
+}
+
+/**
+ * The neighbourhood map under the hits: a line per server with its likeliest tools and a
+ * sentence each, then its other tools by name ("git: git_status, git_stash, … and 12 more").
+ */
+export function relatedLines(related: readonly RelatedRow[]): string {
+  const lines: string[] = [];
+  for (const group of related) {
+    if (typeof group.server !== 'string') continue;
+    lines.push(group.about ? `${group.server} — ${oneLine(group.about)}` : `${group.server}:`);
+    for (const tool of group.tools ?? []) if (typeof tool.name === 'string') lines.push(`  ${tool.name}  ${oneLine(tool.about ?? '')}`.trimEnd());
+    const names = (group.names ?? []).filter((name) => typeof name === 'string');
+    const more = typeof group.more === 'number' && group.more > 0 ? `${names.length > 0 ? ' and' : ''} ${group.more} more` : '';
+    if (names.length > 0 || more) lines.push(`  ${names.join(', ')}${more}`.trimEnd());
+  }
+  return lines.length === 0 ? '' : `Related tools:\n${lines.join('\n')}`;
+}
+
 /** One line per server after an operation: `name: status, N tools[, error]`. */
 export function serverLine(server: ServerRow): string {
   const parts = [statusLabel(server), plural(server.toolCount ?? 0, 'tool')];

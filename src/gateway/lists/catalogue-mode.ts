@@ -5,19 +5,14 @@ import { globMatcher } from '../../util/glob-matcher.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { McpLists } from './agent-lists.js';
 import { META_TOOLS, READ_RESULT, READ_RESULT_TOOL, isMetaToolName } from './meta-tool-defs.js';
+import { answerSearch, type SearchAnswer, type ToolSearcher } from './search-ranking.js';
+import type { SearchStats } from './search-stats.js';
+import type { UsageBoost } from './usage-boost.js';
 
 /** How `/mcp` presents the tool catalogue (SPEC §13). */
 export type CatalogueMode = 'full' | 'search' | 'auto';
 
-export interface ToolSearchQuery {
-  limit: number;
-  server?: string;
-  /** Only tools it allows are returned (the caller's view). */
-  allows?: (tool: BridgedTool) => boolean;
-}
-
-/** The ranked search `search_tools` answers from: best first. */
-export type ToolSearcher = (query: string, options: ToolSearchQuery) => Array<{ tool: BridgedTool; score: number }>;
+export type { ToolSearchQuery, ToolSearcher } from './search-ranking.js';
 
 export interface CatalogueModeSettings {
   /** @default "auto" */
@@ -32,6 +27,14 @@ export interface CatalogueModeSettings {
   searcher: ToolSearcher;
   /** Whether a caller has a result kept under a handle: `read_result` is listed to it then, in every mode (issue #38). @default never */
   hasKeptResults?: (agent: AgentRef | undefined) => boolean;
+  /** The byte budget of a search answer (matches and map). @default 12288 */
+  answerBytes?: number;
+  /** What a server says of itself, shown beside its name in the map. */
+  aboutServer?: (server: string) => string | undefined;
+  /** An agent's recent calls and pinned tools lift their rank; its searches' hits are counted (issue #37). */
+  usage?: UsageBoost;
+  /** What searches found, for `GET /search/stats` and `/metrics`. */
+  stats?: SearchStats;
 }
 
 interface ByName {
@@ -115,16 +118,33 @@ export class CatalogueModes {
     return entry.tools.get(name);
   }
 
-  /** The best matches for `query` in `agent`'s view, as the full list defines them. */
-  search(query: string, limit: number, server: string | undefined, agent: AgentRef | undefined): Tool[] {
+  /**
+   * The best matches for `query` in `agent`'s view, as the full list defines them, and the map of
+   * the other likely tools (issue #37): what `search_tools` answers.
+   */
+  search(query: string, limit: number, server: string | undefined, agent: AgentRef | undefined): Promise<SearchAnswer<Tool>> {
+    return this.answer(query, limit, server, agent, (hit) => this.definition(hit.tool.name, agent));
+  }
+
+  /** The same ranking and map with each match as `toRow` shows it (`GET /tools/search`). */
+  async answer<T extends { name: string }>(
+    query: string,
+    limit: number,
+    server: string | undefined,
+    agent: AgentRef | undefined,
+    toRow: (hit: { tool: BridgedTool; score: number }) => T | undefined,
+  ): Promise<SearchAnswer<T>> {
     const view = agent?.view;
-    const hits = this.settings.searcher(query, { limit, ...(server !== undefined ? { server } : {}), ...(view ? { allows: (tool) => view.allowsTool(tool) } : {}) });
-    const found: Tool[] = [];
-    for (const { tool } of hits) {
-      const definition = this.definition(tool.name, agent);
-      if (definition && found.length < limit) found.push(definition);
-    }
-    return found;
+    const allows = view && !view.everything ? (tool: BridgedTool): boolean => view.allowsTool(tool) : undefined;
+    const request = { query, limit, server, allows, budget: this.settings.answerBytes };
+    const { usage, searcher, stats } = this.settings;
+    const pinned = usage && agent ? globMatcher(this.pinnedOf(agent)) : undefined;
+    const ranked: ToolSearcher = usage && agent && pinned ? async (text, options) => usage.rerank(agent.name, await searcher(text, options), pinned) : searcher;
+    const answer = await answerSearch(ranked, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer);
+    const names = [...answer.tools.map((tool) => tool.name), ...answer.related.flatMap((group) => [...group.tools.map((tool) => tool.name), ...group.names])];
+    if (usage && agent) usage.answered(agent.name, names);
+    stats?.record(query, names, agent?.name);
+    return answer;
   }
 
   private pinnedOf(agent: AgentRef | undefined): readonly string[] {

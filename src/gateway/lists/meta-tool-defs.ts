@@ -14,8 +14,11 @@ export const READ_RESULT = 'read_result';
 export const MAX_QUERY_LENGTH = 500;
 /** Most matches one `search_tools` answers (and names one `describe_tools` takes). */
 export const MAX_SEARCH_LIMIT = 50;
-/** Matches when `search_tools` is given no `limit`. */
-export const DEFAULT_SEARCH_LIMIT = 10;
+/**
+ * Matches when `search_tools` is given no `limit`. Five: past them a name in the answer's map
+ * (`related`) tells a model more per byte than another schema (issue #37).
+ */
+export const DEFAULT_SEARCH_LIMIT = 5;
 
 const NAMES: ReadonlySet<string> = new Set([SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL, READ_RESULT]);
 
@@ -30,7 +33,8 @@ export const META_TOOLS: readonly Tool[] = [
     description:
       'Finds tools for a task among the many tools available here (only a few are listed directly). ' +
       'Describe what you want to do in plain words, e.g. "create a GitHub issue" or "read a file". ' +
-      `Returns the best matches, best first, each with its full input schema. Then run one with ${CALL_TOOL}, ` +
+      'Returns the best matches, best first, each with its full input schema, and under "related" the other likely tools ' +
+      `by server (names, the likeliest with a sentence): get the schema of one of those with ${DESCRIBE_TOOLS}. Then run a tool with ${CALL_TOOL}, ` +
       'or call it directly by its name. Search again with other words if nothing fits.',
     inputSchema: {
       type: 'object',

@@ -89,9 +89,10 @@ export async function runMetaTool(name: string, args: Record<string, unknown> | 
     const parsed = SearchInput.safeParse(args ?? {});
     if (!parsed.success) return invalid(SEARCH_TOOLS, parsed.error);
     const { query, limit = DEFAULT_SEARCH_LIMIT, server } = parsed.data;
-    const tools = deps.modes.search(query, limit, server, agent);
-    const text = tools.length === 0 ? `No tool matches "${query}". Try other words.` : JSON.stringify({ tools });
-    return { content: [{ type: 'text', text }], structuredContent: { tools } };
+    const answer = await deps.modes.search(query, limit, server, agent);
+    const structured = { tools: answer.tools, related: answer.related };
+    const text = answer.tools.length === 0 ? `No tool matches "${query}". Try other words.` : JSON.stringify(structured);
+    return { content: [{ type: 'text', text }], structuredContent: structured };
   }
   if (name === DESCRIBE_TOOLS) {
     const parsed = DescribeInput.safeParse(args ?? {});

@@ -4,7 +4,8 @@ import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.j
 import type { MCPManager } from '../../upstream/manager.js';
 import type { CallMetrics } from '../../gateway/index.js';
 import type { InFlightCalls } from '../../gateway/index.js';
-import type { AgentBudgets, RequestMetrics } from '../../gateway/index.js';
+import type { AgentBudgets, RequestMetrics, SearchStatsSnapshot } from '../../gateway/index.js';
+import { renderSearchMetrics } from '../metrics/search-metrics.js';
 import { renderTrafficMetrics } from '../metrics/traffic-metrics.js';
 import { escapeLabel } from '../../util/prometheus-label.js';
 import { processMetricsText } from '../metrics/process-metrics.js';
@@ -23,6 +24,8 @@ export interface MetricsRoutesOptions {
   startedAt: number;
   /** Server status changes, for the restart counter. */
   bus: Pick<EventBus, 'subscribe'>;
+  /** Tool search's counts (issue #37). @default none rendered */
+  searchStats?: () => SearchStatsSnapshot;
   /** Token budgets per agent (issue #38): spent and left per window, as last read from the store. @default none */
   budgets?: Pick<AgentBudgets, 'known'>;
 }
@@ -61,7 +64,7 @@ const BUILD_INFO = [
  * followed by the process metrics (prom-client's default collectors).
  */
 export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, options, done) => {
-  const { manager, calls, metrics, requestMetrics, subscriberCount, startedAt } = options;
+  const { manager, calls, metrics, requestMetrics, subscriberCount, startedAt, searchStats } = options;
   const servers = new ServerMetrics(options.bus);
   app.addHook('onClose', (_instance, closed) => {
     servers.close();
@@ -94,6 +97,7 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       ...metrics.render(),
       ...requestMetrics.render(),
       ...renderBudgets(options.budgets),
+      ...(searchStats ? renderSearchMetrics(searchStats()) : []),
       ...renderTrafficMetrics([...manager.upstreams()].map((u) => ({ server: u.name, state: u.traffic, waits: u.queueWaits }))),
       '# HELP switchboard_tool_calls_in_flight Upstream requests (tool calls, prompts, resources, …; REST and /mcp) in progress.',
       '# TYPE switchboard_tool_calls_in_flight gauge',

@@ -4,7 +4,7 @@ import { globMatcher } from '../../config/agent-schema.js';
 import type { ErrorInfo } from '../../errors.js';
 import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.js';
 import type { MCPManager } from '../../upstream/manager.js';
-import type { AgentRegistry } from '../../gateway/index.js';
+import type { AgentRegistry, SearchHealth } from '../../gateway/index.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 
@@ -17,6 +17,8 @@ export interface StatusRoutesOptions {
   agents?: Pick<AgentRegistry, 'get'>;
   /** In a cluster (issue #28), every replica by heartbeat with its view of the servers. @default a lone daemon: none listed */
   replicas?: () => Promise<ReplicaInfo[]>;
+  /** How tool search ranks, and its embeddings' state and warning (issue #37). */
+  search?: () => SearchHealth;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface StatusRoutesOptions {
  * one by one — never spread from the discovery result, which holds configs (env, headers) and
  * the Exa keys; those keys are reported as a count only.
  */
-export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { manager, runtime, startedAt, agents, replicas }, done) => {
+export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { manager, runtime, startedAt, agents, replicas, search }, done) => {
   app.get('/status', async (request) => {
     const agent = request.agent ? agents?.get(request.agent.name) : undefined;
     if (request.agent) {
@@ -71,6 +73,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
         exaApiKeyCount: discovery.exaApiKeys.length,
       },
       storeWarnings: runtime.storeWarnings,
+      ...(search ? { search: search() } : {}),
       ...(replicas ? { replicas: await replicas() } : {}),
     };
   });

@@ -1,6 +1,5 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
-import type { BridgedTool } from '../../upstream/catalogue/tool-bridge.js';
 import type { MCPManager } from '../../upstream/manager.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import type { Gateway } from '../../gateway/index.js';
@@ -66,9 +65,14 @@ export const toolRoutes: FastifyPluginCallback<ToolRoutesOptions> = (app, option
     if (query.server !== undefined && (!manager.hasServer(query.server) || (view && !view.allowsServer(query.server)))) {
       throw new SwitchboardError('SERVER_NOT_FOUND', `No server named "${query.server}"`);
     }
-    const allows = view && !view.everything ? (tool: BridgedTool) => view.allowsTool(tool) : undefined;
-    const hits = manager.toolSearch.search(query.q, { limit: query.limit, ...(query.server !== undefined ? { server: query.server } : {}), ...(allows ? { allows } : {}) });
-    const answer = { tools: hits.map(({ tool, score }) => ({ name: tool.name, server: tool.server, ...(tool.title !== undefined ? { title: tool.title } : {}), description: tool.description, score })) };
+    // The ranking and neighbourhood map of `search_tools` (issue #37), each match as a row.
+    const answer = await gateway.modes.answer(query.q, query.limit, query.server, request.agent, ({ tool, score }) => ({
+      name: tool.name,
+      server: tool.server,
+      ...(tool.title !== undefined ? { title: tool.title } : {}),
+      description: tool.description,
+      score,
+    }));
     await gateway.countDefinitions(request.agent, answer);
     return answer;
   });

@@ -38,6 +38,7 @@ export class McpServerConnection implements ServerConnection {
   readonly verdict: EraVerdict;
   readonly verdictFromCache: boolean;
   readonly serverInfo?: { name: string; version: string; title?: string };
+  readonly instructions: string | undefined;
   readonly capabilities?: ServerCapabilities;
   readonly pid?: number;
   readonly stderr: StderrRing;
@@ -59,6 +60,7 @@ export class McpServerConnection implements ServerConnection {
     this.verdictFromCache = parts.fromCache;
     this.stderr = parts.stderr;
     this.serverInfo = parts.client.getServerVersion();
+    this.instructions = parts.client.getInstructions() || undefined;
     this.capabilities = parts.client.getServerCapabilities();
     if (parts.transport instanceof StdioProcessTransport) this.pid = parts.transport.pid;
     parts.client.onclose = () => this.#onTransportClosed();

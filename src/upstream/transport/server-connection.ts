@@ -41,6 +41,8 @@ export interface ServerConnection {
   /** True when the connection was opened on a cached verdict not yet confirmed by a request. */
   readonly verdictFromCache: boolean;
   readonly serverInfo?: { name: string; version: string; title?: string };
+  /** What the server says of itself and how to use it (`instructions` of its initialize result). */
+  readonly instructions?: string;
   readonly capabilities?: ServerCapabilities;
   /** The stdio child's pid. */
   readonly pid?: number;

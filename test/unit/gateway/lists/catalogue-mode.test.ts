@@ -29,13 +29,14 @@ function setUp(settings: { mode?: 'full' | 'search' | 'auto'; searchAbove?: numb
   const searcher: ToolSearcher = (query, { limit, server, allows }) => {
     searched.push(query);
     const words = query.toLowerCase().split(/\s+/);
-    return catalogue
+    const tools = catalogue
       .list()
       .filter((t) => (server === undefined || t.server === server) && (allows?.(t) ?? true))
       .map((t) => ({ tool: t, score: words.filter((w) => `${t.name} ${t.description}`.toLowerCase().includes(w)).length }))
       .filter((hit) => hit.score > 0)
       .sort((a, b) => b.score - a.score)
       .slice(0, limit);
+    return { tools, servers: [...new Set(tools.map((hit) => hit.tool.server))].map((name) => ({ server: name, score: 1 })) };
   };
   const lists = new McpLists(manager as never);
   const modes = new CatalogueModes(lists, manager, { ...settings, searcher, agentSettings: (name) => settings.agents?.[name] });
@@ -62,14 +63,18 @@ describe('CatalogueModes', () => {
     expect(modes.modeOf({ name: 'other' })).toBe('full');
   });
 
-  it('searches through the injected searcher, within the view, answering full-list definitions', () => {
+  it('searches through the injected searcher, within the view, answering full-list definitions', async () => {
     const { modes, searched } = setUp({ mode: 'search' });
-    expect(modes.search('file disk', 5, undefined, undefined).map((t) => t.name)).toEqual(['mcp_files_read_file', 'mcp_files_write_file']);
-    expect(modes.search('file disk', 1, undefined, undefined)).toHaveLength(1);
-    expect(modes.search('file disk repository', 5, 'git', undefined).map((t) => t.name)).toEqual(['mcp_git_commit']);
-    expect(modes.search('file disk', 5, undefined, reader).map((t) => t.name)).toEqual(['mcp_files_read_file']);
+    const search = async (...args: Parameters<typeof modes.search>): Promise<string[]> => (await modes.search(...args)).tools.map((t) => t.name);
+    expect(await search('file disk', 5, undefined, undefined)).toEqual(['mcp_files_read_file', 'mcp_files_write_file']);
+    expect(await search('file disk', 1, undefined, undefined)).toHaveLength(1);
+    expect(await search('file disk repository', 5, 'git', undefined)).toEqual(['mcp_git_commit']);
+    expect(await search('file disk', 5, undefined, reader)).toEqual(['mcp_files_read_file']);
     expect(searched).toHaveLength(4);
-    const [found] = modes.search('commit history', 1, undefined, undefined);
+    // The map names the rest of the matched servers' tools, within the view only.
+    expect((await modes.search('file disk', 1, undefined, undefined)).related).toEqual([{ server: 'files', tools: [{ name: 'mcp_files_write_file', about: 'Writes a file to disk' }], names: [], more: 0 }]);
+    expect((await modes.search('commit', 1, undefined, reader)).related).toEqual([]);
+    const [found] = (await modes.search('commit history', 1, undefined, undefined)).tools;
     expect(found).toEqual(modes.definition('mcp_git_log', undefined));
     expect(found).toMatchObject({ description: 'Shows the commit history', inputSchema: { type: 'object' } });
     expect(modes.definition('mcp_files_write_file', reader)).toBeUndefined();

@@ -111,8 +111,9 @@ describe('ToolSearch allows', () => {
   });
 });
 
+const many = (prefix: string, n: number): Tool[] => Array.from({ length: n }, (_, i) => tool(`${prefix}_${i}`, `Tool number ${i} of ${prefix}`));
+
 describe('ToolSearch incremental index', () => {
-  const many = (prefix: string, n: number): Tool[] => Array.from({ length: n }, (_, i) => tool(`${prefix}_${i}`, `Tool number ${i} of ${prefix}`));
 
   it('builds nothing until the first search', () => {
     const catalogue = handmade();
@@ -166,5 +167,48 @@ describe('tokenize', () => {
     expect(tokenize('mcp_github_createPullRequest')).toEqual(['mcp', 'github', 'create', 'Pull', 'Request']);
     expect(tokenize('read_file-v2')).toEqual(['read', 'file', 'v2']);
     expect(tokenize('parseHTTPResponse')).toEqual(['parse', 'HTTP', 'Response']);
+  });
+});
+
+describe('ToolSearch, what is indexed and how (issue #37)', () => {
+  it('leaves out the phrasing of a task: "I\'d like you to help me" searches for the rest', () => {
+    const search = new ToolSearch(handmade());
+    expect(top(search, "I'd like you to help me post a message, could you?")).toEqual(top(search, 'post a message'));
+    expect(search.search('help me please, would you', { limit: 5 })).toEqual([]);
+  });
+
+  it('indexes annotations and what a server says of itself', () => {
+    const catalogue = new ToolCatalogue();
+    catalogue.setServer('kv', 'Test', [
+      { ...tool('drop', 'Removes the value under a key.'), annotations: { destructiveHint: true } },
+      { ...tool('peek', 'Returns the value under a key.'), annotations: { readOnlyHint: true, title: 'Peek at a key' } },
+    ], FLAGS);
+    catalogue.setServer('other', 'Test', [tool('noop', 'Does nothing at all.')], FLAGS);
+    const search = new ToolSearch(catalogue, (server) => (server === 'other' ? 'A scratchpad for notes.' : undefined));
+    expect(top(search, 'destructive', 1)).toEqual(['mcp_kv_drop']);
+    expect(top(search, 'read only key', 1)).toEqual(['mcp_kv_peek']);
+    expect(top(search, 'peek', 1)).toEqual(['mcp_kv_peek']);
+    expect(top(search, 'scratchpad notes', 1)).toEqual(['mcp_other_noop']);
+  });
+
+  it('ranks servers by their best tools, and scores best first', () => {
+    const ranking = new ToolSearch(handmade()).rank('file directory path', { limit: 3 });
+    expect(ranking.tools).toHaveLength(3);
+    expect(ranking.servers[0]?.server).toBe('filesystem');
+    expect(ranking.servers.map((s) => s.server)).toContain('github');
+    for (let i = 1; i < ranking.servers.length; i++) expect(ranking.servers[i - 1]!.score).toBeGreaterThanOrEqual(ranking.servers[i]!.score);
+  });
+
+  it('refreshes one server at a time within a budget, the rest on the next call', () => {
+    const catalogue = new ToolCatalogue();
+    for (const server of ['one', 'two', 'three']) catalogue.setServer(server, 'Test', many(server, 10), FLAGS);
+    const search = new ToolSearch(catalogue);
+    expect(search.refresh(0)).toBe(true);
+    expect(search.indexed).toBe(10);
+    expect(search.refresh(0)).toBe(true);
+    expect(search.refresh(0)).toBe(false);
+    expect(search.indexed).toBe(30);
+    expect(search.refresh(0)).toBe(false);
+    expect(search.indexed).toBe(30);
   });
 });

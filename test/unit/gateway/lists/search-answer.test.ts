@@ -1,0 +1,95 @@
+import type { Tool } from '@modelcontextprotocol/client';
+import { describe, expect, it } from 'vitest';
+import { buildAnswer, firstSentence } from '../../../../src/gateway/lists/search-answer.js';
+import type { BridgedTool } from '../../../../src/upstream/catalogue/tool-bridge.js';
+import { ToolCatalogue } from '../../../../src/upstream/catalogue/tool-catalogue.js';
+
+/** The answer's shape and budget (issue #37 item 1), over a real catalogue of made-up servers. */
+
+function catalogueOf(servers: Record<string, number>, schemaBytes = 50): ToolCatalogue {
+  const catalogue = new ToolCatalogue();
+  for (const [server, count] of Object.entries(servers)) {
+    const tools: Tool[] = Array.from({ length: count }, (_, i) => ({
+      name: `${server}_tool_${i}`,
+      description: `Does thing ${i} of ${server}. More words follow here.`,
+      inputSchema: { type: 'object', properties: { padding: { type: 'string', description: 'x'.repeat(schemaBytes) } } },
+    }));
+    catalogue.setServer(server, 'Test', tools, { deferred: false, stale: false });
+  }
+  return catalogue;
+}
+
+function answer(catalogue: ToolCatalogue, ranked: readonly BridgedTool[], limit: number, budget: number) {
+  return buildAnswer({
+    matches: ranked.slice(0, limit),
+    next: ranked.slice(limit),
+    servers: [...new Set(ranked.map((tool) => tool.server))],
+    toolsOf: (server) => catalogue.itemsOf(server),
+    budget,
+  });
+}
+
+const namesIn = (related: ReturnType<typeof answer>['related']): string[] => related.flatMap((group) => [...group.tools.map((t) => t.name), ...group.names]);
+
+describe('buildAnswer', () => {
+  it('names every other tool of a small neighbourhood, each once, never a match again', () => {
+    const catalogue = catalogueOf({ git: 6, fs: 3 });
+    const ranked = [catalogue.get('mcp_git_git_tool_2')!, catalogue.get('mcp_fs_fs_tool_0')!];
+    const { tools, related, bytes } = answer(catalogue, ranked, 1, 12_288);
+    expect(tools.map((t) => t.name)).toEqual(['mcp_git_git_tool_2']);
+    const named = namesIn(related);
+    expect(new Set(named).size).toBe(named.length);
+    expect(named).not.toContain('mcp_git_git_tool_2');
+    expect(named.sort()).toEqual(catalogue.list().map((t) => t.name).filter((n) => n !== 'mcp_git_git_tool_2').sort());
+    // The next ranked tool comes first, with its first sentence; the servers' other tools by name.
+    expect(related[0]).toMatchObject({ server: 'fs', tools: [{ name: 'mcp_fs_fs_tool_0', about: 'Does thing 0 of fs.' }], more: 0 });
+    expect(related.find((g) => g.server === 'git')?.more).toBe(0);
+    expect(bytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify({ tools, related })));
+  });
+
+  it('stays within the budget, counts what it leaves out, and goes a few names deep into many servers first', () => {
+    const catalogue = catalogueOf({ big: 300, second: 40, third: 40 });
+    const ranked = [catalogue.get('mcp_big_big_tool_0')!, catalogue.get('mcp_second_second_tool_0')!, catalogue.get('mcp_third_third_tool_0')!];
+    for (const budget of [2_000, 4_000, 12_288]) {
+      const { tools, related } = answer(catalogue, ranked, 1, budget);
+      const size = Buffer.byteLength(JSON.stringify({ tools, related }));
+      expect(size, `budget ${budget}`).toBeLessThanOrEqual(budget);
+      for (const group of related) {
+        const shown = group.tools.length + group.names.length;
+        expect(group.more, group.server).toBe(catalogue.itemsOf(group.server).length - shown - (group.server === 'big' ? 1 : 0));
+      }
+      expect(related.map((g) => g.server).sort()).toEqual(['big', 'second', 'third']);
+    }
+  });
+
+  it('always keeps the first match whole, and leaves later matches past its share of the budget to the map', () => {
+    const catalogue = catalogueOf({ fat: 4 }, 3_000);
+    const ranked = catalogue.itemsOf('fat');
+    const { tools, related } = answer(catalogue, ranked, 4, 4_000);
+    expect(tools.map((t) => t.name)).toEqual(['mcp_fat_fat_tool_0']);
+    expect(namesIn(related).sort()).toEqual(['mcp_fat_fat_tool_1', 'mcp_fat_fat_tool_2', 'mcp_fat_fat_tool_3']);
+    // Even over budget, the best match is whole.
+    expect(answer(catalogue, ranked, 1, 1_024).tools).toHaveLength(1);
+  });
+
+  it('shows a server\u2019s own words when it says any', () => {
+    const catalogue = catalogueOf({ git: 2 });
+    const { related } = buildAnswer({
+      matches: [catalogue.get('mcp_git_git_tool_0')!],
+      next: [],
+      servers: ['git'],
+      toolsOf: (server) => catalogue.itemsOf(server),
+      aboutOf: () => 'Version control for the repository. Use it for commits.',
+      budget: 12_288,
+    });
+    expect(related).toEqual([{ server: 'git', about: 'Version control for the repository.', tools: [], names: ['mcp_git_git_tool_1'], more: 0 }]);
+  });
+});
+
+describe('firstSentence', () => {
+  it('cuts at the first sentence or line, and caps the length', () => {
+    expect(firstSentence('Reads a file. Then more.')).toBe('Reads a file.');
+    expect(firstSentence('Version 1.2 of the thing\nsecond line')).toBe('Version 1.2 of the thing');
+    expect(firstSentence('x'.repeat(300))).toHaveLength(110);
+  });
+});
