@@ -30,6 +30,7 @@ export function evaluateAnswers(catalogue: ToolCatalogue, index: ToolSearch, que
     const ranking = index.rank(q.query, { limit: limit + NEXT_CANDIDATES });
     const answer = buildAnswer({
       matches: ranking.tools.slice(0, limit).map((hit) => toMcpTool(hit.tool)),
+      matchTools: ranking.tools.slice(0, limit).map((hit) => hit.tool),
       next: ranking.tools.slice(limit).map((hit) => hit.tool),
       servers: ranking.servers.map((s) => s.server),
       toolsOf: (server) => catalogue.itemsOf(server),

@@ -24,6 +24,11 @@ export interface RelatedServer {
 export interface AnswerInput<T> {
   /** The ranked matches as the answer shows them (definitions or rows), best first. */
   matches: readonly T[];
+  /**
+   * The tools behind `matches`, in the same order: a match left out for the budget is shown in the
+   * map first, with its sentence. Absent: `matches` are those tools themselves.
+   */
+  matchTools?: readonly BridgedTool[];
   /** The tools ranked after them (best first), for the map. */
   next: readonly BridgedTool[];
   /** The servers of the ranking, best first. */
@@ -95,7 +100,7 @@ export function buildAnswer<T extends { name: string }>(input: AnswerInput<T>): 
   // The next likeliest tools with a sentence each, then names server by server, a round at a time.
   let described = 0;
   const byName = new Map<string, BridgedTool>();
-  for (const tool of input.next) byName.set(tool.name, tool);
+  for (const tool of input.matchTools ?? (input.matches as readonly unknown[] as readonly BridgedTool[])) byName.set(tool.name, tool);
   const ahead = [...skipped.map((name) => byName.get(name)).filter((tool): tool is BridgedTool => tool !== undefined), ...input.next];
   for (const tool of ahead) {
     if (described >= toDescribe || named.has(tool.name)) continue;

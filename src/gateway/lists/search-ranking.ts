@@ -52,15 +52,19 @@ export async function answerSearch<T extends { name: string }>(
   const { query, limit, server, allows } = request;
   const ranking = await searcher(query, { limit: limit + NEXT_CANDIDATES, ...(server !== undefined ? { server } : {}), ...(allows ? { allows } : {}) });
   const matches: T[] = [];
+  const matchTools: BridgedTool[] = [];
   let used = 0;
   for (const hit of ranking.tools) {
     if (matches.length === limit) break;
     used++;
     const match = toMatch(hit);
-    if (match) matches.push(match);
+    if (!match) continue;
+    matches.push(match);
+    matchTools.push(hit.tool);
   }
   const { tools, related } = buildAnswer({
     matches,
+    matchTools,
     next: ranking.tools.slice(used).map((hit) => hit.tool),
     servers: ranking.servers.map((entry) => entry.server),
     toolsOf: (name) => (allows ? itemsOf(name).filter(allows) : itemsOf(name)),

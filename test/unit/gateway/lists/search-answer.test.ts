@@ -72,6 +72,22 @@ describe('buildAnswer', () => {
     expect(answer(catalogue, ranked, 1, 1_024).tools).toHaveLength(1);
   });
 
+  it('shows a match left out for the budget first in the map, with its sentence, even deep in a big server', () => {
+    const catalogue = catalogueOf({ fat: 200 }, 3_000);
+    const ranked = [catalogue.get('mcp_fat_fat_tool_0')!, catalogue.get('mcp_fat_fat_tool_150')!];
+    // Rows that are not the tools themselves, as GET /tools/search gives them.
+    const { tools, related } = buildAnswer({
+      matches: ranked.map((tool) => ({ name: tool.name, schema: 'x'.repeat(3_000) })),
+      matchTools: ranked,
+      next: [],
+      servers: ['fat'],
+      toolsOf: (server) => catalogue.itemsOf(server),
+      budget: 4_000,
+    });
+    expect(tools.map((t) => t.name)).toEqual(['mcp_fat_fat_tool_0']);
+    expect(related[0]?.tools[0]).toEqual({ name: 'mcp_fat_fat_tool_150', about: 'Does thing 150 of fat.' });
+  });
+
   it('shows a server\u2019s own words when it says any', () => {
     const catalogue = catalogueOf({ git: 2 });
     const { related } = buildAnswer({
