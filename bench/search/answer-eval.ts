@@ -34,6 +34,7 @@ export function evaluateAnswers(catalogue: ToolCatalogue, index: ToolSearch, que
       next: ranking.tools.slice(limit).map((hit) => hit.tool),
       servers: ranking.servers.map((s) => s.server),
       toolsOf: (server) => catalogue.itemsOf(server),
+      allServers: [...new Set(catalogue.runs().map((run) => run.server))],
       budget,
       shape,
     });

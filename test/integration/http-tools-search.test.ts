@@ -134,7 +134,9 @@ describe('GET /tools/search', () => {
     const husbandry = (await search<{ tools: Hit[]; related: Related[] }>(d, 'q=quokka+husbandry&limit=1')).body;
     expect(husbandry.tools.map((t) => t.server)).toEqual(['alpha']);
     expect(husbandry.related[0]).toMatchObject({ server: 'alpha', about: 'A workbench for quokka husbandry.' });
-    expect(husbandry.related.map((group) => group.server)).toEqual(['alpha']);
+    // The other server matched nothing: it comes after, whole, as the rest of the view.
+    expect(husbandry.related.map((group) => group.server)).toEqual(['alpha', 'beta']);
+    expect(husbandry.related[1]).toMatchObject({ tools: [], more: 0 });
 
     // An agent's recent calls lift its ranking (issue #37 item 4): two equal matches, the one it called first.
     const both = await addAgentKey(d, { name: 'both', servers: ['alpha', 'beta'] });

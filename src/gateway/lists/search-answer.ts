@@ -35,6 +35,8 @@ export interface AnswerInput<T> {
   servers: readonly string[];
   /** A server's tools in the caller's view. */
   toolsOf: (server: string) => readonly BridgedTool[];
+  /** Every server in the caller's view, for the rest of the map (servers the ranking did not reach). */
+  allServers?: readonly string[];
   /** What a server says of itself, if anything. */
   aboutOf?: (server: string) => string | undefined;
   /** The budget, in bytes of the answer's JSON. */
@@ -56,92 +58,165 @@ export interface AnswerShape {
   round: number;
   /** How many servers the map may name. */
   maxServers: number;
+  /** The share of the budget kept for the rest of the view: servers outside the ranked ones, whole, smallest first. */
+  restShare: number;
+  /** The most tools a server of the rest may have (it is named whole or not at all). */
+  restTools: number;
 }
 
-export const DEFAULT_SHAPE: AnswerShape = { matchShare: 0.55, described: 30, round: 8, maxServers: 12 };
+export const DEFAULT_SHAPE: AnswerShape = { matchShare: 0.45, described: 10, round: 8, maxServers: 12, restShare: 0.2, restTools: 30 };
 /** The longest first sentence shown, in characters. */
 const MAX_ABOUT = 110;
 
 /**
- * The matches that fit (the first always; a later one whose definition would pass the budget is
- * left to the map) and the map filling what is left. Sizes are counted as the JSON is written.
+ * The matches that fit (the first always; a later one whose definition would pass its share of the
+ * budget is left to the map), then the map: the next likeliest tools with their sentence, names of
+ * the ranked servers a round at a time, the rest of the view's small servers whole in the share kept
+ * for them, and ranked names again in whatever that leaves. Sizes are counted as the JSON is written.
  */
 export function buildAnswer<T extends { name: string }>(input: AnswerInput<T>): { tools: T[]; related: RelatedServer[]; /** At least the answer's size as JSON. */ bytes: number } {
-  const { matchShare, described: toDescribe, round: ROUND, maxServers: MAX_SERVERS } = input.shape ?? DEFAULT_SHAPE;
+  const shape = { ...DEFAULT_SHAPE, ...input.shape };
+  const map = new MapBuilder(input, shape);
   const tools: T[] = [];
-  let bytes = '{"tools":[],"related":[]}'.length;
-  const named = new Set<string>();
   const skipped: string[] = [];
   for (const match of input.matches) {
     const size = byteLength(JSON.stringify(match)) + 1;
-    if (tools.length > 0 && bytes + size > input.budget * matchShare) {
+    if (tools.length > 0 && map.bytes + size > input.budget * shape.matchShare) {
       skipped.push(match.name);
       continue;
     }
     tools.push(match);
-    named.add(match.name);
-    bytes += size;
+    map.named.add(match.name);
+    map.bytes += size;
   }
-  const groups = new Map<string, RelatedServer>();
-  const fits = (size: number): boolean => bytes + size <= input.budget;
-  const groupOf = (server: string): RelatedServer | undefined => {
-    let group = groups.get(server);
-    if (group) return group;
-    if (groups.size >= MAX_SERVERS) return undefined;
-    const about = input.aboutOf?.(server);
-    group = { server, ...(about ? { about: firstSentence(about) } : {}), tools: [], names: [], more: 0 };
-    // Counted with room for its `more` count, written last.
-    const size = byteLength(JSON.stringify({ ...group, more: 99_999 })) + 1;
-    if (!fits(size)) return undefined;
-    bytes += size;
-    groups.set(server, group);
-    return group;
-  };
-  // The next likeliest tools with a sentence each, then names server by server, a round at a time.
-  let described = 0;
   const byName = new Map<string, BridgedTool>();
   for (const tool of input.matchTools ?? (input.matches as readonly unknown[] as readonly BridgedTool[])) byName.set(tool.name, tool);
   const ahead = [...skipped.map((name) => byName.get(name)).filter((tool): tool is BridgedTool => tool !== undefined), ...input.next];
-  for (const tool of ahead) {
-    if (described >= toDescribe || named.has(tool.name)) continue;
-    const group = groupOf(tool.server);
-    if (!group) continue;
-    const entry = { name: tool.name, about: firstSentence(tool.description) };
-    const size = byteLength(JSON.stringify(entry)) + 1;
-    if (!fits(size)) break;
-    group.tools.push(entry);
-    named.add(tool.name);
-    bytes += size;
-    described++;
+  // The share kept for the rest of the view is off limits until the ranked part is done.
+  map.limit = input.budget - (input.allServers ? Math.floor(input.budget * shape.restShare) : 0);
+  map.describe(ahead);
+  const queues = map.queues(ahead);
+  map.rounds(queues);
+  map.limit = input.budget;
+  map.rest();
+  map.rounds(queues);
+  return { tools, related: map.related(), bytes: map.bytes };
+}
+
+/** The map being built within the budget: its groups, the names already in the answer, the bytes used. */
+class MapBuilder {
+  readonly groups = new Map<string, RelatedServer>();
+  readonly named = new Set<string>();
+  bytes = '{"tools":[],"related":[]}'.length;
+  limit: number;
+  private servers: number;
+
+  constructor(
+    private readonly input: AnswerInput<unknown>,
+    private readonly shape: AnswerShape,
+  ) {
+    this.limit = input.budget;
+    this.servers = shape.maxServers;
   }
-  // Then names, server by server a round at a time (a few deep into many servers before deep
-  // into one): each server's ranked tools first, then the rest of its tools.
-  const servers = [...new Set([...input.servers, ...ahead.map((tool) => tool.server)])].slice(0, MAX_SERVERS);
-  const queues = servers.map((server) => {
-    const ranked = ahead.filter((tool) => tool.server === server);
-    return { server, names: [...new Set([...ranked, ...input.toolsOf(server)].map((tool) => tool.name))].filter((name) => !named.has(name)) };
-  });
-  for (let round = 0, full = false; !full && queues.some((queue) => queue.names.length > 0); round++) {
-    for (const queue of queues) {
-      const group = queue.names.length > 0 ? groupOf(queue.server) : undefined;
-      const take = queue.names.splice(0, ROUND);
+
+  fits(size: number): boolean {
+    return this.bytes + size <= this.limit;
+  }
+
+  /** `server`'s group, opened (and its bytes counted) if the budget and the server count allow. */
+  groupOf(server: string): RelatedServer | undefined {
+    let group = this.groups.get(server);
+    if (group) return group;
+    if (this.groups.size >= this.servers) return undefined;
+    const about = this.input.aboutOf?.(server);
+    group = { server, ...(about ? { about: firstSentence(about) } : {}), tools: [], names: [], more: 0 };
+    // Counted with room for its `more` count, written last.
+    const size = byteLength(JSON.stringify({ ...group, more: 99_999 })) + 1;
+    if (!this.fits(size)) return undefined;
+    this.bytes += size;
+    this.groups.set(server, group);
+    return group;
+  }
+
+  /** The next likeliest tools, each with its first sentence. */
+  describe(ahead: readonly BridgedTool[]): void {
+    let described = 0;
+    for (const tool of ahead) {
+      if (described >= this.shape.described) return;
+      if (this.named.has(tool.name)) continue;
+      const group = this.groupOf(tool.server);
       if (!group) continue;
-      for (const name of take) {
-        const size = byteLength(JSON.stringify(name)) + 1;
-        if (!fits(size)) {
-          full = true;
-          break;
-        }
-        group.names.push(name);
-        named.add(name);
-        bytes += size;
-      }
-      if (full) break;
+      const entry = { name: tool.name, about: firstSentence(tool.description) };
+      const size = byteLength(JSON.stringify(entry)) + 1;
+      if (!this.fits(size)) return;
+      group.tools.push(entry);
+      this.named.add(tool.name);
+      this.bytes += size;
+      described++;
     }
   }
-  const related = [...groups.values()].filter((group) => group.tools.length + group.names.length > 0);
-  for (const group of related) group.more = input.toolsOf(group.server).filter((tool) => !named.has(tool.name)).length;
-  return { tools, related, bytes };
+
+  /** Per ranked server (at most `maxServers`), its names: its ranked tools first, then the rest of its tools. */
+  queues(ahead: readonly BridgedTool[]): Array<{ server: string; names: string[] }> {
+    const servers = [...new Set([...this.input.servers, ...ahead.map((tool) => tool.server)])].slice(0, this.shape.maxServers);
+    return servers.map((server) => {
+      const ranked = ahead.filter((tool) => tool.server === server);
+      return { server, names: [...new Set([...ranked, ...this.input.toolsOf(server)].map((tool) => tool.name))] };
+    });
+  }
+
+  /** Names server by server, `round` at a time (a few deep into many servers before deep into one), until one does not fit. */
+  rounds(queues: Array<{ server: string; names: string[] }>): void {
+    for (const queue of queues) queue.names = queue.names.filter((name) => !this.named.has(name));
+    for (let progress = true; progress; ) {
+      progress = false;
+      for (const queue of queues) {
+        const group = queue.names.length > 0 ? this.groupOf(queue.server) : undefined;
+        if (!group) continue;
+        progress = true;
+        for (let taken = 0; taken < this.shape.round && queue.names.length > 0; taken++) {
+          const name = queue.names[0] as string;
+          const size = byteLength(JSON.stringify(name)) + 1;
+          if (!this.fits(size)) return;
+          queue.names.shift();
+          group.names.push(name);
+          this.named.add(name);
+          this.bytes += size;
+        }
+      }
+    }
+  }
+
+  /** The rest of the view: servers not in the map yet with at most `restTools` tools, each whole or not at all, smallest first. */
+  rest(): void {
+    const rest = (this.input.allServers ?? [])
+      .filter((server) => !this.groups.has(server))
+      .map((server) => ({ server, names: this.input.toolsOf(server).map((tool) => tool.name).filter((name) => !this.named.has(name)) }))
+      .filter((entry) => entry.names.length > 0 && entry.names.length <= this.shape.restTools)
+      .sort((x, y) => x.names.length - y.names.length);
+    this.servers = Infinity;
+    for (const entry of rest) {
+      const size = entry.names.reduce((sum, name) => sum + byteLength(JSON.stringify(name)) + 1, 0);
+      const before = this.bytes;
+      const group = this.groupOf(entry.server);
+      if (!group) continue;
+      if (!this.fits(size)) {
+        this.groups.delete(entry.server);
+        this.bytes = before;
+        continue;
+      }
+      group.names.push(...entry.names);
+      for (const name of entry.names) this.named.add(name);
+      this.bytes += size;
+    }
+  }
+
+  /** The groups that name something, each with how many of its tools it leaves out. */
+  related(): RelatedServer[] {
+    const related = [...this.groups.values()].filter((group) => group.tools.length + group.names.length > 0);
+    for (const group of related) group.more = this.input.toolsOf(group.server).filter((tool) => !this.named.has(tool.name)).length;
+    return related;
+  }
 }
 
 /** The first sentence of `text`, at most `MAX_ABOUT` characters. */

@@ -48,6 +48,8 @@ export async function answerSearch<T extends { name: string }>(
   toMatch: (hit: { tool: BridgedTool; score: number }) => T | undefined,
   itemsOf: (server: string) => readonly BridgedTool[],
   aboutOf?: (server: string) => string | undefined,
+  /** Every server of the catalogue, for the map's rest of the view (filtered to the caller's view by `itemsOf` and `allows`). */
+  allServers?: () => readonly string[],
 ): Promise<SearchAnswer<T>> {
   const { query, limit, server, allows } = request;
   const ranking = await searcher(query, { limit: limit + NEXT_CANDIDATES, ...(server !== undefined ? { server } : {}), ...(allows ? { allows } : {}) });
@@ -69,6 +71,8 @@ export async function answerSearch<T extends { name: string }>(
     servers: ranking.servers.map((entry) => entry.server),
     toolsOf: (name) => (allows ? itemsOf(name).filter(allows) : itemsOf(name)),
     ...(aboutOf ? { aboutOf } : {}),
+    // A search kept to one server has no rest of the view, nor one that matched nothing.
+    ...(allServers && server === undefined && matches.length > 0 ? { allServers: allServers() } : {}),
     budget: request.budget ?? DEFAULT_ANSWER_BYTES,
   });
   return { tools, related };

@@ -71,9 +71,14 @@ describe('CatalogueModes', () => {
     expect(await search('file disk repository', 5, 'git', undefined)).toEqual(['mcp_git_commit']);
     expect(await search('file disk', 5, undefined, reader)).toEqual(['mcp_files_read_file']);
     expect(searched).toHaveLength(4);
-    // The map names the rest of the matched servers' tools, within the view only.
-    expect((await modes.search('file disk', 1, undefined, undefined)).related).toEqual([{ server: 'files', tools: [{ name: 'mcp_files_write_file', about: 'Writes a file to disk' }], names: [], more: 0 }]);
-    expect((await modes.search('commit', 1, undefined, reader)).related).toEqual([]);
+    // The map names the rest of the matched servers' tools, then the other servers of the view whole, within the view only.
+    expect((await modes.search('file disk', 1, undefined, undefined)).related).toEqual([
+      { server: 'files', tools: [{ name: 'mcp_files_write_file', about: 'Writes a file to disk' }], names: [], more: 0 },
+      { server: 'git', tools: [], names: ['mcp_git_commit', 'mcp_git_log'], more: 0 },
+    ]);
+    expect((await modes.search('commit', 1, undefined, reader)).related).toEqual([{ server: 'files', tools: [], names: ['mcp_files_read_file'], more: 0 }]);
+    // A search kept to one server names no other.
+    expect((await modes.search('commit', 1, 'git', undefined)).related).toEqual([{ server: 'git', tools: [{ name: 'mcp_git_log', about: 'Shows the commit history' }], names: [], more: 0 }]);
     const [found] = (await modes.search('commit history', 1, undefined, undefined)).tools;
     expect(found).toEqual(modes.definition('mcp_git_log', undefined));
     expect(found).toMatchObject({ description: 'Shows the commit history', inputSchema: { type: 'object' } });

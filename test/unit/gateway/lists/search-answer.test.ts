@@ -88,6 +88,26 @@ describe('buildAnswer', () => {
     expect(related[0]?.tools[0]).toEqual({ name: 'mcp_fat_fat_tool_150', about: 'Does thing 150 of fat.' });
   });
 
+  it('names the rest of the view after the ranked servers: small servers whole, smallest first, none cut short', () => {
+    const catalogue = catalogueOf({ big: 300, tiny: 2, small: 5, mid: 25, huge: 40 });
+    const ranked = [catalogue.get('mcp_big_big_tool_0')!];
+    const { related, bytes } = buildAnswer({
+      matches: ranked,
+      next: [],
+      servers: ['big'],
+      toolsOf: (server) => catalogue.itemsOf(server),
+      allServers: ['big', 'tiny', 'small', 'mid', 'huge'],
+      budget: 12_288,
+    });
+    expect(bytes).toBeLessThanOrEqual(12_288);
+    // The ranked server first; then the others by size, each whole; a server past `restTools` is left out.
+    expect(related.map((group) => group.server)).toEqual(['big', 'tiny', 'small', 'mid']);
+    for (const group of related.slice(1)) expect(group).toMatchObject({ tools: [], more: 0 });
+    expect(related[3]?.names).toHaveLength(25);
+    // What the rest leaves goes back to the ranked server's names.
+    expect(related[0]!.names.length).toBeGreaterThan(100);
+  });
+
   it('shows a server\u2019s own words when it says any', () => {
     const catalogue = catalogueOf({ git: 2 });
     const { related } = buildAnswer({
