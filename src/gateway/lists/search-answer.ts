@@ -194,11 +194,16 @@ class MapBuilder {
 
   /** The rest of the view: servers not in the map yet with at most `restTools` tools, each whole or not at all, smallest first. */
   rest(): void {
-    const rest = (this.input.allServers ?? [])
-      .filter((server) => !this.groups.has(server))
-      .map((server) => ({ server, names: this.input.toolsOf(server).map((tool) => tool.name).filter((name) => !this.named.has(name)) }))
-      .filter((entry) => entry.names.length > 0 && entry.names.length <= this.shape.restTools)
-      .sort((x, y) => x.names.length - y.names.length);
+    const rest: Array<{ server: string; names: string[] }> = [];
+    for (const server of this.input.allServers ?? []) {
+      if (this.groups.has(server)) continue;
+      // Sized before any name is looked at: a big server costs nothing here.
+      const tools = this.input.toolsOf(server);
+      if (tools.length > this.shape.restTools) continue;
+      const names = tools.map((tool) => tool.name).filter((name) => !this.named.has(name));
+      if (names.length > 0) rest.push({ server, names });
+    }
+    rest.sort((x, y) => x.names.length - y.names.length);
     this.servers = Infinity;
     for (const entry of rest) {
       const size = entry.names.reduce((sum, name) => sum + byteLength(JSON.stringify(name)) + 1, 0);
