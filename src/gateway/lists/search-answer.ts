@@ -95,7 +95,7 @@ export function buildAnswer<T extends { name: string }>(input: AnswerInput<T>): 
     map.bytes += size;
   }
   const byName = new Map<string, BridgedTool>();
-  for (const tool of input.matchTools ?? (input.matches as readonly unknown[] as readonly BridgedTool[])) byName.set(tool.name, tool);
+  for (const tool of input.matchTools ?? input.matches.filter(isTool)) byName.set(tool.name, tool);
   const ahead = [...skipped.map((name) => byName.get(name)).filter((tool): tool is BridgedTool => tool !== undefined), ...input.next];
   // The share kept for the rest of the view is off limits until the ranked part is done.
   map.limit = input.budget - (input.allServers ? Math.floor(input.budget * shape.restShare) : 0);
@@ -227,6 +227,11 @@ class MapBuilder {
     for (const group of related) group.more = this.input.toolsOf(group.server).filter((tool) => !this.named.has(tool.name)).length;
     return related;
   }
+}
+
+/** Whether a match is a catalogue tool itself (it has a server), not a row or a definition. */
+function isTool<T>(match: T): match is T & BridgedTool {
+  return typeof (match as { server?: unknown }).server === 'string' && typeof (match as { description?: unknown }).description === 'string';
 }
 
 /** The first sentence of `text`, at most `MAX_ABOUT` characters. */
