@@ -21,7 +21,7 @@ import { buildApp } from './http/app.js';
 import { ABORTED_ANSWER_MS, RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { createLogger } from './logger.js';
-import { auditDecision, besideOwnCache, healthOptions, sandboxContext } from './runtime/part-options.js';
+import { auditDecision, besideOwnCache, healthOptions, sandboxContext, scriptSettings } from './runtime/part-options.js';
 import { SwitchboardRuntime, type LoadError } from './runtime/runtime.js';
 import { openToolCache } from './store/open-tool-cache.js';
 import { ResultHandles } from './store/result-handles.js';
@@ -286,6 +286,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     shutdownSignal: shutdown.signal,
     auditRequests: config.audit?.enabled !== false,
     catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned },
+    scripts: scriptSettings(config),
     ...(telemetry ? { telemetry } : {}),
   });
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });

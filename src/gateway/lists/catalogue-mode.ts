@@ -4,7 +4,7 @@ import type { MCPManager } from '../../upstream/manager.js';
 import { globMatcher } from '../../util/glob-matcher.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { McpLists } from './agent-lists.js';
-import { META_TOOLS, READ_RESULT, READ_RESULT_TOOL, isMetaToolName } from './meta-tool-defs.js';
+import { META_TOOLS, READ_RESULT, READ_RESULT_TOOL, RUN_SCRIPT, RUN_SCRIPT_TOOL, isMetaToolName } from './meta-tool-defs.js';
 
 /** How `/mcp` presents the tool catalogue (SPEC §13). */
 export type CatalogueMode = 'full' | 'search' | 'auto';
@@ -32,6 +32,8 @@ export interface CatalogueModeSettings {
   searcher: ToolSearcher;
   /** Whether a caller has a result kept under a handle: `read_result` is listed to it then, in every mode (issue #38). @default never */
   hasKeptResults?: (agent: AgentRef | undefined) => boolean;
+  /** Whether code mode is on for a caller: `run_script` is listed to it then, in every mode (issue #39). @default never */
+  hasCodeMode?: (agent: AgentRef | undefined) => boolean;
 }
 
 interface ByName {
@@ -71,7 +73,8 @@ export class CatalogueModes {
   /** What `tools/list` holds for `agent`: the catalogue (its view), or the meta-tools and the pinned tools. */
   tools(agent: AgentRef | undefined): Tool[] {
     const listed = this.listed(agent);
-    return this.settings.hasKeptResults?.(agent) === true ? [...listed, READ_RESULT_TOOL] : listed;
+    const extra = [...(this.settings.hasKeptResults?.(agent) === true ? [READ_RESULT_TOOL] : []), ...(this.settings.hasCodeMode?.(agent) === true ? [RUN_SCRIPT_TOOL] : [])];
+    return extra.length === 0 ? listed : [...listed, ...extra];
   }
 
   private listed(agent: AgentRef | undefined): Tool[] {
@@ -98,7 +101,7 @@ export class CatalogueModes {
   isMetaCall(name: string, agent: AgentRef | undefined): boolean {
     if (!isMetaToolName(name)) return false;
     // read_result is the meta-tool whenever the caller has no catalogue tool of that name.
-    if (name === READ_RESULT) return this.definition(name, agent) === undefined;
+    if (name === READ_RESULT || name === RUN_SCRIPT) return this.definition(name, agent) === undefined;
     return this.modeOf(agent) === 'search' || this.definition(name, agent) === undefined;
   }
 
