@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { scriptWorkerMain, type ScriptFault, type WorkerData, type WorkerIn, type WorkerOut } from './script-worker.js';
 
@@ -30,7 +31,7 @@ export type ScriptOutcome =
   | { ok: false; error: ScriptFault; logs: string[]; logsCut: boolean; calls: number };
 
 // Resolved here, where module resolution works: the worker is an eval worker and resolves nothing.
-const QUICKJS_URL = import.meta.resolve('quickjs-emscripten');
+const QUICKJS_URL = createRequire(import.meta.url).resolve('quickjs-emscripten');
 // A transpiler that keeps function names (tsx, esbuild's keepNames) calls its `__name` helper inside the function.
 const WORKER_SOURCE = `var __name = (f) => f;\n(${String(scriptWorkerMain)})()`;
 
