@@ -127,6 +127,13 @@ describe('POST /scripts/run', () => {
     expect(body.value).toEqual({ kinds: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined'], imported: "ReferenceError: could not load module 'node:fs'" });
   });
 
+  it('bounds the output: a value over the limit is SCRIPT_OUTPUT_TOO_LARGE, console lines past it are dropped', async () => {
+    const { body } = await run(coder, 'console.log("x".repeat(60000));\nconsole.log("y".repeat(60000));\nreturn "z".repeat(200000);');
+    expect(body.error?.code).toBe('SCRIPT_OUTPUT_TOO_LARGE');
+    expect(body.logs).toEqual(['x'.repeat(60000)]);
+    expect(body).toMatchObject({ logsCut: true });
+  });
+
   it('stops a memory bomb at the memory limit', async () => {
     // Not strings: QuickJS concatenates them as ropes, which hit the length limit first.
     const objects = await run(coder, 'const kept = [];\nfor (let i = 0;; i++) kept.push({ i, s: "x" + i });');
