@@ -33,7 +33,7 @@ export type ScriptOutcome =
 // Resolved here, where module resolution works: the worker is an eval worker and resolves nothing.
 const QUICKJS_URL = createRequire(import.meta.url).resolve('quickjs-emscripten');
 // A transpiler that keeps function names (tsx, esbuild's keepNames) calls its `__name` helper inside the function.
-const WORKER_SOURCE = `var __name = (f) => f;\n(${String(scriptWorkerMain)})()`;
+const WORKER_SOURCE = `var __name = (f) => f;\n(${String(scriptWorkerMain)})(require)`;
 
 /**
  * Runs one script in a fresh worker with a fresh QuickJS runtime and context, and answers its host

@@ -43,25 +43,29 @@ export interface ScriptFault {
   line?: number;
 }
 
-/** The worker's whole program. Runs in the worker only; see the module comment. */
-export function scriptWorkerMain(): void {
+/**
+ * The worker's whole program. Runs in the worker only; see the module comment. `load` is the
+ * worker's CommonJS `require`, handed in as an argument: bundlers and test runners rewrite a
+ * `require` or `import()` written here into helpers that exist only in the daemon's module.
+ */
+export function scriptWorkerMain(load: (id: string) => unknown): void {
   void (async () => {
-    // `require`, not `import()`: an eval worker is CommonJS, and a test runner rewrites `import()` in the source it serves.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+    const { parentPort, workerData } = load('node:worker_threads') as typeof import('node:worker_threads');
     const data = workerData as WorkerData;
     const port = parentPort!;
     const post = (message: WorkerOut): void => port.postMessage(message);
     const logs: string[] = [];
     let logChars = 0;
     let logsCut = false;
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const quickjs = require(data.quickjs) as typeof import('quickjs-emscripten');
+    const quickjs = load(data.quickjs) as typeof import('quickjs-emscripten');
     // The QuickJS limit does not count ArrayBuffers (measured: 2042 × 1 MiB Uint8Array under a 64 MiB
     // limit, the WebAssembly memory grown to 2 GiB); a capped memory bounds everything the run allocates.
     // Headroom beyond the QuickJS heap limit: the interpreter's own state and ArrayBuffers (32 MiB).
     const maximum = Math.ceil((data.memoryBytes + 32 * 1024 * 1024) / 65536);
-    const variant = quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory: new WebAssembly.Memory({ initial: Math.min(256, maximum), maximum }) });
+    // The global exists in every Node; the project's type libraries declare only its types.
+    type Options = NonNullable<Parameters<typeof quickjs.newVariant>[1]>;
+    const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => Options['wasmMemory'] } }).WebAssembly;
+    const variant = quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory: new Memory({ initial: Math.min(256, maximum), maximum }) });
     const module = await quickjs.newQuickJSWASMModule(variant);
     const runtime = module.newRuntime();
     runtime.setMemoryLimit(data.memoryBytes);
@@ -168,8 +172,7 @@ export function scriptWorkerMain(): void {
     finish({ type: 'done', value: json, logs, logsCut });
   })().catch((err: unknown) => {
     // A fault of the sandbox itself (the interpreter's memory exhausted outside the script, say).
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { parentPort } = require('node:worker_threads') as typeof import('node:worker_threads');
+    const { parentPort } = load('node:worker_threads') as typeof import('node:worker_threads');
     parentPort?.postMessage({ type: 'failed', error: { code: 'SCRIPT_ERROR', message: err instanceof Error ? err.message : String(err) }, logs: [], logsCut: false } satisfies WorkerOut);
     parentPort?.close();
   });
