@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { scriptWorkerMain, type ScriptFault, type WorkerData, type WorkerIn, type WorkerOut } from './script-worker.js';
@@ -32,6 +33,25 @@ export type ScriptOutcome =
 
 // Resolved here, where module resolution works: the worker is an eval worker and resolves nothing.
 const QUICKJS_URL = createRequire(import.meta.url).resolve('quickjs-emscripten');
+// The WebAssembly of the variant the worker uses, resolved from quickjs-emscripten (whose dependency it is).
+const WASM_PATH = createRequire(QUICKJS_URL).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+
+type CompiledModule = NonNullable<WorkerData['wasmModule']>;
+let compiled: Promise<CompiledModule> | undefined;
+
+/**
+ * QuickJS's WebAssembly compiled once per daemon and handed to each run's worker (a compiled
+ * module is cloned to a worker without compiling again): measured, it is most of a run's start.
+ */
+function compiledModule(): Promise<CompiledModule> {
+  const { WebAssembly: wasm } = globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledModule> } };
+  compiled ??= readFile(WASM_PATH).then((bytes) => wasm.compile(bytes));
+  // A failed read or compile is retried by the next run, not remembered.
+  compiled.catch(() => {
+    compiled = undefined;
+  });
+  return compiled;
+}
 // A transpiler that keeps function names (tsx, esbuild's keepNames) calls its `__name` helper inside the function.
 const WORKER_SOURCE = `var __name = (f) => f;\n(${String(scriptWorkerMain)})(require)`;
 
@@ -42,10 +62,11 @@ const WORKER_SOURCE = `var __name = (f) => f;\n(${String(scriptWorkerMain)})(req
  * is thrown), or when the script returns or throws; the worker is terminated on every exit path,
  * so a script stuck in a busy loop is stopped even if its interrupt handler were not reached.
  */
-export function runScript(code: string, limits: ScriptLimits, host: ScriptHost, signal: AbortSignal | undefined): Promise<ScriptOutcome> {
+export async function runScript(code: string, limits: ScriptLimits, host: ScriptHost, signal: AbortSignal | undefined): Promise<ScriptOutcome> {
+  const wasmModule = await compiledModule();
   return new Promise<ScriptOutcome>((resolve, reject) => {
     const inner = new AbortController();
-    const data: WorkerData = { quickjs: QUICKJS_URL, code, memoryBytes: limits.memoryBytes, deadline: Date.now() + limits.timeoutMs, maxOutputChars: limits.maxOutputChars, tools: host.tools };
+    const data: WorkerData = { quickjs: QUICKJS_URL, wasmModule, code, memoryBytes: limits.memoryBytes, deadline: Date.now() + limits.timeoutMs, maxOutputChars: limits.maxOutputChars, tools: host.tools };
     // The QuickJS heap is WebAssembly memory; the worker's own V8 heap holds only the glue.
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: data, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 } });
     let calls = 0;

@@ -13,6 +13,8 @@
 export interface WorkerData {
   /** `quickjs-emscripten`'s CommonJS entry, resolved by the daemon (an eval worker resolves from the working directory). */
   quickjs: string;
+  /** QuickJS's WebAssembly, compiled once by the daemon. @default compiled in the worker */
+  wasmModule?: NonNullable<Parameters<typeof import('quickjs-emscripten').newVariant>[1]>['wasmModule'];
   code: string;
   /** QuickJS heap limit, bytes. */
   memoryBytes: number;
@@ -65,7 +67,7 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
     // The global exists in every Node; the project's type libraries declare only its types.
     type Options = NonNullable<Parameters<typeof quickjs.newVariant>[1]>;
     const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => Options['wasmMemory'] } }).WebAssembly;
-    const variant = quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory: new Memory({ initial: Math.min(256, maximum), maximum }) });
+    const variant = quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory: new Memory({ initial: Math.min(256, maximum), maximum }), ...(data.wasmModule ? { wasmModule: data.wasmModule } : {}) });
     const module = await quickjs.newQuickJSWASMModule(variant);
     const runtime = module.newRuntime();
     runtime.setMemoryLimit(data.memoryBytes);
