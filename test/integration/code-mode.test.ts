@@ -238,3 +238,22 @@ describe('admission and cancellation', () => {
     expect(await waitForFile(join(dir, 'cancelled'), AbortSignal.timeout(10_000))).not.toBe('');
   });
 });
+
+describe('cancellation over REST', () => {
+  it('a REST client going away stops the script and its in-flight call upstream', async () => {
+    const started = join(dir, 'rest-started');
+    await rm(join(dir, 'cancelled'), { force: true });
+    const abort = new AbortController();
+    const request = fetch(`${d.url}/scripts/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${coder}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ code: `await tools.call("mcp_slow_slow", { durationMs: 60000, startedFile: ${JSON.stringify(started)} }); return "finished";` }),
+      signal: abort.signal,
+    }).catch((err: unknown) => err);
+    await waitForFile(started, AbortSignal.timeout(10_000));
+    abort.abort();
+    expect(await request).toBeInstanceOf(Error);
+    expect(await waitForFile(join(dir, 'cancelled'), AbortSignal.timeout(10_000))).not.toBe('');
+    expect((await d.json<{ scripts: unknown[] }>('/scripts')).body.scripts).toEqual([]);
+  });
+});
