@@ -15,6 +15,7 @@ import { b10 } from './b10-tool-search.js';
 import { b11 } from './b11-replicas.js';
 import { b12 } from './b12-sandbox-start.js';
 import { b13 } from './b13-result-guard.js';
+import { b14 } from './b14-code-mode.js';
 import { b2 } from './b2-call-concurrency.js';
 import { b3 } from './b3-startup.js';
 import { b4 } from './b4-tool-list.js';
@@ -27,7 +28,7 @@ import type { Benchmark, BenchContext } from './lib/bench.js';
 import { REPO_ROOT } from './lib/serve.js';
 import { renderTable, type Row } from './lib/table.js';
 
-const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13];
+const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14];
 
 const log = (message: string): void => void process.stderr.write(`${message}\n`);
 

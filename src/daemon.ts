@@ -22,7 +22,7 @@ import { buildApp } from './http/app.js';
 import { ABORTED_ANSWER_MS, RequestDrain } from './http/lifecycle/drain.js';
 import { EventHub } from './http/ws/event-hub.js';
 import { createLogger } from './logger.js';
-import { auditDecision, besideOwnCache, healthOptions, sandboxContext } from './runtime/part-options.js';
+import { auditDecision, besideOwnCache, healthOptions, sandboxContext, scriptSettings } from './runtime/part-options.js';
 import { SwitchboardRuntime, type LoadError } from './runtime/runtime.js';
 import { openToolCache } from './store/open-tool-cache.js';
 import { ResultHandles } from './store/result-handles.js';
@@ -292,6 +292,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes, usage: search.usage, stats: search.stats, ...(search.searcher ? { searcher: search.searcher } : {}) },
     searchHealth: search.health,
     searchStats: () => search.stats.snapshot(manager.getCatalogue().list().map((tool) => tool.name), search.usage.conversions()),
+    scripts: scriptSettings(config),
     ...(telemetry ? { telemetry } : {}),
   });
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });

@@ -49,6 +49,8 @@ export const AgentSettingsSchema = z
     catalogue: z.enum(['full', 'search', 'auto'], { error: 'catalogue must be "full", "search" or "auto"' }).optional(),
     /** Tools listed beside the meta-tools in `search` mode, as globs over exposed names; replaces the daemon's `pinned`. @default the daemon's */
     pinned: z.array(GlobSchema).optional(),
+    /** `run_script` and `POST /scripts/run` for this agent (issue #39); wins over the daemon's `codeMode`. @default the daemon's */
+    codeMode: z.boolean({ error: 'codeMode must be true or false' }).optional(),
     /** A token bucket: `perMinute` calls refilled per minute, at most `burst` at once. @default none */
     rateLimit: z
       .object({

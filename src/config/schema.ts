@@ -1,3 +1,4 @@
+import { ScriptsConfigSchema } from './scripts-schema.js';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_ANSWER_BYTES, SearchConfigSchema } from './search-schema.js';
@@ -251,6 +252,10 @@ export const DaemonConfigSchema = z
     results: ResultsConfigSchema.default({ tools: {}, memoryBytes: 64 * 1024 * 1024, diskBytes: 1024 * 1024 * 1024, ttlMs: 15 * 60_000 }),
     /** Tool search (issue #37); see search-schema.ts. @default { answerBytes: 12288, recordQueries: false } */
     search: SearchConfigSchema.default({ answerBytes: DEFAULT_ANSWER_BYTES, recordQueries: false }),
+    /** Code mode (issue #39): `run_script` on `/mcp` and `POST /scripts/run` for every caller; an agent's own `codeMode` wins. @default false */
+    codeMode: z.boolean({ error: 'codeMode must be true or false' }).default(false),
+    /** Code mode's admission and each run's sandbox limits. @default 16 runs, 4 per agent, 64 MiB, 30 s, 100 calls, 8 at once, 100000 characters */
+    scripts: ScriptsConfigSchema.optional(),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),

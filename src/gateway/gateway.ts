@@ -26,6 +26,10 @@ import { RequestMetrics } from './requests/request-metrics.js';
 import { RequestRouter, type AgentRequest } from './requests/request-router.js';
 import { ownerOf } from './requests/stages/result-guard.js';
 import { ResultCaps, type ResultCapSettings } from './results/result-caps.js';
+import { scriptHost } from './scripts/script-host.js';
+import { scriptRestResult, scriptToolResult } from './scripts/script-result.js';
+import { ScriptRuns, type ScriptSettings } from './scripts/script-runs.js';
+import type { RequestContext } from './requests/pipeline.js';
 import type { ReadRequest } from './results/result-reader.js';
 import { estimateTokens } from './results/token-estimate.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
@@ -67,6 +71,8 @@ export interface GatewayDeps {
   keptResults?: ResultHandles;
   /** Where the tokens handed to each agent are counted (one count per cluster on PostgreSQL). @default in memory */
   budgetStore?: BudgetStore;
+  /** Code mode (issue #39): `codeMode`, admission, the sandbox's limits. @default off */
+  scripts?: ScriptSettings;
 }
 
 /** Who presented a key, as the gateway sees it (SPEC §12). */
@@ -99,6 +105,8 @@ export class Gateway {
   readonly keptResults: ResultHandles;
   /** Token budgets per agent (issue #38): spent and left for `GET /agents` and `/metrics`. */
   readonly budgets: AgentBudgets;
+  /** Code-mode scripts running now (issue #39), for `GET /scripts`. */
+  readonly scripts: ScriptRuns;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
@@ -134,6 +142,7 @@ export class Gateway {
       serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
+    this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.#path = createRequestPipeline({
       router: this.#router,
       runtime: deps.runtime,
@@ -145,6 +154,7 @@ export class Gateway {
       limits,
       budgets: this.budgets,
       results: { capOf: (tool, agent) => caps.capOf(tool, agent), handles: this.keptResults },
+      scripts: (ctx) => this.#runScript(ctx),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(audit ? { audit } : {}),
       ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
@@ -159,6 +169,7 @@ export class Gateway {
       agentSettings: (name) => agents.get(name)?.settings,
       // read_result is listed to a caller with a kept result, in every mode (issue #38).
       hasKeptResults: (agent) => this.keptResults.hasFor(ownerOf(agent)),
+      hasCodeMode: (agent) => this.scripts.enabledFor(agent),
     });
   }
 
@@ -231,6 +242,33 @@ export class Gateway {
    */
   readResult(handle: string, read: ReadRequest, options: RequestOptions): Promise<RequestResult> {
     return this.#path({ method: 'results/read', handle, read }, options);
+  }
+
+  /**
+   * A code-mode script (issue #39): `run_script`'s result on `/mcp`, `{runId, calls, value | error, logs}`
+   * on REST. Refused with `CODE_MODE_DISABLED` or `SERVER_BUSY`; cancelled with its request's signal.
+   */
+  runScript(code: string, timeoutMs: number | undefined, options: RequestOptions): Promise<RequestResult> {
+    return this.#path({ method: 'scripts/run', code, timeoutMs }, options);
+  }
+
+  /**
+   * Runs a code-mode script (issue #39): each `tools.call` is `call` here — the whole request path,
+   * with the run's id, the caller's view and limits, under the script's span and signal.
+   */
+  async #runScript(ctx: RequestContext): Promise<Record<string, unknown>> {
+    const { request, options } = ctx;
+    if (request.method !== 'scripts/run') throw new Error('not a script');
+    const { agent, transport } = options;
+    const trace = ctx.span ? { ...options.trace, carrier: ctx.span.carrier() } : options.trace;
+    const outcome = await this.scripts.run(request.code, request.timeoutMs, agent, transport, ctx.signal, (runId) =>
+      scriptHost({
+        call: (name, args, signal) => this.call(name, args, { transport, signal, runId, ...(agent ? { agent } : {}), ...(trace ? { trace } : {}), ...(options.caller ? { caller: options.caller } : {}) }),
+        search: async (query) => (await this.modes.search(query, 10, undefined, agent)).tools,
+        tools: () => this.lists.tools(agent?.view),
+      }),
+    );
+    return transport === 'rest' ? scriptRestResult(outcome) : scriptToolResult(outcome);
   }
 
   /**

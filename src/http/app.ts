@@ -21,6 +21,7 @@ import { RequestDrain } from './lifecycle/drain.js';
 import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { resultRoutes } from './routes/results.js';
+import { scriptRoutes } from './routes/scripts.js';
 import { agentRoutes } from './routes/agents.js';
 import { auditRoutes } from './routes/audit.js';
 import { searchStatsRoutes } from './routes/search-stats.js';
@@ -162,6 +163,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(toolRoutes, { manager, runtime, gateway });
   void app.register(catalogueRoutes, { manager, gateway });
   void app.register(resultRoutes, { gateway });
+  void app.register(scriptRoutes, { gateway });
   void app.register(operationRoutes, { runtime });
   void app.register(approvalRoutes, approvals ? { approvals } : {});
   void app.register(toolPinRoutes, { manager });

@@ -3,6 +3,7 @@ import type { DaemonConfig } from '../config/schema.js';
 import type { SandboxContext } from '../upstream/process/sandbox-plan.js';
 import type { ApprovalOutcome } from '../events/daemon-events.js';
 import type { ApprovalDecision } from '../gateway/approvals/approvals.js';
+import type { ScriptSettings } from '../gateway/scripts/script-runs.js';
 import type { AuditLog } from '../gateway/audit/audit-log.js';
 import type { HealthOptions } from '../upstream/manager.js';
 import { openAuditStore } from '../store/audit-store.js';
@@ -62,4 +63,15 @@ export function besideOwnCache(store: ToolCacheStore): OpenedStores {
 export function sandboxContext(config: Pick<DaemonConfig, 'sandbox'>, where: { home: string; env: NodeJS.ProcessEnv; dbPath: string; configPath: string }): SandboxContext {
   const hidden = [where.configPath, ...(where.dbPath === ':memory:' ? [] : [dirname(where.dbPath)])];
   return { ...(config.sandbox !== undefined ? { defaults: config.sandbox } : {}), home: where.home, hidden, env: where.env };
+}
+
+/** Code mode's settings (issue #39) from `codeMode` and `scripts`. */
+export function scriptSettings(config: Partial<Pick<DaemonConfig, 'codeMode' | 'scripts'>>): ScriptSettings {
+  const { maxRuns, maxRunsPerAgent, memoryMb, ...limits } = config.scripts ?? {};
+  return {
+    enabled: config.codeMode ?? false,
+    ...(maxRuns !== undefined ? { maxRuns } : {}),
+    ...(maxRunsPerAgent !== undefined ? { maxRunsPerAgent } : {}),
+    limits: { ...limits, ...(memoryMb !== undefined ? { memoryBytes: memoryMb * 1024 * 1024 } : {}) },
+  };
 }

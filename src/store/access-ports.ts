@@ -73,6 +73,8 @@ export interface AuditEntry {
   resultBytes: number;
   /** The arguments as JSON with secret values masked; only with `audit.arguments: true`. */
   arguments?: string;
+  /** The code-mode run (issue #39) whose script made the request. */
+  runId?: string;
 }
 
 /** A stored entry with its place in the log. */
@@ -86,6 +88,8 @@ export interface AuditQuery {
   outcome?: AuditOutcome;
   /** Entries at or after this time (ms since the epoch). */
   since?: number;
+  /** Only the requests of this code-mode run. */
+  runId?: string;
   /** Newest first, at most this many. */
   limit: number;
 }

@@ -12,7 +12,7 @@ export interface AuditStoreOptions {
   ownsConnection?: boolean;
 }
 
-type InsertParams = [number, string | null, string, string, string, string, string, string | null, number, number, number, string | null];
+type InsertParams = [number, string | null, string, string, string, string, string, string | null, number, number, number, string | null, string | null];
 
 /**
  * The audit log in SQLite (`audit_log`, migration 6), beside the other stores on the daemon's
@@ -35,14 +35,14 @@ export class SqliteAuditStore implements AuditStore {
     this.#log = options.logger;
     this.#ownsConnection = options.ownsConnection ?? false;
     this.#insert = db.prepare(`
-      INSERT INTO audit_log (ts, agent, transport, server, kind, name, outcome, code, duration_ms, arg_bytes, result_bytes, args_json)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      INSERT INTO audit_log (ts, agent, transport, server, kind, name, outcome, code, duration_ms, arg_bytes, result_bytes, args_json, run_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.#trimAge = db.prepare('DELETE FROM audit_log WHERE ts < ?');
     this.#trimCount = db.prepare(`
       DELETE FROM audit_log WHERE id <= (SELECT id FROM audit_log ORDER BY id DESC LIMIT 1 OFFSET ?)`);
     this.#appendAll = db.transaction((entries: readonly AuditEntry[]) => {
       for (const e of entries) {
-        this.#insert.run(e.ts, e.agent ?? null, e.transport, e.server, e.kind, e.name, e.outcome, e.code ?? null, e.durationMs, e.argBytes, e.resultBytes, e.arguments ?? null);
+        this.#insert.run(e.ts, e.agent ?? null, e.transport, e.server, e.kind, e.name, e.outcome, e.code ?? null, e.durationMs, e.argBytes, e.resultBytes, e.arguments ?? null, e.runId ?? null);
       }
     });
   }
@@ -70,6 +70,7 @@ export class SqliteAuditStore implements AuditStore {
     filter('name', query.name);
     filter('outcome', query.outcome);
     filter('ts', query.since, '>=');
+    filter('run_id', query.runId);
     const sql = `SELECT * FROM audit_log ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
     try {
       return (this.#db.prepare(sql).all(...params, query.limit) as AuditRow[]).map(auditEntryOf);

@@ -178,6 +178,12 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX budget_usage_updated ON budget_usage (updated_at);
     `,
   },
+  {
+    id: 9,
+    name: 'audit-run-id',
+    // Code mode (issue #39): the calls a script made carry the run's id.
+    sql: `ALTER TABLE audit_log ADD COLUMN run_id TEXT;`,
+  },
 ];
 
 /** The file was written by a newer Switchboard: its schema has migrations we don't know. */

@@ -68,6 +68,7 @@ export interface AuditRow {
   arg_bytes: number;
   result_bytes: number;
   args_json: string | null;
+  run_id: string | null;
 }
 
 export interface ToolCacheRow {
@@ -152,6 +153,7 @@ export function auditEntryOf(row: AuditRow): StoredAuditEntry {
     argBytes: row.arg_bytes,
     resultBytes: row.result_bytes,
     ...(row.args_json !== null ? { arguments: row.args_json } : {}),
+    ...(row.run_id !== null && row.run_id !== undefined ? { runId: row.run_id } : {}),
   };
 }
 

@@ -40,6 +40,13 @@ export class RequestSpan implements UpstreamTrace {
     this.#context = trace.setSpan(parent, this.#span);
   }
 
+  /** This span's context as a carrier: requests made on its behalf (a script's calls, issue #39) are its children. */
+  carrier(): Record<string, string> {
+    const carrier: Record<string, string> = {};
+    this.#telemetry.propagator.inject(this.#context, carrier, defaultTextMapSetter);
+    return carrier;
+  }
+
   /** Ends the span: `error` when it failed, `result` to tell a tool's `isError` answer. Once. */
   end(result: unknown, error: unknown, server: string | undefined): void {
     if (this.#ended) return;

@@ -94,3 +94,23 @@ describe('tracing prompts, resources and failures (issue #26)', () => {
     ]);
   });
 });
+
+describe('tracing a code-mode script (issue #39)', () => {
+  it("nests each of a script's calls under the script's SERVER span, each with its CLIENT span under it", async () => {
+    const { telemetry, spans } = inMemoryTelemetry();
+    const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { codeMode: true }, deps: { telemetry } });
+    const ran = await sb.json<{ value: number }>('/scripts/run', { method: 'POST', body: { code: 'const a = await tools.call("mcp_echo_add", { a: 1, b: 2 });\nconst b = await tools.call("mcp_echo_add", { a: a.sum, b: 4 });\nreturn b.sum;' } });
+    expect(ran.body.value).toBe(7);
+    const finished = spans.getFinishedSpans();
+    const [script] = named(finished, 'scripts/run');
+    expect(script?.kind).toBe(SpanKind.SERVER);
+    const calls = named(finished, 'tools/call mcp_echo_add');
+    expect(calls).toHaveLength(2);
+    for (const call of calls) {
+      expect(call.parentSpanContext?.spanId).toBe(script?.spanContext().spanId);
+      expect(call.spanContext().traceId).toBe(script?.spanContext().traceId);
+      const [attempt] = named(finished, 'tools/call add').filter((s) => s.parentSpanContext?.spanId === call.spanContext().spanId);
+      expect(attempt?.kind).toBe(SpanKind.CLIENT);
+    }
+  });
+});

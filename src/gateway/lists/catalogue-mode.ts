@@ -4,7 +4,7 @@ import type { MCPManager } from '../../upstream/manager.js';
 import { globMatcher } from '../../util/glob-matcher.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { McpLists } from './agent-lists.js';
-import { META_TOOLS, READ_RESULT, READ_RESULT_TOOL, isMetaToolName } from './meta-tool-defs.js';
+import { META_TOOLS, READ_RESULT, READ_RESULT_TOOL, RUN_SCRIPT, RUN_SCRIPT_TOOL, isMetaToolName } from './meta-tool-defs.js';
 import { answerSearch, type SearchAnswer, type ToolSearcher } from './search-ranking.js';
 import type { SearchStats } from './search-stats.js';
 import type { UsageBoost } from './usage-boost.js';
@@ -35,6 +35,8 @@ export interface CatalogueModeSettings {
   usage?: UsageBoost;
   /** What searches found, for `GET /search/stats` and `/metrics`. */
   stats?: SearchStats;
+  /** Whether code mode is on for a caller: `run_script` is listed to it then, in every mode (issue #39). @default never */
+  hasCodeMode?: (agent: AgentRef | undefined) => boolean;
 }
 
 interface ByName {
@@ -74,7 +76,8 @@ export class CatalogueModes {
   /** What `tools/list` holds for `agent`: the catalogue (its view), or the meta-tools and the pinned tools. */
   tools(agent: AgentRef | undefined): Tool[] {
     const listed = this.listed(agent);
-    return this.settings.hasKeptResults?.(agent) === true ? [...listed, READ_RESULT_TOOL] : listed;
+    const extra = [...(this.settings.hasKeptResults?.(agent) === true ? [READ_RESULT_TOOL] : []), ...(this.settings.hasCodeMode?.(agent) === true ? [RUN_SCRIPT_TOOL] : [])];
+    return extra.length === 0 ? listed : [...listed, ...extra];
   }
 
   private listed(agent: AgentRef | undefined): Tool[] {
@@ -101,7 +104,7 @@ export class CatalogueModes {
   isMetaCall(name: string, agent: AgentRef | undefined): boolean {
     if (!isMetaToolName(name)) return false;
     // read_result is the meta-tool whenever the caller has no catalogue tool of that name.
-    if (name === READ_RESULT) return this.definition(name, agent) === undefined;
+    if (name === READ_RESULT || name === RUN_SCRIPT) return this.definition(name, agent) === undefined;
     return this.modeOf(agent) === 'search' || this.definition(name, agent) === undefined;
   }
 

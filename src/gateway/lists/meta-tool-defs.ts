@@ -9,6 +9,9 @@ export const SEARCH_TOOLS = 'search_tools';
 export const DESCRIBE_TOOLS = 'describe_tools';
 export const CALL_TOOL = 'call_tool';
 export const READ_RESULT = 'read_result';
+export const RUN_SCRIPT = 'run_script';
+/** Longest `run_script` script, in characters. */
+export const MAX_SCRIPT_LENGTH = 100_000;
 
 /** Longest `search_tools` query, in characters. */
 export const MAX_QUERY_LENGTH = 500;
@@ -20,7 +23,7 @@ export const MAX_SEARCH_LIMIT = 50;
  */
 export const DEFAULT_SEARCH_LIMIT = 5;
 
-const NAMES: ReadonlySet<string> = new Set([SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL, READ_RESULT]);
+const NAMES: ReadonlySet<string> = new Set([SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL, READ_RESULT, RUN_SCRIPT]);
 
 export function isMetaToolName(name: string): boolean {
   return NAMES.has(name);
@@ -106,4 +109,28 @@ export const READ_RESULT_TOOL: Tool = {
     required: ['handle'],
   },
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+};
+
+/**
+ * Code mode (issue #39): one script calls many tools and only its answer comes back. Listed to a
+ * caller with `codeMode` on, in every catalogue mode.
+ */
+export const RUN_SCRIPT_TOOL: Tool = {
+  name: RUN_SCRIPT,
+  title: 'Run a script',
+  description:
+    'Runs JavaScript (the body of an async function) that calls tools, and returns only its return value: use it for many calls or to combine results. ' +
+    'In the script: await tools.call(name, args) gives the tool\'s result (its structured content, or its text, parsed if JSON) and throws on a tool error; ' +
+    'await tools.search(query) finds tools; tools.list() lists them; console.log output is returned too. ' +
+    'Promise.all runs calls concurrently. No Node APIs, require, import, fetch or timers. Limits: 100 calls, 30 s, 64 MiB. ' +
+    'Example: const a = await tools.call("srv__get", {id: 1}); return a.total;',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      code: { type: 'string', minLength: 1, maxLength: MAX_SCRIPT_LENGTH, description: 'The script; `return` its answer (JSON).' },
+      timeoutMs: { type: 'integer', minimum: 10, description: 'Stop the script after this long (at most the daemon\'s limit).' },
+    },
+    required: ['code'],
+  },
+  annotations: { openWorldHint: true },
 };

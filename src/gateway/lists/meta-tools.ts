@@ -7,7 +7,7 @@ import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { CatalogueModes } from './catalogue-mode.js';
 import type { ReadRequest } from '../results/result-reader.js';
-import { CALL_TOOL, DEFAULT_SEARCH_LIMIT, DESCRIBE_TOOLS, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT, READ_RESULT, SEARCH_TOOLS } from './meta-tool-defs.js';
+import { CALL_TOOL, DEFAULT_SEARCH_LIMIT, DESCRIBE_TOOLS, MAX_QUERY_LENGTH, MAX_SCRIPT_LENGTH, MAX_SEARCH_LIMIT, READ_RESULT, RUN_SCRIPT, SEARCH_TOOLS } from './meta-tool-defs.js';
 
 const SearchInput = z.object({
   query: z
@@ -52,6 +52,17 @@ export const ReadInput = z
   .strict()
   .refine((read) => [read.query, read.path, read.line ?? read.offset].filter((x) => x !== undefined).length <= 1, 'give one of offset/line, query or path');
 
+/** `run_script`'s input (issue #39), shared with `POST /scripts/run`'s body. */
+export const ScriptInput = z
+  .object({
+    code: z.string({ error: 'code must be a string' }).min(1, 'code must not be empty').max(MAX_SCRIPT_LENGTH, `code must be at most ${MAX_SCRIPT_LENGTH} characters`),
+    timeoutMs: count('timeoutMs', 10).optional(),
+  })
+  .strict();
+
+/** A script run as `/mcp` answers it (issue #39): its value, or an `isError` result with the script's line. */
+export type ScriptRunner = (code: string, timeoutMs: number | undefined, ctx: ServerContext) => Promise<CallToolResult>;
+
 /** A read of a kept result as `/mcp` answers it (a tool error for a bad or unknown handle). */
 export type ResultReader = (handle: string, read: ReadRequest, ctx: ServerContext) => Promise<CallToolResult>;
 
@@ -64,6 +75,8 @@ export interface MetaToolDeps {
   call: ToolCaller;
   /** Reads of kept results (`read_result`, issue #38), through the gateway. */
   read?: ResultReader;
+  /** Code-mode scripts (`run_script`, issue #39), through the gateway. */
+  run?: ScriptRunner;
 }
 
 /**
@@ -84,6 +97,11 @@ export async function runMetaTool(name: string, args: Record<string, unknown> | 
     if (!parsed.success) return invalid(READ_RESULT, parsed.error);
     const { handle, ...read } = parsed.data;
     return deps.read(handle, read, ctx);
+  }
+  if (name === RUN_SCRIPT && deps.run) {
+    const parsed = ScriptInput.safeParse(args ?? {});
+    if (!parsed.success) return invalid(RUN_SCRIPT, parsed.error);
+    return deps.run(parsed.data.code, parsed.data.timeoutMs, ctx);
   }
   if (name === SEARCH_TOOLS) {
     const parsed = SearchInput.safeParse(args ?? {});

@@ -25,6 +25,8 @@ export interface FinishedRequest {
   error?: unknown;
   /** Refused because it lay outside the agent's view: the agent heard "unknown", the audit says `denied`. */
   denied?: boolean;
+  /** The code-mode run whose script made the request (issue #39). */
+  runId?: string | undefined;
 }
 
 /**
@@ -65,6 +67,7 @@ export function auditRecordOf(finished: FinishedRequest): AuditRecord | undefine
     durationMs: finished.durationMs,
     ...(args !== undefined ? { args } : {}),
     ...(finished.result !== undefined ? { result: finished.result } : {}),
+    ...(finished.runId !== undefined ? { runId: finished.runId } : {}),
   };
 }
 

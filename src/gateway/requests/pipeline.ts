@@ -28,6 +28,8 @@ export interface RequestOptions {
   agent?: AgentRef;
   /** The agent's trace context and session, for the request's span (only read when tracing is on). */
   trace?: AgentTrace;
+  /** The code-mode run whose script makes this request (issue #39): audited with it. */
+  runId?: string;
 }
 
 /** A request's result as its server answered it. */

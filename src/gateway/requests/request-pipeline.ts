@@ -16,6 +16,7 @@ import { inFlight } from './stages/in-flight.js';
 import { observe } from './stages/observe.js';
 import { resultGuard, type ResultGuardDeps } from './stages/result-guard.js';
 import { route } from './stages/route.js';
+import { script, type ScriptRunner } from './stages/script.js';
 import { startupWait } from './stages/startup-wait.js';
 
 export interface RequestPipelineDeps {
@@ -42,6 +43,8 @@ export interface RequestPipelineDeps {
   budgets?: Pick<AgentBudgets, 'has' | 'check' | 'charge'>;
   /** The result guard and the kept results (issue #38). @default none: results pass whole */
   results?: ResultGuardDeps;
+  /** Code mode (issue #39): runs `scripts/run` requests. @default none: refused with `CODE_MODE_DISABLED` */
+  scripts?: ScriptRunner;
 }
 
 /** One agent request through every stage, to its server and back. */
@@ -53,6 +56,7 @@ export type RequestPath = (request: AgentRequest, options: RequestOptions) => Pr
  * 1. observe — timed, counted in `/metrics`, traced, audited, however it ends;
  * 2. agent limit — the agent's rate limit and concurrency cap; then its token budget (counted after the guard);
  * 3. in flight — its own signal, cancelled by the caller, the client going away, the shutdown;
+ * 3a. script — a code-mode script runs here, each of its calls a request along this whole path;
  * 4. startup wait — a name not listed yet while starting is routed again after the gate;
  * 5. approval hold — a `requireApproval` tool waits for an operator, once routed;
  * 6. result guard — a result over the caller's cap is kept under a handle and cut; reads of kept results are answered here;
@@ -68,7 +72,9 @@ export function createRequestPipeline(deps: RequestPipelineDeps): RequestPath {
   ];
   if (deps.limits) stages.push(agentLimit(deps.limits));
   if (deps.budgets) stages.push(budget(deps.budgets));
-  stages.push(inFlight(deps.calls), startupWait({ runtime: deps.runtime, clock: deps.clock, defaultTimeoutMs: deps.defaultTimeoutMs }));
+  stages.push(inFlight(deps.calls));
+  if (deps.scripts) stages.push(script(deps.scripts));
+  stages.push(startupWait({ runtime: deps.runtime, clock: deps.clock, defaultTimeoutMs: deps.defaultTimeoutMs }));
   if (deps.approvals) stages.push(approvalHold(deps.approvals));
   if (deps.results) stages.push(resultGuard(deps.results));
   const run = compose(stages, route(deps.router));

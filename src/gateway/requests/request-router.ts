@@ -21,7 +21,9 @@ export type AgentRequest =
   | { method: 'resources/unsubscribe'; uri: string }
   | { method: 'logging/setLevel'; level: string }
   /** A part of a kept result (issue #38): answered by the result guard, never sent to a server. */
-  | { method: 'results/read'; handle: string; read: ReadRequest };
+  | { method: 'results/read'; handle: string; read: ReadRequest }
+  /** A code-mode script (issue #39): run by the script stage, its calls each a request of their own. */
+  | { method: 'scripts/run'; code: string; timeoutMs?: number | undefined };
 
 export interface SendOptions {
   signal?: AbortSignal;
@@ -107,6 +109,7 @@ export class RequestRouter {
         return this.catalogues.prompts.get(request.name)?.server ?? '';
       case 'logging/setLevel':
       case 'results/read':
+      case 'scripts/run':
         return '';
       case 'resources/unsubscribe':
         return this.subscriptions.get(request.uri)?.server ?? this.catalogues.resources.route(request.uri) ?? '';
@@ -135,6 +138,9 @@ export class RequestRouter {
       case 'results/read':
         // The result guard answers reads; without it (`maxResultTokens` off everywhere) nothing is kept.
         throw new SwitchboardError('RESULT_NOT_FOUND', `No kept result "${request.handle}"`);
+      case 'scripts/run':
+        // The script stage runs scripts; without it code mode is off.
+        throw new SwitchboardError('CODE_MODE_DISABLED');
       case 'tools/call': {
         const route = this.route(request, options.view);
         // Held before the call's deadline starts: the deadline is the tool's, not the operator's.
@@ -239,7 +245,7 @@ export class RequestRouter {
     return {};
   }
 
-  private route(request: Exclude<AgentRequest, { method: 'logging/setLevel' | 'resources/unsubscribe' | 'results/read' }>, view: AgentView | undefined): Route {
+  private route(request: Exclude<AgentRequest, { method: 'logging/setLevel' | 'resources/unsubscribe' | 'results/read' | 'scripts/run' }>, view: AgentView | undefined): Route {
     switch (request.method) {
       case 'tools/call': {
         const tool = this.catalogues.tools.get(request.name);

@@ -8,7 +8,7 @@ import { callerOf } from './request-agent.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
 import { DESCRIBE_TOOLS, runMetaTool, SEARCH_TOOLS } from '../../gateway/index.js';
-import { resultReader, toolCaller } from './tool-call.js';
+import { resultReader, scriptRunner, toolCaller } from './tool-call.js';
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -59,11 +59,12 @@ export function createAgentServer(options: AgentServerOptions): Server {
   // One call path for a direct call and for search mode's `call_tool` (tool-call.ts).
   const call = toolCaller(options);
   const read = resultReader(options);
+  const run = scriptRunner(options);
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
     const caller = callerOf(ctx, session);
     if (modes.isMetaCall(name, caller)) {
-      const result = await runMetaTool(name, args, ctx, caller, { modes, call, read });
+      const result = await runMetaTool(name, args, ctx, caller, { modes, call, read, run });
       // Definitions handed out count against a budget; call_tool and read_result were counted on the request path.
       if (name === SEARCH_TOOLS || name === DESCRIBE_TOOLS) await options.gateway.countDefinitions(caller, result);
       return result;

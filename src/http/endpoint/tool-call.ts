@@ -6,7 +6,7 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
-import type { ResultReader, ToolCaller } from '../../gateway/index.js';
+import type { ResultReader, ScriptRunner, ToolCaller } from '../../gateway/index.js';
 
 export type { ToolCaller };
 
@@ -57,6 +57,23 @@ export function resultReader(options: AgentServerOptions): ResultReader {
       return (await gateway.readResult(handle, read, { transport: 'mcp', signal: ctx.mcpReq.signal, ...(caller ? { agent: caller } : {}), ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) })) as CallToolResult;
     } catch (err) {
       if (isSwitchboardError(err) && READ_FAILURES.has(err.code)) return toolErrorResult(toErrorInfo(err));
+      throw toJsonRpcError(err);
+    }
+  };
+}
+
+/**
+ * `run_script` (issue #39): a code-mode script through the gateway, cancelled with the request
+ * (`notifications/cancelled`, the session closing). The script's own failure is already an
+ * `isError` result; a refusal (`CODE_MODE_DISABLED`, `SERVER_BUSY`, a limit) is a protocol error.
+ */
+export function scriptRunner(options: AgentServerOptions): ScriptRunner {
+  const { gateway, session } = options;
+  return async (code, timeoutMs, ctx) => {
+    const caller = callerOf(ctx, session);
+    try {
+      return (await gateway.runScript(code, timeoutMs, { transport: 'mcp', signal: ctx.mcpReq.signal, ...(caller ? { agent: caller } : {}), ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) })) as CallToolResult;
+    } catch (err) {
       throw toJsonRpcError(err);
     }
   };

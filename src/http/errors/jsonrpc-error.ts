@@ -85,6 +85,13 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   BUDGET_EXCEEDED: ProtocolErrorCode.InternalError,
   SERVER_BUSY: ProtocolErrorCode.InternalError,
   APPROVALS_FULL: ProtocolErrorCode.InternalError,
+  // Code mode (issue #39): a script's own failure is an isError result; these reach JSON-RPC only as refusals.
+  CODE_MODE_DISABLED: ProtocolErrorCode.InvalidParams,
+  SCRIPT_ERROR: ProtocolErrorCode.InternalError,
+  SCRIPT_TIMEOUT: ProtocolErrorCode.InternalError,
+  SCRIPT_MEMORY_LIMIT: ProtocolErrorCode.InternalError,
+  SCRIPT_OUTPUT_TOO_LARGE: ProtocolErrorCode.InternalError,
+  SCRIPT_CALL_LIMIT: ProtocolErrorCode.InternalError,
 };
 
 /**

@@ -49,6 +49,7 @@ export const AGENT_ROUTES: readonly string[] = [
   '/resources',
   '/resources/read',
   '/results/:handle',
+  '/scripts/run',
   '/mcp',
   '/events',
   '/status',

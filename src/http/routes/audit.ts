@@ -18,6 +18,8 @@ export const AuditQuerySchema = z.object({
   server: Text.optional(),
   /** The tool or prompt name, or the resource URI. */
   tool: Text.optional(),
+  /** Only the calls of one code-mode run (issue #39). */
+  runId: Text.optional(),
   outcome: z.enum(AUDIT_OUTCOMES, { error: `Expected one of ${AUDIT_OUTCOMES.join(', ')}` }).optional(),
   /** An ISO time, or ms since the epoch. */
   since: z
@@ -49,6 +51,7 @@ export const auditRoutes: FastifyPluginCallback<AuditRoutesOptions> = (app, { au
       ...(query.tool !== undefined ? { name: query.tool } : {}),
       ...(query.outcome !== undefined ? { outcome: query.outcome } : {}),
       ...(query.since !== undefined ? { since: query.since } : {}),
+      ...(query.runId !== undefined ? { runId: query.runId } : {}),
       limit: query.limit ?? 100,
     });
     return { entries: entries.map(({ ts, ...entry }) => ({ ...entry, time: new Date(ts).toISOString() })) };

@@ -2,7 +2,7 @@ import type { AuditEntry, AuditQuery, AuditStore, StoredAuditEntry } from '../po
 import { WriteOrder, type PgBackend } from './pg-backend.js';
 import { auditEntryOf, type AuditRow } from '../store-rows.js';
 
-const COLUMNS = 12;
+const COLUMNS = 13;
 const MAX_ROWS = 1000;
 
 /**
@@ -28,14 +28,14 @@ export class PgAuditStore implements AuditStore {
       return Promise.all(parts).then(() => undefined);
     }
     const params = entries.flatMap((e) => [
-      e.ts, e.agent ?? null, e.transport, e.server, e.kind, e.name, e.outcome, e.code ?? null, e.durationMs, e.argBytes, e.resultBytes, e.arguments ?? null,
+      e.ts, e.agent ?? null, e.transport, e.server, e.kind, e.name, e.outcome, e.code ?? null, e.durationMs, e.argBytes, e.resultBytes, e.arguments ?? null, e.runId ?? null,
     ]);
     const rows = entries.map((_, row) => `(${Array.from({ length: COLUMNS }, (_v, col) => `$${row * COLUMNS + col + 1}`).join(', ')})`);
     return this.#order.write(async () => {
       if (this.#closed) return;
       await this.#pg.write('audit write', { entries: entries.length }, () =>
         this.#pg.query(
-          `INSERT INTO audit_log (ts, agent, transport, server, kind, name, outcome, code, duration_ms, arg_bytes, result_bytes, args_json)
+          `INSERT INTO audit_log (ts, agent, transport, server, kind, name, outcome, code, duration_ms, arg_bytes, result_bytes, args_json, run_id)
            VALUES ${rows.join(', ')}`,
           params,
         ),
@@ -56,6 +56,7 @@ export class PgAuditStore implements AuditStore {
     filter('name', query.name);
     filter('outcome', query.outcome);
     filter('ts', query.since, '>=');
+    filter('run_id', query.runId);
     params.push(query.limit);
     const sql = `SELECT * FROM audit_log ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.length}`;
     return this.#order.read(async () => {

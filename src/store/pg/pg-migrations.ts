@@ -137,6 +137,12 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX budget_usage_updated ON budget_usage (updated_at);
     `,
   },
+  {
+    id: 3,
+    name: 'audit-run-id',
+    // Code mode (issue #39): the calls a script made carry the run's id.
+    sql: `ALTER TABLE audit_log ADD COLUMN run_id text;`,
+  },
 ];
 
 /** The advisory lock key every replica migrates under (any fixed 64-bit number; "switchbd"). */

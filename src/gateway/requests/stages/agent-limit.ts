@@ -15,7 +15,8 @@ export interface AgentLimits {
 export function agentLimit(limits: AgentLimits): Stage {
   return async (ctx: RequestContext, next: () => Promise<RequestResult>): Promise<RequestResult> => {
     const { agent } = ctx.options;
-    if (!agent || ctx.request.method === 'resources/unsubscribe') return next();
+    // A script takes no slot itself (its admission is per agent, scripts/): each of its calls takes one.
+    if (!agent || ctx.request.method === 'resources/unsubscribe' || ctx.request.method === 'scripts/run') return next();
     const slot = limits.enter(agent);
     try {
       return await next();

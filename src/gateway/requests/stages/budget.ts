@@ -3,7 +3,7 @@ import { approximateTokens } from '../../results/token-estimate.js';
 import type { RequestContext, RequestResult, Stage } from '../pipeline.js';
 
 /** The requests a budget refuses and counts: those that hand the agent a result. */
-const COUNTED: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read', 'results/read']);
+const COUNTED: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read', 'results/read', 'scripts/run']);
 
 /** The tokens a result hands its agent, as the guard estimates them (token-estimate.ts; sampled above 1 MiB, when the guard is off). */
 export function resultTokensOf(result: RequestResult): number {
@@ -23,6 +23,8 @@ export function budget(budgets: Pick<AgentBudgets, 'has' | 'check' | 'charge'>):
     if (!agent || !COUNTED.has(ctx.request.method) || !budgets.has(agent.name)) return next();
     await budgets.check(agent.name);
     const result = await next();
+    // A script's calls hand the agent nothing: only the script's answer is counted (issue #39).
+    if (ctx.options.runId !== undefined) return result;
     await budgets.charge(agent.name, resultTokensOf(result));
     return result;
   };

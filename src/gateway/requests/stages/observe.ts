@@ -56,7 +56,7 @@ export function observe(deps: ObserveDeps): Stage {
       ctx.span?.end(result, error, server);
       if (deps.audit) {
         const denied = error !== undefined && isViewDenial(error);
-        const audited = auditRecordOf({ request, transport: options.transport, agent: options.agent, server, outcome, durationMs, result, error, denied });
+        const audited = auditRecordOf({ request, transport: options.transport, agent: options.agent, server, outcome, durationMs, result, error, denied, runId: options.runId });
         if (audited) deps.audit.recordRequest(audited);
       }
     }

@@ -20,7 +20,7 @@ const tool = (name: string, description: string, readOnly = false): Tool => ({
   ...(readOnly ? { annotations: { readOnlyHint: true } } : {}),
 });
 
-function setUp(settings: { mode?: 'full' | 'search' | 'auto'; searchAbove?: number; pinned?: string[]; agents?: Record<string, { catalogue?: 'full' | 'search' | 'auto'; pinned?: string[] }> } = {}) {
+function setUp(settings: { mode?: 'full' | 'search' | 'auto'; searchAbove?: number; pinned?: string[]; agents?: Record<string, { catalogue?: 'full' | 'search' | 'auto'; pinned?: string[] }>; hasCodeMode?: (agent: AgentRef | undefined) => boolean } = {}) {
   const catalogue = new ToolCatalogue();
   catalogue.setServer('files', 'Test', [tool('read_file', 'Reads a file from disk', true), tool('write_file', 'Writes a file to disk')], { deferred: false, stale: false });
   catalogue.setServer('git', 'Test', [tool('commit', 'Records changes in the repository'), tool('log', 'Shows the commit history', true)], { deferred: false, stale: false });
@@ -92,5 +92,18 @@ describe('CatalogueModes', () => {
     catalogue.setServer('raw', 'Test', [tool('call_tool', 'A tool of its own')], { deferred: false, stale: false, prefix: '' });
     expect(modes.isMetaCall('call_tool', undefined)).toBe(false);
     expect(setUp({ mode: 'search' }).modes.isMetaCall('call_tool', undefined)).toBe(true);
+  });
+
+  it('lists run_script to a caller with code mode in either mode, and dispatches it unless the view has such a tool (issue #39)', () => {
+    const coder: AgentRef = { name: 'coder' };
+    for (const mode of ['full', 'search'] as const) {
+      const { modes } = setUp({ mode, hasCodeMode: (agent) => agent?.name === 'coder' });
+      expect(modes.tools(coder).at(-1)?.name).toBe('run_script');
+      expect(modes.tools(reader).map((t) => t.name)).not.toContain('run_script');
+      expect(modes.isMetaCall('run_script', coder)).toBe(true);
+    }
+    const { modes, catalogue } = setUp({ mode: 'search' });
+    catalogue.setServer('raw', 'Test', [tool('run_script', 'A tool of its own')], { deferred: false, stale: false, prefix: '' });
+    expect(modes.isMetaCall('run_script', undefined)).toBe(false);
   });
 });

@@ -22,6 +22,8 @@ const NOT_INTERNAL: Partial<Record<ErrorCode, number>> = {
   RESULT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   RESULT_EXPIRED: ProtocolErrorCode.InvalidParams,
   OAUTH_STATE_INVALID: ProtocolErrorCode.InvalidParams,
+  // Code mode off for the caller (issue #39): `run_script` is as good as an unknown tool to it.
+  CODE_MODE_DISABLED: ProtocolErrorCode.InvalidParams,
   MCP_SESSION_NOT_FOUND: -32001,
   MCP_SESSION_REQUIRED: -32000,
   TOO_MANY_MCP_SESSIONS: -32000,

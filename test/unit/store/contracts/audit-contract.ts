@@ -25,7 +25,7 @@ export function describeAuditContract(name: string, make: MakeAuditStore): void 
       await store.append([
         entry(1000, 'a', { agent: 'ci', arguments: '{"q":"***"}' }),
         entry(2000, 'b', { server: 'other', outcome: 'error', code: 'UPSTREAM_ERROR', transport: 'mcp' }),
-        entry(3000, 'c', { agent: 'ci', kind: 'resources/read' }),
+        entry(3000, 'c', { agent: 'ci', kind: 'resources/read', runId: 'run-1' }),
       ]);
       const names = async (query: Parameters<typeof store.query>[0]) => (await store.query(query)).map((row) => row.name);
       expect(await names({ limit: 10 })).toEqual(['c', 'b', 'a']);
@@ -35,6 +35,8 @@ export function describeAuditContract(name: string, make: MakeAuditStore): void 
       expect(await names({ limit: 10, outcome: 'error' })).toEqual(['b']);
       expect(await names({ limit: 10, since: 2000 })).toEqual(['c', 'b']);
       expect(await names({ limit: 1 })).toEqual(['c']);
+      // A code-mode run's calls (issue #39).
+      expect(await store.query({ limit: 10, runId: 'run-1' })).toEqual([{ ...entry(3000, 'c', { agent: 'ci', kind: 'resources/read', runId: 'run-1' }), id: expect.any(Number) }]);
       const [b] = await store.query({ limit: 1, outcome: 'error' });
       expect(b).toEqual({ ...entry(2000, 'b', { server: 'other', outcome: 'error', code: 'UPSTREAM_ERROR', transport: 'mcp' }), id: expect.any(Number) });
       const [a] = await store.query({ limit: 1, name: 'a' });

@@ -1,0 +1,181 @@
+/**
+ * The inside of a code-mode run (issue #39): QuickJS compiled to WebAssembly, in a worker thread
+ * of its own. A busy loop in QuickJS holds the thread it runs on until the interrupt handler stops
+ * it — measured: `while(true){}` under a 2 s deadline on the main thread let no 10 ms timer fire
+ * for 2 s — so the interpreter never runs on the daemon's event loop.
+ *
+ * `scriptWorkerMain` is handed to the worker as its source (`String(scriptWorkerMain)`, an eval
+ * worker): it must not close over anything of this module, so it imports what it needs itself
+ * and its types are the only things it shares. The messages it speaks are `WorkerIn`/`WorkerOut`.
+ */
+
+/** What the worker is started with. */
+export interface WorkerData {
+  /** `quickjs-emscripten`'s CommonJS entry, resolved by the daemon (an eval worker resolves from the working directory). */
+  quickjs: string;
+  /** QuickJS's WebAssembly, compiled once by the daemon. @default compiled in the worker */
+  wasmModule?: NonNullable<Parameters<typeof import('quickjs-emscripten').newVariant>[1]>['wasmModule'];
+  code: string;
+  /** QuickJS heap limit, bytes. */
+  memoryBytes: number;
+  /** Epoch ms when the interrupt handler stops the script. */
+  deadline: number;
+  /** Most characters of `console.log` output kept, and of the returned value's JSON. */
+  maxOutputChars: number;
+  /** `tools.list()`: the names and descriptions of the caller's view. */
+  tools: Array<{ name: string; description?: string }>;
+}
+
+/** From the worker: a host call to make, or the run's end. */
+export type WorkerOut =
+  | { type: 'call'; id: number; name: string; args: unknown }
+  | { type: 'search'; id: number; query: string }
+  | { type: 'done'; value: string | undefined; logs: string[]; logsCut: boolean }
+  | { type: 'failed'; error: ScriptFault; logs: string[]; logsCut: boolean };
+
+/** To the worker: the answer of a host call (a JSON text), or its failure. */
+export type WorkerIn = { type: 'reply'; id: number; json: string } | { type: 'reply'; id: number; error: { code: string; message: string } };
+
+/** How a script failed, as the agent is told. */
+export interface ScriptFault {
+  /** `SCRIPT_ERROR` (thrown or a syntax error), `SCRIPT_MEMORY_LIMIT`, `SCRIPT_TIMEOUT`, `SCRIPT_OUTPUT_TOO_LARGE`. */
+  code: string;
+  message: string;
+  /** The line of the script the error points at (1-based), when QuickJS says. */
+  line?: number;
+}
+
+/**
+ * The worker's whole program. Runs in the worker only; see the module comment. `load` is the
+ * worker's CommonJS `require`, handed in as an argument: bundlers and test runners rewrite a
+ * `require` or `import()` written here into helpers that exist only in the daemon's module.
+ */
+export function scriptWorkerMain(load: (id: string) => unknown): void {
+  void (async () => {
+    const { parentPort, workerData } = load('node:worker_threads') as typeof import('node:worker_threads');
+    const data = workerData as WorkerData;
+    const port = parentPort!;
+    const post = (message: WorkerOut): void => port.postMessage(message);
+    const logs: string[] = [];
+    let logChars = 0;
+    let logsCut = false;
+    const quickjs = load(data.quickjs) as typeof import('quickjs-emscripten');
+    // The QuickJS limit does not count ArrayBuffers (measured: 2042 × 1 MiB Uint8Array under a 64 MiB
+    // limit, the WebAssembly memory grown to 2 GiB); a capped memory bounds everything the run allocates.
+    // Headroom beyond the QuickJS heap limit: the interpreter's own state and ArrayBuffers (32 MiB).
+    const maximum = Math.ceil((data.memoryBytes + 32 * 1024 * 1024) / 65536);
+    // The global exists in every Node; the project's type libraries declare only its types.
+    type Options = NonNullable<Parameters<typeof quickjs.newVariant>[1]>;
+    const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => Options['wasmMemory'] } }).WebAssembly;
+    const variant = quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory: new Memory({ initial: Math.min(256, maximum), maximum }), ...(data.wasmModule ? { wasmModule: data.wasmModule } : {}) });
+    const module = await quickjs.newQuickJSWASMModule(variant);
+    const runtime = module.newRuntime();
+    runtime.setMemoryLimit(data.memoryBytes);
+    runtime.setMaxStackSize(1024 * 1024);
+    runtime.setInterruptHandler(() => Date.now() > data.deadline);
+    const vm = runtime.newContext();
+    const pending = new Map<number, ReturnType<typeof vm.newPromise>>();
+    let nextId = 0;
+
+    // The script is the body of an async function: one line above it, so its lines are ours minus one.
+    const lineOf = (stack: unknown): number | undefined => {
+      const match = typeof stack === 'string' ? /script\.js:(\d+)/.exec(stack) : null;
+      return match ? Math.max(1, Number(match[1]) - 1) : undefined;
+    };
+    const faultOf = (dumped: unknown): ScriptFault => {
+      const error = (typeof dumped === 'object' && dumped !== null ? dumped : { message: String(dumped) }) as { name?: string; message?: string; stack?: string; lineNumber?: number };
+      const message = `${error.name ?? 'Error'}: ${error.message ?? String(dumped)}`;
+      const line = lineOf(error.stack) ?? (typeof error.lineNumber === 'number' ? Math.max(1, error.lineNumber - 1) : undefined);
+      let code = 'SCRIPT_ERROR';
+      if (error.message === 'interrupted') code = 'SCRIPT_TIMEOUT';
+      else if (error.message === 'out of memory' || /out of memory/i.test(error.message ?? '')) code = 'SCRIPT_MEMORY_LIMIT';
+      return { code, message: code === 'SCRIPT_TIMEOUT' ? 'The script ran past its time limit' : code === 'SCRIPT_MEMORY_LIMIT' ? 'The script ran out of its memory limit' : message, ...(line !== undefined ? { line } : {}) };
+    };
+    const finish = (message: WorkerOut): void => {
+      post(message);
+      port.close();
+    };
+
+    const host = (kind: 'call' | 'search', send: (id: number) => WorkerOut) => {
+      const id = nextId++;
+      const promise = vm.newPromise();
+      pending.set(id, promise);
+      post(send(id));
+      void promise.settled.then(() => runtime.executePendingJobs());
+      return promise.handle;
+    };
+    port.on('message', (message: WorkerIn) => {
+      const promise = pending.get(message.id);
+      if (!promise) return;
+      pending.delete(message.id);
+      if ('json' in message) {
+        const parsed = vm.evalCode(`(${message.json})`);
+        if (parsed.error) promise.reject(parsed.error);
+        else promise.resolve(parsed.value);
+        (parsed.error ?? parsed.value).dispose();
+      } else {
+        const error = vm.newError({ name: 'ToolError', message: message.error.message });
+        vm.setProp(error, 'code', vm.newString(message.error.code));
+        promise.reject(error);
+        error.dispose();
+      }
+      promise.dispose();
+    });
+
+    const tools = vm.newObject();
+    vm.newFunction('call', (name, args) => host('call', (id) => ({ type: 'call', id, name: vm.typeof(name) === 'string' ? vm.getString(name) : '', args: args === undefined ? undefined : vm.dump(args) as unknown }))).consume((fn) => vm.setProp(tools, 'call', fn));
+    vm.newFunction('search', (query) => host('search', (id) => ({ type: 'search', id, query: vm.typeof(query) === 'string' ? vm.getString(query) : '' }))).consume((fn) => vm.setProp(tools, 'search', fn));
+    vm.newFunction('list', () => {
+      const parsed = vm.evalCode(`(${JSON.stringify(data.tools)})`);
+      return parsed.error ?? parsed.value;
+    }).consume((fn) => vm.setProp(tools, 'list', fn));
+    vm.setProp(vm.global, 'tools', tools);
+    tools.dispose();
+    const consoleObject = vm.newObject();
+    vm.newFunction('log', (...args) => {
+      const line = args.map((arg) => (vm.typeof(arg) === 'string' ? vm.getString(arg) : JSON.stringify(vm.dump(arg)) ?? 'undefined')).join(' ');
+      if (logsCut) return;
+      if (logChars + line.length > data.maxOutputChars) {
+        logsCut = true;
+        return;
+      }
+      logChars += line.length;
+      logs.push(line);
+    }).consume((fn) => {
+      vm.setProp(consoleObject, 'log', fn);
+      vm.setProp(consoleObject, 'error', fn);
+    });
+    vm.setProp(vm.global, 'console', consoleObject);
+    consoleObject.dispose();
+
+    const evaluated = vm.evalCode(`(async () => {\n${data.code}\n})().then((value) => JSON.stringify(value))`, 'script.js');
+    if (evaluated.error) {
+      const fault = faultOf(vm.dump(evaluated.error));
+      evaluated.error.dispose();
+      finish({ type: 'failed', error: fault, logs, logsCut });
+      return;
+    }
+    const resolved = vm.resolvePromise(evaluated.value);
+    evaluated.value.dispose();
+    runtime.executePendingJobs();
+    const outcome = await resolved;
+    if (outcome.error) {
+      const fault = faultOf(vm.dump(outcome.error));
+      outcome.error.dispose();
+      finish({ type: 'failed', error: fault, logs, logsCut });
+      return;
+    }
+    const json = vm.typeof(outcome.value) === 'string' ? vm.getString(outcome.value) : undefined;
+    outcome.value.dispose();
+    if (json !== undefined && json.length > data.maxOutputChars) {
+      finish({ type: 'failed', error: { code: 'SCRIPT_OUTPUT_TOO_LARGE', message: `The script's value is ${json.length} characters as JSON, over the limit of ${data.maxOutputChars}` }, logs, logsCut });
+      return;
+    }
+    finish({ type: 'done', value: json, logs, logsCut });
+  })().catch((err: unknown) => {
+    // A fault of the sandbox itself (the interpreter's memory exhausted outside the script, say).
+    const { parentPort } = load('node:worker_threads') as typeof import('node:worker_threads');
+    parentPort?.postMessage({ type: 'failed', error: { code: 'SCRIPT_ERROR', message: err instanceof Error ? err.message : String(err) }, logs: [], logsCut: false } satisfies WorkerOut);
+    parentPort?.close();
+  });
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { ScriptRuns } from '../../../../src/gateway/scripts/script-runs.js';
+import type { ScriptHost } from '../../../../src/gateway/scripts/script-sandbox.js';
+import { deferred } from '../../../../src/util/deferred.js';
+
+/** A host whose calls wait until `release`; `started` resolves at the first call, `aborted` when a call's signal aborts. */
+function heldHost() {
+  const release = deferred<void>();
+  const started = deferred<void>();
+  const aborted = deferred<unknown>();
+  const host: ScriptHost = {
+    tools: [],
+    search: async () => [],
+    call: async (_name, _args, signal) => {
+      signal.addEventListener('abort', () => aborted.resolve(signal.reason), { once: true });
+      started.resolve();
+      await release.promise;
+      return 1;
+    },
+  };
+  return { host, release, started, aborted };
+}
+
+const HOLD = 'return await tools.call("x", {})';
+
+describe('script runs: admission, the running list, cancellation (issue #39)', () => {
+  it('is off unless codeMode is on, the agent\'s own setting winning', async () => {
+    const runs = new ScriptRuns({ enabled: false }, (name) => (name === 'yes' ? true : name === 'no' ? false : undefined));
+    expect(runs.enabledFor(undefined)).toBe(false);
+    expect(runs.enabledFor({ name: 'yes' })).toBe(true);
+    expect(new ScriptRuns({ enabled: true }, (name) => (name === 'no' ? false : undefined)).enabledFor({ name: 'no' })).toBe(false);
+    await expect(runs.run('return 1', undefined, { name: 'other' }, 'rest', undefined, () => heldHost().host)).rejects.toMatchObject({ code: 'CODE_MODE_DISABLED' });
+  });
+
+  it('refuses past maxRunsPerAgent and maxRuns with SERVER_BUSY, lists the running ones, and admits again once one ends', async () => {
+    const runs = new ScriptRuns({ enabled: true, maxRuns: 2, maxRunsPerAgent: 1 }, () => undefined);
+    const first = heldHost();
+    const running = runs.run(HOLD, undefined, { name: 'a' }, 'mcp', undefined, () => first.host);
+    await expect(runs.run(HOLD, undefined, { name: 'a' }, 'mcp', undefined, () => heldHost().host)).rejects.toMatchObject({ code: 'SERVER_BUSY', retryAfterMs: 1000 });
+    const second = heldHost();
+    const operator = runs.run(HOLD, undefined, undefined, 'rest', undefined, () => second.host);
+    await expect(runs.run(HOLD, undefined, { name: 'b' }, 'rest', undefined, () => heldHost().host)).rejects.toMatchObject({ code: 'SERVER_BUSY' });
+    await Promise.all([first.started.promise, second.started.promise]);
+    expect(runs.list()).toMatchObject([{ agent: 'a', transport: 'mcp', calls: 1 }, { transport: 'rest', calls: 1 }]);
+    first.release.resolve();
+    expect(await running).toMatchObject({ ok: true, value: 1, calls: 1 });
+    expect(runs.size).toBe(1);
+    second.release.resolve();
+    expect((await operator).runId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(runs.list()).toEqual([]);
+  });
+
+  it('a cancelled run rejects with the reason and aborts its calls in flight', async () => {
+    const runs = new ScriptRuns({ enabled: true }, () => undefined);
+    const held = heldHost();
+    const controller = new AbortController();
+    const running = runs.run(HOLD, undefined, undefined, 'rest', controller.signal, () => held.host);
+    await held.started.promise;
+    const reason = new Error('gave up');
+    controller.abort(reason);
+    await expect(running).rejects.toBe(reason);
+    expect(await held.aborted.promise).toBeInstanceOf(Error);
+    expect(runs.size).toBe(0);
+  });
+
+  it('takes a shorter timeoutMs than its limit, never a longer one', async () => {
+    const runs = new ScriptRuns({ enabled: true, limits: { timeoutMs: 500 } }, () => undefined);
+    const outcome = await runs.run('while (true) {}', 60_000, undefined, 'rest', undefined, () => heldHost().host);
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'SCRIPT_TIMEOUT' } });
+  });
+});
