@@ -26,10 +26,8 @@ import { RequestMetrics } from './requests/request-metrics.js';
 import { RequestRouter, type AgentRequest } from './requests/request-router.js';
 import { ownerOf } from './requests/stages/result-guard.js';
 import { ResultCaps, type ResultCapSettings } from './results/result-caps.js';
-import { scriptHost } from './scripts/script-host.js';
-import { scriptRestResult, scriptToolResult } from './scripts/script-result.js';
+import { runScriptRequest } from './requests/run-script.js';
 import { ScriptRuns, type ScriptSettings } from './scripts/script-runs.js';
-import type { RequestContext } from './requests/pipeline.js';
 import type { ReadRequest } from './results/result-reader.js';
 import { estimateTokens } from './results/token-estimate.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
@@ -154,7 +152,13 @@ export class Gateway {
       limits,
       budgets: this.budgets,
       results: { capOf: (tool, agent) => caps.capOf(tool, agent), handles: this.keptResults },
-      scripts: (ctx) => this.#runScript(ctx),
+      scripts: (ctx) =>
+        runScriptRequest(ctx, {
+          scripts: this.scripts,
+          call: (name, args, options) => this.call(name, args, options),
+          search: async (query, agent) => (await this.modes.search(query, 10, undefined, agent)).tools,
+          tools: (agent) => this.lists.tools(agent?.view),
+        }),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(audit ? { audit } : {}),
       ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
@@ -250,25 +254,6 @@ export class Gateway {
    */
   runScript(code: string, timeoutMs: number | undefined, options: RequestOptions): Promise<RequestResult> {
     return this.#path({ method: 'scripts/run', code, timeoutMs }, options);
-  }
-
-  /**
-   * Runs a code-mode script (issue #39): each `tools.call` is `call` here — the whole request path,
-   * with the run's id, the caller's view and limits, under the script's span and signal.
-   */
-  async #runScript(ctx: RequestContext): Promise<Record<string, unknown>> {
-    const { request, options } = ctx;
-    if (request.method !== 'scripts/run') throw new Error('not a script');
-    const { agent, transport } = options;
-    const trace = ctx.span ? { ...options.trace, carrier: ctx.span.carrier() } : options.trace;
-    const outcome = await this.scripts.run(request.code, request.timeoutMs, agent, transport, ctx.signal, (runId) =>
-      scriptHost({
-        call: (name, args, signal) => this.call(name, args, { transport, signal, runId, ...(agent ? { agent } : {}), ...(trace ? { trace } : {}), ...(options.caller ? { caller: options.caller } : {}) }),
-        search: async (query) => (await this.modes.search(query, 10, undefined, agent)).tools,
-        tools: () => this.lists.tools(agent?.view),
-      }),
-    );
-    return transport === 'rest' ? scriptRestResult(outcome) : scriptToolResult(outcome);
   }
 
   /**
