@@ -195,11 +195,13 @@ describe('MCPManager teardown', () => {
 
   it('with health off, marks a server disconnected the moment its transport closes on its own, keeping others', async () => {
     const { manager, bus } = newManager({ health: { enabled: false } });
+    // Listened for before the connect: the crash may come before connectServers resolves (it waits for both).
+    const closed = nextDaemonEvent({ bus }, 'server.status', (e) => e.server === 'crashy' && e.previous === 'connected');
     await manager.connectServers({
       crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER: 'tools/list', EXIT_AFTER_MS: '150' } }),
       steady: fixtureServerConfig('echo-stdio'),
     });
-    const status = await nextDaemonEvent({ bus }, 'server.status', (e) => e.server === 'crashy');
+    const status = await closed;
     expect(status).toMatchObject({ status: 'disconnected', previous: 'connected' });
     expect(manager.getServer('crashy')?.lastError).toEqual({ code: 'SERVER_CLOSED', message: expect.stringMatching(/crashed/) });
     expect(manager.getServer('crashy')?.stale).toBe(true);

@@ -207,9 +207,13 @@ describe('the result guard', () => {
     const keep = async (seed: number): Promise<void> => void handles.push(truncationOf(await call(client, 'mcp_big_log_lines', { chars: 500_000, seed })).handle);
     // 20 results fill the memory bound (10 MB > 8 MiB); from there on, 40 MB more must not grow the process.
     for (let seed = 0; seed < 20; seed += 1) await keep(seed);
+    // Spills under way hold their result until the file is written: measured once they are done,
+    // or a busy box (slow writes) shows results on their way out as retained.
+    await d.daemon.gateway.keptResults.idle();
     gc();
     const before = process.memoryUsage();
     for (let seed = 20; seed < 100; seed += 1) await keep(seed);
+    await d.daemon.gateway.keptResults.idle();
     gc();
     const after = process.memoryUsage();
     const grown = after.rss - before.rss;

@@ -335,8 +335,9 @@ describe('supervision through the daemon (config, REST, events)', () => {
       config: { health: false },
       servers: { crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER: 'tools/list', EXIT_AFTER_MS: '300' } }) },
     });
-    const ws = await openEvents(daemon.url);
-    const down = (await collectUntil(ws, (e) => e.type === 'server.status' && e.server === 'crashy')).at(-1);
+    // From the first event kept: the crash may come before this feed opens.
+    const ws = await openEvents(daemon.url, { query: 'since=0' });
+    const down = (await collectUntil(ws, (e) => e.type === 'server.status' && e.server === 'crashy' && e.previous === 'connected')).at(-1);
     expect(down).toMatchObject({ status: 'disconnected', error: { code: 'SERVER_CLOSED' } });
     const { body } = await daemon.json<{ status: string; attempt: number }>('/servers/crashy');
     expect(body).toMatchObject({ status: 'disconnected', attempt: 0 });
