@@ -225,7 +225,10 @@ describe('the result guard', () => {
     // V8 strings and objects, so V8's heap + external is what they would grow; RSS is measured and
     // printed too, but the allocator keeps freed pages of this process (the daemon, the fixture's
     // pipes, the client) at will, so it moves by tens of MiB either way without anything retained.
-    expect(heapGrown).toBeLessThan(8 * MiB);
+    // Kept, the 40 MB would all be there; the bound is wider than the 8 MiB of results in memory
+    // because the worker this runs in carries the other test files' garbage and caches too (a fresh
+    // clone's full run measured 13 MB of growth, this file alone under 8).
+    expect(heapGrown).toBeLessThan(20 * MiB);
     const first = await call(client, 'read_result', { handle: handles[0] as string });
     expect(first._meta).toMatchObject({ 'switchboard/error': { code: 'RESULT_EXPIRED' } });
     expect(texts(first)[0]).toContain('evicted');

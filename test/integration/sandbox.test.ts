@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -30,6 +31,14 @@ function binOf(pkg: string): string {
   const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: string | Record<string, string> };
   return join(dirname(manifest), typeof bin === 'string' ? bin : (Object.values(bin)[0] as string));
 }
+
+/**
+ * The repository the fixtures and node_modules run from. A sandbox's `/tmp` is its own, so a clone
+ * under /tmp (as CI makes one) is hidden from the server like any folder there: it is allowed
+ * back, as a user allows the folder a server runs from (README "Sandboxing stdio servers").
+ */
+const REPO = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+const REPO_READ = REPO === '/tmp' || REPO.startsWith('/tmp/') ? [REPO] : [];
 
 let root: string;
 let home: string;
@@ -71,15 +80,15 @@ beforeAll(async () => {
 
   const probeConfig = fixtureServerConfig('sandbox-probe');
   const servers: Record<string, ServerConfig> = {
-    boxed: { ...probeConfig, cwd: work, sandbox: { allowRead: [join(home, '.local')], allowWrite: [shared], network: 'none' } },
+    boxed: { ...probeConfig, cwd: work, sandbox: { allowRead: [join(home, '.local'), ...REPO_READ], allowWrite: [shared], network: 'none' } },
     open: { ...probeConfig, cwd: work },
     memory: {
       command: process.execPath,
       args: [binOf('@modelcontextprotocol/server-memory')],
       env: { MEMORY_FILE_PATH: join(data, 'memory.jsonl') },
-      sandbox: { allowWrite: [data] },
+      sandbox: { allowWrite: [data], allowRead: REPO_READ },
     },
-    files: { command: process.execPath, args: [binOf('@modelcontextprotocol/server-filesystem'), data], sandbox: true, cwd: data },
+    files: { command: process.execPath, args: [binOf('@modelcontextprotocol/server-filesystem'), data], sandbox: REPO_READ.length > 0 ? { allowRead: REPO_READ } : true, cwd: data },
   };
   d = await startDaemon({
     servers,
@@ -138,7 +147,7 @@ describe('a sandboxed stdio server', () => {
 
     const { body } = await d.json<{ sandbox: unknown; status: string }>('/servers/boxed');
     expect(body.status).toBe('connected');
-    expect(body.sandbox).toEqual({ read: ['/', join(home, '.local')], write: ['/tmp', work, shared], network: 'none', memoryMiB: null, pids: null });
+    expect(body.sandbox).toEqual({ read: ['/', join(home, '.local'), ...REPO_READ], write: ['/tmp', work, shared], network: 'none', memoryMiB: null, pids: null });
     expect((await d.json<{ sandbox: unknown }>('/servers/open')).body.sandbox).toBeNull();
     const started = d.logs.entries().find((entry) => entry.server === 'boxed' && entry.msg === 'starting in a sandbox');
     expect(started?.sandbox).toEqual(body.sandbox);
@@ -202,7 +211,7 @@ describe('no orphans', () => {
     const dir = await tempDir();
     const configPath = join(dir, 'switchboard.json');
     // A server that outlives its stdin and SIGTERM: only a SIGKILL ends it.
-    const boxed = { ...fixtureServerConfig('echo-stdio', { env: { IGNORE_STDIN_EOF: '1', IGNORE_SIGTERM: '1' } }), sandbox: { network: 'none' } };
+    const boxed = { ...fixtureServerConfig('echo-stdio', { env: { IGNORE_STDIN_EOF: '1', IGNORE_SIGTERM: '1' } }), sandbox: { network: 'none', allowRead: REPO_READ } };
     await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'state', 'cache.db'), mcpServers: { boxed } }));
     const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
     await serve.waitForLog((entry) => entry.msg === 'connected' && entry.server === 'boxed');
