@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
-import { isRunning, readCmdline, readStat, scanProcesses, type ProcessRef } from '../../src/util/process-tree.js';
+import { isRunning, readCmdline, readStat, scanProcesses, signalProcesses, type ProcessRef } from '../../src/util/process-tree.js';
 
 /**
  * Whether `pid` is gone. A zombie counts as gone: where PID 1 does not reap orphans (some
@@ -77,6 +77,26 @@ export function processRef(pid: number): ProcessRef {
   const stat = readStat(pid);
   if (!stat) throw new Error(`no process ${pid}`);
   return { pid, startTime: stat.startTime };
+}
+
+/**
+ * SIGKILLs these processes when the test finishes, if they still run — each taken by pid and
+ * start time now, while it runs. A bare pid is not enough: pids wrap at 32 768 here, and a suite
+ * that starts thousands of processes hands a dead fixture's pid to someone else within minutes,
+ * once even to another test's daemon watchdog, which then never ended its servers. Pids that are
+ * undefined or already gone are skipped.
+ */
+export function killAtTestEnd(...pids: Array<number | undefined>): void {
+  const refs = pids.flatMap((pid) => {
+    const stat = pid === undefined ? undefined : readStat(pid);
+    return stat && isRunning(stat) ? [{ pid: stat.pid, startTime: stat.startTime }] : [];
+  });
+  onTestFinished(() => signalProcesses(refs, 'SIGKILL'));
+}
+
+/** `killAtTestEnd` for processes already taken as references. */
+export function killRefsAtTestEnd(...refs: ProcessRef[]): void {
+  onTestFinished(() => signalProcesses(refs, 'SIGKILL'));
 }
 
 /** The child watchdog (src/watchdog.ts) that process `parentPid` started, if one runs. */

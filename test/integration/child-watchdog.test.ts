@@ -7,7 +7,7 @@ import { describeChild, type ChildRecord } from '../../src/store/child-records.j
 import { readStat, waitForProcessesExit } from '../../src/util/process-tree.js';
 import { FIXTURE_BUILD_DIR } from '../helpers/build-fixtures.js';
 import { fixturePath } from '../helpers/fixtures.js';
-import { isProcessGone, processRef, readPidFile, tempDir, waitForFile, watchdogOf } from '../helpers/process.js';
+import { isProcessGone, killAtTestEnd, killRefsAtTestEnd, processRef, readPidFile, tempDir, waitForFile, watchdogOf } from '../helpers/process.js';
 
 /*
  * The child watchdog (src/watchdog.ts, as bundled next to the CLI) against real processes: once
@@ -23,9 +23,7 @@ const WATCHDOG = join(FIXTURE_BUILD_DIR, 'cli', 'watchdog.js');
 function detached(command: string, args: string[], env: Record<string, string> = {}): ChildProcess {
   const child = spawn(command, args, { detached: true, stdio: 'ignore', env: { ...process.env, ...env } });
   child.unref();
-  onTestFinished(() => {
-    if (child.pid !== undefined && !isProcessGone(child.pid)) process.kill(child.pid, 'SIGKILL');
-  });
+  killAtTestEnd(child.pid);
   return child;
 }
 
@@ -39,9 +37,7 @@ function watchingOneSleeper() {
   const found = watchdogOf(process.pid);
   expect(found).toBeDefined();
   const running = found!;
-  onTestFinished(() => {
-    if (!isProcessGone(running.pid)) process.kill(running.pid, 'SIGKILL');
-  });
+  killRefsAtTestEnd(running);
   return { sleeper, record, watchdog, running };
 }
 

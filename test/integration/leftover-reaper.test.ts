@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { reapLeftovers } from '../../src/upstream/process/leftover-reaper.js';
 import { childRecordsDir, describeChild, ownIdentity, writeChildRecords, type ChildRecord, type OwnerRecord } from '../../src/store/child-records.js';
 import { fixturePath } from '../helpers/fixtures.js';
-import { isProcessGone, readPidFile, tempDir, waitForFile } from '../helpers/process.js';
+import { isProcessGone, killAtTestEnd, readPidFile, tempDir, waitForFile } from '../helpers/process.js';
 
 /*
  * What a daemon finds at start in its state directory's child records (SPEC §6 "No orphans,
@@ -35,9 +35,7 @@ async function leftoverServer(dir: string): Promise<{ pid: number; setsidPid: nu
   });
   await waitForFile(pidFile);
   const { pid, setsidPid } = await readPidFile(pidFile);
-  onTestFinished(() => {
-    for (const p of [pid, setsidPid]) if (p !== undefined && !isProcessGone(p)) process.kill(p, 'SIGKILL');
-  });
+  killAtTestEnd(pid, setsidPid);
   // Like a daemon that was SIGKILLed: stdin closes, the server does not care.
   child.stdin?.end();
   child.unref();

@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startDaemon } from '../helpers/daemon.js';
 import type { ServerConfig } from '../../src/config/types.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { isAlive, readCmdline, readStat, waitForProcessesExit, type ProcessRef } from '../../src/util/process-tree.js';
-import { isProcessGone, processRef, readPidFile, tempDir, waitForFile, watchdogOf, type PidFile } from '../helpers/process.js';
+import { isProcessGone, killAtTestEnd, killRefsAtTestEnd, processRef, readPidFile, tempDir, waitForFile, watchdogOf, type PidFile } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
 
 /*
@@ -35,11 +35,7 @@ const STUBBORN = { IGNORE_SIGTERM: '1', IGNORE_STDIN_EOF: '1' };
 
 /** Kills whatever the test leaves running, whatever happened to the daemon. */
 function killAtEnd(fixture: PidFile): void {
-  onTestFinished(() => {
-    for (const pid of [fixture.pid, fixture.grandchildPid, fixture.setsidPid]) {
-      if (pid !== undefined && !isProcessGone(pid)) process.kill(pid, 'SIGKILL');
-    }
-  });
+  killAtTestEnd(fixture.pid, fixture.grandchildPid, fixture.setsidPid);
 }
 
 /**
@@ -124,9 +120,7 @@ describe.skipIf(!LINUX)('no orphans', () => {
         a: (env) => fixtureServerConfig('echo-stdio', { env }),
         b: (env) => fixtureServerConfig('never-answers-initialize', { env }),
       });
-      onTestFinished(() => {
-        if (!isProcessGone(watchdog.pid)) process.kill(watchdog.pid, 'SIGKILL');
-      });
+      killRefsAtTestEnd(watchdog);
       const refs = [watchdog, ...children.map((child) => processRef(child.pid))];
 
       serve.child.kill(SIGNALS[n % SIGNALS.length]);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { isProcessGone, readPidFile, tempDir, waitForFile, type PidFile } from '../helpers/process.js';
+import { isProcessGone, killAtTestEnd, readPidFile, tempDir, waitForFile, type PidFile } from '../helpers/process.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { spawnServe, type LogEntry } from '../helpers/serve-process.js';
 
@@ -46,11 +46,7 @@ async function serveSlowTool(config: Record<string, unknown> = {}): Promise<Slow
   await waitForFile(pidFile);
   const fixture = await readPidFile(pidFile);
   // Whatever the test does to the daemon, leave no fixture behind.
-  onTestFinished(() => {
-    for (const pid of [fixture.pid, fixture.grandchildPid, fixture.setsidPid]) {
-      if (pid !== undefined && !isProcessGone(pid)) process.kill(pid, 'SIGKILL');
-    }
-  });
+  killAtTestEnd(fixture.pid, fixture.grandchildPid, fixture.setsidPid);
   return { ...serve, fixture };
 }
 
