@@ -1,8 +1,8 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
+import { type Client, type CallToolResult } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addAgentKey, AGENT_ERAS, agentClient, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { nextDaemonEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
@@ -14,7 +14,7 @@ import { deferred } from '../../src/util/deferred.js';
  * in a worker thread; each of its calls goes through the gateway's one request path.
  */
 
-const ERAS = [['2025-11-25', 'legacy'], ['2026-07-28', { pin: '2026-07-28' }]] as const;
+const ERAS = AGENT_ERAS;
 const SUM_SCRIPT = `
 const s = await tools.call('mcp_a_add', { a: 2, b: 3 });
 const [r, e] = await Promise.all([tools.call('mcp_b_reverse', { text: '21' }), tools.call('mcp_b_echo', { text: '100' })]);
@@ -46,12 +46,7 @@ beforeAll(async () => {
 });
 afterAll(() => d.close());
 
-async function mcp(key: string, era: (typeof ERAS)[number][1] = { pin: '2026-07-28' }): Promise<Client> {
-  const client = new Client({ name: 'code-mode', version: '1.0.0' }, { versionNegotiation: { mode: era } });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-  onTestFinished(() => client.close());
-  return client;
-}
+const mcp = (key: string, era?: (typeof ERAS)[number][1]): Promise<Client> => agentClient(d, key, era);
 
 interface RunBody {
   runId: string;

@@ -1,11 +1,11 @@
 import { stat } from 'node:fs/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { type Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRUNCATED_META_KEY } from '../../src/gateway/index.js';
-import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
+import { addAgentKey, AGENT_ERAS, agentClient, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -20,7 +20,7 @@ import { imageData, jsonDocument, logLines, PLANTED_AT, PLANTED_LINE, SMALL_RESU
 
 const CAP = 25_000;
 const MiB = 1024 * 1024;
-const ERAS = [['2025-11-25', 'legacy'], ['2026-07-28', { pin: '2026-07-28' }]] as const;
+const ERAS = AGENT_ERAS;
 
 let d: TestDaemon;
 let clock: ManualClock;
@@ -44,12 +44,7 @@ beforeAll(async () => {
 });
 afterAll(() => d.close());
 
-async function mcp(key: string, era: (typeof ERAS)[number][1] = { pin: '2026-07-28' }): Promise<Client> {
-  const client = new Client({ name: 'results', version: '1.0.0' }, { versionNegotiation: { mode: era } });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-  onTestFinished(() => client.close());
-  return client;
-}
+const mcp = (key: string, era?: (typeof ERAS)[number][1]): Promise<Client> => agentClient(d, key, era);
 
 async function rest(key: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown>; text: string; headers: Headers }> {
   const res = await fetch(d.url + path, {

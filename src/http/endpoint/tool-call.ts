@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import { isSwitchboardError, toErrorInfo } from '../../errors.js';
 import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
 import { callerOf } from './request-agent.js';
@@ -6,7 +6,7 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
-import type { ResultReader, ScriptRunner, ToolCaller } from '../../gateway/index.js';
+import type { RequestOptions, ResultReader, ScriptRunner, ToolCaller } from '../../gateway/index.js';
 
 export type { ToolCaller };
 
@@ -50,11 +50,10 @@ const READ_FAILURES = new Set(['RESULT_NOT_FOUND', 'RESULT_EXPIRED', 'VALIDATION
  * error with its code in `_meta`; a budget or limit refusal is the protocol error a call gets.
  */
 export function resultReader(options: AgentServerOptions): ResultReader {
-  const { gateway, session } = options;
+  const { gateway } = options;
   return async (handle, read, ctx) => {
-    const caller = callerOf(ctx, session);
     try {
-      return (await gateway.readResult(handle, read, { transport: 'mcp', signal: ctx.mcpReq.signal, ...(caller ? { agent: caller } : {}), ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) })) as CallToolResult;
+      return (await gateway.readResult(handle, read, requestOptionsOf(ctx, options))) as CallToolResult;
     } catch (err) {
       if (isSwitchboardError(err) && READ_FAILURES.has(err.code)) return toolErrorResult(toErrorInfo(err));
       throw toJsonRpcError(err);
@@ -68,13 +67,18 @@ export function resultReader(options: AgentServerOptions): ResultReader {
  * `isError` result; a refusal (`CODE_MODE_DISABLED`, `SERVER_BUSY`, a limit) is a protocol error.
  */
 export function scriptRunner(options: AgentServerOptions): ScriptRunner {
-  const { gateway, session } = options;
+  const { gateway } = options;
   return async (code, timeoutMs, ctx) => {
-    const caller = callerOf(ctx, session);
     try {
-      return (await gateway.runScript(code, timeoutMs, { transport: 'mcp', signal: ctx.mcpReq.signal, ...(caller ? { agent: caller } : {}), ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) })) as CallToolResult;
+      return (await gateway.runScript(code, timeoutMs, requestOptionsOf(ctx, options))) as CallToolResult;
     } catch (err) {
       throw toJsonRpcError(err);
     }
   };
+}
+
+/** A request of this session's caller on `/mcp`, cancelled with it, traced when tracing is on. */
+function requestOptionsOf(ctx: ServerContext, { gateway, session }: AgentServerOptions): RequestOptions {
+  const caller = callerOf(ctx, session);
+  return { transport: 'mcp', signal: ctx.mcpReq.signal, ...(caller ? { agent: caller } : {}), ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) };
 }
