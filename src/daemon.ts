@@ -227,7 +227,10 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     agentGlobs: (agent) => agents.get(agent.name)?.settings.requireApproval ?? [],
     ...(config.approvalTimeoutMs !== undefined ? { timeoutMs: config.approvalTimeoutMs } : {}),
     ...(replicaId !== undefined ? { replicaId } : {}),
-    onDecision: (decision) => auditDecision(audit, decision),
+    onDecision: (decision, args) => auditDecision(audit, decision, args),
+    showArguments: (args) => audit.shownArguments(args),
+    ...(config.approvalPrompt !== undefined ? { prompt: config.approvalPrompt } : {}),
+    ...(config.approvalUrl !== undefined ? { dashboardUrl: config.approvalUrl } : {}),
   });
 
   const discover =

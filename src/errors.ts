@@ -30,6 +30,7 @@ export const ERROR_CATALOGUE = {
   OAUTH_NOT_APPLICABLE: { status: 409, message: 'This server does not sign in with OAuth' },
   AGENT_EXISTS: { status: 409, message: 'An agent of that name already exists' },
   AGENT_IN_CONFIG: { status: 409, message: "This agent's key comes from the config file" },
+  APPROVAL_PENDING: { status: 409, message: 'The call waits for an approval; retry it with the same arguments once approved' },
   TOOL_CHANGED: { status: 409, message: 'The tool changed its definition since it was served and is held until approved' },
   UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
   AGENT_RATE_LIMITED: { status: 429, message: 'This agent is over its rate limit; retry after Retry-After seconds' },

@@ -79,6 +79,7 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   APPROVAL_DENIED: ProtocolErrorCode.InternalError,
   APPROVAL_TIMEOUT: ProtocolErrorCode.InternalError,
   APPROVAL_NOT_FOUND: ProtocolErrorCode.InternalError,
+  APPROVAL_PENDING: ProtocolErrorCode.InternalError,
   LOOP_DETECTED: ProtocolErrorCode.InternalError,
   AGENT_RATE_LIMITED: ProtocolErrorCode.InternalError,
   AGENT_BUSY: ProtocolErrorCode.InternalError,

@@ -9,6 +9,7 @@ describe('approval hold: a routed tool call waits for the operator when its tool
   it('gives the route a hold that asks the approvals with the caller\'s agent, signal and progress', async () => {
     const asked: HoldOptions[] = [];
     const stage = approvalHold({
+      prompt: 'url',
       hold: (_target, options) => {
         asked.push(options);
         return undefined;
@@ -31,7 +32,7 @@ describe('approval hold: a routed tool call waits for the operator when its tool
   });
 
   it('holds nothing but tool calls', async () => {
-    const stage = approvalHold({ hold: () => Promise.resolve() });
+    const stage = approvalHold({ prompt: 'url', hold: () => Promise.resolve() });
     let hold: unknown = 'unset';
     await compose([stage], async (ctx) => {
       hold = ctx.hold;
