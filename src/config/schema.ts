@@ -6,6 +6,7 @@ import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
 import { AgentConfigSchema } from './agent-schema.js';
+import { ApprovalSettingsShape } from './approval-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
 import { SandboxSettingsSchema } from './sandbox-schema.js';
 
@@ -214,20 +215,8 @@ export const DaemonConfigSchema = z
     health: HealthConfigSchema.default(true),
     /** Watch the config files and apply edits live (SPEC §8). @default true */
     watch: z.boolean().default(true),
-    /** How long a call that needs approval (`requireApproval`) waits for an operator, in ms. @default 120000 */
-    approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
-    /**
-     * How a 2026-07-28 agent whose call needs approval is asked (issue #40 item 3): `url` sends it
-     * a link to the dashboard's approval page (an operator decides); `form` asks its user yes or
-     * no (the agent's user decides). Either way its request ends, and its retry runs the call once
-     * approved. @default "url"
-     */
-    approvalPrompt: z.enum(['url', 'form']).default('url'),
-    /**
-     * The dashboard's address as the agents' users reach it (`https://switchboard.example.com`),
-     * for the approval link. @default the address the agent's request came to
-     */
-    approvalUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /** `approvalTimeoutMs`, `approvalPrompt`, `approvalUrl` (approval-schema.ts). */
+    ...ApprovalSettingsShape,
     /** Tool pinning of servers whose config does not say (issue #22). @default "changes" */
     pinTools: PinToolsSchema.default('changes'),
     /**

@@ -28,6 +28,7 @@ interface Pending {
 
 /** `echo` (the server's own name) needs approval; `add` and `reverse` do not. */
 async function daemonWithApproval(config: { approvalTimeoutMs?: number; shutdownGraceMs?: number } = {}, serverTimeoutMs?: number): Promise<TestDaemon> {
+  // Argument audit on: approvals show their arguments only then (issue #40 item 3).
   return startDaemon({
     servers: {
       echo: {
@@ -36,7 +37,7 @@ async function daemonWithApproval(config: { approvalTimeoutMs?: number; shutdown
         ...(serverTimeoutMs !== undefined ? { approvalTimeoutMs: serverTimeoutMs } : {}),
       },
     },
-    config,
+    config: { audit: { arguments: true }, ...config },
   });
 }
 
