@@ -1,5 +1,6 @@
 import { ProtocolError, type Client } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
+import { deferred } from '../../src/util/deferred.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { addAgentKey, AGENT_ERAS, agentClient, OPERATOR_TOKEN } from '../helpers/agents.js';
@@ -106,6 +107,20 @@ describe('MCP Apps across servers', () => {
       expect(await seen(capable, 'beta')).toEqual({ era: '2025', call: { mimeTypes: [MIME] }, list: { mimeTypes: [MIME] } });
     });
   }
+
+  it("a subscription to a view reaches its own 2025 server with the server's URI, and the update names the exposed view", async () => {
+    const { d, both } = await shared();
+    const client = await agentClient(d, both, 'legacy', UI_CAPABILITIES);
+    const uri = 'ui://beta/widget/index.html';
+    const updated = deferred<string>();
+    client.setNotificationHandler('notifications/resources/updated', (n) => updated.resolve(n.params.uri));
+    await client.subscribeResource({ uri });
+    // The server was asked for its own URI: it says it is subscribed.
+    expect(textOf(await client.callTool({ name: 'mcp_beta_touch_view', arguments: {} }))).toBe('touched');
+    expect(await updated.promise).toBe(uri);
+    await client.unsubscribeResource({ uri });
+    expect(textOf(await client.callTool({ name: 'mcp_beta_touch_view', arguments: {} }))).toBe('nobody subscribed');
+  });
 
   it('REST shows the views under their servers: GET /tools, GET /resources, GET /resources/read', async () => {
     const { d } = await shared();
