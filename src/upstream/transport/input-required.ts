@@ -99,7 +99,7 @@ export async function withAnswers<T>(
     if (relayed.length > 0) {
       return { ...result, inputRequests: Object.fromEntries(relayed), ...(local.length > 0 ? { answered } : {}) } as T;
     }
-    next = { ...modernParams(params, { ...agent, resume: undefined }, traffic.roots), inputResponses: answered, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
+    next = { ...modernParams(params, agent && { ...agent, resume: undefined }, traffic.roots), inputResponses: answered, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
   }
 }
 
