@@ -95,6 +95,8 @@ describe('MCP Apps across servers', () => {
         JSON.stringify([unknown.code, unknown.data, unknown.message]).replaceAll('nosuch', '<server>'),
       );
       expect(hidden.message).toContain('No server has the resource');
+      const denied = (await d.json<{ entries: Array<{ agent: string; name: string }> }>('/audit?outcome=denied&agent=alpha-only')).body.entries;
+      expect(denied.map((row) => row.name)).toContain('ui://beta/widget/index.html');
     });
 
     it(`${eraName}: the agent's UI capability reaches the upstream`, async () => {
