@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { expect, onTestFinished } from 'vitest';
 import { startDaemon, type TestDaemon } from './daemon.js';
 import { fixtureServerConfig } from './fixtures.js';
@@ -28,9 +28,12 @@ export function startTwoRichServers(lifetime: 'test' | 'manual' = 'test'): Promi
 /** The two protocol eras an agent's client can speak, as `[name, versionNegotiation mode]`. */
 export const AGENT_ERAS = [['2025-11-25', 'legacy'], ['2026-07-28', { pin: '2026-07-28' }]] as const;
 
-/** An SDK client on `d`'s `/mcp` with an agent's key, in `era`; closed when the test finishes. */
-export async function agentClient(d: TestDaemon, key: string, era: (typeof AGENT_ERAS)[number][1] = { pin: '2026-07-28' }): Promise<Client> {
-  const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: era } });
+/**
+ * An SDK client on `d`'s `/mcp` with an agent's key, in `era`, declaring `capabilities` (none by
+ * default); closed when the test finishes.
+ */
+export async function agentClient(d: TestDaemon, key: string, era: (typeof AGENT_ERAS)[number][1] = { pin: '2026-07-28' }, capabilities?: ClientCapabilities): Promise<Client> {
+  const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: era }, ...(capabilities ? { capabilities } : {}) });
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
   onTestFinished(() => client.close());
   return client;
