@@ -297,7 +297,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     ...(config.agentAuth?.jwt ? { jwt: config.agentAuth.jwt } : {}),
     ...(telemetry ? { telemetry } : {}),
   });
-  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => gateway.isActive(agent) });
+  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => gateway.auth.isActive(agent) });
   const drain = new RequestDrain();
   const cluster = clusterSettings
     ? createCluster(clusterSettings, { bus, manager, runtime, agents, logger, url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0) })

@@ -6,12 +6,11 @@ import { DEFAULT_CALL_TIMEOUT_MS } from '../upstream/transport/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { AgentBudgets } from './agents/agent-budgets.js';
 import { AgentLimiter } from './agents/agent-limits.js';
-import { agentRefOf, type AgentRef } from './agents/agent-ref.js';
+import type { AgentRef } from './agents/agent-ref.js';
 import type { AgentRegistry } from './agents/agent-registry.js';
 import type { AgentView } from './agents/agent-view.js';
-import { JwtAgents } from './agents/jwt-agents.js';
+import { CallerAuth, type Authentication } from './agents/caller-auth.js';
 import type { JwtAuthConfig } from '../config/agent-auth-schema.js';
-import type { ErrorCode } from '../errors.js';
 import type { Approvals } from './approvals/approvals.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { McpLists } from './lists/agent-lists.js';
@@ -76,16 +75,9 @@ export interface GatewayDeps {
   scripts?: ScriptSettings;
   /** `agentAuth.jwt` (issue #40 item 4): agents signed in by their identity provider's JWT. @default keys only */
   jwt?: JwtAuthConfig;
-  /** How the JWKS is fetched. @default globalThis.fetch */
-  fetch?: typeof fetch;
 }
 
-/** Who presented a key or JWT, as the gateway sees it (SPEC §12); `refused` carries a JWT's precise code. */
-export type Authentication =
-  | { kind: 'operator' }
-  | { kind: 'agent'; agent: AgentRef }
-  | { kind: 'unknown' | 'expired' | 'revoked' }
-  | { kind: 'refused'; code: ErrorCode };
+export type { Authentication } from './agents/caller-auth.js';
 
 /**
  * The agent-facing core behind one face (SPEC §17): who is calling (`authenticate`), what a
@@ -116,8 +108,8 @@ export class Gateway {
   readonly budgets: AgentBudgets;
   /** Code-mode scripts running now (issue #39), for `GET /scripts`. */
   readonly scripts: ScriptRuns;
-  /** Agents signed in by JWT (issue #40 item 4); absent without `agentAuth.jwt`. */
-  readonly jwt: JwtAgents | undefined;
+  /** Keys and JWTs (issue #40 item 4): who is calling. */
+  readonly auth: CallerAuth;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
@@ -153,9 +145,7 @@ export class Gateway {
       serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
-    this.jwt = deps.jwt
-      ? new JwtAgents({ config: deps.jwt, agents, clock, logger: deps.logger.child({ component: 'jwt' }), ...(deps.fetch ? { fetch: deps.fetch } : {}) })
-      : undefined;
+    this.auth = new CallerAuth({ agents, clock, logger: deps.logger.child({ component: 'auth' }), ...(deps.jwt ? { jwt: deps.jwt } : {}) });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.#path = createRequestPipeline({
       router: this.#router,
@@ -222,15 +212,7 @@ export class Gateway {
    * (with `agentAuth.jwt`) is verified asynchronously: its keys may need fetching.
    */
   authenticate(presented: string): Authentication | Promise<Authentication> {
-    const verdict = this.agents.authenticate(presented);
-    if (verdict.kind === 'agent') return { kind: 'agent', agent: agentRefOf(verdict.agent) };
-    if (verdict.kind === 'unknown' && this.jwt?.accepts(presented)) return this.jwt.authenticate(presented);
-    return verdict;
-  }
-
-  /** Whether `agent` may still act: a long-lived feed asks per event (a key's agent: not revoked or expired; a JWT's: its token in time). */
-  isActive(agent: AgentRef): boolean {
-    return agent.claims !== undefined && this.jwt ? this.jwt.isActive(agent) : this.agents.isActive(agent.name);
+    return this.auth.authenticate(presented);
   }
 
   /** Whether requests are traced: callers gather `RequestOptions.trace` only then. */

@@ -6,7 +6,8 @@ import { onTestFinished } from 'vitest';
 /**
  * A stand-in identity provider for the JWT agent tests (issue #40 item 4): a real HTTP server on
  * 127.0.0.1 serving a JWKS (counting its fetches), with signing keys made in the test and a
- * signer for tokens. `rotate()` publishes a new key (new `kid`) in place of the old one.
+ * signer for tokens. `rotate()` publishes a new key (new `kid`) in place of the old one. The
+ * current kid is the ETag: `If-None-Match` with it answers 304.
  */
 
 export const TEST_ISSUER = 'https://idp.test.example';
@@ -23,7 +24,7 @@ export interface SigningKey {
 export interface JwksServer {
   /** `http://127.0.0.1:<port>/jwks.json` */
   url: string;
-  /** Requests the JWKS answered so far. */
+  /** Requests the JWKS answered so far (304 revalidations included). */
   readonly fetches: number;
   /** The key tokens are signed with now. */
   readonly current: SigningKey;
@@ -52,7 +53,10 @@ export async function startJwksServer(): Promise<JwksServer> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url !== '/jwks.json') return void res.writeHead(404).end();
     fetches += 1;
-    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': state.cacheControl });
+    // The kid names the document: an unchanged one is revalidated with a 304.
+    const etag = `"${current.kid}"`;
+    if (req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag, 'cache-control': state.cacheControl }).end();
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': state.cacheControl, etag });
     res.end(JSON.stringify({ keys: [current.publicJwk] }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
