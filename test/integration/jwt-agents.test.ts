@@ -57,6 +57,8 @@ describe('agents signed in by JWT', () => {
     // Outside the view answers like an unknown name; inside, the call runs.
     expect((await as<{ error: { code: string } }>(d, token, '/tools/mcp_beta_structured/call', { method: 'POST', body: { arguments: {} } })).body.error.code).toBe('TOOL_NOT_FOUND');
     expect((await as(d, token, '/tools/mcp_alpha_structured/call', { method: 'POST', body: { arguments: {} } })).status).toBe(200);
+    const status = await as<{ agent: string; servers: Array<{ name: string }> }>(d, token, '/status');
+    expect({ agent: status.body.agent, servers: status.body.servers.map((s) => s.name) }).toEqual({ agent: 'reporter', servers: ['alpha'] });
     // Operator routes stay the operator's.
     expect((await as<{ error: { code: string } }>(d, token, '/agents')).body.error.code).toBe('FORBIDDEN');
 
