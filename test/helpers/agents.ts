@@ -15,7 +15,7 @@ export async function addAgentKey(d: TestDaemon, body: Record<string, unknown>):
 }
 
 /** A daemon with the operator token and two real rich fixtures, `alpha` and `beta` (tools, prompts, resources, templates each); `config` adds settings. */
-export function startTwoRichServers(lifetime: 'test' | 'manual' = 'test', config: Partial<DaemonConfigInput> = {}, options: Pick<StartDaemonOptions, 'captureLogs'> = {}): Promise<TestDaemon> {
+export function startTwoRichServers(lifetime: 'test' | 'manual' = 'test', config: Partial<DaemonConfigInput> = {}, options: Pick<StartDaemonOptions, 'captureLogs' | 'deps'> = {}): Promise<TestDaemon> {
   return startDaemon({
     ...options,
     lifetime,

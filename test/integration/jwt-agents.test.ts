@@ -1,8 +1,9 @@
 import { SignJWT, base64url } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { AGENT_ERAS, OPERATOR_TOKEN, addAgentKey, agentClient, startTwoRichServers } from '../helpers/agents.js';
-import type { TestDaemon } from '../helpers/daemon.js';
-import { nextEvent, openEvents } from '../helpers/events.js';
+import type { JsonInit, TestDaemon } from '../helpers/daemon.js';
+import { closed, nextEvent, openEvents } from '../helpers/events.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { TEST_AUDIENCE, TEST_ISSUER, newSigningKey, startJwksServer, type JwksServer } from '../helpers/jwks-server.js';
 
 /**
@@ -25,12 +26,9 @@ function jwtConfig(jwks: JwksServer): Record<string, unknown> {
   };
 }
 
-async function as<T = unknown>(d: TestDaemon, token: string, path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: T; headers: Headers }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(d.url + path, { method: init.method ?? 'GET', headers, ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+/** `d.json` with `token` as the bearer instead of the operator's. */
+function as<T = unknown>(d: TestDaemon, token: string, path: string, init: JsonInit = {}): Promise<{ status: number; body: T; headers: Headers }> {
+  return d.json<T>(path, { ...init, headers: { authorization: `Bearer ${token}` } });
 }
 
 const names = (items: Array<{ name: string }>): string[] => items.map((item) => item.name).sort();
@@ -155,5 +153,21 @@ describe('agents signed in by JWT', () => {
     // The first token's fetch, and one refresh for an unknown kid; then the cooldown holds.
     expect(jwks.fetches).toBeLessThanOrEqual(2);
     expect((await as(d, await jwks.sign({ sub: 'reporter' }), '/tools')).status).toBe(200);
+  });
+
+  it("once a token's exp passes, its requests answer JWT_EXPIRED and its /events feed closes (manual clock)", async () => {
+    const jwks = await startJwksServer();
+    const clock = new ManualClock(Date.now());
+    const d = await startTwoRichServers('test', jwtConfig(jwks), { deps: { clock } });
+    const token = await jwks.sign({ sub: 'reporter', sb_servers: ['alpha'], exp: Math.floor(clock.now() / 1000) + 60 });
+    expect((await as(d, token, '/tools')).status).toBe(200);
+    const feed = await openEvents(d.url, { token });
+    await nextEvent(feed, 'hello');
+
+    clock.advance(60_000 + 30_000 + 1_000); // exp and the 30 s tolerance
+    expect((await as<{ error: { code: string } }>(d, token, '/tools')).body.error.code).toBe('JWT_EXPIRED');
+    // Any event makes the feed check its caller.
+    await addAgentKey(d, { name: 'someone' });
+    expect((await closed(feed)).code).toBe(4401);
   });
 });
