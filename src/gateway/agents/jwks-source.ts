@@ -44,11 +44,15 @@ export class JwksSource {
   #loaded: Loaded | undefined;
   #inFlight: Promise<Loaded> | undefined;
   #lastRefreshAt = Number.NEGATIVE_INFINITY;
-  /** Fetches (or file reads) made, for `/status`-like reporting and tests. */
-  fetches = 0;
+  #fetches = 0;
 
   constructor(options: JwksSourceOptions) {
     this.#options = options;
+  }
+
+  /** Fetches (or file reads) made so far. */
+  get fetches(): number {
+    return this.#fetches;
   }
 
   /** The keys to verify with: fresh ones, fetched first when there are none or they are stale. */
@@ -84,7 +88,7 @@ export class JwksSource {
   }
 
   async #fetch(): Promise<Loaded> {
-    this.fetches += 1;
+    this.#fetches += 1;
     const { url, file, clock } = this.#options;
     if (url === undefined) return this.#loadedFrom(JSON.parse(await readFile(file as string, 'utf8')), DEFAULT_JWKS_MAX_AGE_MS);
     const headers: Record<string, string> = { accept: 'application/json' };
