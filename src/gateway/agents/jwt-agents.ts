@@ -37,7 +37,7 @@ interface Verified {
 }
 
 /** Verified tokens kept (by digest) until they expire, so a token is verified once, not per request. */
-const MAX_VERIFIED = 1024;
+const MAX_VERIFIED = 4096;
 
 /**
  * Agents signed in by their identity provider's JWT (issue #40 item 4): verifies the token
