@@ -87,7 +87,7 @@ describe('agents signed in by JWT', () => {
 
   it('each bad token class answers 401 with its own code, and nothing of a token is logged', async () => {
     const jwks = await startJwksServer();
-    const d = await startTwoRichServers('test', jwtConfig(jwks), { captureLogs: 'trace' });
+    const d = await startTwoRichServers('test', { ...jwtConfig(jwks), requestLogging: true }, { captureLogs: 'trace' });
     const other = await newSigningKey();
     const t = now();
     const kid = jwks.current.kid;
@@ -119,6 +119,9 @@ describe('agents signed in by JWT', () => {
         expect(res.headers.get('www-authenticate')).toBe('Bearer');
       }
     }
+    // A refused token on the feed, where it may come as ?token=, is not logged either.
+    const [, expired] = cases[0] as [string, string];
+    expect((await fetch(`${d.url}/events?token=${expired}`)).status).toBe(401);
     const logs = d.logs.text();
     for (const [, token] of cases) {
       expect(logs).not.toContain(token);
