@@ -10,7 +10,7 @@ import type { Agent } from './agent-types.js';
 import { bothViews, compileAgentView, type AgentView } from './agent-view.js';
 import { JwksSource } from './jwks-source.js';
 import { agentNameOf, scopeOf } from './jwt-claims.js';
-import { looksLikeJwt, verifyJwt } from './jwt-verify.js';
+import { verifyJwt } from './jwt-verify.js';
 
 export interface JwtAgentsOptions {
   config: JwtAuthConfig;
@@ -61,11 +61,6 @@ export class JwtAgents {
       logger: options.logger,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
-  }
-
-  /** Whether `presented` is worth verifying as a JWT (a key never has its shape). */
-  accepts(presented: string): boolean {
-    return looksLikeJwt(presented);
   }
 
   async authenticate(token: string): Promise<JwtAuthentication> {

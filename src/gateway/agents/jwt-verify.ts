@@ -16,14 +16,6 @@ export interface JwtCheck {
 /** A token's verdict: its verified claims, or the one code that says why it is refused. */
 export type JwtVerdict = { ok: true; claims: JWTPayload } | { ok: false; code: ErrorCode };
 
-/** Three base64url parts, the first a JSON object (`eyJ` is `{"`): what is worth verifying at all. */
-const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
-
-/** Whether `presented` has the shape of a JWS compact token (keys never do: they have no dots). */
-export function looksLikeJwt(presented: string): boolean {
-  return JWT_SHAPE.test(presented);
-}
-
 /**
  * Verifies `token` against the provider's keys (issue #40 item 4). The algorithm is checked from
  * the header before any key is touched, so `alg: none` and HMAC (a public key used as a shared
