@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { expect, onTestFinished } from 'vitest';
-import { startDaemon, type TestDaemon } from './daemon.js';
+import type { DaemonConfigInput } from '../../src/config/schema.js';
+import { startDaemon, type StartDaemonOptions, type TestDaemon } from './daemon.js';
 import { fixtureServerConfig } from './fixtures.js';
 
 /** The operator key (`token`) of the agent tests' daemons. */
@@ -13,15 +14,16 @@ export async function addAgentKey(d: TestDaemon, body: Record<string, unknown>):
   return res.body.key;
 }
 
-/** A daemon with the operator token and two real rich fixtures, `alpha` and `beta` (tools, prompts, resources, templates each). */
-export function startTwoRichServers(lifetime: 'test' | 'manual' = 'test'): Promise<TestDaemon> {
+/** A daemon with the operator token and two real rich fixtures, `alpha` and `beta` (tools, prompts, resources, templates each); `config` adds settings. */
+export function startTwoRichServers(lifetime: 'test' | 'manual' = 'test', config: Partial<DaemonConfigInput> = {}, options: Pick<StartDaemonOptions, 'captureLogs' | 'deps'> = {}): Promise<TestDaemon> {
   return startDaemon({
+    ...options,
     lifetime,
     servers: {
       alpha: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'alpha' } }),
       beta: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'beta' } }),
     },
-    config: { token: OPERATOR_TOKEN },
+    config: { token: OPERATOR_TOKEN, ...config },
   });
 }
 
