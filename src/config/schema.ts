@@ -5,6 +5,7 @@ import { DEFAULT_ANSWER_BYTES, SearchConfigSchema } from './search-schema.js';
 import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
+import { AgentAuthSchema } from './agent-auth-schema.js';
 import { AgentConfigSchema } from './agent-schema.js';
 import { ApprovalSettingsShape } from './approval-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
@@ -260,6 +261,8 @@ export const DaemonConfigSchema = z
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),
+    /** Agents signed in by their identity provider's JWT (issue #40 item 4); see agent-auth-schema.ts. @default none */
+    agentAuth: AgentAuthSchema.optional(),
     /** OpenTelemetry export (issue #26); see telemetry-schema.ts. @default the OTEL_* variables */
     telemetry: TelemetryConfigSchema.optional(),
   })

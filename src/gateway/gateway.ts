@@ -6,9 +6,11 @@ import { DEFAULT_CALL_TIMEOUT_MS } from '../upstream/transport/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { AgentBudgets } from './agents/agent-budgets.js';
 import { AgentLimiter } from './agents/agent-limits.js';
-import { agentRefOf, type AgentRef } from './agents/agent-ref.js';
+import type { AgentRef } from './agents/agent-ref.js';
 import type { AgentRegistry } from './agents/agent-registry.js';
 import type { AgentView } from './agents/agent-view.js';
+import { CallerAuth, type Authentication } from './agents/caller-auth.js';
+import type { JwtAuthConfig } from '../config/agent-auth-schema.js';
 import type { Approvals } from './approvals/approvals.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { McpLists } from './lists/agent-lists.js';
@@ -71,10 +73,11 @@ export interface GatewayDeps {
   budgetStore?: BudgetStore;
   /** Code mode (issue #39): `codeMode`, admission, the sandbox's limits. @default off */
   scripts?: ScriptSettings;
+  /** `agentAuth.jwt` (issue #40 item 4): agents signed in by their identity provider's JWT. @default keys only */
+  jwt?: JwtAuthConfig;
 }
 
-/** Who presented a key, as the gateway sees it (SPEC §12). */
-export type Authentication = { kind: 'operator' } | { kind: 'agent'; agent: AgentRef } | { kind: 'unknown' | 'expired' | 'revoked' };
+export type { Authentication } from './agents/caller-auth.js';
 
 /**
  * The agent-facing core behind one face (SPEC §17): who is calling (`authenticate`), what a
@@ -105,6 +108,8 @@ export class Gateway {
   readonly budgets: AgentBudgets;
   /** Code-mode scripts running now (issue #39), for `GET /scripts`. */
   readonly scripts: ScriptRuns;
+  /** Keys and JWTs (issue #40 item 4): who is calling. */
+  readonly auth: CallerAuth;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
@@ -140,6 +145,7 @@ export class Gateway {
       serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
+    this.auth = new CallerAuth({ agents, clock, logger: deps.logger.child({ component: 'auth' }), ...(deps.jwt ? { jwt: deps.jwt } : {}) });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.#path = createRequestPipeline({
       router: this.#router,
@@ -201,10 +207,12 @@ export class Gateway {
     return this.agents.loaded;
   }
 
-  /** The operator's key, an agent's (with its compiled view), or why the key is refused. */
-  authenticate(presented: string): Authentication {
-    const verdict = this.agents.authenticate(presented);
-    return verdict.kind === 'agent' ? { kind: 'agent', agent: agentRefOf(verdict.agent) } : verdict;
+  /**
+   * The operator's key, an agent's (with its compiled view), or why the key is refused. A JWT
+   * (with `agentAuth.jwt`) is verified asynchronously: its keys may need fetching.
+   */
+  authenticate(presented: string): Authentication | Promise<Authentication> {
+    return this.auth.authenticate(presented);
   }
 
   /** Whether requests are traced: callers gather `RequestOptions.trace` only then. */
