@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { MCPManager } from '../upstream/manager.js';
 import type { AgentRegistry } from '../gateway/agents/agent-registry.js';
+import type { OAuthBroker } from '../upstream/oauth/broker.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { ClusterChannel } from './cluster-channel.js';
@@ -42,6 +43,7 @@ export interface ClusterParts {
   manager: Pick<MCPManager, 'listServers' | 'getServer' | 'approveTools' | 'resumeAfterSignIn'>;
   runtime: Pick<SwitchboardRuntime, 'reloadAll' | 'reloadServer'>;
   agents: Pick<AgentRegistry, 'refresh'>;
+  oauth: Pick<OAuthBroker, 'forgetHere'>;
   logger: Logger;
   /** Where the others reach this replica (known once it listens). */
   url: () => string;
@@ -73,6 +75,9 @@ export function createCluster(settings: ClusterSettings, parts: ClusterParts): C
         if (same.length > 0) parts.manager.approveTools(server, same, Object.fromEntries(tools.map((t) => [t.name, t.hash])), follows);
       },
       resumeAfterSignIn: (server) => void parts.manager.resumeAfterSignIn(server),
+      // The tokens left the store with the logout; the reload that follows it (relayed too)
+      // reconnects the server here without them, and it asks for a sign-in again.
+      signedOut: (server) => parts.oauth.forgetHere(server),
       reload: (server, force, follows) => (server === null ? parts.runtime.reloadAll({ force, follows }) : parts.runtime.reloadServer(server, { follows })),
     },
   });
