@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
+import { trafficTotals } from './cluster/traffic-totals.js';
 import { discoverMCPServers } from './config/discover.js';
 import { defaultDbPath, resolveConfigPath } from './config/load.js';
 import { createValueResolver } from './config/resolve-values.js';
@@ -299,7 +300,11 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });
   const drain = new RequestDrain();
   const cluster = clusterSettings
-    ? createCluster(clusterSettings, { bus, manager, runtime, agents, oauth, logger, url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0) })
+    ? createCluster(clusterSettings, {
+      bus, manager, runtime, agents, oauth, logger,
+      url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0),
+      traffic: () => trafficTotals(gateway, manager),
+    })
     : undefined;
   const app = buildApp({
     config, manager, runtime, bus, events, oauth, gateway, logger, shutdownSignal: shutdown.signal, drain,

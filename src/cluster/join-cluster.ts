@@ -10,6 +10,7 @@ import { ClusterChannel } from './cluster-channel.js';
 import { Cluster } from './cluster.js';
 import { newReplicaId } from '../util/replica-id.js';
 import { ReplicaHeartbeats } from './replica-heartbeats.js';
+import { TrafficSampler, type TrafficTotals } from './replica-traffic.js';
 
 /**
  * How a daemon on a PostgreSQL store becomes a replica of a cluster (issue #28): every daemon
@@ -47,16 +48,20 @@ export interface ClusterParts {
   logger: Logger;
   /** Where the others reach this replica (known once it listens). */
   url: () => string;
+  /** Its call counters and limits now, for the traffic its heartbeat carries (issue #43). @default none written */
+  traffic?: () => TrafficTotals;
 }
 
 export function createCluster(settings: ClusterSettings, parts: ClusterParts): Cluster {
   const logger = parts.logger.child({ component: 'cluster' });
   const channel = new ClusterChannel({ connectionString: settings.connectionString, replicaId: settings.replicaId, logger });
+  const sampler = parts.traffic && new TrafficSampler(parts.traffic);
   const heartbeats = new ReplicaHeartbeats({
     pool: settings.pool,
     id: settings.replicaId,
     url: parts.url,
     view: () => parts.manager.listServers().map(({ name, status, toolCount }) => ({ name, status, toolCount })),
+    ...(sampler ? { traffic: () => sampler.sample() } : {}),
     logger,
   });
   return new Cluster({
@@ -82,3 +87,4 @@ export function createCluster(settings: ClusterSettings, parts: ClusterParts): C
     },
   });
 }
+

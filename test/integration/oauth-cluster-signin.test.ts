@@ -1,8 +1,8 @@
-import { prepareCluster } from '../../src/cluster/join-cluster.js';
 import { describe, expect, it } from 'vitest';
-import { nextDaemonEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { nextDaemonEvent, type TestDaemon } from '../helpers/daemon.js';
+import { startReplica } from '../helpers/in-process-replica.js';
 import { serverStatus, startOAuthFixture, type OAuthFixture, whoami } from '../helpers/oauth.js';
-import { freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
+import { freshDatabaseUrl } from '../helpers/pg-stores.js';
 
 /**
  * Issue #43 item 3: sign-in through any replica. With `publicUrl` (the balancer's address) every
@@ -14,13 +14,10 @@ import { freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
 /** The balancer's address: nothing listens there in this test; the browser's redirect is sent on to a replica by hand. */
 const PUBLIC_URL = 'https://switchboard.example.test/sb';
 
-async function replica(fixture: OAuthFixture, url: string): Promise<TestDaemon> {
-  const stores = await postgresStores({ url });
-  const cluster = await prepareCluster({ connectionString: url, pool: stores.pool!, state: stores.state });
-  return startDaemon({
+function replica(fixture: OAuthFixture, url: string): Promise<TestDaemon> {
+  return startReplica(url, {
     servers: { remote: { type: 'http', url: fixture.url } },
     config: { publicUrl: PUBLIC_URL, health: { enabled: true, pingIntervalMs: 0 } },
-    deps: { stores, cluster },
   });
 }
 
