@@ -3,6 +3,7 @@ import { nextDaemonEvent, type TestDaemon } from '../helpers/daemon.js';
 import { startReplica } from '../helpers/in-process-replica.js';
 import { serverStatus, startOAuthFixture, type OAuthFixture, whoami } from '../helpers/oauth.js';
 import { freshDatabaseUrl } from '../helpers/pg-stores.js';
+import { rawRequest } from '../helpers/raw-http.js';
 
 /**
  * Issue #43 item 3: sign-in through any replica. With `publicUrl` (the balancer's address) every
@@ -39,8 +40,12 @@ describe('OAuth sign-in through any replica (publicUrl)', () => {
     await approval.text();
     const location = new URL(approval.headers.get('location') ?? '');
     expect(`${location.origin}${location.pathname}`).toBe(`${PUBLIC_URL}/oauth/callback`);
-    const callback = await fetch(new URL(`/oauth/callback${location.search}`, b.url));
-    expect(callback.status, await callback.text()).toBe(200);
+    // nginx passes the browser's Host on: the balancer's name is accepted, another is not.
+    const callbackOnB = new URL(`/oauth/callback${location.search}`, b.url).href;
+    const foreign = await rawRequest(callbackOnB, { headers: { host: 'elsewhere.example.test' } });
+    expect(foreign.body).toContain('FORBIDDEN_HOST');
+    const callback = await rawRequest(callbackOnB, { headers: { host: location.host } });
+    expect(callback.status, callback.body).toBe(200);
 
     for (const sb of [a, b, c]) await serverStatus(sb, 'remote', 'connected');
     const seen = await Promise.all([whoami(a), whoami(b), whoami(c)]);
