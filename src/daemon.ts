@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
+import { trafficTotals } from './cluster/traffic-totals.js';
 import { discoverMCPServers } from './config/discover.js';
 import { defaultDbPath, resolveConfigPath } from './config/load.js';
 import { createValueResolver } from './config/resolve-values.js';
@@ -31,7 +32,7 @@ import type { ToolCacheStore } from './store/ports.js';
 import type { Telemetry } from './telemetry/telemetry.js';
 import { loadInstanceId } from './upstream/instance.js';
 import { MCPManager } from './upstream/manager.js';
-import { callbackUrlOf, OAuthBroker } from './upstream/oauth/broker.js';
+import { callbackUrlOf, OAuthBroker, publicCallbackUrl } from './upstream/oauth/broker.js';
 import { endChildWatchdog, keepChildRecords } from './upstream/process/child-registry.js';
 import { reapLeftovers } from './upstream/process/leftover-reaper.js';
 import { forwardServerLogs } from './upstream/transport/log-forwarding.js';
@@ -132,7 +133,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     const port = listeningPorts(app, config.port)[0];
     return port === undefined ? undefined : { host: config.host, port };
   };
-  const callbackUrl = (): string | undefined => callbackUrlOf(app.server.address());
+  // Behind a balancer every replica names the balancer's callback (issue #43); alone, its own address.
+  const callbackUrl = (): string | undefined => (config.publicUrl !== undefined ? publicCallbackUrl(config.publicUrl) : callbackUrlOf(app.server.address()));
   const env = deps.env ?? process.env;
   const home = deps.home ?? homedir();
   const cwd = deps.cwd ?? process.cwd();
@@ -303,7 +305,11 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => gateway.auth.isActive(agent) });
   const drain = new RequestDrain();
   const cluster = clusterSettings
-    ? createCluster(clusterSettings, { bus, manager, runtime, agents, logger, url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0) })
+    ? createCluster(clusterSettings, {
+      bus, manager, runtime, agents, oauth, logger,
+      url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0),
+      traffic: () => trafficTotals(gateway, manager),
+    })
     : undefined;
   const app = buildApp({
     config, manager, runtime, bus, events, oauth, gateway, logger, shutdownSignal: shutdown.signal, drain,

@@ -3,10 +3,11 @@ import { render } from 'preact';
 import { needsKey } from './api.js';
 import { loadCallHistory } from './call-history.js';
 import { feedStatus, startFeed, stopFeed } from './feed.js';
-import { daemonState, refreshStatus } from './state.js';
+import { clusterView, daemonState, refreshStatus } from './state.js';
 import { SignIn } from './signin.js';
 import { AgentsView } from './views/agents.js';
 import { CallsView } from './views/calls.js';
+import { ClusterView } from './views/cluster.js';
 import { EventsView } from './views/events.js';
 import { ServersView } from './views/servers.js';
 import { ToolsView } from './views/tools.js';
@@ -18,6 +19,7 @@ const VIEWS = [
   { id: 'events', label: 'Events', render: () => <EventsView /> },
   { id: 'calls', label: 'Calls', render: () => <CallsView /> },
   { id: 'agents', label: 'Agents', render: () => <AgentsView /> },
+  { id: 'cluster', label: 'Cluster', render: () => <ClusterView /> },
 ] as const;
 
 /** The view is in the URL's fragment, so the browser's back button and bookmarks work. */
@@ -36,14 +38,16 @@ const viewIdOf = (path: string): string => {
 
 function App() {
   if (needsKey.value) return <SignIn onSignedIn={start} />;
-  const view = VIEWS.find((v) => v.id === viewIdOf(current.value)) ?? VIEWS[0];
+  // The Cluster view is there only on a replica of one (a PostgreSQL store).
+  const views = VIEWS.filter((v) => v.id !== 'cluster' || clusterView.value !== null);
+  const view = views.find((v) => v.id === viewIdOf(current.value)) ?? views[0]!;
   const state = daemonState.value;
   return (
     <>
       <header class="top">
         <h1>Switchboard</h1>
         <nav aria-label="Views">
-          {VIEWS.map((v) => (
+          {views.map((v) => (
             <a key={v.id} href={`#/${v.id}`} aria-current={v.id === view.id ? 'page' : undefined}>
               {v.label}
             </a>

@@ -3,12 +3,14 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { MCPManager } from '../upstream/manager.js';
 import type { AgentRegistry } from '../gateway/agents/agent-registry.js';
+import type { OAuthBroker } from '../upstream/oauth/broker.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
 import { ClusterChannel } from './cluster-channel.js';
 import { Cluster } from './cluster.js';
 import { newReplicaId } from '../util/replica-id.js';
 import { ReplicaHeartbeats } from './replica-heartbeats.js';
+import { TrafficSampler, type TrafficTotals } from './replica-traffic.js';
 
 /**
  * How a daemon on a PostgreSQL store becomes a replica of a cluster (issue #28): every daemon
@@ -42,19 +44,24 @@ export interface ClusterParts {
   manager: Pick<MCPManager, 'listServers' | 'getServer' | 'approveTools' | 'resumeAfterSignIn'>;
   runtime: Pick<SwitchboardRuntime, 'reloadAll' | 'reloadServer'>;
   agents: Pick<AgentRegistry, 'refresh'>;
+  oauth: Pick<OAuthBroker, 'forgetHere'>;
   logger: Logger;
   /** Where the others reach this replica (known once it listens). */
   url: () => string;
+  /** Its call counters and limits now, for the traffic its heartbeat carries (issue #43). @default none written */
+  traffic?: () => TrafficTotals;
 }
 
 export function createCluster(settings: ClusterSettings, parts: ClusterParts): Cluster {
   const logger = parts.logger.child({ component: 'cluster' });
   const channel = new ClusterChannel({ connectionString: settings.connectionString, replicaId: settings.replicaId, logger });
+  const sampler = parts.traffic && new TrafficSampler(parts.traffic);
   const heartbeats = new ReplicaHeartbeats({
     pool: settings.pool,
     id: settings.replicaId,
     url: parts.url,
     view: () => parts.manager.listServers().map(({ name, status, toolCount }) => ({ name, status, toolCount })),
+    ...(sampler ? { traffic: () => sampler.sample() } : {}),
     logger,
   });
   return new Cluster({
@@ -73,7 +80,11 @@ export function createCluster(settings: ClusterSettings, parts: ClusterParts): C
         if (same.length > 0) parts.manager.approveTools(server, same, Object.fromEntries(tools.map((t) => [t.name, t.hash])), follows);
       },
       resumeAfterSignIn: (server) => void parts.manager.resumeAfterSignIn(server),
+      // The tokens left the store with the logout; the reload that follows it (relayed too)
+      // reconnects the server here without them, and it asks for a sign-in again.
+      signedOut: (server) => parts.oauth.forgetHere(server),
       reload: (server, force, follows) => (server === null ? parts.runtime.reloadAll({ force, follows }) : parts.runtime.reloadServer(server, { follows })),
     },
   });
 }
+

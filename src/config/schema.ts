@@ -176,6 +176,8 @@ export const DaemonConfigSchema = z
     allowedHosts: z.array(z.string().min(1)).default([]),
     /** Extra browser origins allowed to call the daemon (`https://dash.example.com`). @default [] */
     allowedOrigins: z.array(z.string().min(1)).default([]),
+    /** Where browsers reach the daemon (a balancer, issue #43): OAuth comes back to `<publicUrl>/oauth/callback`, its host is accepted. @default the listening address */
+    publicUrl: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).refine((url) => !/[?#]/.test(url), 'expected a URL without a query or fragment').optional(),
     /** Bearer token; when set every route but /health needs it. */
     token: z.string().min(1).optional(),
     /** SQLite file for the tool cache. @default "<state dir>/switchboard.db" */

@@ -233,6 +233,15 @@ export interface SignedInEvent {
   server: string;
 }
 
+/**
+ * An operator signed out of an OAuth server (issue #43): its tokens are gone from the store, and
+ * every replica reconnects the server without them.
+ */
+export interface SignedOutEvent {
+  type: 'oauth.signed_out';
+  server: string;
+}
+
 /** Events the parts around the manager publish (the runtime, log forwarding, approvals, the audit log, agents, pins, OAuth). */
 export type OperationEvent =
   | ReloadStartedEvent
@@ -244,7 +253,8 @@ export type OperationEvent =
   | CallFinishedEvent
   | AgentChangedEvent
   | PinsChangedEvent
-  | SignedInEvent;
+  | SignedInEvent
+  | SignedOutEvent;
 
 /** The daemon's event vocabulary: everything that goes on the bus (and, filtered per caller, out on `/events`). */
 export type DaemonEvent = ServerStatusEvent | ToolsChangedEvent | ToolsHeldEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;

@@ -12,6 +12,7 @@ export type { Approvals } from './approvals/approvals.js';
 export { ApprovalPending } from './approvals/approval-types.js';
 export type { AuditLog } from './audit/audit-log.js';
 export type { CallMetrics } from './requests/call-metrics.js';
+export { CALL_OUTCOMES } from './requests/call-metrics.js';
 export type { InFlightCalls } from './requests/in-flight-calls.js';
 export type { RequestMetrics } from './requests/request-metrics.js';
 export type { RequestOptions, RequestResult } from './requests/pipeline.js';

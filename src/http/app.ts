@@ -109,7 +109,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // The Host/Origin check comes before everything, the token included: a rebound web page must
   // learn nothing, and a token it somehow holds must not make it acceptable either.
   app.addHook('onRequest', createHostCheckHook({
-    allowedHosts: config.allowedHosts,
+    // The balancer's name browsers use (`publicUrl`) is one of ours: the OAuth callback comes back on it.
+    allowedHosts: config.publicUrl !== undefined ? [...config.allowedHosts, new URL(config.publicUrl).host] : config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
     logger: logger.child({ component: 'http' }),
     // A request another replica forwarded had its Host and Origin checked there (issue #28).

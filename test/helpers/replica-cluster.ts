@@ -22,19 +22,20 @@ export interface Replica {
   json<T>(path: string, init?: { method?: string; body?: unknown; key?: string }): Promise<{ status: number; body: T }>;
 }
 
-export async function replicaCluster(servers: Record<string, ServerConfig>): Promise<{ start(): Promise<Replica> }> {
+export async function replicaCluster(servers: Record<string, ServerConfig>): Promise<{ start(options?: { port?: number }): Promise<Replica> }> {
   const db = await createDatabase(inject('postgresUrl'));
   onTestFinished(() => db.drop());
   const dir = await tempDir();
   let n = 0;
   return {
-    async start() {
+    /** `port`: a fixed one (a replica restarted behind a balancer keeps its address). @default any free port */
+    async start(options: { port?: number } = {}) {
       n += 1;
       // Each replica its own files (as on its own machine); only the database is shared.
       const own = join(dir, `r${n}`);
       const configPath = `${own}.json`;
       await writeFile(configPath, JSON.stringify({ store: db.url, token: TOKEN, dbPath: join(own, 'unused.db'), mcpServers: servers }));
-      const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+      const serve = spawnServe(['--config', configPath, '--port', String(options.port ?? 0)], { home: dir, cwd: dir });
       const url = await serve.listening();
       const ready = await serve.waitForLog((e) => e.msg === 'ready');
       const json = async <T>(path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {

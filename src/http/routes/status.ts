@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import type { ReplicaInfo } from '../../cluster/replica-heartbeats.js';
+import { clusterTraffic } from '../../cluster/replica-traffic.js';
 import { globMatcher } from '../../config/agent-schema.js';
 import type { ErrorInfo } from '../../errors.js';
 import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.js';
@@ -77,12 +78,18 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
       },
       storeWarnings: runtime.storeWarnings,
       ...(search ? { search: search() } : {}),
-      ...(replicas ? { replicas: await replicas() } : {}),
+      ...(replicas ? await clusterView(replicas) : {}),
     };
   });
 
   done();
 };
+
+/** Every replica by its heartbeat, and their traffic summed over the live ones (issue #43). */
+async function clusterView(replicas: () => Promise<ReplicaInfo[]>): Promise<{ replicas: ReplicaInfo[]; cluster: ReturnType<typeof clusterTraffic> }> {
+  const listed = await replicas();
+  return { replicas: listed, cluster: clusterTraffic(listed) };
+}
 
 function countStatuses(servers: ReadonlyArray<{ status: ServerStatus }>): Record<ServerStatus, number> {
   const counts = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;
