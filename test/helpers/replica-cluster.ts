@@ -27,6 +27,8 @@ export interface Replica {
 export interface ReplicaClusterOptions {
   /** The operator token every replica is configured with; `null` for none (the cluster's own key then). @default TOKEN */
   token?: string | null;
+  /** More of the config file every replica reads (e.g. `agents`). @default none */
+  config?: Record<string, unknown>;
 }
 
 export interface ReplicaStartOptions {
@@ -37,19 +39,20 @@ export interface ReplicaStartOptions {
 export async function replicaCluster(
   servers: Record<string, ServerConfig>,
   options: ReplicaClusterOptions = {},
-): Promise<{ start(options?: ReplicaStartOptions): Promise<Replica> }> {
+): Promise<{ start(options?: ReplicaStartOptions): Promise<Replica>; dbUrl: string }> {
   const token = options.token === undefined ? TOKEN : options.token;
   const db = await createDatabase(inject('postgresUrl'));
   onTestFinished(() => db.drop());
   const dir = await tempDir();
   let n = 0;
   return {
+    dbUrl: db.url,
     async start(startOptions: ReplicaStartOptions = {}) {
       n += 1;
       // Each replica its own files (as on its own machine); only the database is shared.
       const own = join(dir, `r${n}`);
       const configPath = `${own}.json`;
-      await writeFile(configPath, JSON.stringify({ store: db.url, ...(token !== null ? { token } : {}), dbPath: join(own, 'unused.db'), mcpServers: startOptions.servers ?? servers }));
+      await writeFile(configPath, JSON.stringify({ ...options.config, store: db.url, ...(token !== null ? { token } : {}), dbPath: join(own, 'unused.db'), mcpServers: startOptions.servers ?? servers }));
       const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
       const url = await serve.listening();
       const ready = await serve.waitForLog((e) => e.msg === 'ready');
