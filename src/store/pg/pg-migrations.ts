@@ -147,8 +147,10 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     id: 4,
     name: 'create-rate-buckets',
     // Per-agent rate limits counted once for the cluster (issue #43 item 1): one bucket per agent.
+    // Unlogged: a take writes no WAL (it is on the request path); after a crash of the database,
+    // or on a standby it fails over to, the buckets start full again — a minute's burst, no more.
     sql: `
-      CREATE TABLE rate_buckets (
+      CREATE UNLOGGED TABLE rate_buckets (
         agent       text             NOT NULL PRIMARY KEY,
         settings    text             NOT NULL,
         tokens      double precision NOT NULL,

@@ -36,6 +36,7 @@ export class PgRateLimits implements SharedRateLimits {
            refilled_at = GREATEST(b.refilled_at, $5::bigint)
          RETURNING tokens, taken, (SELECT count(*) FROM replicas WHERE heartbeat_at > $6) AS replicas`,
         [agent, settings, capacity, perMs, now, Date.now() - LIVE_MS],
+        'switchboard_rate_take',
       );
       const row = rows[0];
       if (!row) return undefined;
