@@ -28,6 +28,8 @@ interface Known {
  */
 export class ClusterRateLimiter {
   readonly #known = new Map<string, Known>();
+  /** The live replicas the store last counted, for any agent: an agent never answered for is shared by them too. */
+  #replicas = 1;
 
   constructor(
     private readonly local: AgentLimiter,
@@ -59,6 +61,7 @@ export class ClusterRateLimiter {
     let tokens: number;
     if (answer !== undefined) {
       this.#known.set(agent, { settings, tokens: answer.tokens, at: now, replicas: answer.replicas });
+      this.#replicas = answer.replicas;
       if (answer.taken) return;
       tokens = answer.tokens;
     } else {
@@ -75,8 +78,8 @@ export class ClusterRateLimiter {
   #takeLocally(agent: string, settings: string, capacity: number, perMs: number, now: number): number {
     let known = this.#known.get(agent);
     if (known === undefined || known.settings !== settings) {
-      // Never answered for this agent: a full bucket, shared by the replicas it knows of (none: itself).
-      known = { settings, tokens: capacity, at: now, replicas: known?.replicas ?? 1 };
+      // Never answered for this agent: a full bucket, shared by the replicas last counted (none: itself).
+      known = { settings, tokens: capacity, at: now, replicas: known?.replicas ?? this.#replicas };
       this.#known.set(agent, known);
     }
     const n = known.replicas;
