@@ -178,6 +178,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     store: cache.agents,
     ...(config.token !== undefined ? { token: config.token } : {}),
     ...(ownsStore ? { operatorKeyPath: operatorKeyPath(dbPath) } : {}),
+    ...(clusterSettings?.operatorKey !== undefined ? { sharedOperatorKey: clusterSettings.operatorKey } : {}),
     clock,
     logger: logger.child({ component: 'agents' }),
     publish: bus.publish,
@@ -202,7 +203,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     identity: () => {
       const where = listening();
       const label = where === undefined ? 'switchboard' : `${isIP(where.host) === 6 ? `[${where.host}]` : where.host}:${where.port}`;
-      return { id: (instanceId ??= randomUUID()), label };
+      return { id: (instanceId ??= randomUUID()), label, ...(clusterSettings?.clusterId !== undefined ? { cluster: clusterSettings.clusterId } : {}) };
     },
     resolveValues: async (name, serverConfig, source) => {
       const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
@@ -291,6 +292,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const gateway = new Gateway({
     keptResults,
     ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
+    ...(cache.rateLimits ? { rateLimits: cache.rateLimits } : {}),
     resultCaps: { maxResultTokens: config.maxResultTokens, tools: config.results?.tools },
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,
@@ -323,7 +325,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
       const log = logger.child({ component: 'children' });
       children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
     }
-    if (instanceId === undefined) {
+    // A replica's id is its own (issue #43 item 5): one kept per port would be every replica's.
+    if (instanceId === undefined && clusterSettings === undefined) {
       const loaded = await loadInstanceId(cache.state, config.port > 0 ? config.port : undefined);
       instanceId ??= loaded;
     }

@@ -11,6 +11,7 @@ import { Cluster } from './cluster.js';
 import { newReplicaId } from '../util/replica-id.js';
 import { ReplicaHeartbeats } from './replica-heartbeats.js';
 import { TrafficSampler, type TrafficTotals } from './replica-traffic.js';
+import { claimClusterIdentity } from './cluster-identity.js';
 
 /**
  * How a daemon on a PostgreSQL store becomes a replica of a cluster (issue #28): every daemon
@@ -29,14 +30,23 @@ export interface ClusterSettings {
   replicaId: string;
   /** The key every replica seals 2026-07-28 continuation state with. */
   sealKey: Buffer;
+  /** The cluster's id, in every replica's loop-detection advertisement (issue #43 item 5). @default none: replicas are not told apart from other Switchboards */
+  clusterId?: string;
+  /** The operator key every replica accepts when no `token` is set (issue #43 item 4). @default none: each replica its own `operator.key` */
+  operatorKey?: string;
 }
 
-/** This replica's id and the cluster's sealing key: the first replica's, or ours if we are first. */
+/**
+ * This replica's id, and the cluster's sealing key, id and (without a `token`) operator key: the
+ * first replica's, or ours if we are first.
+ */
 export async function prepareCluster(
   store: { connectionString: string; pool: pg.Pool; state: { claim(key: string, value: string): Promise<string> } },
+  options: { token?: string | undefined } = {},
 ): Promise<ClusterSettings> {
   const sealKey = Buffer.from(await store.state.claim(SEAL_KEY_STATE, randomBytes(32).toString('hex')), 'hex');
-  return { connectionString: store.connectionString, pool: store.pool, replicaId: newReplicaId(), sealKey };
+  const identity = await claimClusterIdentity(store.state, options);
+  return { connectionString: store.connectionString, pool: store.pool, replicaId: newReplicaId(), sealKey, ...identity };
 }
 
 export interface ClusterParts {

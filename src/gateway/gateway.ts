@@ -6,6 +6,7 @@ import { DEFAULT_CALL_TIMEOUT_MS } from '../upstream/transport/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { AgentBudgets } from './agents/agent-budgets.js';
 import { AgentLimiter } from './agents/agent-limits.js';
+import { agentLimits } from './agents/cluster-rate-limit.js';
 import type { AgentRef } from './agents/agent-ref.js';
 import type { AgentRegistry } from './agents/agent-registry.js';
 import type { AgentView } from './agents/agent-view.js';
@@ -33,7 +34,7 @@ import { ScriptRuns, type ScriptSettings } from './scripts/script-runs.js';
 import type { ReadRequest } from './results/result-reader.js';
 import { estimateTokens } from './results/token-estimate.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
-import type { BudgetStore } from '../store/ports.js';
+import type { BudgetStore, SharedRateLimits } from '../store/ports.js';
 import { ResultHandles } from '../store/result-handles.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
@@ -71,6 +72,8 @@ export interface GatewayDeps {
   keptResults?: ResultHandles;
   /** Where the tokens handed to each agent are counted (one count per cluster on PostgreSQL). @default in memory */
   budgetStore?: BudgetStore;
+  /** Agents' rate limits counted once for the cluster (issue #43). @default each daemon counts its own */
+  rateLimits?: SharedRateLimits;
   /** Code mode (issue #39): `codeMode`, admission, the sandbox's limits. @default off */
   scripts?: ScriptSettings;
   /** `agentAuth.jwt` (issue #40 item 4): agents signed in by their identity provider's JWT. @default keys only */
@@ -133,11 +136,9 @@ export class Gateway {
     this.calls = new InFlightCalls(deps.shutdownSignal);
     this.#router = new RequestRouter(manager, deps.logger.child({ component: 'requests' }));
     this.#catalogue = { list: () => manager.getCatalogue().list() };
-    // Limits by agent name, read from the registry per request: a rotated key or changed settings apply at once.
-    const limiter = new AgentLimiter();
-    const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
     const audit = deps.auditRequests !== false ? deps.audit : undefined;
     const clock = deps.clock ?? systemClock;
+    const limits = agentLimits((name) => agents.get(name)?.settings ?? {}, new AgentLimiter(() => clock.now()), deps.rateLimits, () => clock.now());
     this.keptResults = deps.keptResults ?? new ResultHandles({}, clock);
     this.budgets = new AgentBudgets(deps.budgetStore ?? new MemoryBudgetStore(), clock, (name) => agents.get(name)?.settings.budget);
     const caps = new ResultCaps(deps.resultCaps ?? {}, {

@@ -166,7 +166,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(resultRoutes, { gateway });
   void app.register(scriptRoutes, { gateway });
   void app.register(operationRoutes, { runtime });
-  void app.register(approvalRoutes, approvals ? { approvals } : {});
+  void app.register(approvalRoutes, { ...(approvals ? { approvals } : {}), ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey, replicas: () => cluster.replicas() } } : {}) });
   void app.register(toolPinRoutes, { manager });
   void app.register(auditRoutes, { audit: gateway.audit });
   void app.register(searchStatsRoutes, { gateway });

@@ -5,7 +5,7 @@ import { openAuditStore } from './audit-store.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import { SqliteOAuthStore } from './oauth-store.js';
 import { MemoryBudgetStore, SqliteBudgetStore } from './budget-store.js';
-import type { AgentStore, AuditStore, BudgetStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
+import type { AgentStore, AuditStore, BudgetStore, SharedRateLimits, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
 import { MemoryToolPinStore, SqliteToolPinStore } from './tool-pin-store.js';
@@ -35,6 +35,8 @@ export interface OpenedStores {
   audit: AuditStore;
   /** Tokens handed to each agent per window (issue #38). @default in memory */
   budgets?: BudgetStore;
+  /** Per-agent rate limits every replica on the database takes from (issue #43). @default none: each daemon counts its own */
+  rateLimits?: SharedRateLimits;
   /** What went wrong opening them, for the log and `/status`. */
   warnings: string[];
   /** Warnings that come and go while running (the database unreachable); read at each `/status`. */

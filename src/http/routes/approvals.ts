@@ -2,10 +2,13 @@ import type { FastifyPluginCallback } from 'fastify';
 import { SwitchboardError } from '../../errors.js';
 import type { Approvals } from '../../gateway/index.js';
 import { ApprovalParamsSchema, ApproveBodySchema, EmptyBodySchema, parseInput } from '../schemas.js';
+import { listEverywhere, wasForwarded, type ClusterApprovals } from '../cluster-approvals.js';
 
 export interface ApprovalRoutesOptions {
   /** Absent in an app built without approvals: nothing is ever pending. */
   approvals?: Pick<Approvals, 'list' | 'decide'>;
+  /** In a cluster, every replica's held calls are listed (issue #43 item 2). @default this daemon's only */
+  cluster?: ClusterApprovals;
 }
 
 /**
@@ -14,8 +17,13 @@ export interface ApprovalRoutesOptions {
  * arguments digest) that long (issue #40 item 3). A decided, timed-out or withdrawn id is
  * `404 APPROVAL_NOT_FOUND`.
  */
-export const approvalRoutes: FastifyPluginCallback<ApprovalRoutesOptions> = (app, { approvals }, done) => {
-  app.get('/approvals', async () => ({ approvals: approvals?.list() ?? [] }));
+export const approvalRoutes: FastifyPluginCallback<ApprovalRoutesOptions> = (app, { approvals, cluster }, done) => {
+  app.get('/approvals', async (request) => {
+    const own = approvals?.list() ?? [];
+    // A replica asked by another answers for itself: the asking one gathers.
+    if (!cluster || wasForwarded(request)) return { approvals: cluster ? own.map((a) => ({ ...a, replica: cluster.replicaId })) : own };
+    return listEverywhere(cluster, own, request.headers.authorization);
+  });
 
   app.post('/approvals/:id/approve', async (request) => {
     const { id } = parseInput(ApprovalParamsSchema, request.params, 'params');

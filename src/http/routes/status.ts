@@ -56,7 +56,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
     return {
       state: runtime.state,
       version: PACKAGE_VERSION,
-      instance: { id: manager.identity.id, label: manager.identity.label },
+      instance: { id: manager.identity.id, label: manager.identity.label, ...(manager.identity.cluster !== undefined ? { cluster: manager.identity.cluster } : {}) },
       startedAt: new Date(startedAt).toISOString(),
       uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
       catalogue: { version: catalogue.version, toolCount },
