@@ -41,6 +41,21 @@ const unusedInCli = {
 };
 
 /**
+ * zod 4 ships its error messages in 48 languages (`zod/v4/locales`, ~366 KB of the ~750 KB of zod
+ * in the bundle) and re-exports them all as `z.locales`, so an `import * as z` keeps every one.
+ * Switchboard and the MCP SDK only ever use the English messages zod configures itself with (zod
+ * imports `locales/en.js` directly for that), and nothing calls `z.config(z.locales.xx())`. The
+ * locales' index is replaced by English alone: a start compiles and keeps that much less
+ * (issue #44). `z.locales.en` is still there; any other language is `undefined`.
+ */
+const englishOnlyZod = {
+  name: 'english-only-zod',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({ contents: 'export { default as en } from "./en.js";', loader: 'js' }));
+  },
+};
+
+/**
  * Builds the CLI bundle into `outdir` (default dist/). better-sqlite3 stays external because it
  * is a native addon; bufferutil and utf-8-validate are optional speed-ups of ws that are not
  * installed. Returns esbuild's metafile.
@@ -67,7 +82,7 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
     sourcemap: 'linked',
     metafile: true,
     logLevel,
-    plugins: [unusedInCli],
+    plugins: [unusedInCli, englishOnlyZod],
   });
   // The bin (`#!/usr/bin/env node`): runnable as ./dist/cli.js, not only through npm's bin link.
   chmodSync(`${outdir}/cli.js`, 0o755);

@@ -47,6 +47,12 @@ describe('the CLI bundle', () => {
     for (const pattern of LAZY) expect(all.some((m) => pattern.test(m)), String(pattern)).toBe(true);
   });
 
+  it("carries zod's English messages only, not its 48 locales", () => {
+    const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
+    const locales = all.filter((m) => /zod\/v4\/locales\/(?!index\.js$)/.test(m));
+    expect(locales.map((m) => basename(m))).toEqual(['en.js']);
+  });
+
   it('builds the child watchdog as an entry of its own that loads only the /proc helpers', () => {
     expect(byName.has('watchdog.js')).toBe(true);
     const modules = staticModules('watchdog.js');
