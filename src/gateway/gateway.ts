@@ -33,6 +33,9 @@ import { estimateTokens } from './results/token-estimate.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
 import type { BudgetStore } from '../store/ports.js';
 import { ResultHandles } from '../store/result-handles.js';
+import { MemoryTaskStore, type TaskStore } from '../store/task-store.js';
+import { Tasks } from './tasks/tasks.js';
+import { taskSupportOf, type TaskSupport } from './tasks/task-support.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
 export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSettings'> & { searcher?: ToolSearcher };
@@ -71,6 +74,8 @@ export interface GatewayDeps {
   budgetStore?: BudgetStore;
   /** Code mode (issue #39): `codeMode`, admission, the sandbox's limits. @default off */
   scripts?: ScriptSettings;
+  /** Where tasks are kept (issue #41), and this replica's id, their owner's. @default in memory, '' */
+  tasks?: { store?: TaskStore; replica?: string };
 }
 
 /** Who presented a key, as the gateway sees it (SPEC §12). */
@@ -105,6 +110,10 @@ export class Gateway {
   readonly budgets: AgentBudgets;
   /** Code-mode scripts running now (issue #39), for `GET /scripts`. */
   readonly scripts: ScriptRuns;
+  /** Gateway-run tasks (issue #41). */
+  readonly tasks: Tasks;
+  /** Whether a tool, as `agent` names it, runs as a task (its server's `tasks`). */
+  readonly taskSupport: (name: string, agent: AgentRef | undefined) => TaskSupport | undefined;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
@@ -140,6 +149,8 @@ export class Gateway {
       serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
+    this.tasks = new Tasks({ call: (name, args, options) => this.call(name, args, options), store: deps.tasks?.store ?? new MemoryTaskStore(), logger: deps.logger, clock, replica: deps.tasks?.replica ?? '' });
+    this.taskSupport = (name, agent) => taskSupportOf(manager, name, agent?.view);
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.#path = createRequestPipeline({
       router: this.#router,
