@@ -70,7 +70,7 @@ describe('gateway-run tasks on /mcp', () => {
     expect((await client.request('tasks/get', { taskId })).status).toBe('cancelled');
     // Idempotent on a finished task.
     expect(await client.request('tasks/cancel', { taskId })).toEqual(expect.objectContaining({ resultType: 'complete' }));
-    await expect.poll(() => d.logs?.text ?? '').toContain('cancelled slow_compute');
+    await expect.poll(() => d.logs.text()).toContain('cancelled slow_compute');
   });
 
   it('a question the server asks mid-call puts the task in input_required, and tasks/update answers it', async () => {

@@ -78,7 +78,9 @@ export function registerTaskHandlers(server: Server, options: AgentServerOptions
   );
   server.setRequestHandler('tasks/update', { params: UpdateParams }, (params, ctx) =>
     guarded(ctx, params, async (agent) => {
-      await gateway.tasks.update(params.taskId, agent, params.inputResponses ?? {});
+      // The SDK lifts a 2026-07-28 request's `inputResponses` into the context (the MRTR surface).
+      const responses = params.inputResponses ?? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined) ?? {};
+      await gateway.tasks.update(params.taskId, agent, responses);
       return { resultType: 'complete' };
     }),
   );
