@@ -35,7 +35,6 @@ import type { BudgetStore } from '../store/ports.js';
 import { ResultHandles } from '../store/result-handles.js';
 import { MemoryTaskStore, type TaskStore } from '../store/task-store.js';
 import { Tasks } from './tasks/tasks.js';
-import { taskSupportOf, type TaskSupport } from './tasks/task-support.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
 export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSettings'> & { searcher?: ToolSearcher };
@@ -112,8 +111,6 @@ export class Gateway {
   readonly scripts: ScriptRuns;
   /** Gateway-run tasks (issue #41). */
   readonly tasks: Tasks;
-  /** Whether a tool, as `agent` names it, runs as a task (its server's `tasks`). */
-  readonly taskSupport: (name: string, agent: AgentRef | undefined) => TaskSupport | undefined;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
@@ -149,8 +146,7 @@ export class Gateway {
       serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
-    this.tasks = new Tasks({ call: (name, args, options) => this.call(name, args, options), store: deps.tasks?.store ?? new MemoryTaskStore(), logger: deps.logger, clock, replica: deps.tasks?.replica ?? '' });
-    this.taskSupport = (name, agent) => taskSupportOf(manager, name, agent?.view);
+    this.tasks = new Tasks({ call: (name, args, options) => this.call(name, args, options), manager, store: deps.tasks?.store ?? new MemoryTaskStore(), logger: deps.logger, clock, replica: deps.tasks?.replica ?? '' });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.#path = createRequestPipeline({
       router: this.#router,

@@ -97,6 +97,11 @@ describe('gateway-run tasks on /mcp', () => {
       await expect(theirs.request(method, { taskId: taskId as string })).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_NOT_FOUND' } });
     }
     expect((await mine.request('tasks/get', { taskId: taskId as string })).status).toBe('working');
+    // The operator sees anyone's task, with whose it is; an unknown id is TASK_NOT_FOUND.
+    const seen = await d.json<Record<string, unknown>>(`/tasks/${taskId as string}`);
+    expect(seen.status).toBe(200);
+    expect(seen.body).toMatchObject({ taskId, status: 'working', agent: 'alice', tool: 'slow_compute' });
+    expect((await d.json<{ error: { code: string } }>('/tasks/nope')).body.error.code).toBe('TASK_NOT_FOUND');
   });
 
   it("a tool's own error completes the task with isError; a protocol error fails it with the error inlined", async () => {

@@ -9,6 +9,8 @@ import type { AgentRef } from '../agents/agent-ref.js';
 import type { RequestOptions } from '../requests/pipeline.js';
 import { isTerminal, type TaskError, type TaskRecord, type TaskStatus } from './task-record.js';
 import { TaskCaller } from './task-caller.js';
+import { taskSupportOf, type TaskSupport } from './task-support.js';
+import type { MCPManager } from '../../upstream/manager.js';
 
 /** How long a task is kept after its last change, in ms. @default 3600000 */
 export const TASK_TTL_MS = 60 * 60_000;
@@ -21,6 +23,8 @@ const INTERNAL_ERROR = -32603;
 export interface TasksOptions {
   /** The one request path: a task's call is `gateway.call`. */
   call: (name: string, args: Record<string, unknown> | undefined, options: RequestOptions) => Promise<CallToolResult>;
+  /** Which tools run as tasks: their servers' `tasks` settings. */
+  manager: Pick<MCPManager, 'catalogues' | 'upstream'>;
   store: TaskStore;
   logger: Logger;
   /** @default the system clock */
@@ -72,6 +76,11 @@ export class Tasks {
   /** Tasks whose calls run here now. */
   get running(): number {
     return this.#running.size;
+  }
+
+  /** Whether a tool, as `agent` names it, runs as a task (its server's `tasks`); undefined for a plain call. */
+  supportOf(name: string, agent: AgentRef | undefined): TaskSupport | undefined {
+    return taskSupportOf(this.options.manager, name, agent?.view);
   }
 
   /** Creates the task, stores it (so a `tasks/get` right after finds it), and starts its call. */

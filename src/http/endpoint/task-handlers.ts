@@ -41,7 +41,7 @@ function missingExtension(): MissingRequiredClientCapabilityError {
  */
 export async function startTask(options: AgentServerOptions, ctx: ServerContext, params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }): Promise<Record<string, unknown> | undefined> {
   const caller = callerOf(ctx, options.session);
-  const support = options.gateway.taskSupport(params.name, caller);
+  const support = options.gateway.tasks.supportOf(params.name, caller);
   if (!support) return undefined;
   const capabilities = capabilitiesOf(ctx, params, options);
   if (!negotiated(capabilities)) {
