@@ -8,6 +8,7 @@ import { globProblem } from '../util/glob-matcher.js';
 import { AgentConfigSchema } from './agent-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
 import { SandboxSettingsSchema } from './sandbox-schema.js';
+import { taskSettingsSchema } from './tasks-schema.js';
 
 export { CLIENT_ASSERTION_ALGS, OAuthSettingsSchema } from './oauth-schema.js';
 
@@ -30,20 +31,6 @@ const NameGlob = z
     const problem = globProblem(glob);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `invalid glob "${glob}": ${problem}` });
   });
-
-/**
- * Which of a server's tools the gateway runs as tasks (issue #41): globs over its own tool names,
- * and whether a task is `optional` (an agent without the tasks extension gets a plain call) or
- * `required` (such an agent is refused with -32021).
- */
-export const TaskSettingsSchema = z
-  .object({
-    /** Globs over the server's own tool names. */
-    tools: z.array(NameGlob).min(1),
-    /** @default optional */
-    mode: z.enum(['optional', 'required']).optional(),
-  })
-  .strict();
 
 /** Tool pinning (issue #22): `changes` holds a served tool whose definition changed until approved. */
 export const PinToolsSchema = z.enum(['changes', 'off']);
@@ -119,7 +106,7 @@ export const ServerConfigSchema = z
     /** Calls to tools whose own names (as the server lists them) match one of these globs wait for an operator's approval. @default none */
     requireApproval: z.array(NameGlob).optional(),
     /** Tools the gateway runs as tasks for agents that negotiated `io.modelcontextprotocol/tasks` (issue #41). @default none */
-    tasks: TaskSettingsSchema.optional(),
+    tasks: taskSettingsSchema(NameGlob).optional(),
     /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` */
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */

@@ -20,6 +20,7 @@ async function taskDaemon(dir: string): Promise<{ d: TestDaemon; alice: string; 
         toolPrefix: '',
         tasks: { tools: ['slow_compute', 'confirm_delete', 'multi_input', 'failing_job', 'protocol_error_job'] },
       },
+      strict: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'failing_job' } }), protocol: 'legacy', toolPrefix: 'strict_', tasks: { tools: ['*'], mode: 'required' } },
     },
     config: { token: OPERATOR_TOKEN },
   });
@@ -48,14 +49,16 @@ describe('gateway-run tasks on /mcp', () => {
     expect(textOf(done.result)).toBe('Computed after the signal');
   });
 
-  it('a client without the extension gets a plain result from the same tool', async () => {
+  it('a client without the extension gets a plain result from an optional task tool, -32021 from a required one and from tasks/*', async () => {
     const dir = await tempDir();
     const { d, alice } = await taskDaemon(dir);
     const plain = taskClient(d.url, alice, { extension: false });
     const result = await plain.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
     expect(result.resultType).toBe('complete');
     expect(textOf(result)).toBe('Computed after 0 s');
-    await expect(plain.request('tasks/get', { taskId: 'whatever' })).rejects.toMatchObject({ code: -32021 });
+    // A `required` task tool refuses it, naming the extension.
+    await expect(plain.request('tools/call', { name: 'strict_failing_job', arguments: {} })).rejects.toMatchObject({ code: -32021 });
+    await expect(plain.request('tasks/get', { taskId: 'whatever' })).rejects.toMatchObject({ code: -32021, data: { code: 'TASKS_NOT_NEGOTIATED', requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } });
   });
 
   it('tasks/cancel cancels the call on the server, and the task reads cancelled', async () => {

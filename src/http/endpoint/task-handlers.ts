@@ -1,4 +1,5 @@
-import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, type ClientCapabilities, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { ERROR_CATALOGUE } from '../../errors.js';
 import { z } from 'zod';
 import { createTaskResult, detailedTask, TASKS_EXTENSION, type AgentRef } from '../../gateway/index.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
@@ -30,8 +31,10 @@ function negotiated(capabilities: ClientCapabilities | undefined): boolean {
   return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
-function missingExtension(): MissingRequiredClientCapabilityError {
-  return new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } }, `This needs the ${TASKS_EXTENSION} extension`);
+/** -32021 naming the extension (SEP-2575's `requiredCapabilities`), with our code beside it. */
+function missingExtension(): ProtocolError {
+  const data = { code: 'TASKS_NOT_NEGOTIATED', requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
+  return new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, ERROR_CATALOGUE.TASKS_NOT_NEGOTIATED.message, data);
 }
 
 /**
