@@ -285,6 +285,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const gateway = new Gateway({
     keptResults,
     ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
+    ...(cache.tasks ? { tasks: { store: cache.tasks } } : {}),
     resultCaps: { maxResultTokens: config.maxResultTokens, tools: config.results?.tools },
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,

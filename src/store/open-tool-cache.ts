@@ -9,6 +9,7 @@ import type { AgentStore, AuditStore, BudgetStore, CredentialStore, OAuthStore, 
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
 import { MemoryToolPinStore, SqliteToolPinStore } from './tool-pin-store.js';
+import type { TaskStore } from './task-store.js';
 
 export interface OpenToolCacheOptions {
   logger?: StoreLogger;
@@ -35,6 +36,8 @@ export interface OpenedStores {
   audit: AuditStore;
   /** Tokens handed to each agent per window (issue #38). @default in memory */
   budgets?: BudgetStore;
+  /** Gateway-run tasks (issue #41): shared by the replicas on PostgreSQL. @default in memory */
+  tasks?: TaskStore;
   /** What went wrong opening them, for the log and `/status`. */
   warnings: string[];
   /** Warnings that come and go while running (the database unreachable); read at each `/status`. */

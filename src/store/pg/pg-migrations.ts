@@ -143,6 +143,19 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     // Code mode (issue #39): the calls a script made carry the run's id.
     sql: `ALTER TABLE audit_log ADD COLUMN run_id text;`,
   },
+  {
+    id: 4,
+    name: 'create-tasks',
+    // Gateway-run tasks (issue #41): any replica answers tasks/get from here.
+    sql: `
+      CREATE TABLE tasks (
+        task_id    text   PRIMARY KEY,
+        document   text   NOT NULL,
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX tasks_expires ON tasks (expires_at);
+    `,
+  },
 ];
 
 /** The advisory lock key every replica migrates under (any fixed 64-bit number; "switchbd"). */
