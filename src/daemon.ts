@@ -285,7 +285,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const gateway = new Gateway({
     keptResults,
     ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
-    ...(cache.tasks ? { tasks: { store: cache.tasks } } : {}),
+    tasks: { ...(cache.tasks ? { store: cache.tasks } : {}), ...(replicaId !== undefined ? { replica: replicaId } : {}) },
     resultCaps: { maxResultTokens: config.maxResultTokens, tools: config.results?.tools },
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,

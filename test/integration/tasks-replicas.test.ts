@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { tempDir } from '../helpers/process.js';
+import { tempDir, waitForFile } from '../helpers/process.js';
 import { replicaCluster, TOKEN } from '../helpers/replica-cluster.js';
 import { pollTask, taskClient } from '../helpers/tasks.js';
 
@@ -28,4 +28,23 @@ it('a task created on one replica is answered by the other, working and then com
   const done = await pollTask(onB, taskId, (task) => task.status !== 'working');
   expect(done.status).toBe('completed');
   expect(done.result).toMatchObject({ content: [{ type: 'text', text: 'Computed after the signal' }] });
+});
+
+it('a cancel sent to the other replica reaches the one running the call, which cancels it on the server', async () => {
+  const dir = await tempDir();
+  const replicas = await replicaCluster({
+    jobs: {
+      ...fixtureServerConfig('task-tools', { env: { ONLY: 'slow_compute', CANCEL_MARKER: join(dir, 'cancelled') } }),
+      protocol: 'legacy',
+      toolPrefix: '',
+      tasks: { tools: ['slow_compute'] },
+    },
+  });
+  const [a, b] = [await replicas.start(), await replicas.start()];
+  const { taskId } = await taskClient(a.url, TOKEN).request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never') } });
+  const onB = taskClient(b.url, TOKEN);
+  expect(await onB.request('tasks/cancel', { taskId: taskId as string })).toMatchObject({ resultType: 'complete' });
+  // Only replica a runs the call, so only its cancellation can reach the server.
+  expect(await waitForFile(join(dir, 'cancelled'))).toContain('cancelled');
+  expect((await onB.request('tasks/get', { taskId: taskId as string })).status).toBe('cancelled');
 });

@@ -141,7 +141,15 @@ export class Tasks {
     const record = await this.get(taskId, agent);
     if (isTerminal(record.status)) return;
     const running = this.#running.get(taskId);
-    if (!running) return;
+    if (!running) {
+      // Its call ran on a replica that is gone (a cancel is routed to the one running it): nothing runs it any more.
+      record.status = 'cancelled';
+      record.statusMessage = 'Cancelled by the client; the replica running it had gone';
+      record.lastUpdatedAt = new Date(this.#clock.now()).toISOString();
+      delete record.inputRequests;
+      await this.#save(record);
+      return;
+    }
     this.#finish(running.record, { status: 'cancelled', statusMessage: 'Cancelled by the client' });
     running.controller.abort(new SwitchboardError('TOOL_CALL_TIMEOUT', 'The task was cancelled'));
   }
