@@ -1,3 +1,7 @@
+import type { Database, Statement } from 'better-sqlite3';
+import { errorMessage } from '../errors.js';
+import type { StoreLogger } from './db.js';
+
 /**
  * Where tasks are kept (issue #41): each task as one JSON document under its id, until its TTL
  * ends. A task is written as it changes (created, waiting for input, finished), so on replicas
@@ -5,7 +9,8 @@
  * every store port: a task the store could not keep is still answered by the replica running it.
  */
 export interface TaskStore {
-  put(taskId: string, document: string, expiresAt: number): Promise<void>;
+  /** Keeps `document` until `expiresAt`; tasks expired by `now` may be dropped meanwhile. */
+  put(taskId: string, document: string, expiresAt: number, now: number): Promise<void>;
   /** The document, or undefined when unknown or past `now`. */
   get(taskId: string, now: number): Promise<string | undefined>;
 }
@@ -14,9 +19,9 @@ export interface TaskStore {
 export class MemoryTaskStore implements TaskStore {
   readonly #tasks = new Map<string, { document: string; expiresAt: number }>();
 
-  async put(taskId: string, document: string, expiresAt: number): Promise<void> {
+  async put(taskId: string, document: string, expiresAt: number, now: number): Promise<void> {
     this.#tasks.set(taskId, { document, expiresAt });
-    if (this.#tasks.size % 256 === 0) this.#trim(Date.now());
+    if (this.#tasks.size % 256 === 0) this.#trim(now);
   }
 
   async get(taskId: string, now: number): Promise<string | undefined> {
@@ -31,5 +36,52 @@ export class MemoryTaskStore implements TaskStore {
 
   #trim(now: number): void {
     for (const [id, entry] of this.#tasks) if (entry.expiresAt <= now) this.#tasks.delete(id);
+  }
+}
+
+/**
+ * `tasks` in the SQLite file: a task's outcome survives a restart for its TTL (its call does not:
+ * a task still `working` when the daemon stopped stays so until it expires). A write that fails
+ * (a read-only file) is kept in memory for the run.
+ */
+export class SqliteTaskStore implements TaskStore {
+  readonly #memory = new MemoryTaskStore();
+  readonly #upsert: Statement<[string, string, number]>;
+  readonly #select: Statement<[string, number], { document: string }>;
+  readonly #trim: Statement<[number]>;
+
+  /** Throws if the `tasks` table is missing (a database of a version without it). */
+  constructor(
+    private readonly db: Database,
+    private readonly options: { readOnly?: boolean; logger?: StoreLogger } = {},
+  ) {
+    this.#upsert = db.prepare('INSERT INTO tasks (task_id, document, expires_at) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET document = excluded.document, expires_at = excluded.expires_at');
+    this.#select = db.prepare('SELECT document FROM tasks WHERE task_id = ? AND expires_at > ?');
+    this.#trim = db.prepare('DELETE FROM tasks WHERE expires_at < ?');
+  }
+
+  async put(taskId: string, document: string, expiresAt: number, now: number): Promise<void> {
+    if (!this.options.readOnly && this.db.open) {
+      try {
+        this.#upsert.run(taskId, document, expiresAt);
+        this.#trim.run(now);
+        return;
+      } catch (err) {
+        this.options.logger?.warn({ task: taskId, err: errorMessage(err) }, 'task write failed');
+      }
+    }
+    await this.#memory.put(taskId, document, expiresAt, now);
+  }
+
+  async get(taskId: string, now: number): Promise<string | undefined> {
+    if (this.db.open) {
+      try {
+        const row = this.#select.get(taskId, now);
+        if (row) return row.document;
+      } catch (err) {
+        this.options.logger?.warn({ task: taskId, err: errorMessage(err) }, 'task read failed');
+      }
+    }
+    return this.#memory.get(taskId, now);
   }
 }

@@ -187,7 +187,8 @@ export class Tasks {
   }
 
   #save(record: TaskRecord): Promise<void> {
-    return this.options.store.put(record.taskId, JSON.stringify(record), this.#clock.now() + record.ttlMs);
+    const now = this.#clock.now();
+    return this.options.store.put(record.taskId, JSON.stringify(record), now + record.ttlMs, now);
   }
 }
 

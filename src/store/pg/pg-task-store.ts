@@ -14,15 +14,15 @@ export class PgTaskStore implements TaskStore {
     this.#pg = backend;
   }
 
-  async put(taskId: string, document: string, expiresAt: number): Promise<void> {
+  async put(taskId: string, document: string, expiresAt: number, now: number): Promise<void> {
     const kept = await this.#pg.write('task write', { task: taskId }, async () => {
       await this.#pg.query(
         'INSERT INTO tasks (task_id, document, expires_at) VALUES ($1, $2, $3) ON CONFLICT (task_id) DO UPDATE SET document = excluded.document, expires_at = excluded.expires_at',
         [taskId, document, expiresAt],
       );
-      await this.#pg.query('DELETE FROM tasks WHERE expires_at < $1', [Date.now()]);
+      await this.#pg.query('DELETE FROM tasks WHERE expires_at < $1', [now]);
     });
-    if (!kept) await this.#memory.put(taskId, document, expiresAt);
+    if (!kept) await this.#memory.put(taskId, document, expiresAt, now);
   }
 
   async get(taskId: string, now: number): Promise<string | undefined> {
