@@ -179,6 +179,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     clock,
     logger: logger.child({ component: 'agents' }),
     publish: bus.publish,
+    tokenAgents: config.agentAuth?.jwt !== undefined,
   });
   /** This process's instance id (SPEC §11); see `identity` and `start`. */
   let instanceId: string | undefined;
@@ -227,7 +228,10 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     agentGlobs: (agent) => agents.get(agent.name)?.settings.requireApproval ?? [],
     ...(config.approvalTimeoutMs !== undefined ? { timeoutMs: config.approvalTimeoutMs } : {}),
     ...(replicaId !== undefined ? { replicaId } : {}),
-    onDecision: (decision) => auditDecision(audit, decision),
+    onDecision: (decision, args) => auditDecision(audit, decision, args),
+    showArguments: (args) => audit.shownArguments(args),
+    ...(config.approvalPrompt !== undefined ? { prompt: config.approvalPrompt } : {}),
+    ...(config.approvalUrl !== undefined ? { dashboardUrl: config.approvalUrl } : {}),
   });
 
   const discover =
@@ -294,9 +298,10 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     searchHealth: search.health,
     searchStats: () => search.stats.snapshot(manager.getCatalogue().list().map((tool) => tool.name), search.usage.conversions()),
     scripts: scriptSettings(config),
+    ...(config.agentAuth?.jwt ? { jwt: config.agentAuth.jwt } : {}),
     ...(telemetry ? { telemetry } : {}),
   });
-  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });
+  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => gateway.auth.isActive(agent) });
   const drain = new RequestDrain();
   const cluster = clusterSettings
     ? createCluster(clusterSettings, { bus, manager, runtime, agents, logger, url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0) })

@@ -28,9 +28,15 @@ addEventListener('hashchange', () => (current.value = viewOf()));
 /** The safety net under the live feed: one `/status` read a minute. */
 const SAFETY_REFRESH_MS = 60_000;
 
+/** A view's own path: `#/approvals/<id>` (the link a 2026-07-28 agent is given) is the Agents view, where approvals are decided. */
+const viewIdOf = (path: string): string => {
+  const head = path.split('/')[0] ?? '';
+  return head === 'approvals' ? 'agents' : head;
+};
+
 function App() {
   if (needsKey.value) return <SignIn onSignedIn={start} />;
-  const view = VIEWS.find((v) => v.id === current.value) ?? VIEWS[0];
+  const view = VIEWS.find((v) => v.id === viewIdOf(current.value)) ?? VIEWS[0];
   const state = daemonState.value;
   return (
     <>

@@ -5,7 +5,9 @@ import { DEFAULT_ANSWER_BYTES, SearchConfigSchema } from './search-schema.js';
 import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
 import { globProblem } from '../util/glob-matcher.js';
+import { AgentAuthSchema } from './agent-auth-schema.js';
 import { AgentConfigSchema } from './agent-schema.js';
+import { ApprovalSettingsShape } from './approval-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
 import { SandboxSettingsSchema } from './sandbox-schema.js';
 import { taskSettingsSchema } from './tasks-schema.js';
@@ -217,8 +219,8 @@ export const DaemonConfigSchema = z
     health: HealthConfigSchema.default(true),
     /** Watch the config files and apply edits live (SPEC §8). @default true */
     watch: z.boolean().default(true),
-    /** How long a call that needs approval (`requireApproval`) waits for an operator, in ms. @default 120000 */
-    approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
+    /** `approvalTimeoutMs`, `approvalPrompt`, `approvalUrl` (approval-schema.ts). */
+    ...ApprovalSettingsShape,
     /** Tool pinning of servers whose config does not say (issue #22). @default "changes" */
     pinTools: PinToolsSchema.default('changes'),
     /**
@@ -262,6 +264,8 @@ export const DaemonConfigSchema = z
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),
+    /** Agents signed in by their identity provider's JWT (issue #40 item 4); see agent-auth-schema.ts. @default none */
+    agentAuth: AgentAuthSchema.optional(),
     /** OpenTelemetry export (issue #26); see telemetry-schema.ts. @default the OTEL_* variables */
     telemetry: TelemetryConfigSchema.optional(),
   })

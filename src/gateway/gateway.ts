@@ -6,9 +6,11 @@ import { DEFAULT_CALL_TIMEOUT_MS } from '../upstream/transport/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { AgentBudgets } from './agents/agent-budgets.js';
 import { AgentLimiter } from './agents/agent-limits.js';
-import { agentRefOf, type AgentRef } from './agents/agent-ref.js';
+import type { AgentRef } from './agents/agent-ref.js';
 import type { AgentRegistry } from './agents/agent-registry.js';
 import type { AgentView } from './agents/agent-view.js';
+import { CallerAuth, type Authentication } from './agents/caller-auth.js';
+import type { JwtAuthConfig } from '../config/agent-auth-schema.js';
 import type { Approvals } from './approvals/approvals.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { McpLists } from './lists/agent-lists.js';
@@ -29,12 +31,11 @@ import { ResultCaps, type ResultCapSettings } from './results/result-caps.js';
 import { runScriptRequest } from './requests/run-script.js';
 import { ScriptRuns, type ScriptSettings } from './scripts/script-runs.js';
 import type { ReadRequest } from './results/result-reader.js';
-import { estimateTokens } from './results/token-estimate.js';
+import { DefinitionTokens } from './results/definition-tokens.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
 import type { BudgetStore } from '../store/ports.js';
 import { ResultHandles } from '../store/result-handles.js';
-import { MemoryTaskStore, type TaskStore } from '../store/task-store.js';
-import { Tasks } from './tasks/tasks.js';
+import { Tasks, type TaskSettings } from './tasks/tasks.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
 export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSettings'> & { searcher?: ToolSearcher };
@@ -73,12 +74,13 @@ export interface GatewayDeps {
   budgetStore?: BudgetStore;
   /** Code mode (issue #39): `codeMode`, admission, the sandbox's limits. @default off */
   scripts?: ScriptSettings;
+  /** `agentAuth.jwt` (issue #40 item 4): agents signed in by their identity provider's JWT. @default keys only */
+  jwt?: JwtAuthConfig;
   /** Where tasks are kept (issue #41), and this replica's id, their owner's. @default in memory, '' */
-  tasks?: { store?: TaskStore; replica?: string };
+  tasks?: TaskSettings;
 }
 
-/** Who presented a key, as the gateway sees it (SPEC §12). */
-export type Authentication = { kind: 'operator' } | { kind: 'agent'; agent: AgentRef } | { kind: 'unknown' | 'expired' | 'revoked' };
+export type { Authentication } from './agents/caller-auth.js';
 
 /**
  * The agent-facing core behind one face (SPEC §17): who is calling (`authenticate`), what a
@@ -109,6 +111,8 @@ export class Gateway {
   readonly budgets: AgentBudgets;
   /** Code-mode scripts running now (issue #39), for `GET /scripts`. */
   readonly scripts: ScriptRuns;
+  /** Keys and JWTs (issue #40 item 4): who is calling. */
+  readonly auth: CallerAuth;
   /** Gateway-run tasks (issue #41). */
   readonly tasks: Tasks;
   readonly #router: RequestRouter;
@@ -116,8 +120,8 @@ export class Gateway {
   readonly #catalogue: ToolSource;
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
-  /** The tokens of each list handed out, by the list's identity (lists are cached per catalogue version × view). */
-  readonly #definitionTokens = new WeakMap<object, number>();
+  /** The tokens of the definitions handed out (each cached list estimated once). */
+  readonly #definitionTokens = new DefinitionTokens();
 
   private readonly searchHealthOf: (() => SearchHealth) | undefined;
   private readonly searchStatsOf: (() => SearchStatsSnapshot) | undefined;
@@ -146,7 +150,8 @@ export class Gateway {
       serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
-    this.tasks = new Tasks({ call: (name, args, options) => this.call(name, args, options), manager, store: deps.tasks?.store ?? new MemoryTaskStore(), logger: deps.logger, clock, replica: deps.tasks?.replica ?? '' });
+    this.auth = new CallerAuth({ agents, clock, logger: deps.logger.child({ component: 'auth' }), ...(deps.jwt ? { jwt: deps.jwt } : {}) });
+    this.tasks = new Tasks({ ...deps.tasks, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.#path = createRequestPipeline({
       router: this.#router,
@@ -208,10 +213,12 @@ export class Gateway {
     return this.agents.loaded;
   }
 
-  /** The operator's key, an agent's (with its compiled view), or why the key is refused. */
-  authenticate(presented: string): Authentication {
-    const verdict = this.agents.authenticate(presented);
-    return verdict.kind === 'agent' ? { kind: 'agent', agent: agentRefOf(verdict.agent) } : verdict;
+  /**
+   * The operator's key, an agent's (with its compiled view), or why the key is refused. A JWT
+   * (with `agentAuth.jwt`) is verified asynchronously: its keys may need fetching.
+   */
+  authenticate(presented: string): Authentication | Promise<Authentication> {
+    return this.auth.authenticate(presented);
   }
 
   /** Whether requests are traced: callers gather `RequestOptions.trace` only then. */
@@ -278,12 +285,7 @@ export class Gateway {
    */
   async countDefinitions(agent: AgentRef | undefined, definitions: object | string): Promise<void> {
     if (!agent || !this.budgets.has(agent.name)) return;
-    let tokens = typeof definitions === 'string' ? estimateTokens(definitions) : this.#definitionTokens.get(definitions);
-    if (tokens === undefined) {
-      tokens = estimateTokens(JSON.stringify(definitions));
-      this.#definitionTokens.set(definitions as object, tokens);
-    }
-    await this.budgets.charge(agent.name, tokens);
+    await this.budgets.charge(agent.name, this.#definitionTokens.of(definitions));
   }
 
   /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */

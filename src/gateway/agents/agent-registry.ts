@@ -26,6 +26,8 @@ export interface AgentRegistryOptions {
   commandTimeoutMs?: number;
   /** Where each change (`agent.changed`, a name and never a key) goes: the event bus. @default nowhere */
   publish?: PublishEvent;
+  /** Agents also sign in another way (a JWT, `agentAuth.jwt`): keys are required from the start. @default false */
+  tokenAgents?: boolean;
 }
 
 interface ConfigAgent {
@@ -291,7 +293,7 @@ export class AgentRegistry {
     // An operator key file means agents existed on an earlier run: if their records could not be
     // read this time (a read-only or damaged database), keys stay required — fail closed.
     const hadAgents = path !== undefined && operatorKeyExists(path);
-    if (this.#config.size === 0 && this.#stored.size === 0 && !hadAgents) return;
+    if (this.#config.size === 0 && this.#stored.size === 0 && !hadAgents && this.#options.tokenAgents !== true) return;
     try {
       if (path === undefined) throw new Error('the database is in memory');
       this.#operator = digestOf(loadOrCreateOperatorKey(path));

@@ -101,6 +101,16 @@ export class AuditLog {
     this.record({ ...entry, argBytes: Buffer.byteLength(argsJson), ...(masked !== undefined ? { arguments: masked } : {}) });
   }
 
+  /**
+   * Arguments as an operator may see them outside the log (a pending approval, issue #40 item 3):
+   * with `audit.arguments: true`, known secret values masked; else undefined, nothing shown.
+   */
+  shownArguments(args: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (!this.#settings.arguments) return undefined;
+    const json = JSON.stringify(args);
+    return this.#options.secrets ? (JSON.parse(this.#options.secrets.maskJson(json)) as Record<string, unknown>) : args;
+  }
+
   /** Queues any entry. `arguments` must already be masked. */
   record(entry: AuditEntry): void {
     if (this.#closing) return;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../../errors.js';
 import { ERROR_META_KEY } from '../../upstream/catalogue/tool-bridge.js';
 import { systemClock, type Clock } from '../../util/clock.js';
-import type { TaskStore } from '../../store/task-store.js';
+import { MemoryTaskStore, type TaskStore } from '../../store/task-store.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { RequestOptions } from '../requests/pipeline.js';
 import { isTerminal, type TaskError, type TaskRecord, type TaskStatus } from './task-record.js';
@@ -20,21 +20,26 @@ export const TASK_POLL_INTERVAL_MS = 1_000;
 /** JSON-RPC InternalError: what a call that failed outside the tool itself is told as. */
 const INTERNAL_ERROR = -32603;
 
-export interface TasksOptions {
-  /** The one request path: a task's call is `gateway.call`. */
-  call: (name: string, args: Record<string, unknown> | undefined, options: RequestOptions) => Promise<CallToolResult>;
-  /** Which tools run as tasks: their servers' `tasks` settings. */
-  manager: Pick<MCPManager, 'catalogues' | 'upstream'>;
-  store: TaskStore;
-  logger: Logger;
-  /** @default the system clock */
-  clock?: Clock;
-  /** This replica's id in a cluster ('' alone): the task's owner. */
+/** What the daemon chooses of the tasks: where they are kept, and this replica's id. */
+export interface TaskSettings {
+  /** @default in memory */
+  store?: TaskStore;
+  /** This replica's id in a cluster: task ids name it, so their updates reach it. @default '' */
   replica?: string;
   /** @default TASK_TTL_MS */
   ttlMs?: number;
   /** @default TASK_POLL_INTERVAL_MS */
   pollIntervalMs?: number;
+}
+
+export interface TasksOptions extends TaskSettings {
+  /** The one request path: a task's call is `gateway.call`. */
+  call: (name: string, args: Record<string, unknown> | undefined, options: RequestOptions) => Promise<CallToolResult>;
+  /** Which tools run as tasks: their servers' `tasks` settings. */
+  manager: Pick<MCPManager, 'catalogues' | 'upstream'>;
+  logger: Logger;
+  /** @default the system clock */
+  clock?: Clock;
 }
 
 /** A task to start: the tool as the agent named it, and who asks. */
@@ -66,8 +71,10 @@ export class Tasks {
   readonly #clock: Clock;
   readonly #ttlMs: number;
   readonly #pollIntervalMs: number;
+  readonly #store: TaskStore;
 
   constructor(private readonly options: TasksOptions) {
+    this.#store = options.store ?? new MemoryTaskStore();
     this.#clock = options.clock ?? systemClock;
     this.#ttlMs = options.ttlMs ?? TASK_TTL_MS;
     this.#pollIntervalMs = options.pollIntervalMs ?? TASK_POLL_INTERVAL_MS;
@@ -162,7 +169,7 @@ export class Tasks {
   async #find(taskId: string): Promise<TaskRecord | undefined> {
     const running = this.#running.get(taskId);
     if (running) return { ...running.record };
-    const document = await this.options.store.get(taskId, this.#clock.now());
+    const document = await this.#store.get(taskId, this.#clock.now());
     return document === undefined ? undefined : (JSON.parse(document) as TaskRecord);
   }
 
@@ -188,7 +195,7 @@ export class Tasks {
 
   #save(record: TaskRecord): Promise<void> {
     const now = this.#clock.now();
-    return this.options.store.put(record.taskId, JSON.stringify(record), now + record.ttlMs, now);
+    return this.#store.put(record.taskId, JSON.stringify(record), now + record.ttlMs, now);
   }
 }
 

@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/server';
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { INSTANCE_META_KEY } from '../../upstream/instance.js';
 import type { AggregateCapabilities } from '../../upstream/manager.js';
+import { UI_EXTENSION } from '../../upstream/transport/ui-extension.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import { callerOf } from './request-agent.js';
@@ -82,7 +83,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
   return server;
 }
 
-/** The capabilities `/mcp` advertises: tools always, the rest as far as some server has them. */
+/** The capabilities `/mcp` advertises: tools always, the rest (the MCP Apps extension too) as far as some server has them. */
 export function advertised(available: AggregateCapabilities): ServerCapabilities {
   return {
     tools: { listChanged: true },
@@ -92,6 +93,8 @@ export function advertised(available: AggregateCapabilities): ServerCapabilities
     ...(available.resources ? { resources: { listChanged: true, ...(available.subscribe ? { subscribe: true } : {}) } } : {}),
     ...(available.completions ? { completions: {} } : {}),
     ...(available.logging ? { logging: {} } : {}),
+    // Apps pass through (app-uris.ts): a server's declaration of the extension is the aggregate's.
+    ...(available.apps ? { extensions: { [UI_EXTENSION]: {} } } : {}),
   };
 }
 

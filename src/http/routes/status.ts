@@ -31,7 +31,10 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
     const agent = request.agent ? agents?.get(request.agent.name) : undefined;
     if (request.agent) {
       // Scoped: the agent's servers only, and nothing of the config (discovery, other servers' errors).
-      const inScope = agent ? globMatcher(agent.settings.servers) : () => false;
+      // A JWT's agent (issue #40) has its scope on its ref, from its claims (and its config agent's).
+      const view = request.agent.view;
+      const jwtScope = view ? (name: string) => view.allowsServer(name) : () => true;
+      const inScope = request.agent.claims !== undefined ? jwtScope : agent ? globMatcher(agent.settings.servers) : () => false;
       const servers = manager.listServers().filter((server) => inScope(server.name));
       return {
         state: runtime.state,
