@@ -88,13 +88,12 @@ export function advertised(available: AggregateCapabilities): ServerCapabilities
   return {
     tools: { listChanged: true },
     // Tasks the gateway runs for any server (issue #41): always offered, used for the tools the config names.
-    extensions: { [TASKS_EXTENSION]: {} },
+    // Apps pass through (app-uris.ts): a server's declaration of the extension is the aggregate's.
+    extensions: { [TASKS_EXTENSION]: {}, ...(available.apps ? { [UI_EXTENSION]: {} } : {}) },
     ...(available.prompts ? { prompts: { listChanged: true } } : {}),
     ...(available.resources ? { resources: { listChanged: true, ...(available.subscribe ? { subscribe: true } : {}) } } : {}),
     ...(available.completions ? { completions: {} } : {}),
     ...(available.logging ? { logging: {} } : {}),
-    // Apps pass through (app-uris.ts): a server's declaration of the extension is the aggregate's.
-    ...(available.apps ? { extensions: { [UI_EXTENSION]: {} } } : {}),
   };
 }
 
