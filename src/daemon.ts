@@ -293,6 +293,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     keptResults,
     ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
     ...(cache.rateLimits ? { rateLimits: cache.rateLimits } : {}),
+    tasks: { ...(cache.tasks ? { store: cache.tasks } : {}), ...(replicaId !== undefined ? { replica: replicaId } : {}) },
     resultCaps: { maxResultTokens: config.maxResultTokens, tools: config.results?.tools },
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,

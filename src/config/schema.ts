@@ -4,12 +4,13 @@ import { z } from 'zod';
 import { DEFAULT_ANSWER_BYTES, SearchConfigSchema } from './search-schema.js';
 import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
-import { globProblem } from '../util/glob-matcher.js';
 import { AgentAuthSchema } from './agent-auth-schema.js';
 import { AgentConfigSchema } from './agent-schema.js';
 import { ApprovalSettingsShape } from './approval-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
 import { SandboxSettingsSchema } from './sandbox-schema.js';
+import { NameGlob } from './name-glob.js';
+import { TaskSettingsSchema } from './tasks-schema.js';
 
 export { CLIENT_ASSERTION_ALGS, OAuthSettingsSchema } from './oauth-schema.js';
 
@@ -23,15 +24,6 @@ const StringRecord = z.record(z.string(), z.string());
 
 /** `enabled` accepts a boolean or the strings "true"/"false"/"1"/"0" (SPEC §2). */
 export const EnabledFlagSchema = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]);
-
-/** A glob over names (`delete_*`, `{rm,mv}`); a malformed one is a config error naming it. */
-const NameGlob = z
-  .string()
-  .min(1, { error: 'Must not be empty' })
-  .superRefine((glob, ctx) => {
-    const problem = globProblem(glob);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `invalid glob "${glob}": ${problem}` });
-  });
 
 /** Tool pinning (issue #22): `changes` holds a served tool whose definition changed until approved. */
 export const PinToolsSchema = z.enum(['changes', 'off']);
@@ -106,6 +98,8 @@ export const ServerConfigSchema = z
     oauth: OAuthSettingsSchema.optional(),
     /** Calls to tools whose own names (as the server lists them) match one of these globs wait for an operator's approval. @default none */
     requireApproval: z.array(NameGlob).optional(),
+    /** Tools the gateway runs as tasks for agents that negotiated `io.modelcontextprotocol/tasks` (issue #41). @default none */
+    tasks: TaskSettingsSchema.optional(),
     /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` */
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */

@@ -32,10 +32,11 @@ import { ResultCaps, type ResultCapSettings } from './results/result-caps.js';
 import { runScriptRequest } from './requests/run-script.js';
 import { ScriptRuns, type ScriptSettings } from './scripts/script-runs.js';
 import type { ReadRequest } from './results/result-reader.js';
-import { estimateTokens } from './results/token-estimate.js';
+import { DefinitionTokens } from './results/definition-tokens.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
 import type { BudgetStore, SharedRateLimits } from '../store/ports.js';
 import { ResultHandles } from '../store/result-handles.js';
+import { Tasks, type TaskSettings } from './tasks/tasks.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
 export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSettings'> & { searcher?: ToolSearcher };
@@ -78,6 +79,8 @@ export interface GatewayDeps {
   scripts?: ScriptSettings;
   /** `agentAuth.jwt` (issue #40 item 4): agents signed in by their identity provider's JWT. @default keys only */
   jwt?: JwtAuthConfig;
+  /** Where tasks are kept (issue #41), and this replica's id, their owner's. @default in memory, '' */
+  tasks?: TaskSettings;
 }
 
 export type { Authentication } from './agents/caller-auth.js';
@@ -113,13 +116,15 @@ export class Gateway {
   readonly scripts: ScriptRuns;
   /** Keys and JWTs (issue #40 item 4): who is calling. */
   readonly auth: CallerAuth;
+  /** Gateway-run tasks (issue #41). */
+  readonly tasks: Tasks;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
-  /** The tokens of each list handed out, by the list's identity (lists are cached per catalogue version × view). */
-  readonly #definitionTokens = new WeakMap<object, number>();
+  /** The tokens of the definitions handed out (each cached list estimated once). */
+  readonly #definitionTokens = new DefinitionTokens();
 
   private readonly searchHealthOf: (() => SearchHealth) | undefined;
   private readonly searchStatsOf: (() => SearchStatsSnapshot) | undefined;
@@ -147,6 +152,7 @@ export class Gateway {
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
     this.auth = new CallerAuth({ agents, clock, logger: deps.logger.child({ component: 'auth' }), ...(deps.jwt ? { jwt: deps.jwt } : {}) });
+    this.tasks = new Tasks({ ...deps.tasks, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.#path = createRequestPipeline({
       router: this.#router,
@@ -280,12 +286,7 @@ export class Gateway {
    */
   async countDefinitions(agent: AgentRef | undefined, definitions: object | string): Promise<void> {
     if (!agent || !this.budgets.has(agent.name)) return;
-    let tokens = typeof definitions === 'string' ? estimateTokens(definitions) : this.#definitionTokens.get(definitions);
-    if (tokens === undefined) {
-      tokens = estimateTokens(JSON.stringify(definitions));
-      this.#definitionTokens.set(definitions as object, tokens);
-    }
-    await this.budgets.charge(agent.name, tokens);
+    await this.budgets.charge(agent.name, this.#definitionTokens.of(definitions));
   }
 
   /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */

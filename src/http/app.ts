@@ -22,6 +22,7 @@ import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { resultRoutes } from './routes/results.js';
 import { scriptRoutes } from './routes/scripts.js';
+import { taskRoutes } from './routes/tasks.js';
 import { agentRoutes } from './routes/agents.js';
 import { auditRoutes } from './routes/audit.js';
 import { searchStatsRoutes } from './routes/search-stats.js';
@@ -165,6 +166,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(catalogueRoutes, { manager, gateway });
   void app.register(resultRoutes, { gateway });
   void app.register(scriptRoutes, { gateway });
+  void app.register(taskRoutes, { gateway });
   void app.register(operationRoutes, { runtime });
   void app.register(approvalRoutes, { ...(approvals ? { approvals } : {}), ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey, replicas: () => cluster.replicas() } } : {}) });
   void app.register(toolPinRoutes, { manager });

@@ -51,8 +51,8 @@ describe('MCP Apps across servers', () => {
     it(`${eraName}: each tool's _meta resolves to its own server's view, mimeType and _meta intact`, async () => {
       const { d, both } = await shared();
       const client = await agentClient(d, both, era, UI_CAPABILITIES);
-      // The servers declare the extension, so the aggregate does.
-      expect(client.getServerCapabilities()?.extensions).toEqual({ [UI]: {} });
+      // The servers declare the extension, so the aggregate does (beside the gateway's own tasks, issue #41).
+      expect(client.getServerCapabilities()?.extensions).toEqual({ [UI]: {}, 'io.modelcontextprotocol/tasks': {} });
       const { tools } = await client.listTools();
       for (const app of ['alpha', 'beta']) {
         const tool = tools.find((t) => t.name === `mcp_${app}_show_widget`);

@@ -34,6 +34,8 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   RESOURCE_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   RESULT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   RESULT_EXPIRED: ProtocolErrorCode.InvalidParams,
+  TASK_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  TASKS_NOT_NEGOTIATED: ProtocolErrorCode.MissingRequiredClientCapability,
   OAUTH_STATE_INVALID: ProtocolErrorCode.InvalidParams,
 
   MCP_SESSION_NOT_FOUND: SESSION_NOT_FOUND,

@@ -159,6 +159,19 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 5,
+    name: 'create-tasks',
+    // Gateway-run tasks (issue #41): any replica answers tasks/get from here.
+    sql: `
+      CREATE TABLE tasks (
+        task_id    text   PRIMARY KEY,
+        document   text   NOT NULL,
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX tasks_expires ON tasks (expires_at);
+    `,
+  },
 ];
 
 /** The advisory lock key every replica migrates under (any fixed 64-bit number; "switchbd"). */
