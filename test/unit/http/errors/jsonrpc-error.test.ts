@@ -48,12 +48,16 @@ const NOT_INTERNAL: Partial<Record<ErrorCode, number>> = {
   JWT_AUDIENCE_INVALID: -32000,
   JWT_AGENT_INVALID: -32000,
   JWKS_UNAVAILABLE: -32000,
+  // Gateway-run tasks (issue #41): another agent's task is as good as unknown; tasks/* from a
+  // client that did not negotiate the extension is the extension's own "capability missing".
+  TASK_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  TASKS_NOT_NEGOTIATED: -32021,
 };
 
 describe('SwitchboardError → JSON-RPC', () => {
   it('has a JSON-RPC code for exactly the catalogue codes', () => {
     expect(Object.keys(JSON_RPC_CODES).sort()).toEqual([...CODES].sort());
-    for (const code of CODES) expect([-32000, -32001, -32602, -32603], code).toContain(JSON_RPC_CODES[code]);
+    for (const code of CODES) expect([-32000, -32001, -32021, -32602, -32603], code).toContain(JSON_RPC_CODES[code]);
   });
 
   it.each(CODES)('%s: answers a request with its JSON-RPC code and the code in data.code', (code) => {
