@@ -293,6 +293,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     searchHealth: search.health,
     searchStats: () => search.stats.snapshot(manager.getCatalogue().list().map((tool) => tool.name), search.usage.conversions()),
     scripts: scriptSettings(config),
+    policies: config.policies ?? [],
     ...(telemetry ? { telemetry } : {}),
   });
   const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });

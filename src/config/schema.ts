@@ -8,6 +8,7 @@ import { globProblem } from '../util/glob-matcher.js';
 import { AgentConfigSchema } from './agent-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
 import { SandboxSettingsSchema } from './sandbox-schema.js';
+import { PoliciesSchema } from './policy-schema.js';
 
 export { CLIENT_ASSERTION_ALGS, OAuthSettingsSchema } from './oauth-schema.js';
 
@@ -261,6 +262,8 @@ export const DaemonConfigSchema = z
     agents: z.record(z.string(), AgentConfigSchema).default({}),
     /** OpenTelemetry export (issue #26); see telemetry-schema.ts. @default the OTEL_* variables */
     telemetry: TelemetryConfigSchema.optional(),
+    /** Argument policies in CEL (issue #40), first match wins; see policy-schema.ts. @default [] */
+    policies: PoliciesSchema.default([]),
   })
   .strict();
 

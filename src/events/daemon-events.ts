@@ -144,7 +144,7 @@ export interface CallFinishedEvent extends Omit<AuditEntry, 'ts' | 'transport' |
   type: 'call.finished';
   /** Never `operator`: that transport is an operator's own entry (an approval decision), not a request. */
   transport: Exclude<AuditEntry['transport'], 'operator'>;
-  kind: Exclude<AuditKind, 'approval'>;
+  kind: Exclude<AuditKind, 'approval' | 'policy'>;
 }
 
 /** A call waits for an operator's approval (`requireApproval`, issue #22): what it would run, so the operator can decide. */
@@ -161,6 +161,8 @@ export interface ApprovalRequestedEvent {
   arguments: Record<string, unknown>;
   /** The agent whose key the call carried; absent for the operator's key and without keys. */
   agent?: string;
+  /** The policy rule (`effect: approve`, issue #40) that asked for the approval; absent for `requireApproval`. */
+  rule?: string;
   /** When the call gives up waiting (`APPROVAL_TIMEOUT`), ISO time. */
   expiresAt: string;
 }

@@ -28,6 +28,8 @@ import { ownerOf } from './requests/stages/result-guard.js';
 import { ResultCaps, type ResultCapSettings } from './results/result-caps.js';
 import { runScriptRequest } from './requests/run-script.js';
 import { ScriptRuns, type ScriptSettings } from './scripts/script-runs.js';
+import { Policies } from './policies/policies.js';
+import type { PolicyRule } from '../config/policy-schema.js';
 import type { ReadRequest } from './results/result-reader.js';
 import { estimateTokens } from './results/token-estimate.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
@@ -71,6 +73,8 @@ export interface GatewayDeps {
   budgetStore?: BudgetStore;
   /** Code mode (issue #39): `codeMode`, admission, the sandbox's limits. @default off */
   scripts?: ScriptSettings;
+  /** Argument policies in CEL (issue #40), validated; a reload swaps them through `policies.replace`. @default none */
+  policies?: readonly PolicyRule[];
 }
 
 /** Who presented a key, as the gateway sees it (SPEC §12). */
@@ -105,6 +109,8 @@ export class Gateway {
   readonly budgets: AgentBudgets;
   /** Code-mode scripts running now (issue #39), for `GET /scripts`. */
   readonly scripts: ScriptRuns;
+  /** Argument policies (issue #40): the rules in force and the shadow rules' would-be denials. */
+  readonly policies: Policies;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
@@ -141,6 +147,7 @@ export class Gateway {
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
+    this.policies = new Policies(deps.policies ?? [], { catalogues: manager.catalogues, clock, logger: deps.logger.child({ component: 'policies' }), ...(audit ? { audit } : {}) });
     this.#path = createRequestPipeline({
       router: this.#router,
       runtime: deps.runtime,
@@ -151,6 +158,7 @@ export class Gateway {
       defaultTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
       limits,
       budgets: this.budgets,
+      policies: this.policies,
       results: { capOf: (tool, agent) => caps.capOf(tool, agent), handles: this.keptResults },
       scripts: (ctx) =>
         runScriptRequest(ctx, {

@@ -9,6 +9,8 @@ export type { AgentView, ViewedTool } from './agents/agent-view.js';
 export type { AgentRegistry } from './agents/agent-registry.js';
 export type { AgentInfo } from './agents/agent-types.js';
 export type { Approvals } from './approvals/approvals.js';
+export type { Policies, PolicyCounts } from './policies/policies.js';
+export type { ImpactRow } from './policies/policy-impact.js';
 export type { AuditLog } from './audit/audit-log.js';
 export type { CallMetrics } from './requests/call-metrics.js';
 export type { InFlightCalls } from './requests/in-flight-calls.js';

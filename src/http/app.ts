@@ -25,6 +25,7 @@ import { scriptRoutes } from './routes/scripts.js';
 import { agentRoutes } from './routes/agents.js';
 import { auditRoutes } from './routes/audit.js';
 import { searchStatsRoutes } from './routes/search-stats.js';
+import { policyRoutes } from './routes/policies.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -169,6 +170,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(toolPinRoutes, { manager });
   void app.register(auditRoutes, { audit: gateway.audit });
   void app.register(searchStatsRoutes, { gateway });
+  void app.register(policyRoutes, { gateway });
   void app.register(metricsRoutes, {
     manager,
     calls: gateway.calls,

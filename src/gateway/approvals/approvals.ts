@@ -30,6 +30,8 @@ export interface HoldOptions {
   signal: AbortSignal;
   /** Told "waiting for approval" once, when the call is held. */
   onProgress?: ((progress: Progress) => void) | undefined;
+  /** The policy rule (`effect: approve`, issue #40) that asked: the call is held whatever `requireApproval` says, and the approval names the rule. */
+  rule?: string | undefined;
 }
 
 /** A call waiting for an operator, as `GET /approvals` lists it. */
@@ -40,6 +42,8 @@ export interface PendingApproval {
   name: string;
   arguments: Record<string, unknown>;
   agent?: string;
+  /** The policy rule that asked for the approval (issue #40); absent for `requireApproval`. */
+  rule?: string;
   /** ISO times. */
   requestedAt: string;
   expiresAt: string;
@@ -126,7 +130,7 @@ export class Approvals {
    * `SHUTTING_DOWN` or the signal's abort reason.
    */
   hold(target: ApprovalTarget, options: HoldOptions): Promise<void> | undefined {
-    if (!this.requires(target, options.agent)) return undefined;
+    if (options.rule === undefined && !this.requires(target, options.agent)) return undefined;
     return this.#wait(target, options);
   }
 
@@ -148,7 +152,7 @@ export class Approvals {
     for (const id of [...this.#pending.keys()]) this.#settle(id, 'withdrawn');
   }
 
-  async #wait(target: ApprovalTarget, { agent, signal, onProgress }: HoldOptions): Promise<void> {
+  async #wait(target: ApprovalTarget, { agent, signal, onProgress, rule }: HoldOptions): Promise<void> {
     if (this.#closed) throw new SwitchboardError('SHUTTING_DOWN');
     signal.throwIfAborted();
     // Each waiting call keeps its arguments in memory for minutes: bounded, so a flood of held
@@ -165,6 +169,7 @@ export class Approvals {
       name: target.name,
       arguments: target.arguments ?? {},
       ...(agent ? { agent: agent.name } : {}),
+      ...(rule !== undefined ? { rule } : {}),
       requestedAt: new Date(now).toISOString(),
       expiresAt: new Date(now + timeoutMs).toISOString(),
     };
