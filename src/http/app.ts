@@ -180,6 +180,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bus,
     subscriberCount: () => events.subscriberCount,
     budgets: gateway.budgets,
+    policies: gateway.policies,
     searchStats: () => gateway.searchStats(),
   });
   void app.register(eventsRoutes, { events });
