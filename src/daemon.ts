@@ -251,9 +251,17 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const stateDir = ownsStore && dbPath !== ':memory:' ? dirname(dbPath) : undefined;
   let children: { reaped: Promise<unknown>; release: () => void } | undefined;
 
+  // Argument policies apply live (issue #40): each discovery that read a usable file of our own hands
+  // its rules over. A file with a rule that does not compile is ignored whole, so the last good set stays.
+  const discoverAndApplyPolicies = async (): Promise<DiscoveryResult> => {
+    const found = await discover();
+    if (found.policies) gateway.policies.replace(found.policies);
+    return found;
+  };
+
   const runtime = new SwitchboardRuntime({
     manager,
-    discover,
+    discover: discoverAndApplyPolicies,
     publish: bus.publish,
     logger,
     storeWarnings: () => [...cache.warnings, ...(cache.liveWarnings?.() ?? [])],

@@ -1,9 +1,12 @@
 import { ProtocolError, type CallToolResult } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realpath, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { addAgentKey, AGENT_ERAS, agentClient, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { textOf } from '../helpers/connect.js';
 import { nextDaemonEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/process.js';
 
 /**
  * Issue #40 items 1 and 2: argument policies in CEL on one real daemon with the `policy-target`
@@ -165,5 +168,30 @@ describe('shadow mode', () => {
     expect(audited.body.entries.filter((entry) => entry.kind === 'policy')).toHaveLength(2);
     // An agent may not read it.
     expect((await rest(ann, '/policies/impact')).status).toBe(403);
+  });
+});
+
+describe('policies in the config file', () => {
+  it('a reload applies an edited rule set; a rule that does not compile leaves the file ignored, the last good set in force, and says where', async () => {
+    const home = await realpath(await tempDir((remove) => onTestFinished(remove)));
+    const configPath = join(home, 'switchboard.json');
+    const file = (policies: unknown[]): Promise<void> => writeFile(configPath, JSON.stringify({ mcpServers: { db: fixtureServerConfig('policy-target') }, policies }));
+    const noDrop = { name: 'no-drop', match: { tools: ['query'] }, when: 'args.sql.contains("DROP")', effect: 'deny', reason: 'no DROP' };
+    await file([noDrop]);
+    const live = await startDaemon({ realDiscovery: true, deps: { home, cwd: home, env: {}, configPath }, config: { watch: false, policies: [noDrop] as never } });
+    const query = async (sql: string): Promise<number> => (await live.fetch('/tools/mcp_db_query/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { sql } }) })).status;
+    expect(await query('DROP TABLE t')).toBe(403);
+    expect(await query('DELETE FROM t')).toBe(200);
+
+    await file([{ ...noDrop, name: 'no-delete', when: 'args.sql.contains("DELETE")', reason: 'no DELETE' }]);
+    expect((await live.json('/reload', { method: 'POST' })).status).toBe(200);
+    expect(await query('DELETE FROM t')).toBe(403);
+    expect(await query('DROP TABLE t')).toBe(200);
+
+    await file([{ ...noDrop, name: 'typo', when: 'arg.sql.contains("DROP")' }]);
+    await live.json('/reload', { method: 'POST' });
+    expect(await query('DELETE FROM t')).toBe(403);
+    const status = await live.json<{ discovery: { warnings: Array<{ message: string }> } }>('/status');
+    expect(status.body.discovery.warnings.map((w) => w.message)).toContainEqual(`${configPath}: policies.0.when: policy "typo": CEL does not compile at 1:1: Unknown variable: arg (file ignored)`);
   });
 });

@@ -62,10 +62,12 @@ export class Policies {
     return this.#set.empty;
   }
 
-  /** A reload's rules (already validated: a bad set never gets here, so the last good one stays). */
+  /** A reload's rules (already validated: a bad set never gets here, so the last good one stays); the same rules change nothing. */
   replace(rules: readonly PolicyRule[]): void {
+    if (JSON.stringify(rules) === JSON.stringify(this.#set.rules)) return;
     for (const [rule, n] of this.#set.failures()) this.#pastErrors.set(rule, (this.#pastErrors.get(rule) ?? 0) + n);
     this.#set = new PolicySet(rules);
+    this.options.logger.info({ rules: rules.map((rule) => rule.name) }, 'policies applied');
   }
 
   /**
