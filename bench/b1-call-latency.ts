@@ -51,6 +51,8 @@ export const b1: Benchmark = {
       const floorHttp = createHttpClient(floorServer.url, { connections: 1 });
       clients.push(http, floorHttp);
       expectStatus(await http.get('/tools'), 200, 'GET /tools');
+      // Both servers listed before anything is timed: the startup gate may open before the second connects.
+      for (const server of ['echo', 'policed']) await serve.waitForLog((entry) => entry.msg === 'connected' && entry.server === server);
       direct = await connectDirect('echo-stdio');
       const sdk = direct;
 

@@ -8,6 +8,7 @@ import { SignIn } from './signin.js';
 import { AgentsView } from './views/agents.js';
 import { CallsView } from './views/calls.js';
 import { EventsView } from './views/events.js';
+import { PoliciesView } from './views/policies.js';
 import { ServersView } from './views/servers.js';
 import { ToolsView } from './views/tools.js';
 import './app.css';
@@ -18,6 +19,7 @@ const VIEWS = [
   { id: 'events', label: 'Events', render: () => <EventsView /> },
   { id: 'calls', label: 'Calls', render: () => <CallsView /> },
   { id: 'agents', label: 'Agents', render: () => <AgentsView /> },
+  { id: 'policies', label: 'Policies', render: () => <PoliciesView /> },
 ] as const;
 
 /** The view is in the URL's fragment, so the browser's back button and bookmarks work. */
