@@ -17,5 +17,5 @@ export const THREE_RULES = [
 
 /** The echo server of B1 and a second one, `policed`, that only the policies select. */
 export function echoAndPolicedServers(): Record<string, ServerConfig> {
-  return { echo: fixtureServerConfig('echo-stdio'), policed: fixtureServerConfig('echo-stdio') };
+  return { echo: fixtureServerConfig('echo-stdio'), policed: fixtureServerConfig('echo-stdio', { env: { BENCH_INSTANCE: 'policed' } }) };
 }
