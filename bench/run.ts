@@ -16,6 +16,7 @@ import { b11 } from './b11-replicas.js';
 import { b12 } from './b12-sandbox-start.js';
 import { b13 } from './b13-result-guard.js';
 import { b14 } from './b14-code-mode.js';
+import { b15 } from './b15-cluster-soak.js';
 import { b2 } from './b2-call-concurrency.js';
 import { b3 } from './b3-startup.js';
 import { b4 } from './b4-tool-list.js';
@@ -28,7 +29,9 @@ import type { Benchmark, BenchContext } from './lib/bench.js';
 import { REPO_ROOT } from './lib/serve.js';
 import { renderTable, type Row } from './lib/table.js';
 
-const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14];
+const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15];
+/** Run only when named: B15 is a soak of half an hour by default. */
+const NAMED_ONLY = new Set(['B15']);
 
 const log = (message: string): void => void process.stderr.write(`${message}\n`);
 
@@ -39,7 +42,7 @@ async function main(): Promise<number> {
     log(`unknown benchmark(s): ${unknown.join(', ')}; known: ${ALL.map((b) => b.id).join(' ')}`);
     return 2;
   }
-  const selected = wanted.length === 0 ? ALL : ALL.filter((bench) => wanted.includes(bench.id));
+  const selected = wanted.length === 0 ? ALL.filter((bench) => !NAMED_ONLY.has(bench.id)) : ALL.filter((bench) => wanted.includes(bench.id));
 
   const startedAt = new Date();
   const resultsDir = join(REPO_ROOT, 'bench', 'results');

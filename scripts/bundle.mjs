@@ -6,7 +6,7 @@
 // starts (src/watchdog.ts) is a second entry, dist/watchdog.js, sharing only the /proc helpers.
 // `tsc` still type-checks and emits the library (dist/index.js and the .d.ts files): see
 // `npm run build`.
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -41,6 +41,21 @@ const unusedInCli = {
 };
 
 /**
+ * zod 4 ships its error messages in 48 languages (`zod/v4/locales`, ~366 KB of the ~750 KB of zod
+ * in the bundle) and re-exports them all as `z.locales`, so an `import * as z` keeps every one.
+ * Switchboard and the MCP SDK only ever use the English messages zod configures itself with (zod
+ * imports `locales/en.js` directly for that), and nothing calls `z.config(z.locales.xx())`. The
+ * locales' index is replaced by English alone: a start compiles and keeps that much less
+ * (issue #44). `z.locales.en` is still there; any other language is `undefined`.
+ */
+const englishOnlyZod = {
+  name: 'english-only-zod',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({ contents: 'export { default as en } from "./en.js";', loader: 'js' }));
+  },
+};
+
+/**
  * Builds the CLI bundle into `outdir` (default dist/). better-sqlite3 stays external because it
  * is a native addon; bufferutil and utf-8-validate are optional speed-ups of ws that are not
  * installed. Returns esbuild's metafile.
@@ -67,11 +82,26 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
     sourcemap: 'linked',
     metafile: true,
     logLevel,
-    plugins: [unusedInCli],
+    plugins: [unusedInCli, englishOnlyZod],
+    charset: 'ascii',
   });
+  for (const output of Object.keys(result.metafile.outputs)) if (output.endsWith('.js')) asciiOnly(`${root}${output}`);
   // The bin (`#!/usr/bin/env node`): runnable as ./dist/cli.js, not only through npm's bin link.
   chmodSync(`${outdir}/cli.js`, 0o755);
   return result.metafile;
+}
+
+/**
+ * V8 keeps each module's source text for as long as the process lives (functions compile lazily
+ * from it), and a single character beyond Latin-1 makes it a two-byte string: the serve chunk and
+ * the SDK's took twice their size in the heap, ~2.5 MiB of an idle daemon (issue #44). With
+ * `charset: 'ascii'` esbuild escapes every string, identifier and regular expression; what is left
+ * are comments it keeps (a dash, a section sign), each UTF-16 unit of which becomes `?` here, so
+ * no line or column the source map names moves.
+ */
+function asciiOnly(file) {
+  const text = readFileSync(file, 'utf8');
+  if (/[\u0080-\uffff]/.test(text)) writeFileSync(file, text.replace(/[\u0080-\uffff]/g, '?'));
 }
 
 /**

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
+import { trafficTotals } from './cluster/traffic-totals.js';
 import { discoverMCPServers } from './config/discover.js';
 import { defaultDbPath, resolveConfigPath } from './config/load.js';
 import { createValueResolver } from './config/resolve-values.js';
@@ -31,7 +32,7 @@ import type { ToolCacheStore } from './store/ports.js';
 import type { Telemetry } from './telemetry/telemetry.js';
 import { loadInstanceId } from './upstream/instance.js';
 import { MCPManager } from './upstream/manager.js';
-import { callbackUrlOf, OAuthBroker } from './upstream/oauth/broker.js';
+import { callbackUrlOf, OAuthBroker, publicCallbackUrl } from './upstream/oauth/broker.js';
 import { endChildWatchdog, keepChildRecords } from './upstream/process/child-registry.js';
 import { reapLeftovers } from './upstream/process/leftover-reaper.js';
 import { forwardServerLogs } from './upstream/transport/log-forwarding.js';
@@ -132,7 +133,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     const port = listeningPorts(app, config.port)[0];
     return port === undefined ? undefined : { host: config.host, port };
   };
-  const callbackUrl = (): string | undefined => callbackUrlOf(app.server.address());
+  // Behind a balancer every replica names the balancer's callback (issue #43); alone, its own address.
+  const callbackUrl = (): string | undefined => (config.publicUrl !== undefined ? publicCallbackUrl(config.publicUrl) : callbackUrlOf(app.server.address()));
   const env = deps.env ?? process.env;
   const home = deps.home ?? homedir();
   const cwd = deps.cwd ?? process.cwd();
@@ -176,9 +178,11 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     store: cache.agents,
     ...(config.token !== undefined ? { token: config.token } : {}),
     ...(ownsStore ? { operatorKeyPath: operatorKeyPath(dbPath) } : {}),
+    ...(clusterSettings?.operatorKey !== undefined ? { sharedOperatorKey: clusterSettings.operatorKey } : {}),
     clock,
     logger: logger.child({ component: 'agents' }),
     publish: bus.publish,
+    tokenAgents: config.agentAuth?.jwt !== undefined,
   });
   /** This process's instance id (SPEC §11); see `identity` and `start`. */
   let instanceId: string | undefined;
@@ -199,7 +203,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     identity: () => {
       const where = listening();
       const label = where === undefined ? 'switchboard' : `${isIP(where.host) === 6 ? `[${where.host}]` : where.host}:${where.port}`;
-      return { id: (instanceId ??= randomUUID()), label };
+      return { id: (instanceId ??= randomUUID()), label, ...(clusterSettings?.clusterId !== undefined ? { cluster: clusterSettings.clusterId } : {}) };
     },
     resolveValues: async (name, serverConfig, source) => {
       const { config: resolved, warnings } = await resolver.resolve(name, serverConfig, source);
@@ -227,7 +231,10 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     agentGlobs: (agent) => agents.get(agent.name)?.settings.requireApproval ?? [],
     ...(config.approvalTimeoutMs !== undefined ? { timeoutMs: config.approvalTimeoutMs } : {}),
     ...(replicaId !== undefined ? { replicaId } : {}),
-    onDecision: (decision) => auditDecision(audit, decision),
+    onDecision: (decision, args) => auditDecision(audit, decision, args),
+    showArguments: (args) => audit.shownArguments(args),
+    ...(config.approvalPrompt !== undefined ? { prompt: config.approvalPrompt } : {}),
+    ...(config.approvalUrl !== undefined ? { dashboardUrl: config.approvalUrl } : {}),
   });
 
   const discover =
@@ -293,6 +300,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const gateway = new Gateway({
     keptResults,
     ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
+    ...(cache.rateLimits ? { rateLimits: cache.rateLimits } : {}),
+    tasks: { ...(cache.tasks ? { store: cache.tasks } : {}), ...(replicaId !== undefined ? { replica: replicaId } : {}) },
     resultCaps: { maxResultTokens: config.maxResultTokens, tools: config.results?.tools },
     manager, runtime, agents, approvals, audit, logger, clock,
     shutdownSignal: shutdown.signal,
@@ -302,12 +311,17 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     searchStats: () => search.stats.snapshot(manager.getCatalogue().list().map((tool) => tool.name), search.usage.conversions()),
     scripts: scriptSettings(config),
     policies: config.policies ?? [],
+    ...(config.agentAuth?.jwt ? { jwt: config.agentAuth.jwt } : {}),
     ...(telemetry ? { telemetry } : {}),
   });
-  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => agents.isActive(agent.name) });
+  const events = new EventHub({ bus, manager, runtime, agentValid: (agent) => gateway.auth.isActive(agent) });
   const drain = new RequestDrain();
   const cluster = clusterSettings
-    ? createCluster(clusterSettings, { bus, manager, runtime, agents, logger, url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0) })
+    ? createCluster(clusterSettings, {
+      bus, manager, runtime, agents, oauth, logger,
+      url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0),
+      traffic: () => trafficTotals(gateway, manager),
+    })
     : undefined;
   const app = buildApp({
     config, manager, runtime, bus, events, oauth, gateway, logger, shutdownSignal: shutdown.signal, drain,
@@ -321,7 +335,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
       const log = logger.child({ component: 'children' });
       children = { reaped: reapLeftovers({ stateDir, logger: log }), release: keepChildRecords(stateDir, log) };
     }
-    if (instanceId === undefined) {
+    // A replica's id is its own (issue #43 item 5): one kept per port would be every replica's.
+    if (instanceId === undefined && clusterSettings === undefined) {
       const loaded = await loadInstanceId(cache.state, config.port > 0 ? config.port : undefined);
       instanceId ??= loaded;
     }

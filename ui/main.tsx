@@ -3,10 +3,11 @@ import { render } from 'preact';
 import { needsKey } from './api.js';
 import { loadCallHistory } from './call-history.js';
 import { feedStatus, startFeed, stopFeed } from './feed.js';
-import { daemonState, refreshStatus } from './state.js';
+import { clusterView, daemonState, refreshStatus } from './state.js';
 import { SignIn } from './signin.js';
 import { AgentsView } from './views/agents.js';
 import { CallsView } from './views/calls.js';
+import { ClusterView } from './views/cluster.js';
 import { EventsView } from './views/events.js';
 import { PoliciesView } from './views/policies.js';
 import { ServersView } from './views/servers.js';
@@ -20,6 +21,7 @@ const VIEWS = [
   { id: 'calls', label: 'Calls', render: () => <CallsView /> },
   { id: 'agents', label: 'Agents', render: () => <AgentsView /> },
   { id: 'policies', label: 'Policies', render: () => <PoliciesView /> },
+  { id: 'cluster', label: 'Cluster', render: () => <ClusterView /> },
 ] as const;
 
 /** The view is in the URL's fragment, so the browser's back button and bookmarks work. */
@@ -30,16 +32,24 @@ addEventListener('hashchange', () => (current.value = viewOf()));
 /** The safety net under the live feed: one `/status` read a minute. */
 const SAFETY_REFRESH_MS = 60_000;
 
+/** A view's own path: `#/approvals/<id>` (the link a 2026-07-28 agent is given) is the Agents view, where approvals are decided. */
+const viewIdOf = (path: string): string => {
+  const head = path.split('/')[0] ?? '';
+  return head === 'approvals' ? 'agents' : head;
+};
+
 function App() {
   if (needsKey.value) return <SignIn onSignedIn={start} />;
-  const view = VIEWS.find((v) => v.id === current.value) ?? VIEWS[0];
+  // The Cluster view is there only on a replica of one (a PostgreSQL store).
+  const views = VIEWS.filter((v) => v.id !== 'cluster' || clusterView.value !== null);
+  const view = views.find((v) => v.id === viewIdOf(current.value)) ?? views[0]!;
   const state = daemonState.value;
   return (
     <>
       <header class="top">
         <h1>Switchboard</h1>
         <nav aria-label="Views">
-          {VIEWS.map((v) => (
+          {views.map((v) => (
             <a key={v.id} href={`#/${v.id}`} aria-current={v.id === view.id ? 'page' : undefined}>
               {v.label}
             </a>

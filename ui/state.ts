@@ -6,6 +6,8 @@ import type { CallFinished, FeedEvent, HelloEvent, ServerSnapshot, StatusBody } 
 export const servers = signal<ReadonlyMap<string, ServerSnapshot>>(new Map());
 export const serverList = computed(() => [...servers.value.values()].sort((a, b) => a.name.localeCompare(b.name)));
 export const daemonState = signal<{ state: string; version: string } | null>(null);
+/** The cluster view of the last `/status` (issue #43); null on a lone daemon. */
+export const clusterView = signal<Required<Pick<StatusBody, 'replicas' | 'cluster'>> | null>(null);
 
 /** The feed as shown in the Events view, newest last; bounded so a long-open tab stays small. */
 export const feed = signal<readonly FeedEvent[]>([]);
@@ -67,6 +69,7 @@ export async function refreshStatus(): Promise<void> {
     const status = await getJson<StatusBody>('/status');
     daemonState.value = { state: status.state, version: status.version };
     replaceServers(status.servers);
+    clusterView.value = status.replicas && status.cluster ? { replicas: status.replicas, cluster: status.cluster } : null;
   } catch {
     // A refused key shows the sign-in form (api.ts); anything else is retried by the next event.
   }

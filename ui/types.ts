@@ -4,6 +4,8 @@
  * carries no daemon code (test/unit/ui-bundle.test.ts checks). A shape kept here is one src does
  * not name, or a wire form of one (a time as ISO text), and says which.
  */
+import type { ReplicaInfo } from '../src/cluster/replica-heartbeats.js';
+import type { ClusterTraffic } from '../src/cluster/replica-traffic.js';
 import type { ErrorInfo } from '../src/errors.js';
 import type { CallFinishedEvent, ServerStatus } from '../src/events/daemon-events.js';
 import type { StampedEvent } from '../src/events/event-bus.js';
@@ -21,7 +23,12 @@ export interface StatusBody {
   state: RuntimeState;
   version: string;
   servers: ServerSnapshot[];
+  /** In a cluster (issue #43): every replica by its heartbeat, and the live ones' traffic summed. */
+  replicas?: ReplicaInfo[];
+  cluster?: ClusterTraffic;
 }
+
+export type { ClusterTraffic, ReplicaInfo };
 
 /**
  * One event of `/events`: `{seq, ts, type, …}`. Kept open (any field, read with a check): the

@@ -53,6 +53,8 @@ export interface ServeOptions {
   exposeGc?: boolean;
   /** @default BENCH_CLI, else dist/cli.js */
   cli?: string;
+  /** A fixed port (a replica restarted behind a balancer keeps its address). @default 0: any free port */
+  port?: number;
 }
 
 type LogEntry = Record<string, unknown> & { msg?: string };
@@ -119,7 +121,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   if (options.exposeGc) nodeArgs.push('--expose-gc', '--import', GC_PRELOAD);
 
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, options.cli ?? CLI, 'serve', '--port', '0', '--config', configPath, '--no-project-config'], {
+  const child = spawn(process.execPath, [...nodeArgs, options.cli ?? CLI, 'serve', '--port', String(options.port ?? 0), '--config', configPath, '--no-project-config'], {
     cwd: workspace.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

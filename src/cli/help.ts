@@ -93,15 +93,16 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   approvals: {
     usage: 'switchboard approvals [--url URL] [--token TOKEN] [--json]',
     description:
-      "List the tool calls waiting for an operator's approval (tools in a server's requireApproval list): id, tool, server, agent, when the wait ends, and the call's arguments.",
+      "List the tool calls waiting for an operator's approval (tools in a server's requireApproval list): id, tool, server, agent, when the wait ends, the policy rule that asked, and the call's arguments (with audit.arguments on; else the digest the approval is bound to).",
     options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
     examples: ['switchboard approvals', 'switchboard approvals --json | jq ".approvals[].arguments"'],
   },
   approve: {
-    usage: 'switchboard approve <id> [--url URL] [--token TOKEN] [--json]',
-    description: 'Approve a held tool call (the id from switchboard approvals): the call goes ahead and its result reaches the agent.',
-    options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
-    examples: ['switchboard approve 0f8c2b1e-4c1d-4c3a-9a57-2f1e5d6b7a90'],
+    usage: 'switchboard approve <id> [--for DURATION] [--url URL] [--token TOKEN] [--json]',
+    description:
+      'Approve a held tool call (the id from switchboard approvals): that call goes ahead and its result reaches the agent. With --for, identical calls (same agent, tool and arguments) also pass without approval for that long.',
+    options: [['--for DURATION', 'approve the same call for 90m, 1h, 7d… (at most 7d)'], ...CONNECTION, JSON_FLAG, HELP_FLAG],
+    examples: ['switchboard approve 0f8c2b1e-4c1d-4c3a-9a57-2f1e5d6b7a90', 'switchboard approve 0f8c2b1e-4c1d-4c3a-9a57-2f1e5d6b7a90 --for 1h'],
   },
   deny: {
     usage: 'switchboard deny <id> [--url URL] [--token TOKEN] [--json]',

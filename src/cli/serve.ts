@@ -93,7 +93,7 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   // Before the daemon, so the first request is traced; nothing of the SDK loads unless asked for.
   const telemetry = await startTelemetry(config.telemetry, env, PACKAGE_VERSION, logger);
   // Every daemon on one PostgreSQL database is a replica of one cluster (issue #28).
-  const cluster = stores?.backend === 'postgres' && stores.pool && config.store ? await prepareCluster({ connectionString: config.store, pool: stores.pool, state: stores.state }) : undefined;
+  const cluster = stores?.backend === 'postgres' && stores.pool && config.store ? await prepareCluster({ connectionString: config.store, pool: stores.pool, state: stores.state }, { token: config.token }) : undefined;
   const daemon = createDaemon(config, {
     ...io.deps,
     ...(stores ? { stores } : {}),

@@ -53,6 +53,12 @@ function endToEnd(headers: IncomingHttpHeaders): Record<string, string | string[
   return out;
 }
 
+/** The headers that mark a request as sent by replica `self` of the cluster holding `key` (never forwarded again). */
+export function forwardProof(self: string, key: Buffer, method: string, url: string): Record<string, string> {
+  const at = String(Date.now());
+  return { [FORWARDED_FROM_HEADER]: self, [FORWARD_PROOF_HEADER]: `${at}.${proofMac(key, self, method, url, at).toString('base64url')}` };
+}
+
 /** Whether this request came from another replica already. */
 export function wasForwarded(request: FastifyRequest): boolean {
   return request.headers[FORWARDED_FROM_HEADER] !== undefined;
@@ -66,10 +72,7 @@ export function wasForwarded(request: FastifyRequest): boolean {
 export function forwardRequest(request: FastifyRequest, reply: FastifyReply, ownerUrl: string, self: string, key: Buffer): Promise<boolean> {
   return new Promise((resolve) => {
     const body = request.body === undefined || request.method === 'GET' ? undefined : Buffer.from(JSON.stringify(request.body));
-    const headers = endToEnd(request.headers);
-    headers[FORWARDED_FROM_HEADER] = self;
-    const at = String(Date.now());
-    headers[FORWARD_PROOF_HEADER] = `${at}.${proofMac(key, self, request.method, request.url, at).toString('base64url')}`;
+    const headers = { ...endToEnd(request.headers), ...forwardProof(self, key, request.method, request.url) };
     if (body) headers['content-length'] = String(body.length);
     const target = new URL(request.url, ownerUrl);
     const outgoing = httpRequest(target, { method: request.method, headers, agent });

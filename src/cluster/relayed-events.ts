@@ -4,7 +4,7 @@ import { AGENT_CHANGES, type DaemonEvent, type DaemonEventType } from '../events
 /**
  * Which bus events travel between the replicas of a cluster (issue #28), and which of them the
  * others apply. The owners announce their changes on the bus — the runtime its reloads, the agent
- * registry its agents, the pins an approval, the OAuth broker a sign-in — and the cluster relays
+ * registry its agents, the pins an approval, the OAuth broker a sign-in or sign-out — and the cluster relays
  * them; no route string is read anywhere, so renaming a route cannot stop a replica applying it.
  */
 
@@ -21,6 +21,7 @@ export const RELAYED_EVENT_TYPES: ReadonlySet<DaemonEventType> = new Set<DaemonE
   'agent.changed',
   'pins.changed',
   'oauth.signed_in',
+  'oauth.signed_out',
 ]);
 
 /**
@@ -32,6 +33,7 @@ export const AppliedEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('agent.changed'), agent: z.string(), change: z.enum(AGENT_CHANGES) }),
   z.object({ type: z.literal('pins.changed'), server: z.string(), tools: z.array(z.object({ name: z.string(), hash: z.string() })), follows: z.string().optional() }),
   z.object({ type: z.literal('oauth.signed_in'), server: z.string() }),
+  z.object({ type: z.literal('oauth.signed_out'), server: z.string() }),
 ]);
 export type AppliedEvent = z.infer<typeof AppliedEventSchema>;
 
@@ -51,6 +53,11 @@ export interface ClusterEffects {
   reload(server: string | null, force: boolean, follows: string): Promise<unknown>;
   /** A sign-in done on another replica is in the store: a server waiting for one connects with it. */
   resumeAfterSignIn(server: string): void;
+  /**
+   * Another replica signed out of `server` (its tokens are gone from the store): this one drops
+   * what it holds of the sign-in in memory (the reload relayed after it reconnects the server).
+   */
+  signedOut(server: string): void;
 }
 
 /** Applies another replica's `event` here; rejects when it cannot. */
@@ -65,6 +72,8 @@ export async function applyEvent(effects: ClusterEffects, event: AppliedEvent, f
       return effects.approveTools(event.server, event.tools, from);
     case 'oauth.signed_in':
       return effects.resumeAfterSignIn(event.server);
+    case 'oauth.signed_out':
+      return effects.signedOut(event.server);
   }
 }
 

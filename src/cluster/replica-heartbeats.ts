@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
+import type { ReplicaTraffic } from './replica-traffic.js';
 
 /**
  * Which replicas are alive (issue #28 item 2): each one writes a row of the store's `replicas`
@@ -35,6 +36,8 @@ export interface ReplicaInfo {
   /** The row is this process's. */
   self: boolean;
   servers: ReplicaServerView[];
+  /** Its traffic at its last beat (replica-traffic.ts); null from a replica that does not say. */
+  traffic: ReplicaTraffic | null;
 }
 
 export interface ReplicaHeartbeatsOptions {
@@ -44,6 +47,8 @@ export interface ReplicaHeartbeatsOptions {
   url: () => string;
   /** Its servers right now, written with every beat. */
   view: () => ReplicaServerView[];
+  /** Its traffic since the last beat, written with every beat (issue #43). @default not written */
+  traffic?: () => ReplicaTraffic;
   logger: Pick<Logger, 'warn' | 'info'>;
   /** @default HEARTBEAT_INTERVAL_MS */
   intervalMs?: number;
@@ -56,7 +61,7 @@ interface ReplicaRow {
   url: string;
   started_at: string;
   heartbeat_at: string;
-  info: { servers?: ReplicaServerView[] };
+  info: { servers?: ReplicaServerView[]; traffic?: ReplicaTraffic };
 }
 
 export class ReplicaHeartbeats {
@@ -89,12 +94,12 @@ export class ReplicaHeartbeats {
   beat(): Promise<void> {
     const run = async (): Promise<void> => {
       const now = this.#now();
-      const { pool, id, url, view } = this.#options;
+      const { pool, id, url, view, traffic } = this.#options;
       try {
         await pool.query(
           `INSERT INTO replicas (id, url, started_at, heartbeat_at, info) VALUES ($1, $2, $3, $4, $5)
            ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, heartbeat_at = EXCLUDED.heartbeat_at, info = EXCLUDED.info`,
-          [id, url(), this.#startedAt, now, JSON.stringify({ servers: view() })],
+          [id, url(), this.#startedAt, now, JSON.stringify({ servers: view(), ...(traffic ? { traffic: traffic() } : {}) })],
         );
         await pool.query('DELETE FROM replicas WHERE heartbeat_at < $1', [now - FORGET_AFTER_MS]);
         if (this.#failing) this.#options.logger.info('replica heartbeat written again');
@@ -121,6 +126,7 @@ export class ReplicaHeartbeats {
         live: now - Number(row.heartbeat_at) < LIVE_INTERVALS * this.#interval,
         self: row.id === this.#options.id,
         servers: row.info.servers ?? [],
+        traffic: row.info.traffic ?? null,
       }));
       this.#readAt = now;
     } catch {

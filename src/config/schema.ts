@@ -4,11 +4,14 @@ import { z } from 'zod';
 import { DEFAULT_ANSWER_BYTES, SearchConfigSchema } from './search-schema.js';
 import { TelemetryConfigSchema } from './telemetry-schema.js';
 import { MAX_TIMER_MS } from '../util/abort.js';
-import { globProblem } from '../util/glob-matcher.js';
+import { AgentAuthSchema } from './agent-auth-schema.js';
 import { AgentConfigSchema } from './agent-schema.js';
+import { ApprovalSettingsShape } from './approval-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
 import { SandboxSettingsSchema } from './sandbox-schema.js';
 import { PoliciesSchema } from './policy-schema.js';
+import { NameGlob } from './name-glob.js';
+import { TaskSettingsSchema } from './tasks-schema.js';
 
 export { CLIENT_ASSERTION_ALGS, OAuthSettingsSchema } from './oauth-schema.js';
 
@@ -22,15 +25,6 @@ const StringRecord = z.record(z.string(), z.string());
 
 /** `enabled` accepts a boolean or the strings "true"/"false"/"1"/"0" (SPEC §2). */
 export const EnabledFlagSchema = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]);
-
-/** A glob over names (`delete_*`, `{rm,mv}`); a malformed one is a config error naming it. */
-const NameGlob = z
-  .string()
-  .min(1, { error: 'Must not be empty' })
-  .superRefine((glob, ctx) => {
-    const problem = globProblem(glob);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `invalid glob "${glob}": ${problem}` });
-  });
 
 /** Tool pinning (issue #22): `changes` holds a served tool whose definition changed until approved. */
 export const PinToolsSchema = z.enum(['changes', 'off']);
@@ -105,6 +99,8 @@ export const ServerConfigSchema = z
     oauth: OAuthSettingsSchema.optional(),
     /** Calls to tools whose own names (as the server lists them) match one of these globs wait for an operator's approval. @default none */
     requireApproval: z.array(NameGlob).optional(),
+    /** Tools the gateway runs as tasks for agents that negotiated `io.modelcontextprotocol/tasks` (issue #41). @default none */
+    tasks: TaskSettingsSchema.optional(),
     /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` */
     approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */
@@ -175,6 +171,8 @@ export const DaemonConfigSchema = z
     allowedHosts: z.array(z.string().min(1)).default([]),
     /** Extra browser origins allowed to call the daemon (`https://dash.example.com`). @default [] */
     allowedOrigins: z.array(z.string().min(1)).default([]),
+    /** Where browsers reach the daemon (a balancer, issue #43): OAuth comes back to `<publicUrl>/oauth/callback`, its host is accepted. @default the listening address */
+    publicUrl: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).refine((url) => !/[?#]/.test(url), 'expected a URL without a query or fragment').optional(),
     /** Bearer token; when set every route but /health needs it. */
     token: z.string().min(1).optional(),
     /** SQLite file for the tool cache. @default "<state dir>/switchboard.db" */
@@ -215,8 +213,8 @@ export const DaemonConfigSchema = z
     health: HealthConfigSchema.default(true),
     /** Watch the config files and apply edits live (SPEC §8). @default true */
     watch: z.boolean().default(true),
-    /** How long a call that needs approval (`requireApproval`) waits for an operator, in ms. @default 120000 */
-    approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
+    /** `approvalTimeoutMs`, `approvalPrompt`, `approvalUrl` (approval-schema.ts). */
+    ...ApprovalSettingsShape,
     /** Tool pinning of servers whose config does not say (issue #22). @default "changes" */
     pinTools: PinToolsSchema.default('changes'),
     /**
@@ -260,6 +258,8 @@ export const DaemonConfigSchema = z
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
     agents: z.record(z.string(), AgentConfigSchema).default({}),
+    /** Agents signed in by their identity provider's JWT (issue #40 item 4); see agent-auth-schema.ts. @default none */
+    agentAuth: AgentAuthSchema.optional(),
     /** OpenTelemetry export (issue #26); see telemetry-schema.ts. @default the OTEL_* variables */
     telemetry: TelemetryConfigSchema.optional(),
     /** Argument policies in CEL (issue #40), first match wins; see policy-schema.ts. @default [] */

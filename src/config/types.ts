@@ -48,6 +48,8 @@ export interface ServerConfig {
    * matching tool waits for an operator's approval (issue #22). @default none
    */
   requireApproval?: string[];
+  /** Tools the gateway runs as tasks (issue #41): globs over the server's own tool names, and the mode. @default none */
+  tasks?: { tools: string[]; mode?: 'optional' | 'required' | undefined };
   /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` (120000) */
   approvalTimeoutMs?: number;
   /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */

@@ -157,15 +157,25 @@ export interface ApprovalRequestedEvent {
   tool: string;
   /** The tool's exposed name, as the agent called it. */
   name: string;
-  /** The call's arguments, as the agent sent them. */
-  arguments: Record<string, unknown>;
+  /**
+   * The call's arguments, as the agent sent them (known secret values masked): only with
+   * `audit.arguments: true` (issue #40 item 3); `argumentsDigest` names them either way.
+   */
+  arguments?: Record<string, unknown>;
+  /** sha256 hex of the arguments' canonical JSON: what an approval of this call is bound to. */
+  argumentsDigest: string;
+  /** The policy rule that asked for the approval; absent when a `requireApproval` glob did. */
+  rule?: string;
+  /** `held`: the caller's request waits; `input_required`: a 2026-07-28 caller was told to retry once approved. */
+  mode: ApprovalMode;
   /** The agent whose key the call carried; absent for the operator's key and without keys. */
   agent?: string;
-  /** The policy rule (`effect: approve`, issue #40) that asked for the approval; absent for `requireApproval`. */
-  rule?: string;
   /** When the call gives up waiting (`APPROVAL_TIMEOUT`), ISO time. */
   expiresAt: string;
 }
+
+/** How a call that needs approval waits: its request held open, or answered `input_required` and retried (issue #40 item 3). */
+export type ApprovalMode = 'held' | 'input_required';
 
 /** How a held call's wait ended: `withdrawn` when the agent cancelled or went away, or the daemon shut down. */
 export const APPROVAL_OUTCOMES = ['approved', 'denied', 'timeout', 'withdrawn'] as const;
@@ -178,7 +188,11 @@ export interface ApprovalResolvedEvent {
   tool: string;
   name: string;
   agent?: string;
+  argumentsDigest: string;
+  rule?: string;
   outcome: ApprovalOutcome;
+  /** "The same call for a while": identical calls (agent, tool, arguments digest) pass without approval until then, ISO time. */
+  until?: string;
 }
 
 /**
@@ -219,6 +233,15 @@ export interface SignedInEvent {
   server: string;
 }
 
+/**
+ * An operator signed out of an OAuth server (issue #43): its tokens are gone from the store, and
+ * every replica reconnects the server without them.
+ */
+export interface SignedOutEvent {
+  type: 'oauth.signed_out';
+  server: string;
+}
+
 /** Events the parts around the manager publish (the runtime, log forwarding, approvals, the audit log, agents, pins, OAuth). */
 export type OperationEvent =
   | ReloadStartedEvent
@@ -230,7 +253,8 @@ export type OperationEvent =
   | CallFinishedEvent
   | AgentChangedEvent
   | PinsChangedEvent
-  | SignedInEvent;
+  | SignedInEvent
+  | SignedOutEvent;
 
 /** The daemon's event vocabulary: everything that goes on the bus (and, filtered per caller, out on `/events`). */
 export type DaemonEvent = ServerStatusEvent | ToolsChangedEvent | ToolsHeldEvent | PromptsChangedEvent | ResourcesChangedEvent | OperationEvent;

@@ -6,9 +6,12 @@ import { DEFAULT_CALL_TIMEOUT_MS } from '../upstream/transport/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { AgentBudgets } from './agents/agent-budgets.js';
 import { AgentLimiter } from './agents/agent-limits.js';
-import { agentRefOf, type AgentRef } from './agents/agent-ref.js';
+import { agentLimits } from './agents/cluster-rate-limit.js';
+import type { AgentRef } from './agents/agent-ref.js';
 import type { AgentRegistry } from './agents/agent-registry.js';
 import type { AgentView } from './agents/agent-view.js';
+import { CallerAuth, type Authentication } from './agents/caller-auth.js';
+import type { JwtAuthConfig } from '../config/agent-auth-schema.js';
 import type { Approvals } from './approvals/approvals.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { McpLists } from './lists/agent-lists.js';
@@ -31,10 +34,11 @@ import { ScriptRuns, type ScriptSettings } from './scripts/script-runs.js';
 import { Policies } from './policies/policies.js';
 import type { PolicyRule } from '../config/policy-schema.js';
 import type { ReadRequest } from './results/result-reader.js';
-import { estimateTokens } from './results/token-estimate.js';
+import { DefinitionTokens } from './results/definition-tokens.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
-import type { BudgetStore } from '../store/ports.js';
+import type { BudgetStore, SharedRateLimits } from '../store/ports.js';
 import { ResultHandles } from '../store/result-handles.js';
+import { Tasks, type TaskSettings } from './tasks/tasks.js';
 
 /** Catalogue settings with the searcher optional: without one, `search_tools` uses the manager's ranked index. */
 export type CatalogueOptions = Omit<CatalogueModeSettings, 'searcher' | 'agentSettings'> & { searcher?: ToolSearcher };
@@ -71,14 +75,19 @@ export interface GatewayDeps {
   keptResults?: ResultHandles;
   /** Where the tokens handed to each agent are counted (one count per cluster on PostgreSQL). @default in memory */
   budgetStore?: BudgetStore;
+  /** Agents' rate limits counted once for the cluster (issue #43). @default each daemon counts its own */
+  rateLimits?: SharedRateLimits;
   /** Code mode (issue #39): `codeMode`, admission, the sandbox's limits. @default off */
   scripts?: ScriptSettings;
   /** Argument policies in CEL (issue #40), validated; a reload swaps them through `policies.replace`. @default none */
   policies?: readonly PolicyRule[];
+  /** `agentAuth.jwt` (issue #40 item 4): agents signed in by their identity provider's JWT. @default keys only */
+  jwt?: JwtAuthConfig;
+  /** Where tasks are kept (issue #41), and this replica's id, their owner's. @default in memory, '' */
+  tasks?: TaskSettings;
 }
 
-/** Who presented a key, as the gateway sees it (SPEC §12). */
-export type Authentication = { kind: 'operator' } | { kind: 'agent'; agent: AgentRef } | { kind: 'unknown' | 'expired' | 'revoked' };
+export type { Authentication } from './agents/caller-auth.js';
 
 /**
  * The agent-facing core behind one face (SPEC §17): who is calling (`authenticate`), what a
@@ -111,13 +120,17 @@ export class Gateway {
   readonly scripts: ScriptRuns;
   /** Argument policies (issue #40): the rules in force and the shadow rules' would-be denials. */
   readonly policies: Policies;
+  /** Keys and JWTs (issue #40 item 4): who is calling. */
+  readonly auth: CallerAuth;
+  /** Gateway-run tasks (issue #41). */
+  readonly tasks: Tasks;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
-  /** The tokens of each list handed out, by the list's identity (lists are cached per catalogue version × view). */
-  readonly #definitionTokens = new WeakMap<object, number>();
+  /** The tokens of the definitions handed out (each cached list estimated once). */
+  readonly #definitionTokens = new DefinitionTokens();
 
   private readonly searchHealthOf: (() => SearchHealth) | undefined;
   private readonly searchStatsOf: (() => SearchStatsSnapshot) | undefined;
@@ -134,11 +147,9 @@ export class Gateway {
     this.calls = new InFlightCalls(deps.shutdownSignal);
     this.#router = new RequestRouter(manager, deps.logger.child({ component: 'requests' }));
     this.#catalogue = { list: () => manager.getCatalogue().list() };
-    // Limits by agent name, read from the registry per request: a rotated key or changed settings apply at once.
-    const limiter = new AgentLimiter();
-    const limits = { enter: (agent: AgentRef) => limiter.enter(agent.name, agents.get(agent.name)?.settings ?? {}) };
     const audit = deps.auditRequests !== false ? deps.audit : undefined;
     const clock = deps.clock ?? systemClock;
+    const limits = agentLimits((name) => agents.get(name)?.settings ?? {}, new AgentLimiter(() => clock.now()), deps.rateLimits, () => clock.now());
     this.keptResults = deps.keptResults ?? new ResultHandles({}, clock);
     this.budgets = new AgentBudgets(deps.budgetStore ?? new MemoryBudgetStore(), clock, (name) => agents.get(name)?.settings.budget);
     const caps = new ResultCaps(deps.resultCaps ?? {}, {
@@ -146,6 +157,8 @@ export class Gateway {
       serverCap: (server) => manager.upstream(server)?.config.maxResultTokens,
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
+    this.auth = new CallerAuth({ agents, clock, logger: deps.logger.child({ component: 'auth' }), ...(deps.jwt ? { jwt: deps.jwt } : {}) });
+    this.tasks = new Tasks({ ...deps.tasks, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.policies = new Policies(deps.policies ?? [], { catalogues: manager.catalogues, clock, logger: deps.logger.child({ component: 'policies' }), ...(audit ? { audit } : {}) });
     this.#path = createRequestPipeline({
@@ -209,10 +222,12 @@ export class Gateway {
     return this.agents.loaded;
   }
 
-  /** The operator's key, an agent's (with its compiled view), or why the key is refused. */
-  authenticate(presented: string): Authentication {
-    const verdict = this.agents.authenticate(presented);
-    return verdict.kind === 'agent' ? { kind: 'agent', agent: agentRefOf(verdict.agent) } : verdict;
+  /**
+   * The operator's key, an agent's (with its compiled view), or why the key is refused. A JWT
+   * (with `agentAuth.jwt`) is verified asynchronously: its keys may need fetching.
+   */
+  authenticate(presented: string): Authentication | Promise<Authentication> {
+    return this.auth.authenticate(presented);
   }
 
   /** Whether requests are traced: callers gather `RequestOptions.trace` only then. */
@@ -279,12 +294,7 @@ export class Gateway {
    */
   async countDefinitions(agent: AgentRef | undefined, definitions: object | string): Promise<void> {
     if (!agent || !this.budgets.has(agent.name)) return;
-    let tokens = typeof definitions === 'string' ? estimateTokens(definitions) : this.#definitionTokens.get(definitions);
-    if (tokens === undefined) {
-      tokens = estimateTokens(JSON.stringify(definitions));
-      this.#definitionTokens.set(definitions as object, tokens);
-    }
-    await this.budgets.charge(agent.name, tokens);
+    await this.budgets.charge(agent.name, this.#definitionTokens.of(definitions));
   }
 
   /** Throws `TOOL_CHANGED` when `name` is a tool held because its definition changed since it was served. */

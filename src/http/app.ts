@@ -22,6 +22,7 @@ import { deferredPlugin } from './deferred-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { resultRoutes } from './routes/results.js';
 import { scriptRoutes } from './routes/scripts.js';
+import { taskRoutes } from './routes/tasks.js';
 import { agentRoutes } from './routes/agents.js';
 import { auditRoutes } from './routes/audit.js';
 import { searchStatsRoutes } from './routes/search-stats.js';
@@ -110,7 +111,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // The Host/Origin check comes before everything, the token included: a rebound web page must
   // learn nothing, and a token it somehow holds must not make it acceptable either.
   app.addHook('onRequest', createHostCheckHook({
-    allowedHosts: config.allowedHosts,
+    // The balancer's name browsers use (`publicUrl`) is one of ours: the OAuth callback comes back on it.
+    allowedHosts: config.publicUrl !== undefined ? [...config.allowedHosts, new URL(config.publicUrl).host] : config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
     logger: logger.child({ component: 'http' }),
     // A request another replica forwarded had its Host and Origin checked there (issue #28).
@@ -165,8 +167,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(catalogueRoutes, { manager, gateway });
   void app.register(resultRoutes, { gateway });
   void app.register(scriptRoutes, { gateway });
+  void app.register(taskRoutes, { gateway });
   void app.register(operationRoutes, { runtime });
-  void app.register(approvalRoutes, approvals ? { approvals } : {});
+  void app.register(approvalRoutes, { ...(approvals ? { approvals } : {}), ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey, replicas: () => cluster.replicas() } } : {}) });
   void app.register(toolPinRoutes, { manager });
   void app.register(auditRoutes, { audit: gateway.audit });
   void app.register(searchStatsRoutes, { gateway });

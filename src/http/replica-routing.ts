@@ -5,7 +5,8 @@ import { ownerOf } from '../util/replica-id.js';
 /**
  * Requests for what another replica holds go to that replica (issue #28 item 3): a 2025-era
  * `/mcp` session (its `Mcp-Session-Id` names the replica that made it), a 2026-07-28 retry that
- * continues a call parked on another replica (its `requestState`), and an operator's decision on
+ * continues a call parked on another replica (its `requestState`), a task's `tasks/update` or
+ * `tasks/cancel` (its `taskId` names the replica running it), and an operator's decision on
  * a call held there (the approval id). Any load balancer works then, sticky or not; stickiness
  * only saves the extra hop. When the owner is gone the request is served here, which answers
  * as for any unknown id: `404 MCP_SESSION_NOT_FOUND`, and the client starts a new session.
@@ -25,7 +26,10 @@ export function requestOwner(request: FastifyRequest): string | undefined {
   if (route === '/mcp') {
     const session = request.headers['mcp-session-id'];
     if (typeof session === 'string') return ownerOf(session);
-    const state = (request.body as { params?: { requestState?: unknown } } | undefined)?.params?.requestState;
+    const body = request.body as { method?: unknown; params?: { requestState?: unknown; taskId?: unknown } } | undefined;
+    // A task's update or cancel goes to the replica running its call (issue #41); any replica answers tasks/get from the store.
+    if ((body?.method === 'tasks/update' || body?.method === 'tasks/cancel') && typeof body.params?.taskId === 'string') return ownerOf(body.params.taskId);
+    const state = body?.params?.requestState;
     return typeof state === 'string' ? ownerOf(state) : undefined;
   }
   if (route?.startsWith('/approvals/:id/')) return ownerOf((request.params as { id?: string }).id ?? '');

@@ -28,6 +28,16 @@ export function parseNameParams(params: unknown): { name: string } {
   return parseInput(NameParamsSchema, params, 'params');
 }
 
+/** The longest "same call for a while" an operator may give: a week. */
+export const MAX_APPROVAL_FOR_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** `POST /approvals/:id/approve`: empty approves the one call; `forMs` approves identical calls (agent, tool, arguments) for that long. */
+export const ApproveBodySchema = z.union([
+  z.object({ forMs: z.number().int().positive().max(MAX_APPROVAL_FOR_MS, { error: 'At most a week (604800000 ms)' }).optional() }).strict(),
+  z.null(),
+  z.undefined(),
+]);
+
 /** A pending approval's id in the path (`GET /approvals` lists them). */
 export const ApprovalParamsSchema = z.object({ id: z.string().min(1, { error: 'Must not be empty' }).max(100, { error: 'Too long' }) });
 

@@ -18,10 +18,10 @@ export type PartsConfig = Pick<
   DaemonConfig,
   'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
 > &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'agents' | 'token' | 'pinTools' | 'audit' | 'maxConcurrentCalls' | 'queueSize'>>;
+  Partial<Pick<DaemonConfig, 'dbPath' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'approvalPrompt' | 'approvalUrl' | 'agents' | 'token' | 'pinTools' | 'audit' | 'maxConcurrentCalls' | 'queueSize'>>;
 
 /** An operator's approval decision, recorded in the audit log with the call's arguments (issue #22). */
-export function auditDecision(audit: Pick<AuditLog, 'recordWithArguments'>, decision: ApprovalDecision): void {
+export function auditDecision(audit: Pick<AuditLog, 'recordWithArguments'>, decision: ApprovalDecision, args: Record<string, unknown>): void {
   const requestedAt = Date.parse(decision.requestedAt);
   audit.recordWithArguments({
     ts: requestedAt,
@@ -33,7 +33,7 @@ export function auditDecision(audit: Pick<AuditLog, 'recordWithArguments'>, deci
     outcome: APPROVAL_AUDIT_OUTCOME[decision.outcome],
     durationMs: Date.parse(decision.decidedAt) - requestedAt,
     resultBytes: 0,
-  }, decision.arguments);
+  }, args);
 }
 
 /** An approval decision as an audit outcome. */

@@ -119,3 +119,28 @@ export interface BudgetStore {
   /** The agent's counts in these windows (0 for a window without one). Never rejects. */
   spent(agent: string, windows: readonly string[]): Promise<Record<string, number>>;
 }
+
+// --- cluster-wide rate limits (issue #43 item 1) ----------------------------------------------
+
+/** One agent's bucket as the shared store answered a take. */
+export interface SharedBucketAnswer {
+  /** Whether the take got a token. */
+  taken: boolean;
+  /** Tokens left in the cluster's bucket after it (fractional: the refill is continuous). */
+  tokens: number;
+  /** Replicas with a recent heartbeat: each one's share while the store is away. At least 1. */
+  replicas: number;
+}
+
+/**
+ * Per-agent token buckets every replica on one database takes from (issue #43 item 1): one
+ * bucket per agent for the cluster, refilled continuously at `perMs` up to `capacity`.
+ */
+export interface SharedRateLimits {
+  /**
+   * Takes one token from `agent`'s bucket at time `now` (ms) in one atomic statement. A bucket
+   * whose `settings` changed starts full. Undefined when the database could not answer (the
+   * caller then limits locally). Never rejects.
+   */
+  take(agent: string, settings: string, capacity: number, perMs: number, now: number): Promise<SharedBucketAnswer | undefined>;
+}

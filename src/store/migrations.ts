@@ -184,6 +184,19 @@ export const MIGRATIONS: readonly Migration[] = [
     // Code mode (issue #39): the calls a script made carry the run's id.
     sql: `ALTER TABLE audit_log ADD COLUMN run_id TEXT;`,
   },
+  {
+    id: 10,
+    name: 'create-tasks',
+    // Gateway-run tasks (issue #41): kept with their outcome for their TTL, across a restart.
+    sql: `
+      CREATE TABLE tasks (
+        task_id    TEXT    PRIMARY KEY,
+        document   TEXT    NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX tasks_expires ON tasks (expires_at);
+    `,
+  },
 ];
 
 /** The file was written by a newer Switchboard: its schema has migrations we don't know. */

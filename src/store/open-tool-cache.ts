@@ -5,10 +5,11 @@ import { openAuditStore } from './audit-store.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import { SqliteOAuthStore } from './oauth-store.js';
 import { MemoryBudgetStore, SqliteBudgetStore } from './budget-store.js';
-import type { AgentStore, AuditStore, BudgetStore, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
+import type { AgentStore, AuditStore, BudgetStore, SharedRateLimits, CredentialStore, OAuthStore, StateStore, ToolCacheStore, ToolPinStore } from './ports.js';
 import { MemoryStateStore, SqliteStateStore } from './state-store.js';
 import { NoopToolCacheStore, SqliteToolCacheStore } from './tool-cache-store.js';
 import { MemoryToolPinStore, SqliteToolPinStore } from './tool-pin-store.js';
+import { MemoryTaskStore, SqliteTaskStore, type TaskStore } from './task-store.js';
 
 export interface OpenToolCacheOptions {
   logger?: StoreLogger;
@@ -35,6 +36,10 @@ export interface OpenedStores {
   audit: AuditStore;
   /** Tokens handed to each agent per window (issue #38). @default in memory */
   budgets?: BudgetStore;
+  /** Per-agent rate limits every replica on the database takes from (issue #43). @default none: each daemon counts its own */
+  rateLimits?: SharedRateLimits;
+  /** Gateway-run tasks (issue #41): shared by the replicas on PostgreSQL. @default in memory */
+  tasks?: TaskStore;
   /** What went wrong opening them, for the log and `/status`. */
   warnings: string[];
   /** Warnings that come and go while running (the database unreachable); read at each `/status`. */
@@ -61,7 +66,8 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
     const agents = openAgentStore(opened, path, warnings, options.logger);
     const audit = openAuditStore(opened.db, opened.readOnly, options.logger);
     const budgets = openBudgetStore(opened, options.logger);
-    return { backend: 'sqlite', store, state, oauth, credentials: oauth.credentials, agents, pins, audit, budgets, warnings };
+    const tasks = openTaskStore(opened, options.logger);
+    return { backend: 'sqlite', store, state, oauth, credentials: oauth.credentials, agents, pins, audit, budgets, tasks, warnings };
   };
   if (!opened.db) return result(new NoopToolCacheStore(), new MemoryStateStore());
   const storeOptions = {
@@ -149,5 +155,14 @@ function openBudgetStore(opened: ReturnType<typeof openDatabase>, logger: StoreL
     return new SqliteBudgetStore(opened.db, { readOnly: opened.readOnly, ...(logger ? { logger } : {}) });
   } catch {
     return new MemoryBudgetStore();
+  }
+}
+
+function openTaskStore(opened: ReturnType<typeof openDatabase>, logger: StoreLogger | undefined): TaskStore {
+  if (!opened.db) return new MemoryTaskStore();
+  try {
+    return new SqliteTaskStore(opened.db, { readOnly: opened.readOnly, ...(logger ? { logger } : {}) });
+  } catch {
+    return new MemoryTaskStore();
   }
 }

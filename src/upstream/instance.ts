@@ -28,11 +28,14 @@ export interface InstanceIdentity {
   readonly id: string;
   /** How people know this daemon: its listening address. */
   readonly label: string;
+  /** A replica's cluster (issue #43 item 5): every replica of it is this daemon, for loops. */
+  readonly cluster?: string;
 }
 
 export interface InstanceAd {
   id: string;
   label: string;
+  cluster?: string;
   upstreams: InstanceAd[];
 }
 
@@ -61,6 +64,7 @@ export async function loadInstanceId(state: StateStore, port: number | undefined
 const NodeSchema = z.object({
   id: z.string().min(1).max(200),
   label: z.string().max(200),
+  cluster: z.string().min(1).max(200).optional(),
   upstreams: z.array(z.unknown()).optional(),
 });
 
@@ -81,19 +85,23 @@ function parseNode(value: unknown, depth: number, budget: { nodes: number }): In
     const node = parseNode(child, depth + 1, budget);
     if (node) upstreams.push(node);
   }
-  return { id: parsed.data.id, label: parsed.data.label, upstreams };
+  return { id: parsed.data.id, label: parsed.data.label, ...(parsed.data.cluster !== undefined ? { cluster: parsed.data.cluster } : {}), upstreams };
 }
 
 /** This daemon's advertisement: itself over the advertisements of the upstreams it keeps. */
 export function buildInstanceAd(self: InstanceIdentity, upstreams: readonly InstanceAd[]): InstanceAd {
   const budget = { nodes: MAX_NODES - 1 };
-  return { id: self.id, label: self.label, upstreams: upstreams.map((u) => prune(u, 1, budget)).filter((u) => u !== undefined) };
+  return { ...node(self), upstreams: upstreams.map((u) => prune(u, 1, budget)).filter((u) => u !== undefined) };
 }
 
-function prune(node: InstanceAd, depth: number, budget: { nodes: number }): InstanceAd | undefined {
+function prune(ad: InstanceAd, depth: number, budget: { nodes: number }): InstanceAd | undefined {
   if (depth >= MAX_DEPTH || budget.nodes <= 0) return undefined;
   budget.nodes -= 1;
-  return { id: node.id, label: node.label, upstreams: node.upstreams.map((u) => prune(u, depth + 1, budget)).filter((u) => u !== undefined) };
+  return { ...node(ad), upstreams: ad.upstreams.map((u) => prune(u, depth + 1, budget)).filter((u) => u !== undefined) };
+}
+
+function node(of: { id: string; label: string; cluster?: string | undefined }): Omit<InstanceAd, 'upstreams'> {
+  return { id: of.id, label: of.label, ...(of.cluster !== undefined ? { cluster: of.cluster } : {}) };
 }
 
 /**
@@ -102,6 +110,8 @@ function prune(node: InstanceAd, depth: number, budget: { nodes: number }): Inst
  */
 export function findLoop(self: InstanceIdentity, ad: InstanceAd): LoopVerdict | undefined {
   const cycles: InstanceAd[][] = [];
+  const home = self.cluster === undefined ? undefined : clusterLoop(self, ad, []);
+  if (home) return home;
   const walk = (node: InstanceAd, path: InstanceAd[]): void => {
     if (node.id === self.id) {
       cycles.push(path);
@@ -116,6 +126,23 @@ export function findLoop(self: InstanceIdentity, ad: InstanceAd): LoopVerdict | 
   const chosen = cycles.find((cycle) => cycle.every((node) => self.id <= node.id)) ?? first;
   const labels = [self.label, ...chosen.map((node) => node.label), self.label];
   return { refuse, message: `loop: ${labels.join(' → ')}` };
+}
+
+/**
+ * A replica of this daemon's own cluster in the tree (issue #43 item 5): it serves what this one
+ * does, so reaching one is coming home — whatever its instance id — and every replica refuses
+ * the link (no other member of the cycle could be left to break it).
+ */
+function clusterLoop(self: InstanceIdentity, node: InstanceAd, path: InstanceAd[]): LoopVerdict | undefined {
+  if (node.cluster === self.cluster && node.id !== self.id) {
+    const labels = [self.label, ...path.map((n) => n.label), `${node.label} (a replica of this cluster)`];
+    return { refuse: true, message: `loop: ${labels.join(' → ')}` };
+  }
+  for (const child of node.upstreams) {
+    const found = clusterLoop(self, child, [...path, node]);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** The instance ids a listed tool passed through, as its server advertised them. */

@@ -31,7 +31,8 @@ beforeAll(async () => {
         remote: { type: 'http', url: oauth.url },
         pin: fixtureServerConfig('pinning'),
       },
-      config: { token: OPERATOR_TOKEN },
+      // Argument audit on: approvals show the call's arguments only then (issue #40 item 3).
+      config: { token: OPERATOR_TOKEN, audit: { arguments: true } },
     }),
     launchBrowser(),
   ]);
@@ -142,6 +143,31 @@ describe('the dashboard with a key configured', () => {
     await second.getByRole('button', { name: 'Deny' }).click();
     expect(((await (await refused).json()) as { error: { code: string } }).error.code).toBe('APPROVAL_DENIED');
     await second.waitFor({ state: 'detached' });
+  });
+
+  it('opens an approval from its link (#/approvals/<id>, what a 2026-07-28 agent is given) and allows the same call for 1 h', async () => {
+    const key = await addAgentKey(d, { name: 'linked', requireApproval: ['mcp_echo_echo'] });
+    const callAs = () =>
+      fetch(`${d.url}/tools/mcp_echo_echo/call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ arguments: { text: 'hourly report' } }),
+      });
+    const call = callAs();
+    const pending = page.locator('li[data-approval]', { hasText: 'hourly report' });
+    await pending.waitFor();
+    const id = await pending.getAttribute('data-approval');
+    await view('Servers');
+    await page.goto(`${d.url}/ui#/approvals/${id}`);
+    const focused = page.locator(`main[aria-label="Agents"] li[data-approval="${id}"][aria-current="true"]`);
+    await focused.waitFor();
+    expect(await focused.textContent()).toContain('by linked');
+    await focused.getByRole('button', { name: 'Allow the same call for 1 h' }).click();
+    expect((await call).status).toBe(200);
+    await focused.waitFor({ state: 'detached' });
+    // Within the hour the same call passes with nobody asked.
+    expect((await callAs()).status).toBe(200);
+    expect((await d.json<{ approvals: unknown[] }>('/approvals')).body.approvals).toEqual([]);
   });
 
   it('shows what an agent with a token budget has spent this hour against its limit, and a dash for one without (issue #38 item 4)', async () => {

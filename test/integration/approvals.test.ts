@@ -28,6 +28,7 @@ interface Pending {
 
 /** `echo` (the server's own name) needs approval; `add` and `reverse` do not. */
 async function daemonWithApproval(config: { approvalTimeoutMs?: number; shutdownGraceMs?: number } = {}, serverTimeoutMs?: number): Promise<TestDaemon> {
+  // Argument audit on: approvals show their arguments only then (issue #40 item 3).
   return startDaemon({
     servers: {
       echo: {
@@ -36,7 +37,7 @@ async function daemonWithApproval(config: { approvalTimeoutMs?: number; shutdown
         ...(serverTimeoutMs !== undefined ? { approvalTimeoutMs: serverTimeoutMs } : {}),
       },
     },
-    config,
+    config: { audit: { arguments: true }, ...config },
   });
 }
 
@@ -208,6 +209,21 @@ describe('requireApproval', () => {
     expect((await no).status).toBe(403);
     expect(await cli(sb, 'approve', noId)).toMatchObject({ code: 1, stderr: expect.stringContaining('APPROVAL_NOT_FOUND') });
     expect(await cli(sb, 'approve')).toMatchObject({ code: 2 });
+  });
+
+  it('approves "the same call" for a while from the CLI (--for 1h), and refuses a bad duration', async () => {
+    const sb = await daemonWithApproval();
+    const ws = await openEvents(sb.url);
+    onTestFinished(() => ws.close());
+    const call = callEcho(sb, 'again and again');
+    const { id } = await nextEvent(ws, 'approval.requested');
+    expect(await cli(sb, 'approve', id, '--for', 'soon')).toMatchObject({ code: 2, stderr: expect.stringContaining('invalid --for "soon"') });
+    const approved = await cli(sb, 'approve', id, '--for', '1h');
+    expect(approved).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^approved mcp_echo_echo \\(${id}\\); the same call until \\S+Z\\n$`)) });
+    expect((await call).status).toBe(200);
+    // The same call again passes without anyone asked.
+    expect((await callEcho(sb, 'again and again')).status).toBe(200);
+    expect(await pending(sb)).toEqual([]);
   });
 
   it('rejects a malformed glob in the config with a message naming it', () => {

@@ -185,7 +185,9 @@ describe('replicas on one PostgreSQL database', () => {
     const call = a.sb.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'held on A' } }) });
     // B's feed shows A's request for approval, naming A.
     const requested = await nextFrom(feed, 'approval.requested', a.id, 1_000) as { id: string };
-    expect(requested).toMatchObject({ name: 'mcp_echo_echo', arguments: { text: 'held on A' } });
+    // The call's arguments are named by their digest: they are shown only with argument audit (issue #40).
+    expect(requested).toMatchObject({ name: 'mcp_echo_echo', argumentsDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(requested).not.toHaveProperty('arguments');
     expect(ownerOf(requested.id)).toBe(a.id);
 
     const approved = await b.sb.json<{ approval: { outcome: string } }>(`/approvals/${requested.id}/approve`, { method: 'POST' });

@@ -142,17 +142,30 @@ describe('POST /scripts/run', () => {
     const started = join(dir, 'spinning');
     let ended = false;
     // The call's message leaves the worker just before the loop starts: once the fixture writes
-    // startedFile, the worker is spinning, and it spins until the run's limit.
-    const busy = run(coder, `void tools.call("mcp_slow_slow", { durationMs: 60000, startedFile: ${JSON.stringify(started)} });\nwhile (true) {}`, 2000).finally(() => {
-      ended = true;
-    });
+    // startedFile, the worker is spinning. Its limit is the daemon's longest (30 s), so that the
+    // REST answers below come in while it spins however slow the box; the client then goes away.
+    const abort = new AbortController();
+    const busy = fetch(`${d.url}/scripts/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${coder}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ code: `void tools.call("mcp_slow_slow", { durationMs: 60000, startedFile: ${JSON.stringify(started)} });\nwhile (true) {}` }),
+      signal: abort.signal,
+    })
+      .catch((err: unknown) => err)
+      .finally(() => {
+        ended = true;
+      });
     await waitForFile(started, AbortSignal.timeout(10_000));
     const listed = (await d.json<{ scripts: Array<{ agent: string; calls: number }> }>('/scripts')).body.scripts;
     expect(listed).toMatchObject([{ agent: 'coder', calls: 1 }]);
     for (let i = 0; i < 20; i++) expect((await d.fetch('/health')).status).toBe(200);
     // Twenty-one REST answers came back, and the script is still running: the spinning is not on the daemon's loop.
     expect(ended).toBe(false);
-    const { body } = await busy;
+    abort.abort();
+    expect(await busy).toBeInstanceOf(Error);
+
+    // The limit ends a spinning script: a short one, so the test does not wait for 30 s.
+    const { body } = await run(coder, 'while (true) {}', 300);
     expect(body.error?.code).toBe('SCRIPT_TIMEOUT');
     expect((await d.json<{ scripts: unknown[] }>('/scripts')).body.scripts).toEqual([]);
   });

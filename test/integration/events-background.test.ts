@@ -23,7 +23,8 @@ describe('GET /events late background loads', () => {
     await first.close();
     await hold.engage();
 
-    const second = await startDaemon({ servers, config: { dbPath }, until: 'listening' });
+    // Idle until the feed is open: a start begun before it could serve from the cache before its hello.
+    const second = await startDaemon({ servers, config: { dbPath }, until: 'idle' });
     const ws = await openEvents(second.url);
     const hello = await nextEvent(ws, 'hello');
     await second.daemon.start();

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parse } from 'yaml';
 import { rawExchange, rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { tempDir, type Cleanup } from '../helpers/process.js';
@@ -194,6 +195,34 @@ describe('Host and Origin checks (real daemon processes, raw HTTP)', () => {
     const refused = await send(open, { method: 'POST', path: '/mcp' }, { host: 'evil.example' });
     expect(refused.status).toBe(403);
     expect(JSON.parse(refused.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'FORBIDDEN_HOST' } } });
+  });
+
+  it("judges each request on a keep-alive connection by its own Host and Origin, not the connection's last verdict", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    onTestFinished(() => agent.destroy());
+    const own = `127.0.0.1:${open.port}`;
+    const sequence: Array<[Record<string, string>, number]> = [
+      [{ host: own }, 200],
+      [{ host: 'evil.example' }, 403],
+      [{ host: own }, 200],
+      [{ host: own, origin: 'http://evil.example' }, 403],
+      [{ host: own }, 200],
+    ];
+    const sockets = new Set<unknown>();
+    for (const [headers, status] of sequence) {
+      const answer = await new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: open.port, path: '/status', agent, setHost: false, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, socket: req.socket }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      sockets.add(answer.socket);
+      expect([headers, answer.status]).toEqual([headers, status]);
+    }
+    // One connection carried them all.
+    expect(sockets.size).toBe(1);
   });
 
   it('logs which header was refused, once per distinct value', async () => {

@@ -187,7 +187,8 @@ describe('/mcp catalogue changes and names', () => {
     expect(err.code).toBe(-32602);
     expect(err.message.match(/No tool named/g)).toHaveLength(1);
     expect(err.message.match(/-32602/g)?.length ?? 0).toBeLessThanOrEqual(1);
-    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: true } });
+    // Tools, and the tasks extension the gateway always offers (issue #41).
+    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: true }, extensions: { 'io.modelcontextprotocol/tasks': {} } });
     const prompts = (await client.request({ method: 'prompts/list', params: {} }, Raw).catch((e: unknown) => e)) as ProtocolError;
     expect(prompts.code).toBe(-32601);
   });

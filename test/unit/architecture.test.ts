@@ -33,7 +33,7 @@ const LAYERS: Array<{ name: string; owns: (file: string) => boolean }> = [
  */
 const SUB_FOLDER_ORDERS: Record<string, string[]> = {
   upstream: ['process', 'oauth', 'transport', 'catalogue', 'server'],
-  gateway: ['agents', 'approvals', 'audit', 'policies', 'results', 'lists', 'scripts', 'requests', '(root)'],
+  gateway: ['agents', 'approvals', 'audit', 'policies', 'results', 'lists', 'scripts', 'requests', 'tasks', '(root)'],
 };
 
 /** The gateway's face: the only agent-side files `http/` may import (docs/architecture.md). */
@@ -46,6 +46,8 @@ const GATEWAY_FACE = ['gateway/index.ts'];
 const LONG_FILES: Record<string, string> = {
   'daemon.ts':
     'the one composition root: every part is built here, in order, so the daemon reads top to bottom in one place (issue #34, item 4)',
+  'gateway/gateway.ts':
+    'the face (SPEC §17): one constructor wires every room of the agent side (agents, approvals, policies, results, scripts, tasks) into the one request path, and its methods are all http/ reads of it; with policies (issue #40) beside tasks and JWT auth it passed 300',
   'gateway/agents/agent-registry.ts':
     'the one table of agents, keys and the operator key that authentication reads in one step; its add, rotate and revoke keep the three consistent together',
   'gateway/requests/request-router.ts':

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { CLI_METAFILE } from '../helpers/build-fixtures.js';
@@ -45,6 +46,20 @@ describe('the CLI bundle', () => {
     // …but they are in the bundle, behind a dynamic import.
     const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
     for (const pattern of LAZY) expect(all.some((m) => pattern.test(m)), String(pattern)).toBe(true);
+  });
+
+  it("carries zod's English messages only, not its 48 locales", () => {
+    const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
+    const locales = all.filter((m) => /zod\/v4\/locales\/(?!index\.js$)/.test(m));
+    expect(locales.map((m) => basename(m))).toEqual(['en.js']);
+  });
+
+  it('is ASCII throughout, so V8 keeps each chunk\'s source as a one-byte string', () => {
+    // The metafile names its outputs relative to the repository (esbuild's working directory).
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const wide = outputs.map(([path]) => path).filter((path) => /[\u0080-\uffff]/.test(readFileSync(join(root, path), 'utf8')));
+    expect(outputs.length).toBeGreaterThan(10);
+    expect(wide).toEqual([]);
   });
 
   it('builds the child watchdog as an entry of its own that loads only the /proc helpers', () => {

@@ -6,10 +6,23 @@ interface Pending {
   id: string;
   server: string;
   name: string;
-  arguments: Record<string, unknown>;
+  /** Only with `audit.arguments: true`; else the digest names them. */
+  arguments?: Record<string, unknown>;
+  argumentsDigest: string;
+  rule?: string;
+  mode: 'held' | 'input_required';
   agent?: string;
   expiresAt: string;
 }
+
+/** "The same call for 1 h": identical calls of that agent pass until then. */
+const SAME_CALL_MS = 60 * 60 * 1000;
+
+/** The approval a `#/approvals/<id>` link names (the link a 2026-07-28 agent's user is given). */
+const focusedId = (): string | undefined => {
+  const match = /^#\/?approvals\/(.+)$/.exec(location.hash);
+  return match ? decodeURIComponent(match[1]!) : undefined;
+};
 
 interface HeldTool {
   name: string;
@@ -17,7 +30,10 @@ interface HeldTool {
   changed: string[];
 }
 
-/** Pending approvals (approve / deny) and held tools (approve), reloaded when the feed says they changed. */
+/**
+ * Pending approvals (approve this call, approve the same call for 1 h, deny) and held tools
+ * (approve), reloaded when the feed says they changed. `#/approvals/<id>` scrolls to and marks one.
+ */
 export function Approvals({ version }: { version: number }) {
   const [pending, setPending] = useState<Pending[]>([]);
   const [held, setHeld] = useState<Array<{ server: string; tools: HeldTool[] }>>([]);
@@ -25,6 +41,11 @@ export function Approvals({ version }: { version: number }) {
   const [reloads, setReloads] = useState(0);
   const heldServers = serverList.value.filter((s) => s.heldToolCount > 0).map((s) => s.name);
   const heldKey = heldServers.join(',');
+  const focused = focusedId();
+
+  useEffect(() => {
+    if (focused) document.querySelector(`[data-approval="${CSS.escape(focused)}"]`)?.scrollIntoView({ block: 'center' });
+  }, [focused, pending]);
 
   useEffect(() => {
     void (async () => {
@@ -62,11 +83,22 @@ export function Approvals({ version }: { version: number }) {
       ) : (
         <ul class="cards">
           {pending.map((p) => (
-            <li key={p.id} data-approval={p.id}>
+            <li key={p.id} data-approval={p.id} class={p.id === focused ? 'focused' : undefined} aria-current={p.id === focused ? 'true' : undefined}>
               <strong>{p.name}</strong> on {p.server} by {p.agent ?? 'operator'}
-              <pre class="json">{JSON.stringify(p.arguments, null, 2)}</pre>
+              {p.rule !== undefined && <span class="rule"> · rule {p.rule}</span>}
+              {p.mode === 'input_required' && <span class="mode"> · the agent retries once approved</span>}
+              {p.arguments !== undefined ? (
+                <pre class="json">{JSON.stringify(p.arguments, null, 2)}</pre>
+              ) : (
+                <p class="digest" title={p.argumentsDigest}>
+                  Arguments not shown (argument audit is off): sha256 {p.argumentsDigest.slice(0, 16)}…
+                </p>
+              )}
               <button type="button" onClick={() => act(`/approvals/${encodeURIComponent(p.id)}/approve`)}>
                 Approve
+              </button>
+              <button type="button" title="Identical calls (same agent, tool and arguments) pass for an hour" onClick={() => act(`/approvals/${encodeURIComponent(p.id)}/approve`, { forMs: SAME_CALL_MS })}>
+                Allow the same call for 1 h
               </button>
               <button type="button" onClick={() => act(`/approvals/${encodeURIComponent(p.id)}/deny`)}>
                 Deny

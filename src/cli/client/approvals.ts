@@ -13,7 +13,20 @@ interface ApprovalRow {
   name?: string;
   agent?: string;
   arguments?: unknown;
+  argumentsDigest?: string;
+  rule?: string;
   expiresAt?: string;
+}
+
+/** `--for`: `90m`, `1h`, `7d`. */
+const FOR_UNITS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--for 1h` → milliseconds ("the same call for a while", issue #40 item 3). */
+export function forMsOf(text: string): number {
+  const match = /^(\d+)([mhd])$/.exec(text.trim());
+  const ms = match ? Number(match[1]) * (FOR_UNITS[match[2] as string] ?? 0) : 0;
+  if (ms <= 0) throw new UsageError(`invalid --for "${text}": use 90m, 1h or 7d`);
+  return ms;
 }
 
 /** `switchboard approvals`: the calls waiting for an operator, with their arguments. */
@@ -38,7 +51,9 @@ export function runApprovals(io: CommandIo): Promise<number> {
       { header: 'SERVER', value: (row) => row.server },
       { header: 'AGENT', value: (row) => row.agent },
       { header: 'EXPIRES', value: (row) => row.expiresAt },
-      { header: 'ARGUMENTS', value: (row) => JSON.stringify(row.arguments ?? {}), maxWidth: 80 },
+      { header: 'RULE', value: (row) => row.rule },
+      // Without argument audit only the digest is shown (the approval is bound to it).
+      { header: 'ARGUMENTS', value: (row) => (row.arguments !== undefined ? JSON.stringify(row.arguments) : `sha256:${row.argumentsDigest?.slice(0, 12) ?? '?'}…`), maxWidth: 80 },
     ]);
     io.stdout.write(`${table}\n\n${plural(rows.length, 'call')} waiting\n`);
     return 0;
@@ -55,21 +70,26 @@ export function runDeny(io: CommandIo): Promise<number> {
   return decide(io, 'deny');
 }
 
+const APPROVE_OPTIONS = { ...CONNECTION_OPTIONS, for: { type: 'string' } } as const;
+
 function decide(io: CommandIo, verb: 'approve' | 'deny'): Promise<number> {
   return runCommand(io, usageOf(verb), async () => {
-    const { values, positionals } = parseCommandArgs(io.argv, CONNECTION_OPTIONS);
+    const { values, positionals } = parseCommandArgs(io.argv, verb === 'approve' ? APPROVE_OPTIONS : CONNECTION_OPTIONS);
     if (helpRequested(values, io, verb)) return 0;
     const [id, extra] = positionals;
     if (id === undefined) throw new UsageError('missing <id> (see switchboard approvals)');
     if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
-    const res = await clientFor(values, io).request('POST', `/approvals/${encodeURIComponent(id)}/${verb}`);
+    const forText = 'for' in values && typeof values.for === 'string' ? values.for : undefined;
+    const body = forText !== undefined ? { body: { forMs: forMsOf(forText) } } : {};
+    const res = await clientFor(values, io).request('POST', `/approvals/${encodeURIComponent(id)}/${verb}`, body);
     if (values.json) {
       writeRaw(io, res.text);
       return 0;
     }
     const approval = isRecord(res.body) && isRecord(res.body.approval) ? res.body.approval : {};
     const tool = typeof approval.name === 'string' ? approval.name : id;
-    io.stdout.write(`${verb === 'approve' ? 'approved' : 'denied'} ${tool} (${id})\n`);
+    const until = typeof approval.until === 'string' ? `; the same call until ${approval.until}` : '';
+    io.stdout.write(`${verb === 'approve' ? 'approved' : 'denied'} ${tool} (${id})${until}\n`);
     return 0;
   });
 }

@@ -12,6 +12,10 @@ export interface AgentRef {
   readonly name: string;
   /** What the agent sees and may call; absent, everything (as for the operator). */
   readonly view?: AgentView;
+  /** A JWT agent's verified claims (issue #40 item 4), for rules over `agent.claims`; absent for a key's agent. */
+  readonly claims?: Readonly<Record<string, unknown>>;
+  /** A JWT agent's token expiry (`exp`, epoch ms): long-lived feeds end with it. */
+  readonly expiresAt?: number;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { AgentStore, StoredAgent, StoredAgentKey } from '../../store/ports.
 import type { Clock } from '../../util/clock.js';
 import { digestOf, isExpired, mintAgentKey, mintOperatorKey, parseAgentKey, secretMatches } from './agent-keys.js';
 import type { Agent, AgentInfo, AgentStatus, KeyVerdict } from './agent-types.js';
-import { loadOrCreateOperatorKey, operatorKeyExists } from './operator-key.js';
+import { keepOperatorKey, loadOrCreateOperatorKey, operatorKeyExists } from './operator-key.js';
 
 export type { Agent, AgentInfo, AgentSource, AgentStatus, KeyVerdict } from './agent-types.js';
 
@@ -20,12 +20,16 @@ export interface AgentRegistryOptions {
   token?: string;
   /** Where to keep a generated operator key when agents exist and no `token` does (operator-key.ts). */
   operatorKeyPath?: string;
+  /** In a cluster without a `token`: the one operator key every replica accepts, from the shared store (issue #43 item 4). Also written to `operatorKeyPath` for the CLI here. */
+  sharedOperatorKey?: string;
   clock: Pick<Clock, 'now'>;
   logger: Pick<Logger, 'warn' | 'error' | 'info'>;
   /** Deadline of a `!cmd` key. @default 10000 */
   commandTimeoutMs?: number;
   /** Where each change (`agent.changed`, a name and never a key) goes: the event bus. @default nowhere */
   publish?: PublishEvent;
+  /** Agents also sign in another way (a JWT, `agentAuth.jwt`): keys are required from the start. @default false */
+  tokenAgents?: boolean;
 }
 
 interface ConfigAgent {
@@ -291,7 +295,13 @@ export class AgentRegistry {
     // An operator key file means agents existed on an earlier run: if their records could not be
     // read this time (a read-only or damaged database), keys stay required — fail closed.
     const hadAgents = path !== undefined && operatorKeyExists(path);
-    if (this.#config.size === 0 && this.#stored.size === 0 && !hadAgents) return;
+    if (this.#config.size === 0 && this.#stored.size === 0 && !hadAgents && this.#options.tokenAgents !== true) return;
+    const shared = this.#options.sharedOperatorKey;
+    if (shared !== undefined) {
+      this.#operator = digestOf(shared);
+      if (path !== undefined) keepOperatorKey(path, shared, this.#options.logger);
+      return;
+    }
     try {
       if (path === undefined) throw new Error('the database is in memory');
       this.#operator = digestOf(loadOrCreateOperatorKey(path));

@@ -92,3 +92,15 @@ function allowList(globs: readonly string[] | undefined): ((name: string) => boo
   for (const glob of globs) if (globProblem(glob) !== undefined) return () => false;
   return globMatcher(globs);
 }
+
+/** What both views allow (a JWT's claim-derived view within its config agent's own, issue #40 item 4). */
+export function bothViews(first: AgentView, second: AgentView): AgentView {
+  if (first.everything) return second;
+  if (second.everything) return first;
+  return {
+    key: `${first.key}&${second.key}`,
+    everything: false,
+    allowsServer: (server) => first.allowsServer(server) && second.allowsServer(server),
+    allowsTool: (tool) => first.allowsTool(tool) && second.allowsTool(tool),
+  };
+}

@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultDbPath } from '../../config/load.js';
@@ -32,6 +32,24 @@ export function loadOrCreateOperatorKey(path: string): string {
     const raced = (err as NodeJS.ErrnoException).code === 'EEXIST' ? readKey(path) : undefined;
     if (raced !== undefined) return raced;
     throw err;
+  }
+}
+
+/**
+ * Writes a cluster's operator key (issue #43 item 4: it lives in the shared store) to `path`, for
+ * the CLI on this machine, unless the file already holds it; written whole or not at all (a
+ * temporary file renamed over it). A failure is logged: the key works all the same.
+ */
+export function keepOperatorKey(path: string, key: string, logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void }): void {
+  if (readKey(path) === key) return;
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const temporary = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${key}\n`, { mode: 0o600 });
+    renameSync(temporary, path);
+    logger.info({ path }, 'agents need keys now: the cluster\'s operator key (in the shared store) is also in this file for the CLI on this machine');
+  } catch (err) {
+    logger.warn({ path, err: err instanceof Error ? err.message : String(err) }, 'could not write the cluster\'s operator key for the CLI on this machine');
   }
 }
 

@@ -75,22 +75,26 @@ export class AuditLog {
     return this.trim();
   }
 
-  /** A finished request: queued for the store, and a `call.finished` event (sizes, never values). */
+  /**
+   * A finished request: queued for the store, and a `call.finished` event (sizes, never values).
+   * The event and the row are built field by field from the record, one object each (issue #44:
+   * this runs on every call, and the spreads and rest-destructurings it had copied the record four
+   * times).
+   */
   recordRequest(record: AuditRecord): void {
-    const { args, result, durationMs: exact, ...fields } = record;
     // Microseconds are noise at this scale, and keep rows and events short.
-    const durationMs = Math.round(exact * 1000) / 1000;
-    const argsJson = args === undefined ? undefined : JSON.stringify(args);
-    const event: CallFinishedEvent = {
-      type: 'call.finished',
-      ...fields,
-      durationMs,
-      argBytes: argsJson === undefined ? 0 : Buffer.byteLength(argsJson),
-      resultBytes: result === undefined ? 0 : Buffer.byteLength(JSON.stringify(result)),
-    };
-    const { type: _type, ...entry } = event;
-    const masked = this.#settings.arguments && argsJson !== undefined ? this.#mask(argsJson) : undefined;
-    this.record({ ...entry, ts: Math.round(this.#options.clock.now() - durationMs), ...(masked !== undefined ? { arguments: masked } : {}) });
+    const durationMs = Math.round(record.durationMs * 1000) / 1000;
+    const argsJson = record.args === undefined ? undefined : JSON.stringify(record.args);
+    const argBytes = argsJson === undefined ? 0 : Buffer.byteLength(argsJson);
+    const resultBytes = record.result === undefined ? 0 : Buffer.byteLength(JSON.stringify(record.result));
+    const { agent, transport, server, kind, name, outcome, code, runId } = record;
+    const event: CallFinishedEvent = { type: 'call.finished', transport, server, kind, name, outcome, durationMs, argBytes, resultBytes };
+    const entry: AuditEntry = { ts: Math.round(this.#options.clock.now() - durationMs), transport, server, kind, name, outcome, durationMs, argBytes, resultBytes };
+    if (agent !== undefined) event.agent = entry.agent = agent;
+    if (code !== undefined) event.code = entry.code = code;
+    if (runId !== undefined) event.runId = entry.runId = runId;
+    if (this.#settings.arguments && argsJson !== undefined) entry.arguments = this.#mask(argsJson);
+    this.record(entry);
     this.#options.publish(event);
   }
 
@@ -99,6 +103,16 @@ export class AuditLog {
     const argsJson = JSON.stringify(args) ?? '';
     const masked = this.#settings.arguments ? this.#mask(argsJson) : undefined;
     this.record({ ...entry, argBytes: Buffer.byteLength(argsJson), ...(masked !== undefined ? { arguments: masked } : {}) });
+  }
+
+  /**
+   * Arguments as an operator may see them outside the log (a pending approval, issue #40 item 3):
+   * with `audit.arguments: true`, known secret values masked; else undefined, nothing shown.
+   */
+  shownArguments(args: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (!this.#settings.arguments) return undefined;
+    const json = JSON.stringify(args);
+    return this.#options.secrets ? (JSON.parse(this.#options.secrets.maskJson(json)) as Record<string, unknown>) : args;
   }
 
   /** Queues any entry. `arguments` must already be masked. */

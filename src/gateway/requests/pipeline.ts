@@ -30,6 +30,11 @@ export interface RequestOptions {
   trace?: AgentTrace;
   /** The code-mode run whose script makes this request (issue #39): audited with it. */
   runId?: string;
+  /**
+   * A 2026-07-28 caller's answer to the approval prompt of its earlier try (`input_required`,
+   * issue #40 item 3): a yes/no form's result, read by the approval hold.
+   */
+  approvalAnswer?: unknown;
 }
 
 /** A request's result as its server answered it. */
@@ -45,6 +50,11 @@ export interface RequestContext {
   span: RequestSpan | undefined;
   /** Holds a routed tool call until an operator decides (the approval stage); the router asks it between route and send. */
   hold: ((target: ApprovalTarget) => Promise<void> | undefined) | undefined;
+  /**
+   * The policy rule whose `approve` effect asks for the call's approval (issue #40): a stage before
+   * the route sets it, and the hold then holds the call whatever the globs say, naming the rule.
+   */
+  approvalRule?: string | undefined;
 }
 
 /** A stage: does its part around `next`, the rest of the path. `next` may be called again (the startup wait does). */

@@ -34,7 +34,7 @@ export interface RequestPipelineDeps {
   /** The deadline of a request without a `timeoutMs` of its own while it waits for the gate. */
   defaultTimeoutMs: number;
   /** Holds calls to `requireApproval` tools until an operator decides. @default none held */
-  approvals?: Pick<Approvals, 'hold'>;
+  approvals?: Pick<Approvals, 'hold' | 'prompt'>;
   /** Tool calls, prompt gets and resource reads, recorded when they end. @default none */
   audit?: Pick<AuditLog, 'recordRequest'>;
   /** Per-agent rate limit and concurrency cap. @default none */

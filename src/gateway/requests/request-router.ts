@@ -4,6 +4,7 @@ import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo } from 
 import type { AgentView } from '../agents/agent-view.js';
 import type { Catalogues } from '../../upstream/catalogue/catalogues.js';
 import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
+import { exposeReadResult, exposeToolResult, upstreamUri } from '../../upstream/catalogue/app-uris.js';
 import type { UpstreamMethod, UpstreamRequestOptions } from '../../upstream/server/upstream-request.js';
 import type { Upstream } from '../../upstream/server/upstream.js';
 import type { ApprovalTarget } from '../approvals/approvals.js';
@@ -155,6 +156,11 @@ export class RequestRouter {
         }
         return this.callTool(now, options);
       }
+      case 'resources/read': {
+        const route = this.route(request, options.view);
+        // An MCP Apps view answers under the URI the agent read (app-uris.ts).
+        return exposeReadResult(route.upstream.name, await this.forward(route, options));
+      }
       default:
         return this.forward(this.route(request, options.view), options);
     }
@@ -179,7 +185,7 @@ export class RequestRouter {
 
   private async callTool(route: Route, options: SendOptions): Promise<CallToolResult> {
     try {
-      const result = (await this.forward(route, options)) as CallToolResult;
+      const result = exposeToolResult(route.upstream.name, (await this.forward(route, options)) as CallToolResult);
       this.rememberLinks(result, route.upstream.name);
       return result;
     } catch (err) {
@@ -222,7 +228,7 @@ export class RequestRouter {
     this.subscriptions.delete(uri);
     const upstream = this.upstreamOf(subscription.server);
     // A server that is not connected holds no subscription to end.
-    if (upstream?.connection) await this.forward({ upstream, method: 'resources/unsubscribe', params: { uri }, replaySafe: true, label: `resources/unsubscribe "${uri}"` }, options);
+    if (upstream?.connection) await this.forward({ upstream, method: 'resources/unsubscribe', params: { uri: upstreamUri(uri) }, replaySafe: true, label: `resources/unsubscribe "${uri}"` }, options);
     return {};
   }
 
@@ -268,7 +274,7 @@ export class RequestRouter {
       }
       case 'resources/read':
       case 'resources/subscribe':
-        return { upstream: this.ownerOf(request.uri, view), method: request.method, params: { uri: request.uri }, replaySafe: true, label: `${request.method} "${request.uri}"` };
+        return { upstream: this.ownerOf(request.uri, view), method: request.method, params: { uri: upstreamUri(request.uri) }, replaySafe: true, label: `${request.method} "${request.uri}"` };
       case 'completion/complete':
         return this.completionRoute(request.params, view);
     }
@@ -290,7 +296,7 @@ export class RequestRouter {
       const upstream = server === undefined ? undefined : this.upstreamOf(server);
       if (!upstream) throw new SwitchboardError('RESOURCE_NOT_FOUND', `No resource or template "${ref.uri}"`);
       if (view && !view.allowsServer(upstream.name)) throw denial(new SwitchboardError('RESOURCE_NOT_FOUND', `No resource or template "${ref.uri}"`));
-      return { ...route, upstream, params };
+      return { ...route, upstream, params: { ...params, ref: { ...ref, uri: upstreamUri(ref.uri) } } };
     }
     throw new SwitchboardError('VALIDATION_FAILED', 'ref: expected {type: "ref/prompt", name} or {type: "ref/resource", uri}');
   }

@@ -15,6 +15,7 @@ import { noAgent, type AgentRequest } from '../../upstream/transport/server-traf
 import { isInputRequired, type AgentOptions } from '../../upstream/transport/input-required.js';
 import { Continuation, type Continuations, type Round } from './continuations.js';
 import { RelayStates } from './relay-state.js';
+import { withoutApprovalAnswer } from './approval-round.js';
 import type { AgentRef } from '../../gateway/index.js';
 
 /** What a 2025-era session keeps between its requests. */
@@ -93,7 +94,8 @@ export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, ta
       : {}),
   };
   const state = ctx.mcpReq.requestState<unknown>();
-  const inputResponses = ctx.mcpReq.inputResponses;
+  // The answer to an approval prompt is the hold's (approval-round.ts), never the server's.
+  const inputResponses = withoutApprovalAnswer(ctx.mcpReq.inputResponses);
   // Answers on a first request are the server's business too (it may accept them at once).
   let resume: AgentOptions['resume'] = inputResponses ? { inputResponses } : undefined;
   let continuation: Continuation<T> | undefined;

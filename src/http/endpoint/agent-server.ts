@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/server';
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { INSTANCE_META_KEY } from '../../upstream/instance.js';
 import type { AggregateCapabilities } from '../../upstream/manager.js';
+import { UI_EXTENSION } from '../../upstream/transport/ui-extension.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import { callerOf } from './request-agent.js';
@@ -9,6 +10,8 @@ import type { AgentServerOptions } from './agent-server-options.js';
 import { registerCatalogueHandlers } from './catalogue-handlers.js';
 import { DESCRIBE_TOOLS, runMetaTool, SEARCH_TOOLS } from '../../gateway/index.js';
 import { resultReader, scriptRunner, toolCaller } from './tool-call.js';
+import { registerTaskHandlers, startTask } from './task-handlers.js';
+import { TASKS_EXTENSION } from '../../gateway/index.js';
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -69,17 +72,24 @@ export function createAgentServer(options: AgentServerOptions): Server {
       if (name === SEARCH_TOOLS || name === DESCRIBE_TOOLS) await options.gateway.countDefinitions(caller, result);
       return result;
     }
+    // A task-supporting tool, for a client that negotiated the tasks extension, answers a task at once (issue #41).
+    const task = await startTask(options, ctx, request.params);
+    if (task) return task as never;
     return call(name, args, ctx);
   });
 
   registerCatalogueHandlers(server, options, available);
+  registerTaskHandlers(server, options);
   return server;
 }
 
-/** The capabilities `/mcp` advertises: tools always, the rest as far as some server has them. */
+/** The capabilities `/mcp` advertises: tools always, the rest (the MCP Apps extension too) as far as some server has them. */
 export function advertised(available: AggregateCapabilities): ServerCapabilities {
   return {
     tools: { listChanged: true },
+    // Tasks the gateway runs for any server (issue #41): always offered, used for the tools the config names.
+    // Apps pass through (app-uris.ts): a server's declaration of the extension is the aggregate's.
+    extensions: { [TASKS_EXTENSION]: {}, ...(available.apps ? { [UI_EXTENSION]: {} } : {}) },
     ...(available.prompts ? { prompts: { listChanged: true } } : {}),
     ...(available.resources ? { resources: { listChanged: true, ...(available.subscribe ? { subscribe: true } : {}) } } : {}),
     ...(available.completions ? { completions: {} } : {}),

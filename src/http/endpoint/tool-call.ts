@@ -6,7 +6,8 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { runForAgent } from './agent-channel.js';
 import type { AgentServerOptions } from './agent-server-options.js';
-import type { RequestOptions, ResultReader, ScriptRunner, ToolCaller } from '../../gateway/index.js';
+import { ApprovalPending, type RequestOptions, type ResultReader, type ScriptRunner, type ToolCaller } from '../../gateway/index.js';
+import { approvalAnswerOf, approvalRound } from './approval-round.js';
 
 export type { ToolCaller };
 
@@ -27,11 +28,22 @@ export function toolCaller(options: AgentServerOptions): ToolCaller {
   return async (name, args, ctx) => {
     const caller = callerOf(ctx, session);
     const who = caller ? { agent: caller } : {};
+    const approvalAnswer = approvalAnswerOf(ctx);
     try {
       return (await runForAgent<CallToolResult>(ctx, agent, `tools/call ${name}`, (channel, signal, onProgress) =>
-        gateway.call(name, args, { transport: 'mcp', signal, onProgress, caller: channel, ...who, ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) }),
+        gateway.call(name, args, {
+          transport: 'mcp',
+          signal,
+          onProgress,
+          caller: channel,
+          ...who,
+          ...(approvalAnswer !== undefined ? { approvalAnswer } : {}),
+          ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}),
+        }),
       )) as CallToolResult;
     } catch (err) {
+      // A 2026-07-28 caller is not kept waiting for an approval: it is asked, and retries (issue #40 item 3).
+      if (err instanceof ApprovalPending) return approvalRound(err, ctx) as unknown as CallToolResult;
       // An operator's no (or nobody's answer) is a failure of this call, told as one like any other (SPEC §7).
       if (isSwitchboardError(err, 'APPROVAL_DENIED') || isSwitchboardError(err, 'APPROVAL_TIMEOUT') || isSwitchboardError(err, 'POLICY_DENIED')) return toolErrorResult(toErrorInfo(err));
       throw toJsonRpcError(err);

@@ -5,7 +5,7 @@ import { httpError, sendError } from '../errors/http-error.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The agent whose key the request carried (issue #22); unset for the operator and without keys. */
+    /** The agent whose key or JWT the request carried (issues #22, #40); unset for the operator and without keys. */
     agent?: AgentRef;
   }
 }
@@ -16,7 +16,7 @@ export interface KeyCheck {
   readonly keysRequired: boolean;
   readonly isLoaded: boolean;
   readonly loaded: Promise<void>;
-  authenticate(presented: string): Authentication;
+  authenticate(presented: string): Authentication | Promise<Authentication>;
 }
 
 export interface AuthOptions {
@@ -67,7 +67,7 @@ type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHa
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
-const REFUSED: Readonly<Record<Exclude<Authentication['kind'], 'operator' | 'agent'>, ErrorCode>> = {
+const REFUSED: Readonly<Record<Exclude<Authentication['kind'], 'operator' | 'agent' | 'refused'>, ErrorCode>> = {
   unknown: 'UNAUTHORIZED',
   expired: 'KEY_EXPIRED',
   revoked: 'KEY_REVOKED',
@@ -89,7 +89,19 @@ export function createAuthHook(options: AuthOptions): OnRequestHook {
     const route = request.routeOptions.url;
     if (!keys.keysRequired || (route !== undefined && publicRoutes.has(route))) return done();
     const presented = bearerOf(request) ?? (route !== undefined && queryTokenRoutes.has(route) ? (protocolTokenOf(request) ?? queryTokenOf(request)) : undefined);
-    const verdict: Authentication = presented === undefined ? { kind: 'unknown' } : keys.authenticate(presented);
+    const verdict = presented === undefined ? ({ kind: 'unknown' } as const) : keys.authenticate(presented);
+    // A JWT's keys may need fetching; keys and the operator's token answer at once.
+    if (verdict instanceof Promise) {
+      verdict.then(
+        (settled) => apply(settled, route, request, reply, done),
+        () => void sendError(reply, httpError('INTERNAL_ERROR')),
+      );
+      return;
+    }
+    apply(verdict, route, request, reply, done);
+  };
+
+  const apply = (verdict: Authentication, route: string | undefined, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     if (verdict.kind === 'operator') return done();
     if (verdict.kind === 'agent') {
       // An unknown path (no route) goes on to the 404 it would get anyway.
@@ -97,7 +109,8 @@ export function createAuthHook(options: AuthOptions): OnRequestHook {
       request.agent = verdict.agent;
       return done();
     }
-    void sendError(reply.header('www-authenticate', 'Bearer'), httpError(REFUSED[verdict.kind]));
+    const error = httpError(verdict.kind === 'refused' ? verdict.code : REFUSED[verdict.kind]);
+    void sendError(error.status === 401 ? reply.header('www-authenticate', 'Bearer') : reply, error);
   };
 
   return function authenticate(request, reply, done) {

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../../errors.js';
@@ -84,23 +84,39 @@ export function createHostCheckHook(options: HostCheckOptions = {}): OnRequestHo
 
   // Every request of every client carries the same few header values, so the verdict is kept per
   // distinct (local end, Host, Origin): parsing them on each call was a measurable share of a tool
-  // call's CPU (issue #17). Bounded, so a flood of made-up values cannot grow it.
+  // call's CPU (issue #17). Bounded, so a flood of made-up values cannot grow it. A keep-alive
+  // socket's requests repeat their own values, so its last verdict stays with the socket (issue
+  // #44): a request that names the same Host and Origin as the one before it on its connection is
+  // judged with two string comparisons, no key built; any other goes through the memo.
   const verdicts = new Map<string, Refusal | undefined>();
+  const bySocket = new WeakMap<Socket, SocketVerdict>();
   return function checkHost(request, reply, done) {
     const socket = request.raw.socket;
     const hostHeader = request.headers.host ?? '';
     const origin = request.headers.origin;
-    const key = `${socket.localAddress}\u0000${socket.localPort}\u0000${hostHeader}\u0000${origin ?? '\u0001'}`;
-    let refusal: Refusal | undefined;
-    if (verdicts.has(key)) refusal = verdicts.get(key);
-    else {
-      refusal = judge({ address: socket.localAddress, port: socket.localPort }, hostHeader, origin);
-      if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-      verdicts.set(key, refusal);
+    let last = bySocket.get(socket);
+    if (last === undefined || last.host !== hostHeader || last.origin !== origin) {
+      const key = `${socket.localAddress}\u0000${socket.localPort}\u0000${hostHeader}\u0000${origin ?? '\u0001'}`;
+      let refusal: Refusal | undefined;
+      if (verdicts.has(key)) refusal = verdicts.get(key);
+      else {
+        refusal = judge({ address: socket.localAddress, port: socket.localPort }, hostHeader, origin);
+        if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+        verdicts.set(key, refusal);
+      }
+      last = { host: hostHeader, origin, refusal };
+      bySocket.set(socket, last);
     }
-    if (refusal === undefined || options.trusted?.(request)) return done();
-    return void refuse(request, reply, refusal.code, refusal.message);
+    if (last.refusal === undefined || options.trusted?.(request)) return done();
+    return void refuse(request, reply, last.refusal.code, last.refusal.message);
   };
+}
+
+/** The Host and Origin of a connection's latest request, and their verdict. */
+interface SocketVerdict {
+  host: string;
+  origin: string | undefined;
+  refusal: Refusal | undefined;
 }
 
 /** Distinct (local end, Host, Origin) verdicts kept before the memo starts over. */

@@ -1,6 +1,4 @@
-import type { IncomingMessage } from 'node:http';
-import { toNodeHandler } from '@modelcontextprotocol/node';
-import { classifyInboundRequest, createMcpHandler, isInitializeRequest, type AuthInfo, type InboundHttpRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, isInitializeRequest, PROTOCOL_VERSION_META_KEY, type InboundHttpRequest } from '@modelcontextprotocol/server';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { MCPManager } from '../../upstream/manager.js';
@@ -17,6 +15,7 @@ import { LegacySessions, type LegacySession } from '../endpoint/legacy-sessions.
 import { createServerParts, type ClusterParts } from '../endpoint/server-parts.js';
 import { SessionRelay } from '../endpoint/session-relay.js';
 import { ModernServers } from '../endpoint/modern-servers.js';
+import { modernNodeHandler } from '../endpoint/modern-node.js';
 import { authOf } from '../endpoint/request-agent.js';
 
 export interface McpRoutesOptions {
@@ -86,7 +85,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   // from the request: the SDK's pass-through `authInfo`, set below as `req.auth` (request-agent.ts).
   const modernServers = new ModernServers(serverOptions);
   const modern = createMcpHandler(() => modernServers.take(), { legacy: 'reject', onerror });
-  const serveModern = toNodeHandler(modern, { onerror });
+  const serveModern = modernNodeHandler(modern, onerror);
   const relay = new SessionRelay({
     manager,
     bus: options.bus,
@@ -156,9 +155,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       // A 2026-07-28 client subscribes to resource updates on its listen stream: the servers
       // owning those URIs are subscribed for as long as the stream is open.
       if (isListen(request.body)) holdSubscriptions(listenedUris(request.body), reply, request.agent);
-      if (request.agent) (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = authOf(request.agent);
       try {
-        await serveModern(request.raw, reply.raw, request.body);
+        await serveModern(request.raw, reply.raw, request.body, request.agent ? authOf(request.agent) : undefined);
       } catch (err) {
         fail(request, reply, err);
       }
@@ -245,6 +243,7 @@ function isInitialize(body: unknown): boolean {
 function isLegacy(request: FastifyRequest): boolean {
   if (request.method === 'POST' && isInitialize(request.body)) return true;
   if (request.method === 'POST' && request.body === undefined) return true;
+  if (request.method === 'POST' && claimsEnvelope(request.body)) return false;
   const facts: InboundHttpRequest = { httpMethod: request.method };
   const protocolVersion = headerOf(request, 'mcp-protocol-version');
   const method = headerOf(request, 'mcp-method');
@@ -254,6 +253,20 @@ function isLegacy(request: FastifyRequest): boolean {
   if (name !== undefined) facts.mcpNameHeader = name;
   if (request.body !== undefined) facts.body = request.body;
   return classifyInboundRequest(facts).kind === 'legacy';
+}
+
+/**
+ * A JSON-RPC request or notification (not `initialize`, not a response) whose `_meta` carries the
+ * 2026-07-28 envelope's protocol-version key: the classifier never calls such a body 2025-era (it is
+ * modern, or refused on the modern path), so the SDK's handler classifies it, once (issue #44),
+ * rather than this route first and the handler again.
+ */
+function claimsEnvelope(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const message = body as { jsonrpc?: unknown; method?: unknown; params?: { _meta?: unknown } };
+  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || message.method === 'initialize' || 'result' in message || 'error' in message) return false;
+  const meta = message.params?._meta;
+  return meta !== null && typeof meta === 'object' && !Array.isArray(meta) && PROTOCOL_VERSION_META_KEY in meta;
 }
 
 /** A header's value as a web `Headers.get` would give it (repeats joined by ", "). */

@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import type { ReplicaInfo } from '../../cluster/replica-heartbeats.js';
+import { clusterTraffic } from '../../cluster/replica-traffic.js';
 import { globMatcher } from '../../config/agent-schema.js';
 import type { ErrorInfo } from '../../errors.js';
 import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.js';
@@ -31,7 +32,10 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
     const agent = request.agent ? agents?.get(request.agent.name) : undefined;
     if (request.agent) {
       // Scoped: the agent's servers only, and nothing of the config (discovery, other servers' errors).
-      const inScope = agent ? globMatcher(agent.settings.servers) : () => false;
+      // A JWT's agent (issue #40) has its scope on its ref, from its claims (and its config agent's).
+      const view = request.agent.view;
+      const jwtScope = view ? (name: string) => view.allowsServer(name) : () => true;
+      const inScope = request.agent.claims !== undefined ? jwtScope : agent ? globMatcher(agent.settings.servers) : () => false;
       const servers = manager.listServers().filter((server) => inScope(server.name));
       return {
         state: runtime.state,
@@ -52,7 +56,7 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
     return {
       state: runtime.state,
       version: PACKAGE_VERSION,
-      instance: { id: manager.identity.id, label: manager.identity.label },
+      instance: { id: manager.identity.id, label: manager.identity.label, ...(manager.identity.cluster !== undefined ? { cluster: manager.identity.cluster } : {}) },
       startedAt: new Date(startedAt).toISOString(),
       uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
       catalogue: { version: catalogue.version, toolCount },
@@ -74,12 +78,18 @@ export const statusRoutes: FastifyPluginCallback<StatusRoutesOptions> = (app, { 
       },
       storeWarnings: runtime.storeWarnings,
       ...(search ? { search: search() } : {}),
-      ...(replicas ? { replicas: await replicas() } : {}),
+      ...(replicas ? await clusterView(replicas) : {}),
     };
   });
 
   done();
 };
+
+/** Every replica by its heartbeat, and their traffic summed over the live ones (issue #43). */
+async function clusterView(replicas: () => Promise<ReplicaInfo[]>): Promise<{ replicas: ReplicaInfo[]; cluster: ReturnType<typeof clusterTraffic> }> {
+  const listed = await replicas();
+  return { replicas: listed, cluster: clusterTraffic(listed) };
+}
 
 function countStatuses(servers: ReadonlyArray<{ status: ServerStatus }>): Record<ServerStatus, number> {
   const counts = Object.fromEntries(SERVER_STATUSES.map((s) => [s, 0])) as Record<ServerStatus, number>;

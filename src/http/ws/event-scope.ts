@@ -22,7 +22,7 @@ export interface ScopedHello {
  * - About one server (`server.status`, `*.changed`, `server.log`, a one-server reload): only
  *   servers in scope; tool names and counts narrowed to the view.
  * - Operator-only: `approval.*`, `tools.held` (it names the approve command), `agent.changed`,
- *   `pins.changed`, `oauth.signed_in`, and the `call.finished` of anyone but the agent itself.
+ *   `pins.changed`, `oauth.signed_in`, `oauth.signed_out`, and the `call.finished` of anyone but the agent itself.
  * - Daemon-wide: a full reload is sent without its error (which may name files or servers);
  *   `config.changed` keeps only the servers in scope and no file paths, and is dropped when
  *   none is left. A kind this function does not know is not sent (fail closed).
@@ -71,6 +71,7 @@ export function scopeEvent(event: StampedEvent, agent: AgentRef, tools: ScopeToo
     case 'agent.changed':
     case 'pins.changed':
     case 'oauth.signed_in':
+    case 'oauth.signed_out':
       return undefined;
     default:
       return undefined;

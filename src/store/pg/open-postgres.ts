@@ -12,6 +12,8 @@ import { PgStateStore } from './pg-state-store.js';
 import { PgToolCacheStore } from './pg-tool-cache-store.js';
 import { PgToolPinStore } from './pg-tool-pin-store.js';
 import { PgBudgetStore } from './pg-budget-store.js';
+import { PgRateLimits } from './pg-rate-limits.js';
+import { PgTaskStore } from './pg-task-store.js';
 import { withoutPassword } from './pg-url.js';
 
 export interface OpenPostgresOptions extends PgBackendOptions {
@@ -56,6 +58,8 @@ export async function openPostgresStores(url: string, options: OpenPostgresOptio
     agents: new PgAgentStore(backend),
     pins: new PgToolPinStore(backend),
     budgets: new PgBudgetStore(backend),
+    rateLimits: new PgRateLimits(backend),
+    tasks: new PgTaskStore(backend),
     audit,
     warnings: [],
     liveWarnings: () => backend.warnings(),

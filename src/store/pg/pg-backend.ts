@@ -84,10 +84,13 @@ export class PgBackend {
     return [`PostgreSQL store ${this.target} unreachable since ${since} (${this.#outage.message}); serving from memory until it returns`];
   }
 
-  /** Runs one statement; throws on failure (callers use `read` / `write`). */
-  async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+  /**
+   * Runs one statement; throws on failure (callers use `read` / `write`). A `name` prepares it
+   * once per connection (for a statement on the request path: planned once, not per call).
+   */
+  async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], name?: string): Promise<pg.QueryResult<R>> {
     try {
-      const result = await this.pool.query<R>(sql, params);
+      const result = await this.pool.query<R>(name === undefined ? { text: sql, values: params } : { name, text: sql, values: params });
       this.#succeeded();
       return result;
     } catch (err) {

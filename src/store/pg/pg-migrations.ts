@@ -143,6 +143,35 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     // Code mode (issue #39): the calls a script made carry the run's id.
     sql: `ALTER TABLE audit_log ADD COLUMN run_id text;`,
   },
+  {
+    id: 4,
+    name: 'create-rate-buckets',
+    // Per-agent rate limits counted once for the cluster (issue #43 item 1): one bucket per agent.
+    // Unlogged: a take writes no WAL (it is on the request path); after a crash of the database,
+    // or on a standby it fails over to, the buckets start full again — a minute's burst, no more.
+    sql: `
+      CREATE UNLOGGED TABLE rate_buckets (
+        agent       text             NOT NULL PRIMARY KEY,
+        settings    text             NOT NULL,
+        tokens      double precision NOT NULL,
+        refilled_at bigint           NOT NULL,
+        taken       boolean          NOT NULL
+      );
+    `,
+  },
+  {
+    id: 5,
+    name: 'create-tasks',
+    // Gateway-run tasks (issue #41): any replica answers tasks/get from here.
+    sql: `
+      CREATE TABLE tasks (
+        task_id    text   PRIMARY KEY,
+        document   text   NOT NULL,
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX tasks_expires ON tasks (expires_at);
+    `,
+  },
 ];
 
 /** The advisory lock key every replica migrates under (any fixed 64-bit number; "switchbd"). */

@@ -1,5 +1,6 @@
 import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import type { ProtocolEra } from '../transport/protocol-era.js';
+import { UI_EXTENSION } from '../transport/ui-extension.js';
 import type { ServerShare } from './catalogues.js';
 
 /** Which optional MCP capabilities at least one server has. */
@@ -10,6 +11,8 @@ export interface AggregateCapabilities {
   subscribe: boolean;
   completions: boolean;
   logging: boolean;
+  /** Some server declares the MCP Apps extension (`io.modelcontextprotocol/ui`, issue #41). */
+  apps: boolean;
 }
 
 export interface ListHintsAggregate {
@@ -29,7 +32,7 @@ export interface ListHintsAggregate {
 export function aggregateCapabilities(
   upstreams: Iterable<{ readonly capabilities: ServerCapabilities | undefined; readonly era?: ProtocolEra | undefined }>,
 ): AggregateCapabilities {
-  const all: AggregateCapabilities = { prompts: false, resources: false, subscribe: false, completions: false, logging: false };
+  const all: AggregateCapabilities = { prompts: false, resources: false, subscribe: false, completions: false, logging: false, apps: false };
   for (const upstream of upstreams) {
     const declared = upstream.capabilities;
     if (!declared) continue;
@@ -39,6 +42,7 @@ export function aggregateCapabilities(
     all.subscribe ||= declared.resources?.subscribe === true || (modern && declared.resources !== undefined);
     all.completions ||= declared.completions !== undefined || (modern && (declared.prompts !== undefined || declared.resources !== undefined));
     all.logging ||= declared.logging !== undefined || modern;
+    all.apps ||= declared.extensions?.[UI_EXTENSION] !== undefined;
   }
   return all;
 }

@@ -1,11 +1,13 @@
 import { UriTemplate, type Resource, type ResourceTemplateType as ResourceTemplate } from '@modelcontextprotocol/client';
+import { appUriTarget, exposeListed } from './app-uris.js';
 import { compare } from './naming.js';
 
 /**
- * Resources and resource templates of every server (SPEC §7). URIs pass through unchanged, so a
- * read routes by URI: the server that lists it (the first by server name when two do — the
- * collision is reported), else the first whose template matches it, else the server a tool
- * result pointed at it from (`resource_link`).
+ * Resources and resource templates of every server (SPEC §7). URIs pass through unchanged — but
+ * for MCP Apps' `ui://` views, shown under their server's name (`app-uris.ts`) — so a read routes
+ * by URI: the server that lists it (the first by server name when two do — the collision is
+ * reported), else the first whose template matches it, else the server a tool result pointed at
+ * it from (`resource_link`); a `ui://` URI goes to the server it names.
  */
 export interface UriCollision {
   uri: string;
@@ -69,6 +71,9 @@ export class ResourceCatalogue {
 
   /** The server a URI goes to, or undefined when none serves it. */
   route(uri: string): string | undefined {
+    // Every `ui://` URI shown is one of ours and names its server: no other server's template takes it.
+    const app = appUriTarget(uri);
+    if (app) return app.server;
     const listed = this.byUri.get(uri);
     if (listed !== undefined) return listed;
     for (const { server, template } of this.matchers) if (template.match(uri)) return server;
@@ -89,8 +94,13 @@ export class ResourceCatalogue {
     if (this.linked.size > MAX_LINKED) this.linked.delete(this.linked.keys().next().value as string);
   }
 
-  /** Replaces one server's resources and templates; returns the URIs that came and went. */
-  setServer(server: string, resources: readonly Resource[], templates: readonly ResourceTemplate[]): { added: string[]; removed: string[] } {
+  /**
+   * Replaces one server's resources and templates (as the server listed them: its `ui://` URIs
+   * are exposed here); returns the URIs that came and went.
+   */
+  setServer(server: string, listedResources: readonly Resource[], listedTemplates: readonly ResourceTemplate[]): { added: string[]; removed: string[] } {
+    const resources = listedResources.map((resource) => exposeListed(server, resource));
+    const templates = listedTemplates.map((template) => exposeListed(server, template));
     const before = new Set([...this.byUri.keys(), ...this.matchers.map((m) => m.template.toString())]);
     if (resources.length === 0 && templates.length === 0) this.servers.delete(server);
     else this.servers.set(server, { resources, templates });

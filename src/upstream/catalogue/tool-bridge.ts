@@ -1,5 +1,6 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { ErrorInfo } from '../../errors.js';
+import { exposeToolMeta } from './app-uris.js';
 import { buildNamed, exposedName, defaultPrefix, MAX_NAME_LENGTH, type Named, type NameCollision } from './naming.js';
 
 /**
@@ -28,7 +29,7 @@ export interface BridgedTool {
   annotations?: Tool['annotations'];
   icons?: Tool['icons'];
   execution?: Tool['execution'];
-  /** The server's own `_meta` for the tool, passed through. */
+  /** The server's own `_meta` for the tool, passed through (a `ui://` view it points at shown as Switchboard serves it). */
   _meta?: Tool['_meta'];
   /** Served from the cache; calling it first waits for the server to connect. */
   deferred: boolean;
@@ -77,9 +78,11 @@ export function bridgeTool({ entry, item: tool, name }: Named<Tool>): BridgedToo
   if (tool.annotations !== undefined) bridged.annotations = tool.annotations;
   if (tool.icons !== undefined) bridged.icons = tool.icons;
   if (tool.execution !== undefined) bridged.execution = tool.execution;
-  if (tool._meta !== undefined) bridged._meta = tool._meta;
+  // An MCP Apps view is read through Switchboard, under the server's name (app-uris.ts).
+  const meta = exposeToolMeta(entry.server, tool._meta);
+  if (meta !== undefined) bridged._meta = meta;
   if (entry.stale) bridged.stale = true;
-  UPSTREAM_TOOLS.set(bridged, tool);
+  UPSTREAM_TOOLS.set(bridged, meta === tool._meta ? tool : { ...tool, _meta: meta });
   return bridged;
 }
 
@@ -88,7 +91,8 @@ const UPSTREAM_TOOLS = new WeakMap<BridgedTool, Tool>();
 
 /**
  * The tool as MCP serves it: exactly what the server listed, under the exposed name (SPEC §7 —
- * `title`, `description`, schemas, `annotations`, `icons`, `execution`, `_meta` untouched).
+ * `title`, `description`, schemas, `annotations`, `icons`, `execution`, `_meta` untouched but
+ * for the `ui://` view it points at, see app-uris.ts).
  */
 export function toMcpTool(tool: BridgedTool): Tool {
   const upstream = UPSTREAM_TOOLS.get(tool);

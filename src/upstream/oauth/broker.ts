@@ -31,6 +31,14 @@ export function callbackUrlOf(address: AddressInfo | string | null): string | un
   return `http://${isIP(host) === 6 ? `[${host}]` : host}:${address.port}${OAUTH_CALLBACK_PATH}`;
 }
 
+/**
+ * The redirect URI behind a balancer (issue #43): `<publicUrl>/oauth/callback`, the same on every
+ * replica, so a client registered through one is good on all and the browser may land on any.
+ */
+export function publicCallbackUrl(publicUrl: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}${OAUTH_CALLBACK_PATH}`;
+}
+
 /** A started sign-in, as `/servers/:name` and `POST /servers/:name/login` show it. */
 export interface SignInOffer {
   authorizationUrl: string;
@@ -55,7 +63,7 @@ export interface OAuthBrokerOptions {
   callbackUrl: () => string | undefined;
   /** @default globalThis.fetch */
   fetch?: FetchLike;
-  /** Where a completed sign-in is announced (`oauth.signed_in`, the server's name only): the event bus. @default nowhere */
+  /** Where a completed sign-in and a sign-out are announced (`oauth.signed_in`, `oauth.signed_out`, the server's name only): the event bus. @default nowhere */
   publish?: PublishEvent;
 }
 
@@ -210,11 +218,21 @@ export class OAuthBroker {
     const scope = await this.#applicable(name, config);
     const revoked = await revokeStoredTokens(this.#store, scope.key, this.#fetch);
     await this.#store.forgetSignIn(name);
+    this.forgetHere(name);
+    this.#log.info({ server: name, revoked }, 'signed out');
+    // The other replicas of a cluster drop what they hold of it and reconnect without it.
+    this.#publish?.({ type: 'oauth.signed_out', server: name });
+  }
+
+  /**
+   * What this process holds of a sign-in besides the store: the offer, the step-up count and the
+   * DPoP key. On `logout`, and on a replica told that another one signed out (issue #43).
+   */
+  forgetHere(name: string): void {
     this.#offers.delete(name);
     this.#stepUps.forget(name);
     // The tokens are gone, and with them what the key was bound to: the next grant gets a new one.
     for (const id of this.#dpop.keys()) if (id.startsWith(`${name}\u0000`)) this.#dpop.delete(id);
-    this.#log.info({ server: name, revoked }, 'signed out');
   }
 
   /** The credential an embedder stored for `name` (SPEC §3): a bearer token, or stdio's `OAUTH_ACCESS_TOKEN`. */

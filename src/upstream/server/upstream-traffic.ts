@@ -6,6 +6,7 @@ import { noAgent, type AgentRequest } from '../transport/server-traffic.js';
 import type { BackPressure } from './back-pressure.js';
 import type { UpstreamHost, UpstreamIdentity } from './upstream-host.js';
 import { Coalescer } from '../../util/coalescer.js';
+import { exposeAppUri } from '../catalogue/app-uris.js';
 
 /** The upstream as its traffic sees it. */
 export interface TrafficOwner {
@@ -46,7 +47,8 @@ export function routeServerTraffic(owner: TrafficOwner, connection: ServerConnec
     connection.onNotification('notifications/prompts/list_changed', () => prompts.request()),
     connection.onNotification('notifications/resources/list_changed', () => resources.request()),
     connection.onNotification('notifications/resources/updated', (params) => {
-      if (typeof params.uri === 'string') host.resourceUpdated(upstream, params.uri);
+      // An MCP Apps view is known to agents by its exposed URI (app-uris.ts).
+      if (typeof params.uri === 'string') host.resourceUpdated(upstream, exposeAppUri(upstream.name, params.uri));
     }),
     connection.onNotification('notifications/message', (params) => {
       owner.logged(params);

@@ -1,5 +1,6 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from '@modelcontextprotocol/client';
 import { confineRootsAnswer } from './roots.js';
+import { OWN_UI_CAPABILITIES } from './ui-extension.js';
 import { AGENT_REQUESTS, type AgentRequest, type ServerTraffic } from './server-traffic.js';
 
 /**
@@ -61,7 +62,13 @@ export function modernParams(params: Record<string, unknown>, agent: AgentOption
     _meta: {
       ...meta,
       ...(agent?.logLevel !== undefined ? { [LOG_LEVEL_META_KEY]: agent.logLevel } : {}),
-      [CLIENT_CAPABILITIES_META_KEY]: { ...agent?.capabilities, ...NO_AGENT_CAPABILITIES, ...(agent?.capabilities?.roots ? { roots: agent.capabilities.roots } : {}) } },
+      // With no agent (a list, a REST call), Switchboard's own MCP Apps declaration (ui-extension.ts).
+      [CLIENT_CAPABILITIES_META_KEY]: {
+        ...(agent ? agent.capabilities : OWN_UI_CAPABILITIES),
+        ...NO_AGENT_CAPABILITIES,
+        ...(agent?.capabilities?.roots ? { roots: agent.capabilities.roots } : {}),
+      },
+    },
   };
 }
 
@@ -92,7 +99,7 @@ export async function withAnswers<T>(
     if (relayed.length > 0) {
       return { ...result, inputRequests: Object.fromEntries(relayed), ...(local.length > 0 ? { answered } : {}) } as T;
     }
-    next = { ...modernParams(params, { ...agent, resume: undefined }, traffic.roots), inputResponses: answered, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
+    next = { ...modernParams(params, agent && { ...agent, resume: undefined }, traffic.roots), inputResponses: answered, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
   }
 }
 

@@ -14,6 +14,7 @@ import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 import type { HttpFailure } from './first-failure.js';
 import type { Throttle } from './retry-after.js';
 import { createTransport } from './transports.js';
+import { OWN_UI_CAPABILITIES } from './ui-extension.js';
 import type { SandboxContext } from '../process/sandbox-plan.js';
 
 /** One connect attempt of one server: its config, deadline, and what it collects on the way. */
@@ -67,7 +68,8 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
   const client = new Client(attempt.clientInfo, {
     // Sampling and elicitation are an agent's to answer: they are relayed to the agent whose call
     // is in progress (SPEC §7), in either era (a modern server's input_required rounds land here too).
-    capabilities: { roots: {}, sampling: {}, elicitation: { form: {}, url: {} } },
+    // MCP Apps' views pass through to agents, so their extension is declared too (ui-extension.ts).
+    capabilities: { roots: {}, sampling: {}, elicitation: { form: {}, url: {} }, ...OWN_UI_CAPABILITIES },
     versionNegotiation: versionNegotiation(era.mode, attempt.probeTimeoutMs),
     // A modern server's `input_required` is answered (or relayed) by the connection, per request:
     // who can answer depends on the agent behind it (input-required.ts).

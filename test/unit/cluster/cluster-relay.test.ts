@@ -43,6 +43,7 @@ async function replica(channels: ReturnType<typeof wire>, id: string) {
     approveTools: (server, tools, follows) => void calls.push(['approveTools', server, tools, follows]),
     reload: async (server, force, follows) => void calls.push(['reload', server, force, follows]),
     resumeAfterSignIn: (server) => void calls.push(['resumeAfterSignIn', server]),
+    signedOut: (server) => void calls.push(['signedOut', server]),
   };
   const heartbeats = { start: async () => undefined, stop: async () => undefined } as unknown as ReplicaHeartbeats;
   const cluster = new Cluster({ replicaId: id, channel: channels.join(id), heartbeats, bus, effects, logger: { info() {}, debug() {}, warn: (entry: unknown) => void warnings.push(entry) } });
@@ -61,13 +62,14 @@ async function twoReplicas() {
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('the cluster relays the owners\' bus events', () => {
-  it('applies another replica\'s agent change, approval, reload and sign-in, and shows each with the replica it came from', async () => {
+  it('applies another replica\'s agent change, approval, reload, sign-in and sign-out, and shows each with the replica it came from', async () => {
     const [a, b] = await twoReplicas();
     a.bus.publish({ type: 'agent.changed', agent: 'bot', change: 'revoked' });
     a.bus.publish({ type: 'pins.changed', server: 'pin', tools: [{ name: 'target', hash: 'h1' }] });
     a.bus.publish({ type: 'reload.started', server: null, force: true });
     a.bus.publish({ type: 'reload.started', server: 'echo' });
     a.bus.publish({ type: 'oauth.signed_in', server: 'github' });
+    a.bus.publish({ type: 'oauth.signed_out', server: 'github' });
     await settle();
 
     expect(b.calls).toEqual([
@@ -76,6 +78,7 @@ describe('the cluster relays the owners\' bus events', () => {
       ['reload', null, true, 'aaaaaaaaaaaa'],
       ['reload', 'echo', false, 'aaaaaaaaaaaa'],
       ['resumeAfterSignIn', 'github'],
+      ['signedOut', 'github'],
     ]);
     expect(b.seen.map((e) => [e.type, e.replica])).toEqual([
       ['agent.changed', 'aaaaaaaaaaaa'],
@@ -83,6 +86,7 @@ describe('the cluster relays the owners\' bus events', () => {
       ['reload.started', 'aaaaaaaaaaaa'],
       ['reload.started', 'aaaaaaaaaaaa'],
       ['oauth.signed_in', 'aaaaaaaaaaaa'],
+      ['oauth.signed_out', 'aaaaaaaaaaaa'],
     ]);
     // Nothing came back: A applies nothing of its own.
     expect(a.calls).toEqual([]);

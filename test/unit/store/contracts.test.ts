@@ -19,6 +19,8 @@ import { MemoryToolPinStore } from '../../../src/store/tool-pin-store.js';
 import { openAuditStore } from '../../../src/store/audit-store.js';
 import { MemoryBudgetStore } from '../../../src/store/budget-store.js';
 import { describeBudgetContract } from './contracts/budget-contract.js';
+import { MemoryTaskStore } from '../../../src/store/task-store.js';
+import { describeTaskContract } from './contracts/task-contract.js';
 
 /**
  * Every backend of every store port against the port's contract: SQLite (file and in memory),
@@ -89,6 +91,10 @@ describePinContract('PostgreSQL', async () => (await postgresStores()).pins);
 describeBudgetContract('memory', async () => new MemoryBudgetStore());
 describeBudgetContract('SQLite file', async () => sqliteFile().budgets!);
 describeBudgetContract('PostgreSQL', async () => (await postgresStores()).budgets!);
+
+describeTaskContract('memory', async () => new MemoryTaskStore());
+describeTaskContract('SQLite file', async () => sqliteFile().tasks!);
+describeTaskContract('PostgreSQL', async () => (await postgresStores()).tasks!);
 
 describeAuditContract('SQLite file', async () => sqliteFile().audit);
 describeAuditContract('SQLite in memory', async () => {

@@ -49,6 +49,17 @@ describe('instance identity and loops', () => {
     });
   });
 
+  it('refuses a link reaching any replica of its own cluster, whichever id is smaller, and carries the cluster in its advertisement (issue #43 item 5)', () => {
+    const replica = (id: string) => ({ ...node(id), cluster: 'c1' });
+    const inCluster = { ...self('z'), cluster: 'c1' };
+    expect(findLoop(inCluster, replica('a'))).toEqual({ refuse: true, message: 'loop: host-z → host-a (a replica of this cluster)' });
+    // Through another Switchboard, too; another cluster's replicas are no loop.
+    expect(findLoop(inCluster, node('x', [replica('b')]))).toEqual({ refuse: true, message: 'loop: host-z → host-x → host-b (a replica of this cluster)' });
+    expect(findLoop(inCluster, { ...node('y'), cluster: 'c2' })).toBeUndefined();
+    const ad = buildInstanceAd(inCluster, [replica('a')]);
+    expect(parseInstanceAd({ [INSTANCE_META_KEY]: ad })).toEqual({ id: 'z', label: 'host-z', cluster: 'c1', upstreams: [{ id: 'a', label: 'host-a', cluster: 'c1', upstreams: [] }] });
+  });
+
   it('reads the advertisement bounded in depth and size, and ignores junk', () => {
     let deep = node('leaf');
     for (let i = 0; i < 20; i++) deep = node(`n${i}`, [deep]);

@@ -4,7 +4,7 @@ import type { RequestContext, RequestResult, Stage } from '../pipeline.js';
 
 /** Per-agent rate limit and concurrency cap: a slot per request of an agent, or a refusal. */
 export interface AgentLimits {
-  enter(agent: AgentRef): AgentSlot;
+  enter(agent: AgentRef): AgentSlot | Promise<AgentSlot>;
 }
 
 /**
@@ -17,7 +17,7 @@ export function agentLimit(limits: AgentLimits): Stage {
     const { agent } = ctx.options;
     // A script takes no slot itself (its admission is per agent, scripts/): each of its calls takes one.
     if (!agent || ctx.request.method === 'resources/unsubscribe' || ctx.request.method === 'scripts/run') return next();
-    const slot = limits.enter(agent);
+    const slot = await limits.enter(agent);
     try {
       return await next();
     } finally {

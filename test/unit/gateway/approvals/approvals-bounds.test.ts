@@ -31,7 +31,8 @@ describe('approval bounds', () => {
 
   it('an approval.requested event carries small arguments whole and large ones only by size', async () => {
     const events: Array<DaemonEvent & { arguments?: unknown }> = [];
-    const approvals = new Approvals({ publish: (event) => void events.push(event), clock: new ManualClock(0) });
+    // With argument audit on (issue #40 item 3: otherwise no arguments are shown at all).
+    const approvals = new Approvals({ publish: (event) => void events.push(event), clock: new ManualClock(0), showArguments: (args) => args });
     const signal = new AbortController().signal;
     const big = { blob: 'x'.repeat(MAX_EVENT_ARGUMENT_BYTES) };
     const waits = [

@@ -37,6 +37,17 @@ const NOT_INTERNAL: Partial<Record<ErrorCode, number>> = {
   KEY_EXPIRED: -32000,
   KEY_REVOKED: -32000,
   FORBIDDEN: -32000,
+  // An agent's JWT refused (issue #40 item 4): refused as UNAUTHORIZED is, each with its own code.
+  JWT_MALFORMED: -32000,
+  JWT_ALGORITHM_REFUSED: -32000,
+  JWT_KEY_UNKNOWN: -32000,
+  JWT_SIGNATURE_INVALID: -32000,
+  JWT_EXPIRED: -32000,
+  JWT_NOT_YET_VALID: -32000,
+  JWT_ISSUER_INVALID: -32000,
+  JWT_AUDIENCE_INVALID: -32000,
+  JWT_AGENT_INVALID: -32000,
+  JWKS_UNAVAILABLE: -32000,
 };
 
 describe('SwitchboardError → JSON-RPC', () => {

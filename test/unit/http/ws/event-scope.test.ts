@@ -47,7 +47,7 @@ describe('the event feed of an agent', () => {
   });
 
   it('never carries operator-only kinds, nor the calls of other agents', () => {
-    const approval = stamp({ type: 'approval.requested', id: '1', server: 'git', tool: 'push', name: 'git_push', arguments: {}, expiresAt: 'x' });
+    const approval = stamp({ type: 'approval.requested', id: '1', server: 'git', tool: 'push', name: 'git_push', arguments: {}, argumentsDigest: 'd', mode: 'held', expiresAt: 'x' });
     expect(scopeEvent(approval, everything, catalogue)).toBeUndefined();
     expect(scopeEvent(stamp({ type: 'tools.held', server: 'git', tools: [], heldCount: 1 }), everything, catalogue)).toBeUndefined();
     const call = (agent: string): StampedEvent =>

@@ -9,6 +9,7 @@ describe('approval hold: a routed tool call waits for the operator when its tool
   it('gives the route a hold that asks the approvals with the caller\'s agent, signal and progress', async () => {
     const asked: HoldOptions[] = [];
     const stage = approvalHold({
+      prompt: 'url',
       hold: (_target, options) => {
         asked.push(options);
         return undefined;
@@ -30,8 +31,31 @@ describe('approval hold: a routed tool call waits for the operator when its tool
     expect(asked).toEqual([{ agent: { name: 'bot' }, signal, onProgress }]);
   });
 
+  it('asks a 2026-07-28 caller that takes elicitations instead of holding it, with its answer and the policy rule (issue #40 item 3)', async () => {
+    const asked: HoldOptions[] = [];
+    const stage = approvalHold({ prompt: 'url', hold: (_target, options) => void asked.push(options) });
+    const caller = (takesInputRequired: boolean, capabilities: Record<string, unknown>) => ({ agent: 'a', takesInputRequired, capabilities, can: () => true, request: async () => ({}), log: () => undefined });
+    const ruled = (ctx: RequestContext, next: () => Promise<Record<string, unknown>>) => {
+      ctx.approvalRule = 'big-refunds';
+      return next();
+    };
+    const run = (options: Record<string, unknown>) =>
+      compose([stage, ruled], async (ctx) => {
+        ctx.hold?.(target);
+        return {};
+      })(contextOf({ method: 'tools/call', name: 'srv_drop' }, { transport: 'mcp', ...options }));
+    await run({ caller: caller(true, { elicitation: { url: {} } }), approvalAnswer: { action: 'accept' } });
+    await run({ caller: caller(false, { elicitation: { url: {} } }) });
+    await run({ caller: caller(true, {}) });
+    expect(asked.map((o) => [o.rule, o.ask])).toEqual([
+      ['big-refunds', { prompt: 'url', answer: { action: 'accept' } }],
+      ['big-refunds', undefined],
+      ['big-refunds', undefined],
+    ]);
+  });
+
   it('holds nothing but tool calls', async () => {
-    const stage = approvalHold({ hold: () => Promise.resolve() });
+    const stage = approvalHold({ prompt: 'url', hold: () => Promise.resolve() });
     let hold: unknown = 'unset';
     await compose([stage], async (ctx) => {
       hold = ctx.hold;

@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { HoldOptions } from '../../../../../src/gateway/approvals/approvals.js';
+
 import type { PolicyVerdict } from '../../../../../src/gateway/policies/policy-set.js';
 import { compose, contextOf, type RequestContext } from '../../../../../src/gateway/requests/pipeline.js';
 import type { AgentRequest } from '../../../../../src/gateway/requests/request-router.js';
 import { policy } from '../../../../../src/gateway/requests/stages/policy.js';
 
-const target = { server: 'db', tool: 'refund', name: 'mcp_db_refund', arguments: { amount: 500 }, policy: {} };
 
 /** Runs `request` through the policy stage with a fixed verdict; resolves with the context the route saw, or rejects. */
-async function through(request: AgentRequest, verdict: PolicyVerdict, asked: HoldOptions[] = [], empty = false): Promise<RequestContext> {
+async function through(request: AgentRequest, verdict: PolicyVerdict, empty = false): Promise<RequestContext> {
   let seen: RequestContext | undefined;
-  const stage = policy({ empty, decide: () => verdict }, { hold: (_t, options) => (asked.push(options), undefined) });
+  const stage = policy({ empty, decide: () => verdict }, { hold: () => undefined });
   await compose([stage], async (ctx) => {
     seen = ctx;
     return {};
@@ -25,11 +24,9 @@ describe('policy stage: deny, hold for approval or allow by the first rule that 
     await expect(through({ method: 'resources/read', uri: 'x:///etc' }, { effect: 'deny', rule: 'etc', reason: 'no' })).rejects.toMatchObject({ message: 'Policy "etc" refused the read: no' });
   });
 
-  it('an approve gives the route a hold that always holds and names the rule', async () => {
-    const asked: HoldOptions[] = [];
-    const seen = await through({ method: 'tools/call', name: 'mcp_db_refund', arguments: { amount: 500 } }, { effect: 'approve', rule: 'big', reason: 'human' }, asked);
-    seen.hold?.(target);
-    expect(asked).toMatchObject([{ agent: { name: 'bot' }, rule: 'big' }]);
+  it('an approve names the rule for the approval stage, whose hold then holds the call', async () => {
+    const seen = await through({ method: 'tools/call', name: 'mcp_db_refund', arguments: { amount: 500 } }, { effect: 'approve', rule: 'big', reason: 'human' });
+    expect(seen.approvalRule).toBe('big');
   });
 
   it('an approve on a prompt get cannot wait, so it is refused', async () => {
@@ -38,7 +35,7 @@ describe('policy stage: deny, hold for approval or allow by the first rule that 
 
   it('allow, no rules, or a kind policies do not judge, passes untouched', async () => {
     expect((await through({ method: 'tools/call', name: 'x' }, { effect: 'allow' })).hold).toBeUndefined();
-    expect(await through({ method: 'tools/call', name: 'x' }, { effect: 'deny', rule: 'r', reason: 'r' }, [], true)).toBeDefined();
+    expect(await through({ method: 'tools/call', name: 'x' }, { effect: 'deny', rule: 'r', reason: 'r' }, true)).toBeDefined();
     expect(await through({ method: 'completion/complete', params: {} }, { effect: 'deny', rule: 'r', reason: 'r' })).toBeDefined();
   });
 });

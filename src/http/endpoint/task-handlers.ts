@@ -1,0 +1,96 @@
+import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { ERROR_CATALOGUE } from '../../errors.js';
+import { z } from 'zod';
+import { createTaskResult, detailedTask, TASKS_EXTENSION, type AgentRef } from '../../gateway/index.js';
+import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
+import { toJsonRpcError } from '../errors/jsonrpc-error.js';
+import type { AgentServerOptions } from './agent-server-options.js';
+import { callerOf } from './request-agent.js';
+
+/**
+ * The tasks extension on `/mcp` (issue #41, SEP-2663): a `tools/call` of a task-supporting tool
+ * from a client that negotiated `io.modelcontextprotocol/tasks` answers a `CreateTaskResult` at
+ * once and runs on in the gateway (gateway/tasks/); `tasks/get`, `tasks/update` and
+ * `tasks/cancel` reach it. Without the extension a client gets plain synchronous calls, and the
+ * task methods answer -32021 (MissingRequiredClientCapability), as the extension requires.
+ */
+
+const Meta = z.record(z.string(), z.unknown()).optional();
+const TaskIdParams = z.looseObject({ taskId: z.string().min(1), _meta: Meta });
+const UpdateParams = z.looseObject({ taskId: z.string().min(1), _meta: Meta, inputResponses: z.record(z.string(), z.unknown()).optional() });
+
+/** What the client declared: its session's capabilities, or the request's own (2026-07-28, or a per-request opt-in). */
+function capabilitiesOf(ctx: ServerContext, params: { _meta?: Record<string, unknown> | undefined } | undefined, options: AgentServerOptions): ClientCapabilities | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const own = (envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? params?._meta?.[CLIENT_CAPABILITIES_META_KEY]) as ClientCapabilities | undefined;
+  const session = options.session?.clientCapabilities();
+  return own?.extensions?.[TASKS_EXTENSION] !== undefined || !session ? (own ?? session) : session;
+}
+
+function negotiated(capabilities: ClientCapabilities | undefined): boolean {
+  return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+/** -32021 naming the extension (SEP-2575's `requiredCapabilities`), with our code beside it. */
+function missingExtension(): ProtocolError {
+  const data = { code: 'TASKS_NOT_NEGOTIATED', requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
+  return new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, ERROR_CATALOGUE.TASKS_NOT_NEGOTIATED.message, data);
+}
+
+/**
+ * A `tools/call` as a task, when the tool runs as one: the `CreateTaskResult` to answer, or
+ * undefined for a plain call (a plain tool, or an `optional` one for a client without the extension).
+ * A `required` task tool refuses a client without the extension with -32021.
+ */
+export async function startTask(options: AgentServerOptions, ctx: ServerContext, params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }): Promise<Record<string, unknown> | undefined> {
+  const caller = callerOf(ctx, options.session);
+  const support = options.gateway.tasks.supportOf(params.name, caller);
+  if (!support) return undefined;
+  const capabilities = capabilitiesOf(ctx, params, options);
+  if (!negotiated(capabilities)) {
+    if (support === 'required') throw missingExtension();
+    return undefined;
+  }
+  try {
+    const task = await options.gateway.tasks.create({
+      name: params.name,
+      arguments: params.arguments,
+      agent: caller,
+      capabilities,
+      ...(options.gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}),
+    });
+    return createTaskResult(task);
+  } catch (err) {
+    throw toJsonRpcError(err);
+  }
+}
+
+/** `tasks/get`, `tasks/update`, `tasks/cancel`; the extension's removed `tasks/result` and `tasks/list` stay unknown methods. */
+export function registerTaskHandlers(server: Server, options: AgentServerOptions): void {
+  const { gateway } = options;
+  const guarded = async (ctx: ServerContext, params: { _meta?: Record<string, unknown> | undefined }, work: (agent: AgentRef | undefined) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> => {
+    if (!negotiated(capabilitiesOf(ctx, params, options))) throw missingExtension();
+    try {
+      return await work(callerOf(ctx, options.session));
+    } catch (err) {
+      throw toJsonRpcError(err);
+    }
+  };
+  server.setRequestHandler('tasks/get', { params: TaskIdParams }, (params, ctx) =>
+    guarded(ctx, params, async (agent) => detailedTask(await gateway.tasks.get(params.taskId, agent))),
+  );
+  server.setRequestHandler('tasks/update', { params: UpdateParams }, (params, ctx) =>
+    guarded(ctx, params, async (agent) => {
+      // The SDK lifts a 2026-07-28 request's `inputResponses` into the context (the MRTR surface).
+      const responses = params.inputResponses ?? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined) ?? {};
+      await gateway.tasks.update(params.taskId, agent, responses);
+      return { resultType: 'complete' };
+    }),
+  );
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, (params, ctx) =>
+    guarded(ctx, params, async (agent) => {
+      await gateway.tasks.cancel(params.taskId, agent);
+      return { resultType: 'complete' };
+    }),
+  );
+}

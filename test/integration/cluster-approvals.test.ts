@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { textOf } from '../helpers/connect.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { replicaCluster, TOKEN, type Replica } from '../helpers/replica-cluster.js';
+
+/**
+ * Issue #43 item 2 with three `switchboard serve` processes on one real PostgreSQL database: a
+ * call held on A is listed by `GET /approvals` on B and C, naming A as the replica holding it,
+ * and approved through C.
+ */
+
+const SPAWN_TIMEOUT_MS = 60_000;
+
+interface Listed {
+  approvals: Array<{ id: string; name: string; argumentsDigest: string; replica: string }>;
+  unansweredReplicas?: string[];
+}
+
+async function replicaId(replica: Replica): Promise<string> {
+  const { body } = await replica.json<{ replicas: Array<{ id: string; self: boolean }> }>('/status');
+  return body.replicas.find((r) => r.self)!.id;
+}
+
+describe('approvals across the cluster', () => {
+  it('a call held on A is listed on B and C with the replica holding it, and approved on C', async () => {
+    const replicas = await replicaCluster({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['echo'] } });
+    const [a, b, c] = [await replicas.start(), await replicas.start(), await replicas.start()];
+    const aId = await replicaId(a);
+
+    const call = fetch(new URL('/tools/mcp_echo_echo/call', a.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { text: 'held on A' } }),
+    });
+    for (const replica of [b, c]) {
+      await expect.poll(async () => (await replica.json<Listed>('/approvals')).body.approvals.length, { timeout: 5_000, interval: 50 }).toBe(1);
+      const { status, body } = await replica.json<Listed>('/approvals');
+      expect(status).toBe(200);
+      expect(body.unansweredReplicas).toBeUndefined();
+      expect(body.approvals[0]).toMatchObject({ name: 'mcp_echo_echo', argumentsDigest: expect.any(String), replica: aId });
+    }
+    // A lists it too, as its own.
+    expect((await a.json<Listed>('/approvals')).body.approvals).toEqual([expect.objectContaining({ replica: aId })]);
+
+    const { id } = (await c.json<Listed>('/approvals')).body.approvals[0]!;
+    const approved = await c.json<{ approval: { id: string; outcome: string } }>(`/approvals/${id}/approve`, { method: 'POST' });
+    expect(approved).toMatchObject({ status: 200, body: { approval: { id, outcome: 'approved' } } });
+    const res = await call;
+    expect(res.status).toBe(200);
+    expect(textOf((await res.json()) as { content: unknown })).toBe('held on A');
+    for (const replica of [a, b, c]) expect((await replica.json<Listed>('/approvals')).body.approvals).toEqual([]);
+  }, SPAWN_TIMEOUT_MS);
+});

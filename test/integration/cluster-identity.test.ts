@@ -1,0 +1,60 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { replicaCluster, TOKEN } from '../helpers/replica-cluster.js';
+
+/**
+ * Issue #43 items 4–5 with `switchboard serve` processes on one real PostgreSQL database: a
+ * cluster without a `token` has one operator key, in the shared store, that every replica
+ * accepts; each replica has an instance id of its own and the cluster one id, and a replica
+ * refuses a link to a replica of its own cluster as a loop.
+ */
+
+const SPAWN_TIMEOUT_MS = 60_000;
+
+interface Status {
+  instance: { id: string; label: string; cluster?: string };
+  servers: Array<{ name: string; status: string; lastError: { code: string; message: string } | null }>;
+}
+
+describe('one cluster, one operator key, one identity per replica', () => {
+  it('no token: two replicas starting at once make one operator key, and the key one replica printed opens every replica', async () => {
+    const replicas = await replicaCluster({}, { token: null });
+    const [a, b] = await Promise.all([replicas.start(), replicas.start()]);
+    const c = await replicas.start();
+
+    // The first agent: from now on every request needs a key, the operator's too.
+    const added = await a.json<{ notice?: { operatorKeyFile?: string } }>('/agents', { method: 'POST', body: { name: 'bot' } });
+    expect(added.status).toBe(201);
+    const keyFile = join(a.dir, 'operator.key');
+    expect(JSON.stringify(added.body)).toContain(keyFile);
+    const key = (await readFile(keyFile, 'utf8')).trim();
+    expect(key).toMatch(/^sbo_/);
+    expect((await a.json('/status', { key })).status).toBe(200);
+
+    for (const replica of [b, c]) {
+      // The agent reaches the replica (the relayed agent.changed): keys are required there now.
+      await expect.poll(async () => (await replica.json('/status')).status, { timeout: 2_000, interval: 50 }).toBe(401);
+      expect((await replica.json('/status', { key })).status).toBe(200);
+      // The same key beside its own database, for the CLI on its machine.
+      expect((await readFile(join(replica.dir, 'operator.key'), 'utf8')).trim()).toBe(key);
+    }
+  }, SPAWN_TIMEOUT_MS);
+
+  it('each replica has its own instance id and the cluster\'s id; A linking to B of its own cluster is refused as a loop', async () => {
+    const replicas = await replicaCluster({ echo: fixtureServerConfig('echo-stdio') });
+    const b = await replicas.start();
+    const a = await replicas.start({ servers: { peer: { type: 'http', url: `${b.url}/mcp`, headers: { authorization: `Bearer ${TOKEN}` } } } });
+
+    const [sa, sb] = [(await a.json<Status>('/status')).body, (await b.json<Status>('/status')).body];
+    expect(sa.instance.id).not.toBe(sb.instance.id);
+    expect(sa.instance.cluster).toEqual(expect.any(String));
+    expect(sa.instance.cluster).toBe(sb.instance.cluster);
+
+    await expect.poll(async () => (await a.json<Status>('/status')).body.servers.find((s) => s.name === 'peer')?.lastError?.code, { timeout: 10_000, interval: 100 }).toBe('LOOP_DETECTED');
+    const peer = (await a.json<Status>('/status')).body.servers.find((s) => s.name === 'peer');
+    expect(peer?.lastError?.message).toContain('a replica of this cluster');
+    expect(peer?.status).not.toBe('connected');
+  }, SPAWN_TIMEOUT_MS);
+});

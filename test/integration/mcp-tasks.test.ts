@@ -1,0 +1,123 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { tempDir, waitForFile } from '../helpers/process.js';
+import { pollTask, taskClient } from '../helpers/tasks.js';
+
+/**
+ * Gateway-run tasks (issue #41): a plain 2025-era server (task-tools, no task support of its own)
+ * whose tools the config names as tasks; agents on /mcp that negotiated io.modelcontextprotocol/tasks.
+ */
+async function taskDaemon(dir: string): Promise<{ d: TestDaemon; alice: string; bob: string }> {
+  const d = await startDaemon({
+    servers: {
+      jobs: {
+        ...fixtureServerConfig('task-tools', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }),
+        protocol: 'legacy',
+        toolPrefix: '',
+        tasks: { tools: ['slow_compute', 'confirm_delete', 'multi_input', 'failing_job', 'protocol_error_job'] },
+      },
+      strict: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'failing_job' } }), protocol: 'legacy', toolPrefix: 'strict_', tasks: { tools: ['*'], mode: 'required' } },
+    },
+    config: { token: OPERATOR_TOKEN },
+  });
+  return { d, alice: await addAgentKey(d, { name: 'alice' }), bob: await addAgentKey(d, { name: 'bob' }) };
+}
+
+const textOf = (result: Record<string, unknown> | undefined): string => ((result?.content as { text: string }[] | undefined) ?? []).map((part) => part.text).join('');
+
+describe('gateway-run tasks on /mcp', () => {
+  it('a long call becomes a task at once, survives being polled, and completes with its result inlined', async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const client = taskClient(d.url, alice);
+    const release = join(dir, 'release');
+    const created = await client.request('tools/call', { name: 'slow_compute', arguments: { untilFile: release } });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    expect(created).not.toHaveProperty('task');
+    expect(Number.isInteger(created.ttlMs) && Number.isInteger(created.pollIntervalMs)).toBe(true);
+    const taskId = created.taskId as string;
+    const working = await client.request('tasks/get', { taskId });
+    expect(working).toMatchObject({ resultType: 'complete', taskId, status: 'working' });
+    expect(working).not.toHaveProperty('result');
+    await writeFile(release, 'go');
+    const done = await pollTask(client, taskId, (task) => task.status !== 'working');
+    expect(done.status).toBe('completed');
+    expect(textOf(done.result)).toBe('Computed after the signal');
+  });
+
+  it('a client without the extension gets a plain result from an optional task tool, -32021 from a required one and from tasks/*', async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const plain = taskClient(d.url, alice, { extension: false });
+    const result = await plain.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
+    expect(result.resultType).toBe('complete');
+    expect(textOf(result)).toBe('Computed after 0 s');
+    // A `required` task tool refuses it, naming the extension.
+    await expect(plain.request('tools/call', { name: 'strict_failing_job', arguments: {} })).rejects.toMatchObject({ code: -32021 });
+    await expect(plain.request('tasks/get', { taskId: 'whatever' })).rejects.toMatchObject({ code: -32021, data: { code: 'TASKS_NOT_NEGOTIATED', requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } });
+  });
+
+  it('tasks/cancel cancels the call on the server, and the task reads cancelled', async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const client = taskClient(d.url, alice);
+    const created = await client.request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never') } });
+    const taskId = created.taskId as string;
+    expect(await client.request('tasks/cancel', { taskId })).toEqual(expect.objectContaining({ resultType: 'complete' }));
+    // The server's own record of the cancellation (notifications/cancelled reached it).
+    expect(await waitForFile(join(dir, 'cancelled'))).toContain('cancelled');
+    expect((await client.request('tasks/get', { taskId })).status).toBe('cancelled');
+    // Idempotent on a finished task.
+    expect(await client.request('tasks/cancel', { taskId })).toEqual(expect.objectContaining({ resultType: 'complete' }));
+  });
+
+  it('a question the server asks mid-call puts the task in input_required, and tasks/update answers it', async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const client = taskClient(d.url, alice);
+    const created = await client.request('tools/call', { name: 'confirm_delete', arguments: { filename: 'a.txt' } });
+    const taskId = created.taskId as string;
+    const waiting = await pollTask(client, taskId, (task) => task.status !== 'working');
+    expect(waiting.status).toBe('input_required');
+    const [key, question] = Object.entries(waiting.inputRequests ?? {})[0] ?? [];
+    expect(question).toMatchObject({ method: 'elicitation/create', params: { message: 'Delete a.txt?' } });
+    expect(await client.request('tasks/update', { taskId, inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } } })).toEqual(expect.objectContaining({ resultType: 'complete' }));
+    const done = await pollTask(client, taskId, (task) => task.status === 'completed' || task.status === 'failed');
+    expect(textOf(done.result)).toBe('Deleted a.txt');
+  });
+
+  it('another agent cannot see, update or cancel the task', async () => {
+    const dir = await tempDir();
+    const { d, alice, bob } = await taskDaemon(dir);
+    const mine = taskClient(d.url, alice);
+    const theirs = taskClient(d.url, bob);
+    const { taskId } = await mine.request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never') } });
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      await expect(theirs.request(method, { taskId: taskId as string })).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_NOT_FOUND' } });
+    }
+    expect((await mine.request('tasks/get', { taskId: taskId as string })).status).toBe('working');
+    // The operator sees anyone's task, with whose it is; an unknown id is TASK_NOT_FOUND.
+    const seen = await d.json<Record<string, unknown>>(`/tasks/${taskId as string}`);
+    expect(seen.status).toBe(200);
+    expect(seen.body).toMatchObject({ taskId, status: 'working', agent: 'alice', tool: 'slow_compute' });
+    expect((await d.json<{ error: { code: string } }>('/tasks/nope')).body.error.code).toBe('TASK_NOT_FOUND');
+  });
+
+  it("a tool's own error completes the task with isError; a protocol error fails it with the error inlined", async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const client = taskClient(d.url, alice);
+    const failing = await client.request('tools/call', { name: 'failing_job', arguments: {} });
+    const crashed = await client.request('tools/call', { name: 'protocol_error_job', arguments: {} });
+    const toolError = await pollTask(client, failing.taskId as string, (task) => task.status !== 'working');
+    expect(toolError).toMatchObject({ status: 'completed', result: { isError: true } });
+    const protocolError = await pollTask(client, crashed.taskId as string, (task) => task.status !== 'working');
+    expect(protocolError.status).toBe('failed');
+    expect(protocolError.error).toMatchObject({ code: expect.any(Number), message: expect.stringContaining('The job crashed') });
+    expect(protocolError).not.toHaveProperty('result');
+  });
+});

@@ -1,0 +1,50 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { tempDir, waitForFile } from '../helpers/process.js';
+import { replicaCluster, TOKEN } from '../helpers/replica-cluster.js';
+import { pollTask, taskClient } from '../helpers/tasks.js';
+
+/**
+ * Gateway-run tasks on replicas (issue #41): two `switchboard serve` processes on one PostgreSQL
+ * store. The replica that created a task runs its call and writes each change to the store; the
+ * other answers `tasks/get` from there, as a balancer that does not route by `Mcp-Name` needs.
+ */
+it('a task created on one replica is answered by the other, working and then completed', async () => {
+  const dir = await tempDir();
+  const replicas = await replicaCluster({
+    jobs: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'slow_compute' } }), protocol: 'legacy', toolPrefix: '', tasks: { tools: ['slow_compute'] } },
+  });
+  const [a, b] = [await replicas.start(), await replicas.start()];
+  const onA = taskClient(a.url, TOKEN);
+  const onB = taskClient(b.url, TOKEN);
+  const release = join(dir, 'release');
+  const created = await onA.request('tools/call', { name: 'slow_compute', arguments: { untilFile: release } });
+  expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+  const taskId = created.taskId as string;
+  expect(await onB.request('tasks/get', { taskId })).toMatchObject({ taskId, status: 'working' });
+  await writeFile(release, 'go');
+  const done = await pollTask(onB, taskId, (task) => task.status !== 'working');
+  expect(done.status).toBe('completed');
+  expect(done.result).toMatchObject({ content: [{ type: 'text', text: 'Computed after the signal' }] });
+});
+
+it('a cancel sent to the other replica reaches the one running the call, which cancels it on the server', async () => {
+  const dir = await tempDir();
+  const replicas = await replicaCluster({
+    jobs: {
+      ...fixtureServerConfig('task-tools', { env: { ONLY: 'slow_compute', CANCEL_MARKER: join(dir, 'cancelled') } }),
+      protocol: 'legacy',
+      toolPrefix: '',
+      tasks: { tools: ['slow_compute'] },
+    },
+  });
+  const [a, b] = [await replicas.start(), await replicas.start()];
+  const { taskId } = await taskClient(a.url, TOKEN).request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never') } });
+  const onB = taskClient(b.url, TOKEN);
+  expect(await onB.request('tasks/cancel', { taskId: taskId as string })).toMatchObject({ resultType: 'complete' });
+  // Only replica a runs the call, so only its cancellation can reach the server.
+  expect(await waitForFile(join(dir, 'cancelled'))).toContain('cancelled');
+  expect((await onB.request('tasks/get', { taskId: taskId as string })).status).toBe('cancelled');
+});

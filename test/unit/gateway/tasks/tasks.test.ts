@@ -1,0 +1,56 @@
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Tasks } from '../../../../src/gateway/tasks/tasks.js';
+import type { RequestOptions } from '../../../../src/gateway/requests/pipeline.js';
+import { MemoryTaskStore } from '../../../../src/store/task-store.js';
+import { deferred } from '../../../../src/util/deferred.js';
+import { ManualClock } from '../../../helpers/manual-clock.js';
+
+/**
+ * The tasks room on its own (issue #41): its call is the one edge it is handed (`gateway.call`
+ * in the daemon); time is the manual clock, since what is tested is a task's lifetime.
+ */
+function room(clock: ManualClock) {
+  const result = deferred<CallToolResult>();
+  const calls: RequestOptions[] = [];
+  const tasks = new Tasks({
+    call: (_name, _args, options) => {
+      calls.push(options);
+      return result.promise;
+    },
+    manager: { catalogues: { tools: { get: () => undefined } }, upstream: () => undefined } as never,
+    store: new MemoryTaskStore(),
+    logger: pino({ level: 'silent' }),
+    clock,
+    ttlMs: 60_000,
+  });
+  return { tasks, result, calls };
+}
+
+const alice = { name: 'alice' } as never;
+
+describe('Tasks', () => {
+  it('keeps a finished task with its result for ttlMs after its last change, then forgets it', async () => {
+    const clock = new ManualClock();
+    const { tasks, result } = room(clock);
+    const task = await tasks.create({ name: 'slow', arguments: {}, agent: alice, capabilities: undefined });
+    clock.advance(30_000);
+    result.resolve({ content: [{ type: 'text', text: 'done' }] });
+    await expect.poll(async () => (await tasks.get(task.taskId, alice)).status).toBe('completed');
+    clock.advance(59_000);
+    expect((await tasks.get(task.taskId, alice)).result).toEqual({ content: [{ type: 'text', text: 'done' }] });
+    clock.advance(1_000);
+    await expect(tasks.get(task.taskId, alice)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+  });
+
+  it("runs the call with the task's own signal, not a request's, and cancel aborts it", async () => {
+    const { tasks, calls } = room(new ManualClock());
+    const task = await tasks.create({ name: 'slow', arguments: {}, agent: alice, capabilities: undefined });
+    const signal = calls[0]?.signal;
+    expect(signal?.aborted).toBe(false);
+    await tasks.cancel(task.taskId, alice);
+    expect(signal?.aborted).toBe(true);
+    expect((await tasks.get(task.taskId, alice)).status).toBe('cancelled');
+  });
+});
