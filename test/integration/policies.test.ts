@@ -94,7 +94,7 @@ describe('argument policies on REST', () => {
 
     const requested = nextDaemonEvent(d.daemon, 'approval.requested');
     const big = call(agent, 'refund', { amount: 500 });
-    expect(await requested).toMatchObject({ name: 'mcp_db_refund', agent: 'analyst', rule: 'big-refunds', arguments: { amount: 500 } });
+    expect(await requested).toMatchObject({ name: 'mcp_db_refund', agent: 'analyst', rule: 'big-refunds', mode: 'held' });
     const [pending] = (await d.json<{ approvals: Array<{ id: string; rule?: string }> }>('/approvals')).body.approvals;
     expect(pending?.rule).toBe('big-refunds');
     await d.json(`/approvals/${pending!.id}/approve`, { method: 'POST' });
