@@ -138,6 +138,5 @@ export class Policies {
 
 /** The caller's identity claims: an agent signed in by JWT carries them (issue #40 item 4); by key, none. */
 function claimsOf(agent: AgentRef | undefined): Record<string, unknown> {
-  const claims = (agent as { claims?: unknown } | undefined)?.claims;
-  return claims !== null && typeof claims === 'object' ? (claims as Record<string, unknown>) : {};
+  return agent?.claims ?? {};
 }
