@@ -1,6 +1,7 @@
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
 import { connectDirect, type DirectClient } from './lib/direct.js';
-import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, ECHO_TEXT, echoServers } from './lib/echo.js';
+import { ECHO_ARGS, ECHO_BODY, ECHO_PATH, ECHO_TEXT } from './lib/echo.js';
+import { echoAndPolicedServers, POLICED_PATH, THREE_RULES } from './lib/policy-rules.js';
 import { createHttpClient, expectStatus, type HttpClient } from './lib/http.js';
 import { startHttpFloor } from './lib/http-floor.js';
 import { sequentialBlock, type BlockStats } from './lib/load.js';
@@ -16,15 +17,19 @@ import { ms, perSecond, ratio, verdict, type Row } from './lib/table.js';
  * same rounds, to show how much of the difference HTTP on loopback costs by itself. Rounds rotate
  * the order of the paths so drift on a shared machine hits all alike; each figure is the median
  * over rounds. CPU per call is read from /proc (daemon) and process.cpuUsage() (bench process).
+ * The same daemon has a second echo server, `policed`, that three argument policies (issue #40)
+ * select: its calls, in the same rounds, show what walking three CEL rules adds to a call.
  */
 const WARMUP_CALLS = 2000;
 const ROUNDS = 9;
 const CALLS_PER_ROUND = 500;
 /** Issue #6: p50 through the daemon ≤ direct p50 + 0.3 ms. */
 const TARGET_EXTRA_MS = 0.3;
+/** Issue #40: a call through three policy rules costs ≤ 0.05 ms more than through none. */
+const TARGET_POLICY_EXTRA_MS = 0.05;
 
 interface Path {
-  name: 'daemon' | 'direct' | 'floor';
+  name: 'daemon' | 'direct' | 'floor' | 'policed';
   call: () => Promise<unknown>;
   rounds: BlockStats[];
   /** CPU ms spent by the bench process (the client side) over all timed rounds. */
@@ -37,7 +42,7 @@ export const b1: Benchmark = {
   id: 'B1',
   title: 'echo call latency, sequential',
   async run(ctx: BenchContext): Promise<BenchResult> {
-    const serve = await startServe({ servers: echoServers(), ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}) });
+    const serve = await startServe({ servers: echoAndPolicedServers(), config: { policies: THREE_RULES }, ...(ctx.cpuProfileDir ? { cpuProfileDir: ctx.cpuProfileDir } : {}) });
     const floorServer = await startHttpFloor();
     const clients: HttpClient[] = [];
     let direct: DirectClient | undefined;
@@ -45,7 +50,7 @@ export const b1: Benchmark = {
       const http = createHttpClient(await serve.listening, { connections: 1 });
       const floorHttp = createHttpClient(floorServer.url, { connections: 1 });
       clients.push(http, floorHttp);
-      expectStatus(await http.get('/tools'), 200, 'GET /tools');
+      await bothListed(http);
       direct = await connectDirect('echo-stdio');
       const sdk = direct;
 
@@ -53,8 +58,9 @@ export const b1: Benchmark = {
         { name: 'daemon', call: () => post(http), rounds: [], clientCpuMs: 0, serverCpuMs: 0 },
         { name: 'direct', call: () => sdk.client.callTool({ name: 'echo', arguments: ECHO_ARGS }), rounds: [], clientCpuMs: 0, serverCpuMs: 0 },
         { name: 'floor', call: () => post(floorHttp), rounds: [], clientCpuMs: 0, serverCpuMs: 0 },
+        { name: 'policed', call: () => post(http, POLICED_PATH), rounds: [], clientCpuMs: 0, serverCpuMs: 0 },
       ];
-      const [daemonPath, directPath, floorPath] = paths as [Path, Path, Path];
+      const [daemonPath, directPath, floorPath, policedPath] = paths as [Path, Path, Path, Path];
       await check(http, sdk);
       for (const path of paths) await sequentialBlock(path.call, WARMUP_CALLS);
 
@@ -63,21 +69,23 @@ export const b1: Benchmark = {
         for (let k = 0; k < paths.length; k++) {
           const path = paths[(round + k) % paths.length] as Path;
           const cpu0 = process.cpuUsage();
-          const server0 = path === daemonPath ? cpuTimeMs(serve.pid) : path === floorPath ? cpuTimeMs(floorServer.pid) : 0;
+          const server0 = path === daemonPath || path === policedPath ? cpuTimeMs(serve.pid) : path === floorPath ? cpuTimeMs(floorServer.pid) : 0;
           path.rounds.push(await sequentialBlock(path.call, CALLS_PER_ROUND));
           const cpu = process.cpuUsage(cpu0);
           path.clientCpuMs += (cpu.user + cpu.system) / 1000;
-          if (path === daemonPath) path.serverCpuMs += cpuTimeMs(serve.pid) - server0;
+          if (path === daemonPath || path === policedPath) path.serverCpuMs += cpuTimeMs(serve.pid) - server0;
           if (path === floorPath) path.serverCpuMs += cpuTimeMs(floorServer.pid) - server0;
         }
         ctx.log(
-          `  round ${round + 1}/${ROUNDS}: p50 daemon ${ms(daemonPath.rounds.at(-1)!.p50)}, direct ${ms(directPath.rounds.at(-1)!.p50)}, http floor ${ms(floorPath.rounds.at(-1)!.p50)}`,
+          `  round ${round + 1}/${ROUNDS}: p50 daemon ${ms(daemonPath.rounds.at(-1)!.p50)}, three policies ${ms(policedPath.rounds.at(-1)!.p50)}, direct ${ms(directPath.rounds.at(-1)!.p50)}, http floor ${ms(floorPath.rounds.at(-1)!.p50)}`,
         );
       }
 
       const daemon = medianOf(daemonPath.rounds);
       const sdkStats = medianOf(directPath.rounds);
       const floor = medianOf(floorPath.rounds);
+      const policed = medianOf(policedPath.rounds);
+      const policyExtra = policed.p50 - daemon.p50;
       const timedCalls = ROUNDS * CALLS_PER_ROUND;
       const daemonCpuPerCall = daemonPath.serverCpuMs / timedCalls;
       const directClientCpuPerCall = directPath.clientCpuMs / timedCalls;
@@ -92,6 +100,15 @@ export const b1: Benchmark = {
           ratio: `${ratio(daemon.p50, sdkStats.p50)} (+${ms(extra)})`,
           target: `≤ direct + ${TARGET_EXTRA_MS} ms`,
           verdict: verdict(extra <= TARGET_EXTRA_MS),
+        },
+        {
+          id: 'B1',
+          metric: 'echo p50 through three argument policies (issue #40)',
+          value: ms(policed.p50),
+          baseline: `no rule applies ${ms(daemon.p50)}`,
+          ratio: `${ratio(policed.p50, daemon.p50)} (+${ms(policyExtra)})`,
+          target: `≤ +${TARGET_POLICY_EXTRA_MS} ms`,
+          verdict: verdict(policyExtra <= TARGET_POLICY_EXTRA_MS),
         },
         {
           id: 'B1',
@@ -149,6 +166,9 @@ export const b1: Benchmark = {
           direct: sdkStats,
           httpFloor: floor,
           extraP50Ms: extra,
+          threePolicies: policed,
+          policyExtraP50Ms: policyExtra,
+          policyCpuPerCallMs: policedPath.serverCpuMs / timedCalls,
           cpuPerCallMs: {
             daemonProcess: daemonCpuPerCall,
             benchClientViaDaemon: daemonPath.clientCpuMs / timedCalls,
@@ -169,9 +189,19 @@ export const b1: Benchmark = {
   },
 };
 
-async function post(http: HttpClient): Promise<void> {
-  const res = await http.postJson(ECHO_PATH, ECHO_BODY);
-  if (res.status !== 200) throw new Error(`POST ${ECHO_PATH}: HTTP ${res.status} ${res.body.toString('utf8')}`);
+/** Both echo servers listed before anything is timed: the startup gate may open before the second connects. */
+async function bothListed(http: HttpClient): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const body = expectStatus(await http.get('/tools'), 200, 'GET /tools').body.toString('utf8');
+    if (body.includes('"mcp_echo_echo"') && body.includes('"mcp_policed_echo"')) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the two echo servers were not both listed within 30 s');
+}
+
+async function post(http: HttpClient, path = ECHO_PATH): Promise<void> {
+  const res = await http.postJson(path, ECHO_BODY);
+  if (res.status !== 200) throw new Error(`POST ${path}: HTTP ${res.status} ${res.body.toString('utf8')}`);
 }
 
 /** Both paths answer the same thing before anything is timed. */

@@ -95,13 +95,15 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
  * V8 keeps each module's source text for as long as the process lives (functions compile lazily
  * from it), and a single character beyond Latin-1 makes it a two-byte string: the serve chunk and
  * the SDK's took twice their size in the heap, ~2.5 MiB of an idle daemon (issue #44). With
- * `charset: 'ascii'` esbuild escapes every string, identifier and regular expression; what is left
- * are comments it keeps (a dash, a section sign), each UTF-16 unit of which becomes `?` here, so
- * no line or column the source map names moves.
+ * `charset: 'ascii'` esbuild escapes strings and identifiers, but not every regular expression
+ * literal (`@marcbachmann/cel-js`'s duration pattern keeps its `µs`), and it keeps some comments
+ * (a dash, a section sign). Each UTF-16 unit left becomes its `\uXXXX` escape here, which means
+ * the same character in a string, a template, an identifier or a regular expression, and is
+ * harmless text in a comment; only columns after it on its line move in the source map.
  */
 function asciiOnly(file) {
   const text = readFileSync(file, 'utf8');
-  if (/[\u0080-\uffff]/.test(text)) writeFileSync(file, text.replace(/[\u0080-\uffff]/g, '?'));
+  if (/[\u0080-\uffff]/.test(text)) writeFileSync(file, text.replace(/[\u0080-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
 /**

@@ -258,9 +258,17 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const stateDir = ownsStore && dbPath !== ':memory:' ? dirname(dbPath) : undefined;
   let children: { reaped: Promise<unknown>; release: () => void } | undefined;
 
+  // Argument policies apply live (issue #40): each discovery that read a usable file of our own hands
+  // its rules over. A file with a rule that does not compile is ignored whole, so the last good set stays.
+  const discoverAndApplyPolicies = async (): Promise<DiscoveryResult> => {
+    const found = await discover();
+    if (found.policies) gateway.policies.replace(found.policies);
+    return found;
+  };
+
   const runtime = new SwitchboardRuntime({
     manager,
-    discover,
+    discover: discoverAndApplyPolicies,
     publish: bus.publish,
     logger,
     storeWarnings: () => [...cache.warnings, ...(cache.liveWarnings?.() ?? [])],
@@ -302,6 +310,7 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     searchHealth: search.health,
     searchStats: () => search.stats.snapshot(manager.getCatalogue().list().map((tool) => tool.name), search.usage.conversions()),
     scripts: scriptSettings(config),
+    policies: config.policies ?? [],
     ...(config.agentAuth?.jwt ? { jwt: config.agentAuth.jwt } : {}),
     ...(telemetry ? { telemetry } : {}),
   });

@@ -9,6 +9,7 @@ import { AgentsView } from './views/agents.js';
 import { CallsView } from './views/calls.js';
 import { ClusterView } from './views/cluster.js';
 import { EventsView } from './views/events.js';
+import { PoliciesView } from './views/policies.js';
 import { ServersView } from './views/servers.js';
 import { ToolsView } from './views/tools.js';
 import './app.css';
@@ -19,6 +20,7 @@ const VIEWS = [
   { id: 'events', label: 'Events', render: () => <EventsView /> },
   { id: 'calls', label: 'Calls', render: () => <CallsView /> },
   { id: 'agents', label: 'Agents', render: () => <AgentsView /> },
+  { id: 'policies', label: 'Policies', render: () => <PoliciesView /> },
   { id: 'cluster', label: 'Cluster', render: () => <ClusterView /> },
 ] as const;
 

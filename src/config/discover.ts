@@ -80,5 +80,7 @@ export async function discoverMCPServers(
     failedFiles: [...failedFiles],
     invalid,
     ...(restartSettings ? { restartSettings } : {}),
+    // Only from a usable file of Switchboard's own: a file ignored for a bad rule leaves the rules in force as they are.
+    ...(settings?.policies ? { policies: settings.policies } : {}),
   };
 }

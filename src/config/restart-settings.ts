@@ -3,11 +3,11 @@ import { canonicalJson } from './config-hash.js';
 import type { DiscoveryWarning, RestartSettings } from './types.js';
 
 /**
- * Settings of Switchboard's own file that a running daemon applies live (SPEC §8): its servers
- * and the lists that switch them on and off. Every other setting (`host`, `port`, `token`,
+ * Settings of Switchboard's own file that a running daemon applies live (SPEC §8): its servers,
+ * the lists that switch them on and off, and the argument policies (issue #40). Every other setting (`host`, `port`, `token`,
  * `logLevel`, …) was read once, at start.
  */
-const LIVE_KEYS = new Set(['$schema', 'mcpServers', 'disabledServers', 'enabledServers']);
+const LIVE_KEYS = new Set(['$schema', 'mcpServers', 'disabledServers', 'enabledServers', 'policies']);
 
 /** The restart-only settings of a validated file (defaults included: deleting `port` changes it too). */
 export function restartSettingsOf(path: string, settings: Readonly<Record<string, unknown>>): RestartSettings {

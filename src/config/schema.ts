@@ -9,6 +9,7 @@ import { AgentConfigSchema } from './agent-schema.js';
 import { ApprovalSettingsShape } from './approval-schema.js';
 import { OAuthSettingsSchema } from './oauth-schema.js';
 import { SandboxSettingsSchema } from './sandbox-schema.js';
+import { PoliciesSchema } from './policy-schema.js';
 import { NameGlob } from './name-glob.js';
 import { TaskSettingsSchema } from './tasks-schema.js';
 
@@ -261,6 +262,8 @@ export const DaemonConfigSchema = z
     agentAuth: AgentAuthSchema.optional(),
     /** OpenTelemetry export (issue #26); see telemetry-schema.ts. @default the OTEL_* variables */
     telemetry: TelemetryConfigSchema.optional(),
+    /** Argument policies in CEL (issue #40), first match wins; see policy-schema.ts. @default [] */
+    policies: PoliciesSchema.default([]),
   })
   .strict();
 

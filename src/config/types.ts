@@ -1,3 +1,4 @@
+import type { PolicyRule } from './policy-schema.js';
 import type { CLIENT_ASSERTION_ALGS } from './schema.js';
 import type { SandboxSettings } from './sandbox-schema.js';
 /**
@@ -157,6 +158,8 @@ export interface DiscoveryResult {
   invalid?: Array<{ name: string; path: string }>;
   /** Settings of Switchboard's own file that only a restart applies (host, port, …), when the file was usable. */
   restartSettings?: RestartSettings;
+  /** The argument policies of Switchboard's own file, when it was usable (issue #40): applied live. */
+  policies?: readonly PolicyRule[];
 }
 
 /** Why a server found by discovery is not active. */

@@ -144,7 +144,7 @@ export interface CallFinishedEvent extends Omit<AuditEntry, 'ts' | 'transport' |
   type: 'call.finished';
   /** Never `operator`: that transport is an operator's own entry (an approval decision), not a request. */
   transport: Exclude<AuditEntry['transport'], 'operator'>;
-  kind: Exclude<AuditKind, 'approval'>;
+  kind: Exclude<AuditKind, 'approval' | 'policy'>;
 }
 
 /** A call waits for an operator's approval (`requireApproval`, issue #22): what it would run, so the operator can decide. */

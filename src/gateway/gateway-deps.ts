@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { JwtAuthConfig } from '../config/agent-auth-schema.js';
+import type { PolicyRule } from '../config/policy-schema.js';
 import type { BudgetStore, SharedRateLimits } from '../store/ports.js';
 import type { ResultHandles } from '../store/result-handles.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
@@ -57,6 +58,8 @@ export interface GatewayDeps {
   rateLimits?: SharedRateLimits;
   /** Code mode (issue #39): `codeMode`, admission, the sandbox's limits. @default off */
   scripts?: ScriptSettings;
+  /** Argument policies in CEL (issue #40), validated; a reload swaps them through `policies.replace`. @default none */
+  policies?: readonly PolicyRule[];
   /** `agentAuth.jwt` (issue #40 item 4): agents signed in by their identity provider's JWT. @default keys only */
   jwt?: JwtAuthConfig;
   /** Where tasks are kept (issue #41), and this replica's id, their owner's. @default in memory, '' */

@@ -28,6 +28,7 @@ import { ownerOf } from './requests/stages/result-guard.js';
 import { ResultCaps } from './results/result-caps.js';
 import { runScriptRequest } from './requests/run-script.js';
 import { ScriptRuns } from './scripts/script-runs.js';
+import { Policies } from './policies/policies.js';
 import type { ReadRequest } from './results/result-reader.js';
 import { DefinitionTokens } from './results/definition-tokens.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
@@ -66,6 +67,8 @@ export class Gateway {
   readonly budgets: AgentBudgets;
   /** Code-mode scripts running now (issue #39), for `GET /scripts`. */
   readonly scripts: ScriptRuns;
+  /** Argument policies (issue #40): the rules in force and the shadow rules' would-be denials. */
+  readonly policies: Policies;
   /** Keys and JWTs (issue #40 item 4): who is calling. */
   readonly auth: CallerAuth;
   /** Gateway-run tasks (issue #41). */
@@ -106,6 +109,7 @@ export class Gateway {
     this.auth = new CallerAuth({ agents, clock, logger: deps.logger.child({ component: 'auth' }), ...(deps.jwt ? { jwt: deps.jwt } : {}) });
     this.tasks = new Tasks({ ...deps.tasks, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
+    this.policies = new Policies(deps.policies ?? [], { catalogues: manager.catalogues, clock, logger: deps.logger.child({ component: 'policies' }), ...(audit ? { audit } : {}) });
     this.#path = createRequestPipeline({
       router: this.#router,
       runtime: deps.runtime,
@@ -116,6 +120,7 @@ export class Gateway {
       defaultTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
       limits,
       budgets: this.budgets,
+      policies: this.policies,
       results: { capOf: (tool, agent) => caps.capOf(tool, agent), handles: this.keptResults },
       scripts: (ctx) =>
         runScriptRequest(ctx, {

@@ -8,6 +8,8 @@ export type { AgentRef } from './agents/agent-ref.js';
 export type { AgentView, ViewedTool } from './agents/agent-view.js';
 export type { AgentRegistry } from './agents/agent-registry.js';
 export type { AgentInfo } from './agents/agent-types.js';
+export type { Policies, PolicyCounts } from './policies/policies.js';
+export type { ImpactRow } from './policies/policy-impact.js';
 export type { Approvals, PendingApproval } from './approvals/approvals.js';
 export { ApprovalPending } from './approvals/approval-types.js';
 export type { AuditLog } from './audit/audit-log.js';

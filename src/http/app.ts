@@ -26,6 +26,7 @@ import { taskRoutes } from './routes/tasks.js';
 import { agentRoutes } from './routes/agents.js';
 import { auditRoutes } from './routes/audit.js';
 import { searchStatsRoutes } from './routes/search-stats.js';
+import { policyRoutes } from './routes/policies.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { healthRoutes } from './routes/health.js';
 import type { McpRoutesOptions } from './routes/mcp.js';
@@ -172,6 +173,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(toolPinRoutes, { manager });
   void app.register(auditRoutes, { audit: gateway.audit });
   void app.register(searchStatsRoutes, { gateway });
+  void app.register(policyRoutes, { gateway });
   void app.register(metricsRoutes, {
     manager,
     calls: gateway.calls,
@@ -181,6 +183,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bus,
     subscriberCount: () => events.subscriberCount,
     budgets: gateway.budgets,
+    policies: gateway.policies,
     searchStats: () => gateway.searchStats(),
   });
   void app.register(eventsRoutes, { events });

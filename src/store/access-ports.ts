@@ -48,8 +48,8 @@ export interface AgentStore {
 export const AUDIT_OUTCOMES = ['ok', 'error', 'not_found', 'denied', 'timeout', 'cancelled'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 
-/** What the audit log records: a tool call, a prompt get, a resource read, or an operator's decision. */
-export type AuditKind = 'tools/call' | 'prompts/get' | 'resources/read' | 'results/read' | 'approval';
+/** What the audit log records: a tool call, a prompt get, a resource read, an operator's decision, or a shadow policy's would-be denial. */
+export type AuditKind = 'tools/call' | 'prompts/get' | 'resources/read' | 'results/read' | 'approval' | 'policy';
 
 /** One audited request (issue #22 item 4). Never holds a secret: argument values are redacted before. */
 export interface AuditEntry {

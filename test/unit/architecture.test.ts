@@ -33,7 +33,7 @@ const LAYERS: Array<{ name: string; owns: (file: string) => boolean }> = [
  */
 const SUB_FOLDER_ORDERS: Record<string, string[]> = {
   upstream: ['process', 'oauth', 'transport', 'catalogue', 'server'],
-  gateway: ['agents', 'approvals', 'audit', 'results', 'lists', 'scripts', 'requests', 'tasks', '(root)'],
+  gateway: ['agents', 'approvals', 'audit', 'policies', 'results', 'lists', 'scripts', 'requests', 'tasks', '(root)'],
 };
 
 /** The gateway's face: the only agent-side files `http/` may import (docs/architecture.md). */

@@ -62,12 +62,12 @@ export const nativeProvider: ConfigProvider = {
       const errors = entry.issues.map((issue) => (issue.path ? issueText(issue) : issue.message));
       return { name: entry.name, config, source, errors: [...errors, ...unresolvedPlaceholders(config)] };
     });
-    const { enableProjectConfig, disabledServers, enabledServers } = checked.settings;
+    const { enableProjectConfig, disabledServers, enabledServers, policies } = checked.settings;
     return {
       items,
       warnings: [],
       files,
-      settings: { enableProjectConfig, disabledServers, enabledServers },
+      settings: { enableProjectConfig, disabledServers, enabledServers, policies },
       restartSettings: restartSettingsOf(path, checked.settings),
     };
   },

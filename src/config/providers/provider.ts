@@ -1,3 +1,4 @@
+import type { PolicyRule } from '../policy-schema.js';
 import type { DiscoveryWarning, RestartSettings, ServerConfig, ServerSource } from '../types.js';
 
 export interface ProviderContext {
@@ -25,6 +26,8 @@ export interface NativeSettings {
   enableProjectConfig: boolean;
   disabledServers: readonly string[];
   enabledServers: readonly string[];
+  /** Argument policies (issue #40): applied live, the whole set at once. */
+  policies?: readonly PolicyRule[];
 }
 
 export interface ProviderResult {

@@ -9,7 +9,7 @@ import type { CallOutcome, CallTransport } from './call-metrics.js';
 /** Codes that mean the request ran out of time rather than failed. */
 const TIMEOUT_CODES = new Set(['TOOL_CALL_TIMEOUT', 'UPSTREAM_TIMEOUT', 'APPROVAL_TIMEOUT']);
 /** Codes that mean the request was refused rather than failed. */
-const DENIED_CODES = new Set(['APPROVAL_DENIED', 'AGENT_RATE_LIMITED', 'AGENT_BUSY', 'BUDGET_EXCEEDED']);
+const DENIED_CODES = new Set(['APPROVAL_DENIED', 'POLICY_DENIED', 'AGENT_RATE_LIMITED', 'AGENT_BUSY', 'BUDGET_EXCEEDED']);
 
 /** How a request ended, as the runner saw it. */
 export interface FinishedRequest {

@@ -14,6 +14,8 @@ import { approvalHold } from './stages/approval-hold.js';
 import { budget } from './stages/budget.js';
 import { inFlight } from './stages/in-flight.js';
 import { observe } from './stages/observe.js';
+import { policy } from './stages/policy.js';
+import type { Policies } from '../policies/policies.js';
 import { resultGuard, type ResultGuardDeps } from './stages/result-guard.js';
 import { route } from './stages/route.js';
 import { script, type ScriptRunner } from './stages/script.js';
@@ -45,6 +47,8 @@ export interface RequestPipelineDeps {
   results?: ResultGuardDeps;
   /** Code mode (issue #39): runs `scripts/run` requests. @default none: refused with `CODE_MODE_DISABLED` */
   scripts?: ScriptRunner;
+  /** Argument policies (issue #40): deny, hold for approval or allow by CEL rules. @default none */
+  policies?: Pick<Policies, 'empty' | 'decide'>;
 }
 
 /** One agent request through every stage, to its server and back. */
@@ -59,6 +63,7 @@ export type RequestPath = (request: AgentRequest, options: RequestOptions) => Pr
  * 3a. script — a code-mode script runs here, each of its calls a request along this whole path;
  * 4. startup wait — a name not listed yet while starting is routed again after the gate;
  * 5. approval hold — a `requireApproval` tool waits for an operator, once routed;
+ * 5a. policy — the first argument policy that applies denies (`POLICY_DENIED`), holds for approval or allows;
  * 6. result guard — a result over the caller's cap is kept under a handle and cut; reads of kept results are answered here;
  * 7. route — to the owning server in the agent's view, and `Upstream.request`.
  *
@@ -76,6 +81,8 @@ export function createRequestPipeline(deps: RequestPipelineDeps): RequestPath {
   if (deps.scripts) stages.push(script(deps.scripts));
   stages.push(startupWait({ runtime: deps.runtime, clock: deps.clock, defaultTimeoutMs: deps.defaultTimeoutMs }));
   if (deps.approvals) stages.push(approvalHold(deps.approvals));
+  // Always in the path when configured at all: a reload may bring rules to a daemon that started without.
+  if (deps.policies) stages.push(policy(deps.policies, deps.approvals));
   if (deps.results) stages.push(resultGuard(deps.results));
   const run = compose(stages, route(deps.router));
   return (request, options) => run(contextOf(request, options));

@@ -89,6 +89,7 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   UPSTREAM_TIMEOUT: ProtocolErrorCode.InternalError,
   TOOL_CALL_TIMEOUT: ProtocolErrorCode.InternalError,
   APPROVAL_DENIED: ProtocolErrorCode.InternalError,
+  POLICY_DENIED: ProtocolErrorCode.InternalError,
   APPROVAL_TIMEOUT: ProtocolErrorCode.InternalError,
   APPROVAL_NOT_FOUND: ProtocolErrorCode.InternalError,
   APPROVAL_PENDING: ProtocolErrorCode.InternalError,

@@ -4,7 +4,8 @@ import { SERVER_STATUSES, type ServerStatus } from '../../events/daemon-events.j
 import type { MCPManager } from '../../upstream/manager.js';
 import type { CallMetrics } from '../../gateway/index.js';
 import type { InFlightCalls } from '../../gateway/index.js';
-import type { AgentBudgets, RequestMetrics, SearchStatsSnapshot } from '../../gateway/index.js';
+import type { AgentBudgets, Policies, RequestMetrics, SearchStatsSnapshot } from '../../gateway/index.js';
+import { renderPolicyMetrics } from '../metrics/policy-metrics.js';
 import { renderSearchMetrics } from '../metrics/search-metrics.js';
 import { renderTrafficMetrics } from '../metrics/traffic-metrics.js';
 import { escapeLabel } from '../../util/prometheus-label.js';
@@ -28,6 +29,8 @@ export interface MetricsRoutesOptions {
   searchStats?: () => SearchStatsSnapshot;
   /** Token budgets per agent (issue #38): spent and left per window, as last read from the store. @default none */
   budgets?: Pick<AgentBudgets, 'known'>;
+  /** Argument policies (issue #40): denials, would-be denials, evaluation errors per rule. @default none */
+  policies?: Pick<Policies, 'counts'>;
 }
 
 /** `switchboard_agent_budget_tokens_{spent,left}{agent,window}` for the agents with a budget. */
@@ -98,6 +101,7 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       ...requestMetrics.render(),
       ...renderBudgets(options.budgets),
       ...(searchStats ? renderSearchMetrics(searchStats()) : []),
+      ...(options.policies ? renderPolicyMetrics(options.policies.counts()) : []),
       ...renderTrafficMetrics([...manager.upstreams()].map((u) => ({ server: u.name, state: u.traffic, waits: u.queueWaits }))),
       '# HELP switchboard_tool_calls_in_flight Upstream requests (tool calls, prompts, resources, …; REST and /mcp) in progress.',
       '# TYPE switchboard_tool_calls_in_flight gauge',

@@ -311,7 +311,7 @@ describe('native provider', () => {
     const r = await readItems(nativeProvider, ctxOf(t, { configPath: path }));
     expect(r.items).toEqual([['mine', 'native', path, { command: 'mine', env: { K: '/h' } }]]);
     expect(r.sources[0]?.provider).toBe('switchboard');
-    expect(r.settings).toEqual({ enableProjectConfig: false, disabledServers: ['x'], enabledServers: ['y'] });
+    expect(r.settings).toEqual({ enableProjectConfig: false, disabledServers: ['x'], enabledServers: ['y'], policies: [] });
   });
 
   it('falls back to $SWITCHBOARD_CONFIG, then ~/.config/switchboard/config.json', async () => {
