@@ -82,4 +82,35 @@ describe('a 2025-era session whose replica is SIGKILLed and restarted on its por
     expect(ownerOf((fresh.transport as StreamableHTTPClientTransport).sessionId as string)).not.toBe(aId);
     expect(textOf(await fresh.callTool({ name: 'mcp_echo_echo', arguments: { text: 'again' } }))).toBe('again');
   }, SPAWN_TIMEOUT_MS);
+
+  it('a forwarded call whose owner dies after it streamed progress is answered CALL_OUTCOME_UNKNOWN by the forwarding replica', async () => {
+    const dir = await tempDir();
+    const replicas = await replicaCluster({ slow: fixtureServerConfig('slow-tool') });
+    const [a, b] = [await replicas.start(), await replicas.start()];
+    const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    onTestFinished(() => client.close().catch(() => undefined));
+    let target = a.url;
+    const steered: typeof fetch = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      url.host = new URL(target).host;
+      return fetch(url, init);
+    };
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', a.url), { fetch: steered, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+    target = b.url;
+
+    let progressed!: () => void;
+    const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
+    const call = client
+      .callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), progressEveryMs: 100 } }, { timeout: CALL_TIMEOUT_MS, onprogress: () => progressed() })
+      .then(
+        () => ({ answered: true }),
+        (err: unknown) => ({ message: err instanceof Error ? err.message : String(err), data: (err as { data?: unknown }).data }),
+      );
+    // The owner's stream has reached the client through B: headers and an event are out.
+    await firstProgress;
+    a.serve.child.kill('SIGKILL');
+    const failure = await call;
+    expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
+    expect((failure as { message: string }).message).toMatch(/may or may not have run/);
+  }, SPAWN_TIMEOUT_MS);
 });
