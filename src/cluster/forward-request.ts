@@ -64,12 +64,20 @@ export function wasForwarded(request: FastifyRequest): boolean {
   return request.headers[FORWARDED_FROM_HEADER] !== undefined;
 }
 
+export interface ForwardOptions {
+  /**
+   * What ends a relayed SSE stream that the owner broke off (it died mid-stream): the last events
+   * the client gets, or undefined to reset its connection as the owner's was.
+   */
+  lostStream?: () => string | undefined;
+}
+
 /**
  * Forwards `request` to `ownerUrl` and relays the answer. Resolves `true` once the owner's answer
  * is being relayed (the reply is then hijacked and ends with the owner's), `false` when the owner
  * could not be reached — nothing was sent, and the caller answers for itself.
  */
-export function forwardRequest(request: FastifyRequest, reply: FastifyReply, ownerUrl: string, self: string, key: Buffer): Promise<boolean> {
+export function forwardRequest(request: FastifyRequest, reply: FastifyReply, ownerUrl: string, self: string, key: Buffer, options: ForwardOptions = {}): Promise<boolean> {
   return new Promise((resolve) => {
     const body = request.body === undefined || request.method === 'GET' ? undefined : Buffer.from(JSON.stringify(request.body));
     const headers = { ...endToEnd(request.headers), ...forwardProof(self, key, request.method, request.url) };
@@ -89,7 +97,12 @@ export function forwardRequest(request: FastifyRequest, reply: FastifyReply, own
       reply.raw.writeHead(response.statusCode ?? 502, endToEnd(response.headers));
       // A stream (SSE) is relayed as it comes: flushed chunk by chunk by pipe.
       response.pipe(reply.raw);
-      response.once('error', () => reply.raw.destroy());
+      response.once('error', () => {
+        const last = String(response.headers['content-type']).startsWith('text/event-stream') ? options.lostStream?.() : undefined;
+        response.unpipe(reply.raw);
+        if (last === undefined || reply.raw.writableEnded) reply.raw.destroy();
+        else reply.raw.end(last);
+      });
       resolve(true);
     });
     outgoing.once('error', () => {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forwardRequest, wasForwarded } from '../cluster/forward-request.js';
 import { ownerOf } from '../util/replica-id.js';
+import { lostCallEvents } from './errors/lost-call-events.js';
 
 /**
  * Requests for what another replica holds go to that replica (issue #28 item 3): a 2025-era
@@ -42,7 +43,9 @@ export function addReplicaRouting(app: FastifyInstance, options: ReplicaRoutingO
     const owner = requestOwner(request);
     if (owner === undefined || owner === options.replicaId) return;
     const replica = await options.findReplica(owner);
-    if (replica && (await forwardRequest(request, reply, replica.url, options.replicaId, options.sealKey))) return reply;
+    // A relayed call whose owner dies mid-stream gets an answer: its outcome is unknown.
+    const lostStream = (): string | undefined => (request.method === 'POST' ? lostCallEvents(request.body) : undefined);
+    if (replica && (await forwardRequest(request, reply, replica.url, options.replicaId, options.sealKey, { lostStream }))) return reply;
     request.log.info({ owner }, 'the replica owning this request is gone; answered here');
   });
 }

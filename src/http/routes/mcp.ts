@@ -12,6 +12,7 @@ import { JSON_RPC_CONTENT_TYPE, jsonRpcRefusal, sendJsonRpcRefusal } from '../er
 import { ABORTED_ANSWER_MS } from '../lifecycle/drain.js';
 import { createAgentServer, type AgentSource } from '../endpoint/agent-server.js';
 import { LegacySessions, type LegacySession } from '../endpoint/legacy-sessions.js';
+import { deferHeaders } from '../endpoint/deferred-headers.js';
 import { createServerParts, type ClusterParts } from '../endpoint/server-parts.js';
 import { SessionRelay } from '../endpoint/session-relay.js';
 import { ModernServers } from '../endpoint/modern-servers.js';
@@ -180,6 +181,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 
     // From here the SDK writes the response (JSON, or an SSE stream that outlives this handler).
     hijack(request, reply, session);
+    // A POST's stream says nothing before its first event: a replica that dies first fails the call at once.
+    if (request.method === 'POST') deferHeaders(reply.raw);
     try {
       await session.transport.handleRequest(request.raw, reply.raw, request.body);
     } catch (err) {
