@@ -120,4 +120,23 @@ describe('gateway-run tasks on /mcp', () => {
     expect(protocolError.error).toMatchObject({ code: expect.any(Number), message: expect.stringContaining('The job crashed') });
     expect(protocolError).not.toHaveProperty('result');
   });
+
+  it('a tool its server lists with execution.taskSupport "optional" runs as a task without any tasks setting; its other tools stay plain', async () => {
+    const d = await startDaemon({
+      servers: { own: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'greet,failing_job', NATIVE_TASKS: 'greet' } }), protocol: 'legacy', toolPrefix: 'own_' } },
+      config: { token: OPERATOR_TOKEN },
+    });
+    const alice = await addAgentKey(d, { name: 'alice' });
+    const client = taskClient(d.url, alice);
+    const created = await client.request('tools/call', { name: 'own_greet', arguments: { name: 'Ada' } });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    const done = await pollTask(client, created.taskId as string, (task) => task.status !== 'working');
+    expect(done.status).toBe('completed');
+    expect(textOf(done.result)).toBe('Hello, Ada!');
+    const plain = await client.request('tools/call', { name: 'own_failing_job', arguments: {} });
+    expect(plain).toMatchObject({ resultType: 'complete', isError: true });
+    // A client without the extension calls the declared task tool plainly.
+    const sync = await taskClient(d.url, alice, { extension: false }).request('tools/call', { name: 'own_greet', arguments: { name: 'Bo' } });
+    expect(textOf(sync)).toBe('Hello, Bo!');
+  });
 });
