@@ -120,4 +120,30 @@ describe('gateway-run tasks on /mcp', () => {
     expect(protocolError.error).toMatchObject({ code: expect.any(Number), message: expect.stringContaining('The job crashed') });
     expect(protocolError).not.toHaveProperty('result');
   });
+
+  it('a tool its server lists with execution.taskSupport "optional" runs as a task without any tasks setting; its other tools stay plain', async () => {
+    const d = await startDaemon({
+      servers: {
+        own: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'greet,failing_job', NATIVE_TASKS: 'greet,failing_job:required' } }), protocol: 'legacy', toolPrefix: 'own_' },
+        // The operator's setting wins over what the server declares.
+        ruled: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'greet', NATIVE_TASKS: 'greet' } }), protocol: 'legacy', toolPrefix: 'ruled_', tasks: { tools: ['greet'], mode: 'required' } },
+      },
+      config: { token: OPERATOR_TOKEN },
+    });
+    const alice = await addAgentKey(d, { name: 'alice' });
+    const client = taskClient(d.url, alice);
+    const created = await client.request('tools/call', { name: 'own_greet', arguments: { name: 'Ada' } });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    const done = await pollTask(client, created.taskId as string, (task) => task.status !== 'working');
+    expect(done.status).toBe('completed');
+    expect(textOf(done.result)).toBe('Hello, Ada!');
+    // A tool declared `required` is the server's own task tool: not made a gateway task (a plain call it may refuse).
+    const plain = await client.request('tools/call', { name: 'own_failing_job', arguments: {} });
+    expect(plain).toMatchObject({ resultType: 'complete', isError: true });
+    // A client without the extension calls the declared task tool plainly; the operator's `required` refuses it.
+    const withoutExtension = taskClient(d.url, alice, { extension: false });
+    const sync = await withoutExtension.request('tools/call', { name: 'own_greet', arguments: { name: 'Bo' } });
+    expect(textOf(sync)).toBe('Hello, Bo!');
+    await expect(withoutExtension.request('tools/call', { name: 'ruled_greet', arguments: { name: 'Cy' } })).rejects.toMatchObject({ code: -32021 });
+  });
 });
