@@ -40,6 +40,7 @@ export const ERROR_CATALOGUE = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON' },
   OAUTH_NOT_APPLICABLE: { status: 409, message: 'This server does not sign in with OAuth' },
+  TASK_CANCELLED: { status: 409, message: 'The task was cancelled: it has no result' },
   AGENT_EXISTS: { status: 409, message: 'An agent of that name already exists' },
   AGENT_IN_CONFIG: { status: 409, message: "This agent's key comes from the config file" },
   APPROVAL_PENDING: { status: 409, message: 'The call waits for an approval; retry it with the same arguments once approved' },

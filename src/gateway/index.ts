@@ -34,5 +34,6 @@ export { toolNotFound, withToolSuggestions } from './lists/tool-not-found.js';
 export { CLIENT_GONE } from './requests/in-flight-calls.js';
 export { onClientGone } from './requests/client-gone.js';
 export { TASKS_EXTENSION, createTaskResult, detailedTask, type TaskRecord, type TaskStatus } from './tasks/task-record.js';
+export { LEGACY_TASKS_CAPABILITY, legacyCreateTaskResult, legacyTask, legacyTaskPayload } from './tasks/legacy-task.js';
 export type { Tasks } from './tasks/tasks.js';
 export type { TaskSupport } from './tasks/task-support.js';

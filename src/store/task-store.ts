@@ -13,6 +13,13 @@ export interface TaskStore {
   put(taskId: string, document: string, expiresAt: number, now: number): Promise<void>;
   /** The document, or undefined when unknown or past `now`. */
   get(taskId: string, now: number): Promise<string | undefined>;
+  /** The documents of `agent`'s tasks not past `now` (a 2025-11-25 `tasks/list`). */
+  list(agent: string, now: number): Promise<string[]>;
+}
+
+/** Whose task a kept document is. */
+function agentOf(document: string): string | undefined {
+  return (JSON.parse(document) as { agent?: string }).agent;
 }
 
 /** Tasks kept in this process only (one replica, or no usable database). Expired ones are dropped as new ones come. */
@@ -34,6 +41,10 @@ export class MemoryTaskStore implements TaskStore {
     return entry.document;
   }
 
+  async list(agent: string, now: number): Promise<string[]> {
+    return [...this.#tasks.values()].filter((entry) => entry.expiresAt > now && agentOf(entry.document) === agent).map((entry) => entry.document);
+  }
+
   #trim(now: number): void {
     for (const [id, entry] of this.#tasks) if (entry.expiresAt <= now) this.#tasks.delete(id);
   }
@@ -49,6 +60,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #upsert: Statement<[string, string, number]>;
   readonly #select: Statement<[string, number], { document: string }>;
   readonly #trim: Statement<[number]>;
+  readonly #byAgent: Statement<[string, number], { document: string }>;
 
   /** Throws if the `tasks` table is missing (a database of a version without it). */
   constructor(
@@ -58,6 +70,7 @@ export class SqliteTaskStore implements TaskStore {
     this.#upsert = db.prepare('INSERT INTO tasks (task_id, document, expires_at) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET document = excluded.document, expires_at = excluded.expires_at');
     this.#select = db.prepare('SELECT document FROM tasks WHERE task_id = ? AND expires_at > ?');
     this.#trim = db.prepare('DELETE FROM tasks WHERE expires_at < ?');
+    this.#byAgent = db.prepare("SELECT document FROM tasks WHERE json_extract(document, '$.agent') = ? AND expires_at > ?");
   }
 
   async put(taskId: string, document: string, expiresAt: number, now: number): Promise<void> {
@@ -83,5 +96,16 @@ export class SqliteTaskStore implements TaskStore {
       }
     }
     return this.#memory.get(taskId, now);
+  }
+
+  async list(agent: string, now: number): Promise<string[]> {
+    const kept = await this.#memory.list(agent, now);
+    if (!this.db.open) return kept;
+    try {
+      return [...this.#byAgent.all(agent, now).map((row) => row.document), ...kept];
+    } catch (err) {
+      this.options.logger?.warn({ agent, err: errorMessage(err) }, 'task list failed');
+      return kept;
+    }
   }
 }

@@ -1,3 +1,8 @@
+import { join } from 'node:path';
+import { addAgentKey, OPERATOR_TOKEN } from './agents.js';
+import { startDaemon, type TestDaemon } from './daemon.js';
+import { fixtureServerConfig } from './fixtures.js';
+
 /**
  * A 2026-07-28 client of the tasks extension (SEP-2663) as raw JSON-RPC POSTs to `/mcp`: the SDK
  * client (2.4) refuses a `resultType: "task"` answer, so the tasks tests read the wire as sent.
@@ -87,4 +92,25 @@ export async function pollTask(client: TaskClient, taskId: string, done: (task: 
     if (done(task)) return task;
     await new Promise((resolve) => setTimeout(resolve, Math.max(50, intervalMs)));
   }
+}
+
+/**
+ * A daemon whose plain 2025-era server `jobs` (task-tools, no task support of its own, its
+ * cancellations written to `<dir>/cancelled`) has its tools named as tasks, `toolPrefix: ""`; and
+ * `strict` whose tools are `required` tasks (`strict_*`). Two agents, alice and bob.
+ */
+export async function taskDaemon(dir: string): Promise<{ d: TestDaemon; alice: string; bob: string }> {
+  const d = await startDaemon({
+    servers: {
+      jobs: {
+        ...fixtureServerConfig('task-tools', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }),
+        protocol: 'legacy',
+        toolPrefix: '',
+        tasks: { tools: ['slow_compute', 'confirm_delete', 'multi_input', 'failing_job', 'protocol_error_job'] },
+      },
+      strict: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'failing_job' } }), protocol: 'legacy', toolPrefix: 'strict_', tasks: { tools: ['*'], mode: 'required' } },
+    },
+    config: { token: OPERATOR_TOKEN },
+  });
+  return { d, alice: await addAgentKey(d, { name: 'alice' }), bob: await addAgentKey(d, { name: 'bob' }) };
 }

@@ -2,31 +2,15 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
-import { pollTask, taskClient } from '../helpers/tasks.js';
+import { pollTask, taskClient, taskDaemon } from '../helpers/tasks.js';
 
 /**
  * Gateway-run tasks (issue #41): a plain 2025-era server (task-tools, no task support of its own)
  * whose tools the config names as tasks; agents on /mcp that negotiated io.modelcontextprotocol/tasks.
  */
-async function taskDaemon(dir: string): Promise<{ d: TestDaemon; alice: string; bob: string }> {
-  const d = await startDaemon({
-    servers: {
-      jobs: {
-        ...fixtureServerConfig('task-tools', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }),
-        protocol: 'legacy',
-        toolPrefix: '',
-        tasks: { tools: ['slow_compute', 'confirm_delete', 'multi_input', 'failing_job', 'protocol_error_job'] },
-      },
-      strict: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'failing_job' } }), protocol: 'legacy', toolPrefix: 'strict_', tasks: { tools: ['*'], mode: 'required' } },
-    },
-    config: { token: OPERATOR_TOKEN },
-  });
-  return { d, alice: await addAgentKey(d, { name: 'alice' }), bob: await addAgentKey(d, { name: 'bob' }) };
-}
-
 const textOf = (result: Record<string, unknown> | undefined): string => ((result?.content as { text: string }[] | undefined) ?? []).map((part) => part.text).join('');
 
 describe('gateway-run tasks on /mcp', () => {

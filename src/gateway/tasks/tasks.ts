@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../../errors.js';
@@ -57,6 +58,9 @@ interface Running {
   record: TaskRecord;
   controller: AbortController;
   caller: TaskCaller;
+  /** Resolves once the task is finished (a 2025-11-25 `tasks/result` waits on it). */
+  settled: Promise<void>;
+  settle: () => void;
 }
 
 /**
@@ -113,7 +117,9 @@ export class Tasks {
       else delete record.inputRequests;
       this.#change(record, waiting ? 'input_required' : 'working');
     });
-    this.#running.set(record.taskId, { record, controller, caller });
+    let settle = (): void => undefined;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    this.#running.set(record.taskId, { record, controller, caller, settled, settle });
     await this.#save(record);
     const options: RequestOptions = { transport: 'mcp', signal: controller.signal, caller, ...(start.agent ? { agent: start.agent } : {}), ...(start.trace ? { trace: start.trace } : {}) };
     void this.options.call(start.name, start.arguments, options).then(
@@ -128,6 +134,43 @@ export class Tasks {
     const record = await this.#find(taskId);
     if (!record || record.agent !== (agent?.name ?? '')) throw notFound(taskId);
     return record;
+  }
+
+  /**
+   * The task once finished (a 2025-11-25 `tasks/result`): at once when it is, else when its call
+   * here ends, or — run by another replica — as the store shows it finished (polled at its
+   * `pollIntervalMs`). Rejects with `signal`'s reason when the request goes away first.
+   */
+  async settled(taskId: string, agent: AgentRef | undefined, signal: AbortSignal): Promise<TaskRecord> {
+    let onAbort = (): void => undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason as Error);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    aborted.catch(() => undefined);
+    try {
+      for (;;) {
+        const record = await this.get(taskId, agent);
+        if (isTerminal(record.status)) return record;
+        const running = this.#running.get(taskId);
+        await Promise.race([running ? running.settled : delay(Math.max(50, record.pollIntervalMs), undefined, { signal }), aborted]);
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** The agent's tasks still kept, newest first (a 2025-11-25 `tasks/list`). */
+  async list(agent: AgentRef | undefined): Promise<TaskRecord[]> {
+    const name = agent?.name ?? '';
+    const byId = new Map<string, TaskRecord>();
+    for (const document of await this.#store.list(name, this.#clock.now())) {
+      const record = JSON.parse(document) as TaskRecord;
+      byId.set(record.taskId, record);
+    }
+    for (const running of this.#running.values()) if (running.record.agent === name) byId.set(running.record.taskId, { ...running.record });
+    return [...byId.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }
 
   /** The task whoever owns it: the operator's `GET /tasks/:id`. */
@@ -182,6 +225,7 @@ export class Tasks {
     const running = this.#running.get(record.taskId);
     this.#change(record, outcome.status);
     running?.caller.close();
+    running?.settle();
     // Kept in memory until the store has it, so a poll in between still finds the outcome.
     void this.#save(record).finally(() => this.#running.delete(record.taskId));
   }

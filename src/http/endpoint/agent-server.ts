@@ -1,4 +1,4 @@
-import { Server } from '@modelcontextprotocol/server';
+import type { Server } from '@modelcontextprotocol/server';
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { INSTANCE_META_KEY } from '../../upstream/instance.js';
 import type { AggregateCapabilities } from '../../upstream/manager.js';
@@ -11,7 +11,9 @@ import { registerCatalogueHandlers } from './catalogue-handlers.js';
 import { DESCRIBE_TOOLS, runMetaTool, SEARCH_TOOLS } from '../../gateway/index.js';
 import { resultReader, scriptRunner, toolCaller } from './tool-call.js';
 import { registerTaskHandlers, startTask } from './task-handlers.js';
-import { TASKS_EXTENSION } from '../../gateway/index.js';
+import { LEGACY_TASKS_CAPABILITY, TASKS_EXTENSION } from '../../gateway/index.js';
+import { startLegacyTask } from './legacy-task-handlers.js';
+import { TaskServer } from './task-server.js';
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -35,10 +37,11 @@ export type { AgentServerOptions, AgentSource } from './agent-server-options.js'
 export function createAgentServer(options: AgentServerOptions): Server {
   const { manager, runtime, lists, modes, session } = options;
   const available = manager.capabilities();
-  const server = new Server(
+  const server = new TaskServer(
     { name: 'switchboard', version: PACKAGE_VERSION },
     {
-      capabilities: advertised(available),
+      // A 2025-era session is offered the 2025-11-25 task surface too (legacy-task-handlers.ts).
+      capabilities: { ...advertised(available), ...(session ? { tasks: LEGACY_TASKS_CAPABILITY } : {}) },
       instructions: 'Tools, prompts and resources of every MCP server Switchboard is connected to; tools and prompts are named mcp_<server>_<name> unless a server says otherwise.',
     },
   );
@@ -78,6 +81,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
     return call(name, args, ctx);
   });
 
+  server.taskStarter = (request, ctx) => startLegacyTask(options, request, ctx);
   registerCatalogueHandlers(server, options, available);
   registerTaskHandlers(server, options);
   return server;

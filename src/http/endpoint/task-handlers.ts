@@ -1,11 +1,12 @@
-import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Server, type ServerContext } from '@modelcontextprotocol/server';
-import { ERROR_CATALOGUE } from '../../errors.js';
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { createTaskResult, detailedTask, TASKS_EXTENSION, type AgentRef } from '../../gateway/index.js';
+import { createTaskResult, detailedTask, type AgentRef } from '../../gateway/index.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { callerOf } from './request-agent.js';
+import { capabilitiesOf, missingExtension, negotiated, taskFace } from './task-face.js';
+import { legacyCancel, legacyGet, registerLegacyTaskHandlers } from './legacy-task-handlers.js';
 
 /**
  * The tasks extension on `/mcp` (issue #41, SEP-2663): a `tools/call` of a task-supporting tool
@@ -18,24 +19,6 @@ import { callerOf } from './request-agent.js';
 const Meta = z.record(z.string(), z.unknown()).optional();
 const TaskIdParams = z.looseObject({ taskId: z.string().min(1), _meta: Meta });
 const UpdateParams = z.looseObject({ taskId: z.string().min(1), _meta: Meta, inputResponses: z.record(z.string(), z.unknown()).optional() });
-
-/** What the client declared: its session's capabilities, or the request's own (2026-07-28, or a per-request opt-in). */
-function capabilitiesOf(ctx: ServerContext, params: { _meta?: Record<string, unknown> | undefined } | undefined, options: AgentServerOptions): ClientCapabilities | undefined {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const own = (envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? params?._meta?.[CLIENT_CAPABILITIES_META_KEY]) as ClientCapabilities | undefined;
-  const session = options.session?.clientCapabilities();
-  return own?.extensions?.[TASKS_EXTENSION] !== undefined || !session ? (own ?? session) : session;
-}
-
-function negotiated(capabilities: ClientCapabilities | undefined): boolean {
-  return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
-}
-
-/** -32021 naming the extension (SEP-2575's `requiredCapabilities`), with our code beside it. */
-function missingExtension(): ProtocolError {
-  const data = { code: 'TASKS_NOT_NEGOTIATED', requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
-  return new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, ERROR_CATALOGUE.TASKS_NOT_NEGOTIATED.message, data);
-}
 
 /**
  * A `tools/call` as a task, when the tool runs as one: the `CreateTaskResult` to answer, or
@@ -65,7 +48,10 @@ export async function startTask(options: AgentServerOptions, ctx: ServerContext,
   }
 }
 
-/** `tasks/get`, `tasks/update`, `tasks/cancel`; the extension's removed `tasks/result` and `tasks/list` stay unknown methods. */
+/**
+ * `tasks/get`, `tasks/update`, `tasks/cancel`, each in the face the client negotiated; the 2025-11-25
+ * face adds `tasks/result` and `tasks/list` (legacy-task-handlers.ts), unknown methods to the extension.
+ */
 export function registerTaskHandlers(server: Server, options: AgentServerOptions): void {
   const { gateway } = options;
   const guarded = async (ctx: ServerContext, params: { _meta?: Record<string, unknown> | undefined }, work: (agent: AgentRef | undefined) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> => {
@@ -77,7 +63,9 @@ export function registerTaskHandlers(server: Server, options: AgentServerOptions
     }
   };
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, (params, ctx) =>
-    guarded(ctx, params, async (agent) => detailedTask(await gateway.tasks.get(params.taskId, agent))),
+    taskFace(ctx, params, options) === 'legacy'
+      ? legacyGet(options, ctx, params.taskId)
+      : guarded(ctx, params, async (agent) => detailedTask(await gateway.tasks.get(params.taskId, agent))),
   );
   server.setRequestHandler('tasks/update', { params: UpdateParams }, (params, ctx) =>
     guarded(ctx, params, async (agent) => {
@@ -88,9 +76,12 @@ export function registerTaskHandlers(server: Server, options: AgentServerOptions
     }),
   );
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, (params, ctx) =>
-    guarded(ctx, params, async (agent) => {
-      await gateway.tasks.cancel(params.taskId, agent);
-      return { resultType: 'complete' };
-    }),
+    taskFace(ctx, params, options) === 'legacy'
+      ? legacyCancel(options, ctx, params.taskId)
+      : guarded(ctx, params, async (agent) => {
+          await gateway.tasks.cancel(params.taskId, agent);
+          return { resultType: 'complete' };
+        }),
   );
+  registerLegacyTaskHandlers(server, options);
 }

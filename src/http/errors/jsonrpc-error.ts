@@ -35,6 +35,7 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   RESULT_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   RESULT_EXPIRED: ProtocolErrorCode.InvalidParams,
   TASK_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  TASK_CANCELLED: ProtocolErrorCode.InvalidParams,
   TASKS_NOT_NEGOTIATED: ProtocolErrorCode.MissingRequiredClientCapability,
   OAUTH_STATE_INVALID: ProtocolErrorCode.InvalidParams,
 

@@ -31,4 +31,11 @@ export class PgTaskStore implements TaskStore {
     );
     return row?.document ?? this.#memory.get(taskId, now);
   }
+
+  async list(agent: string, now: number): Promise<string[]> {
+    const rows = await this.#pg.read('task list', { agent }, [] as { document: string }[], async () =>
+      (await this.#pg.query<{ document: string }>("SELECT document FROM tasks WHERE (document::jsonb)->>'agent' = $1 AND expires_at > $2", [agent, now])).rows,
+    );
+    return [...rows.map((row) => row.document), ...(await this.#memory.list(agent, now))];
+  }
 }

@@ -51,6 +51,7 @@ const NOT_INTERNAL: Partial<Record<ErrorCode, number>> = {
   // Gateway-run tasks (issue #41): another agent's task is as good as unknown; tasks/* from a
   // client that did not negotiate the extension is the extension's own "capability missing".
   TASK_NOT_FOUND: ProtocolErrorCode.InvalidParams,
+  TASK_CANCELLED: ProtocolErrorCode.InvalidParams,
   TASKS_NOT_NEGOTIATED: -32021,
 };
 

@@ -1,0 +1,98 @@
+import { ProtocolError, ProtocolErrorCode, type JSONRPCRequest, type Result, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { SwitchboardError } from '../../errors.js';
+import { legacyCreateTaskResult, legacyTask, legacyTaskPayload, type AgentRef } from '../../gateway/index.js';
+import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
+import { toJsonRpcError } from '../errors/jsonrpc-error.js';
+import type { AgentServerOptions } from './agent-server-options.js';
+import { callerOf } from './request-agent.js';
+import { taskFace } from './task-face.js';
+
+/**
+ * The 2025-11-25 task surface on `/mcp` (issue #41): a 2025-era session that declared
+ * `capabilities.tasks` (and not the extension) sends `tools/call` with `params.task` for a task
+ * tool and gets the era's `CreateTaskResult`; `tasks/get`, `tasks/cancel` answer the era's `Task`,
+ * `tasks/result` waits for the outcome and answers the tool's own result, `tasks/list` the
+ * agent's tasks. The same gateway-run tasks (gateway/tasks/) as the extension's face.
+ */
+
+const Meta = z.record(z.string(), z.unknown()).optional();
+const TaskCall = z.looseObject({
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  task: z.looseObject({ ttl: z.number().optional() }).optional(),
+  _meta: Meta,
+});
+const TaskIdParams = z.looseObject({ taskId: z.string().min(1), _meta: Meta });
+const ListParams = z.looseObject({ cursor: z.string().optional(), _meta: Meta }).optional();
+
+async function answered<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw toJsonRpcError(err);
+  }
+}
+
+/**
+ * A task-augmented `tools/call` (`params.task`) of a task tool on the 2025-11-25 face: the
+ * `CreateTaskResult`, once the task is stored. Undefined otherwise: another face, no `task`
+ * param, or a tool that does not run as a task (a plain call; the hint is ignored).
+ */
+export async function startLegacyTask(options: AgentServerOptions, request: JSONRPCRequest, ctx: ServerContext): Promise<Result | undefined> {
+  const parsed = TaskCall.safeParse(request.params);
+  if (!parsed.success || !parsed.data.task || taskFace(ctx, parsed.data, options) !== 'legacy') return undefined;
+  const { name, arguments: args } = parsed.data;
+  const caller = callerOf(ctx, options.session);
+  if (!options.gateway.tasks.supportOf(name, caller)) return undefined;
+  return answered(async () =>
+    legacyCreateTaskResult(
+      await options.gateway.tasks.create({
+        name,
+        arguments: args,
+        agent: caller,
+        capabilities: options.session?.clientCapabilities(),
+        ...(options.gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}),
+      }),
+    ),
+  );
+}
+
+/** `tasks/get` on the 2025-11-25 face: the era's `Task`. */
+export function legacyGet(options: AgentServerOptions, ctx: ServerContext, taskId: string): Promise<Result> {
+  return answered(async () => legacyTask(await options.gateway.tasks.get(taskId, callerOf(ctx, options.session))));
+}
+
+/** `tasks/cancel` on the 2025-11-25 face: the task, now cancelled; a finished one is refused (-32602), as the era says. */
+export function legacyCancel(options: AgentServerOptions, ctx: ServerContext, taskId: string): Promise<Result> {
+  const agent = callerOf(ctx, options.session);
+  return answered(async () => {
+    const before = await options.gateway.tasks.get(taskId, agent);
+    if (before.status === 'completed' || before.status === 'failed' || before.status === 'cancelled') {
+      throw new SwitchboardError('VALIDATION_FAILED', `Cannot cancel task "${taskId}": it is already ${before.status}`);
+    }
+    await options.gateway.tasks.cancel(taskId, agent);
+    return legacyTask(await options.gateway.tasks.get(taskId, agent));
+  });
+}
+
+/** `tasks/result` and `tasks/list`: methods of the 2025-11-25 face only (the extension removed them). */
+export function registerLegacyTaskHandlers(server: Server, options: AgentServerOptions): void {
+  const { gateway } = options;
+  const legacyOnly = <T>(ctx: ServerContext, params: { _meta?: Record<string, unknown> } | undefined, work: (agent: AgentRef | undefined) => Promise<T>): Promise<T> => {
+    if (taskFace(ctx, params, options) !== 'legacy') throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found (tasks/result and tasks/list are the 2025-11-25 task surface: declare capabilities.tasks)');
+    return answered(() => work(callerOf(ctx, options.session)));
+  };
+  server.setRequestHandler('tasks/result', { params: TaskIdParams }, (params, ctx) =>
+    legacyOnly(ctx, params, async (agent) => {
+      const task = await gateway.tasks.settled(params.taskId, agent, ctx.mcpReq.signal);
+      if (task.status === 'completed' && task.result) return legacyTaskPayload({ ...task, result: task.result });
+      // A call that could not be carried out answers its JSON-RPC error, as the plain call would have.
+      if (task.status === 'failed' && task.error) throw new ProtocolError(task.error.code, task.error.message, task.error.data);
+      throw new SwitchboardError('TASK_CANCELLED', `Task "${params.taskId}" was cancelled: it has no result`);
+    }),
+  );
+  server.setRequestHandler('tasks/list', { params: ListParams }, (params, ctx) =>
+    legacyOnly(ctx, params, async (agent) => ({ tasks: (await gateway.tasks.list(agent)).map(legacyTask) })),
+  );
+}

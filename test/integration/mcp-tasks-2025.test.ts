@@ -1,0 +1,80 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RELATED_TASK_META_KEY, specTypeSchemas, type Client } from '@modelcontextprotocol/client';
+import { describe, expect, it } from 'vitest';
+import { agentClient } from '../helpers/agents.js';
+import { tempDir, waitForFile } from '../helpers/process.js';
+import { taskDaemon } from '../helpers/tasks.js';
+
+/**
+ * The 2025-11-25 task surface on /mcp (issue #41): SDK clients on 2025-era sessions that declared
+ * `capabilities.tasks` get the same gateway-run tasks as the extension's clients, in the era's
+ * shapes — `CreateTaskResult {task}`, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
+ */
+const { CallToolResult: CallToolResultSchema, CancelTaskResult: CancelTaskResultSchema, CreateTaskResult: CreateTaskResultSchema, GetTaskResult: GetTaskResultSchema, ListTasksResult: ListTasksResultSchema } = specTypeSchemas;
+const TASKS_CAPABILITY = { tasks: { list: {}, cancel: {} } };
+
+const textOf = (result: { content?: unknown }): string => ((result.content as { text: string }[] | undefined) ?? []).map((part) => part.text).join('');
+
+function createTask(client: Client, name: string, args: Record<string, unknown>) {
+  return client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+}
+
+describe('the 2025-11-25 task surface on /mcp', () => {
+  it('a task-augmented call answers CreateTaskResult at once; tasks/get polls it, tasks/result waits for the tool result, tasks/list shows only its agent\'s tasks', async () => {
+    const dir = await tempDir();
+    const { d, alice, bob } = await taskDaemon(dir);
+    const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
+    expect(client.getServerCapabilities()?.tasks).toMatchObject({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    const release = join(dir, 'release');
+    const { task } = await createTask(client, 'slow_compute', { untilFile: release });
+    expect(task).toMatchObject({ status: 'working', ttl: expect.any(Number), pollInterval: expect.any(Number) });
+    expect(await client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, GetTaskResultSchema)).toMatchObject({ taskId: task.taskId, status: 'working' });
+    // tasks/result blocks until the task is finished: started before the release, it answers after.
+    const result = client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema);
+    await writeFile(release, 'go');
+    const payload = await result;
+    expect(textOf(payload)).toBe('Computed after the signal');
+    expect(payload._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: task.taskId });
+    expect(await client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, GetTaskResultSchema)).toMatchObject({ status: 'completed' });
+    // tasks/list: alice's tasks only; bob's own task is his, and alice's is unknown to him.
+    const other = await agentClient(d, bob, 'legacy', TASKS_CAPABILITY);
+    const { task: bobs } = await createTask(other, 'slow_compute', { seconds: 0 });
+    const listed = await client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema);
+    expect(listed.tasks.map((t) => t.taskId)).toEqual([task.taskId]);
+    expect((await other.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema)).tasks.map((t) => t.taskId)).toEqual([bobs.taskId]);
+    await expect(other.request({ method: 'tasks/get', params: { taskId: task.taskId } }, GetTaskResultSchema)).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_NOT_FOUND' } });
+  });
+
+  it('tasks/cancel cancels the call on the server and answers the cancelled task; tasks/result then says TASK_CANCELLED', async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
+    const { task } = await createTask(client, 'slow_compute', { untilFile: join(dir, 'never') });
+    const cancelled = await client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema);
+    expect(cancelled).toMatchObject({ taskId: task.taskId, status: 'cancelled' });
+    // The server's own record of the cancellation (notifications/cancelled reached it).
+    expect(await waitForFile(join(dir, 'cancelled'))).toContain('cancelled');
+    await expect(client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema)).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_CANCELLED' } });
+    // A finished task cannot be cancelled again (-32602), as the 2025-11-25 spec says.
+    await expect(client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema)).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('a failed call answers tasks/result with its JSON-RPC error', async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
+    const { task } = await createTask(client, 'protocol_error_job', {});
+    await expect(client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema)).rejects.toMatchObject({ message: expect.stringContaining('The job crashed') });
+  });
+
+  it('a client that did not declare the tasks capability gets the plain result, and tasks/list is unknown to it', async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const client = await agentClient(d, alice, 'legacy');
+    const plain = await client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 60_000 } } }, CallToolResultSchema);
+    expect(textOf(plain)).toBe('Computed after 0 s');
+    expect(plain).not.toHaveProperty('task');
+    await expect(client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema)).rejects.toMatchObject({ code: -32601 });
+  });
+});
