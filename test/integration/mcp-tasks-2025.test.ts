@@ -25,6 +25,13 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     const dir = await tempDir();
     const { d, alice, bob } = await taskDaemon(dir);
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
+    const statuses: string[] = [];
+    let onCompleted = (): void => undefined;
+    const completedNotice = new Promise<void>((resolve) => (onCompleted = resolve));
+    client.setNotificationHandler('notifications/tasks/status', { params: specTypeSchemas.TaskStatusNotificationParams }, (params) => {
+      statuses.push(params.status);
+      if (params.status === 'completed') onCompleted();
+    });
     expect(client.getServerCapabilities()?.tasks).toMatchObject({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
     const release = join(dir, 'release');
     const { task } = await createTask(client, 'slow_compute', { untilFile: release });
@@ -37,6 +44,9 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     expect(textOf(payload)).toBe('Computed after the signal');
     expect(payload._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: task.taskId });
     expect(await client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, GetTaskResultSchema)).toMatchObject({ status: 'completed' });
+    // The status change came as notifications/tasks/status on the session.
+    await completedNotice;
+    expect(statuses).toContain('completed');
     // tasks/list: alice's tasks only; bob's own task is his, and alice's is unknown to him.
     const other = await agentClient(d, bob, 'legacy', TASKS_CAPABILITY);
     const { task: bobs } = await createTask(other, 'slow_compute', { seconds: 0 });

@@ -51,6 +51,8 @@ export interface TaskStart {
   /** What the client declared it can be asked (the server's questions become the task's input requests). */
   capabilities: ClientCapabilities | undefined;
   trace?: RequestOptions['trace'];
+  /** Told each status change while the call runs here (a 2025-11-25 session's `notifications/tasks/status`). */
+  onStatus?: (task: TaskRecord) => void;
 }
 
 /** A task whose call runs on this replica. */
@@ -61,6 +63,7 @@ interface Running {
   /** Resolves once the task is finished (a 2025-11-25 `tasks/result` waits on it). */
   settled: Promise<void>;
   settle: () => void;
+  onStatus: ((task: TaskRecord) => void) | undefined;
 }
 
 /**
@@ -119,7 +122,7 @@ export class Tasks {
     });
     let settle = (): void => undefined;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    this.#running.set(record.taskId, { record, controller, caller, settled, settle });
+    this.#running.set(record.taskId, { record, controller, caller, settled, settle, onStatus: start.onStatus });
     await this.#save(record);
     const options: RequestOptions = { transport: 'mcp', signal: controller.signal, caller, ...(start.agent ? { agent: start.agent } : {}), ...(start.trace ? { trace: start.trace } : {}) };
     void this.options.call(start.name, start.arguments, options).then(
@@ -234,6 +237,7 @@ export class Tasks {
     record.status = status;
     record.lastUpdatedAt = new Date(this.#clock.now()).toISOString();
     this.options.logger.debug({ task: record.taskId, tool: record.tool, status }, 'task status');
+    this.#running.get(record.taskId)?.onStatus?.({ ...record });
     if (!isTerminal(status)) void this.#save(record);
   }
 

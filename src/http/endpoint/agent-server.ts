@@ -81,7 +81,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
     return call(name, args, ctx);
   });
 
-  server.taskStarter = (request, ctx) => startLegacyTask(options, request, ctx);
+  server.taskStarter = (request, ctx) => startLegacyTask(server, options, request, ctx);
   registerCatalogueHandlers(server, options, available);
   registerTaskHandlers(server, options);
   return server;

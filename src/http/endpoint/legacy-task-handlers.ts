@@ -36,10 +36,11 @@ async function answered<T>(work: () => Promise<T>): Promise<T> {
 
 /**
  * A task-augmented `tools/call` (`params.task`) of a task tool on the 2025-11-25 face: the
- * `CreateTaskResult`, once the task is stored. Undefined otherwise: another face, no `task`
+ * `CreateTaskResult`, once the task is stored; each later change of its status is sent on the
+ * session as `notifications/tasks/status`. Undefined otherwise: another face, no `task`
  * param, or a tool that does not run as a task (a plain call; the hint is ignored).
  */
-export async function startLegacyTask(options: AgentServerOptions, request: JSONRPCRequest, ctx: ServerContext): Promise<Result | undefined> {
+export async function startLegacyTask(server: Pick<Server, 'notification'>, options: AgentServerOptions, request: JSONRPCRequest, ctx: ServerContext): Promise<Result | undefined> {
   const parsed = TaskCall.safeParse(request.params);
   if (!parsed.success || !parsed.data.task || taskFace(ctx, parsed.data, options) !== 'legacy') return undefined;
   const { name, arguments: args } = parsed.data;
@@ -52,6 +53,8 @@ export async function startLegacyTask(options: AgentServerOptions, request: JSON
         arguments: args,
         agent: caller,
         capabilities: options.session?.clientCapabilities(),
+        // The era's optional status notifications, on the session's stream; none once it has gone.
+        onStatus: (task) => void server.notification({ method: 'notifications/tasks/status', params: legacyTask(task) }).catch(() => undefined),
         ...(options.gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}),
       }),
     ),
