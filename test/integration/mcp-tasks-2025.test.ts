@@ -70,6 +70,21 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     await expect(client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema)).rejects.toMatchObject({ code: -32602 });
   });
 
+  it("a question the server asks mid-call is asked on tasks/result, related to the task, and the client's answer reaches the server", async () => {
+    const dir = await tempDir();
+    const { d, alice } = await taskDaemon(dir);
+    const client = await agentClient(d, alice, 'legacy', { ...TASKS_CAPABILITY, elicitation: { form: {} } });
+    const asked: { message: string; related: unknown }[] = [];
+    client.setRequestHandler('elicitation/create', (request) => {
+      asked.push({ message: request.params.message, related: request.params._meta?.[RELATED_TASK_META_KEY] });
+      return { action: 'accept', content: { confirm: true } };
+    });
+    const { task } = await createTask(client, 'confirm_delete', { filename: 'a.txt' });
+    const payload = await client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema);
+    expect(textOf(payload)).toBe('Deleted a.txt');
+    expect(asked).toEqual([{ message: 'Delete a.txt?', related: { taskId: task.taskId } }]);
+  });
+
   it('a failed call answers tasks/result with its JSON-RPC error', async () => {
     const dir = await tempDir();
     const { d, alice } = await taskDaemon(dir);

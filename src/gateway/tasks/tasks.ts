@@ -60,9 +60,8 @@ interface Running {
   record: TaskRecord;
   controller: AbortController;
   caller: TaskCaller;
-  /** Resolves once the task is finished (a 2025-11-25 `tasks/result` waits on it). */
-  settled: Promise<void>;
-  settle: () => void;
+  /** Woken at its next status change (a 2025-11-25 `tasks/result` waits on them). */
+  waiters: Set<() => void>;
   onStatus: ((task: TaskRecord) => void) | undefined;
 }
 
@@ -120,9 +119,7 @@ export class Tasks {
       else delete record.inputRequests;
       this.#change(record, waiting ? 'input_required' : 'working');
     });
-    let settle = (): void => undefined;
-    const settled = new Promise<void>((resolve) => (settle = resolve));
-    this.#running.set(record.taskId, { record, controller, caller, settled, settle, onStatus: start.onStatus });
+    this.#running.set(record.taskId, { record, controller, caller, waiters: new Set(), onStatus: start.onStatus });
     await this.#save(record);
     const options: RequestOptions = { transport: 'mcp', signal: controller.signal, caller, ...(start.agent ? { agent: start.agent } : {}), ...(start.trace ? { trace: start.trace } : {}) };
     void this.options.call(start.name, start.arguments, options).then(
@@ -140,11 +137,12 @@ export class Tasks {
   }
 
   /**
-   * The task once finished (a 2025-11-25 `tasks/result`): at once when it is, else when its call
-   * here ends, or — run by another replica — as the store shows it finished (polled at its
-   * `pollIntervalMs`). Rejects with `signal`'s reason when the request goes away first.
+   * The task once `done` accepts it (a 2025-11-25 `tasks/result`: finished, or waiting for
+   * input): at once when it does, else at its next change here, or — run by another replica — as
+   * the store shows it (read at its `pollIntervalMs`). Rejects with `signal`'s reason when the
+   * request goes away first.
    */
-  async settled(taskId: string, agent: AgentRef | undefined, signal: AbortSignal): Promise<TaskRecord> {
+  async until(taskId: string, agent: AgentRef | undefined, signal: AbortSignal, done: (task: TaskRecord) => boolean): Promise<TaskRecord> {
     let onAbort = (): void => undefined;
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => reject(signal.reason as Error);
@@ -154,10 +152,12 @@ export class Tasks {
     aborted.catch(() => undefined);
     try {
       for (;;) {
-        const record = await this.get(taskId, agent);
-        if (isTerminal(record.status)) return record;
+        // Listening before reading: a change in between still wakes this wait.
         const running = this.#running.get(taskId);
-        await Promise.race([running ? running.settled : delay(Math.max(50, record.pollIntervalMs), undefined, { signal }), aborted]);
+        const changed = running ? new Promise<void>((resolve) => running.waiters.add(resolve)) : undefined;
+        const record = await this.get(taskId, agent);
+        if (done(record)) return record;
+        await Promise.race([changed ?? delay(Math.max(50, record.pollIntervalMs), undefined, { signal }), aborted]);
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -228,7 +228,6 @@ export class Tasks {
     const running = this.#running.get(record.taskId);
     this.#change(record, outcome.status);
     running?.caller.close();
-    running?.settle();
     // Kept in memory until the store has it, so a poll in between still finds the outcome.
     void this.#save(record).finally(() => this.#running.delete(record.taskId));
   }
@@ -237,7 +236,10 @@ export class Tasks {
     record.status = status;
     record.lastUpdatedAt = new Date(this.#clock.now()).toISOString();
     this.options.logger.debug({ task: record.taskId, tool: record.tool, status }, 'task status');
-    this.#running.get(record.taskId)?.onStatus?.({ ...record });
+    const running = this.#running.get(record.taskId);
+    running?.onStatus?.({ ...record });
+    for (const wake of running?.waiters ?? []) wake();
+    running?.waiters.clear();
     if (!isTerminal(status)) void this.#save(record);
   }
 

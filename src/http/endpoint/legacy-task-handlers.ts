@@ -1,7 +1,7 @@
-import { ProtocolError, ProtocolErrorCode, type JSONRPCRequest, type Result, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type JSONRPCRequest, type Result, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { SwitchboardError } from '../../errors.js';
-import { legacyCreateTaskResult, legacyTask, legacyTaskPayload, type AgentRef } from '../../gateway/index.js';
+import { legacyCreateTaskResult, legacyTask, legacyTaskPayload, type AgentRef, type TaskRecord } from '../../gateway/index.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import type { AgentServerOptions } from './agent-server-options.js';
@@ -16,6 +16,7 @@ import { taskFace } from './task-face.js';
  * agent's tasks. The same gateway-run tasks (gateway/tasks/) as the extension's face.
  */
 
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 const Meta = z.record(z.string(), z.unknown()).optional();
 const TaskCall = z.looseObject({
   name: z.string().min(1),
@@ -71,7 +72,7 @@ export function legacyCancel(options: AgentServerOptions, ctx: ServerContext, ta
   const agent = callerOf(ctx, options.session);
   return answered(async () => {
     const before = await options.gateway.tasks.get(taskId, agent);
-    if (before.status === 'completed' || before.status === 'failed' || before.status === 'cancelled') {
+    if (FINISHED.has(before.status)) {
       throw new SwitchboardError('VALIDATION_FAILED', `Cannot cancel task "${taskId}": it is already ${before.status}`);
     }
     await options.gateway.tasks.cancel(taskId, agent);
@@ -88,7 +89,7 @@ export function registerLegacyTaskHandlers(server: Server, options: AgentServerO
   };
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, (params, ctx) =>
     legacyOnly(ctx, params, async (agent) => {
-      const task = await gateway.tasks.settled(params.taskId, agent, ctx.mcpReq.signal);
+      const task = await outcomeOf(options, ctx, params.taskId, agent);
       if (task.status === 'completed' && task.result) return legacyTaskPayload({ ...task, result: task.result });
       // A call that could not be carried out answers its JSON-RPC error, as the plain call would have.
       if (task.status === 'failed' && task.error) throw new ProtocolError(task.error.code, task.error.message, task.error.data);
@@ -98,4 +99,21 @@ export function registerLegacyTaskHandlers(server: Server, options: AgentServerO
   server.setRequestHandler('tasks/list', { params: ListParams }, (params, ctx) =>
     legacyOnly(ctx, params, async (agent) => ({ tasks: (await gateway.tasks.list(agent)).map(legacyTask) })),
   );
+}
+
+/**
+ * Waits for the task's outcome; while it waits for input, its questions are asked on this
+ * `tasks/result` (the era's way: related to the task by `_meta`) and the answers given to the task.
+ */
+async function outcomeOf(options: AgentServerOptions, ctx: ServerContext, taskId: string, agent: AgentRef | undefined): Promise<TaskRecord> {
+  const { tasks } = options.gateway;
+  for (;;) {
+    const task = await tasks.until(taskId, agent, ctx.mcpReq.signal, (t) => FINISHED.has(t.status) || (t.status === 'input_required' && t.inputRequests !== undefined));
+    if (FINISHED.has(task.status)) return task;
+    for (const [key, question] of Object.entries(task.inputRequests ?? {})) {
+      const meta = { ...(question.params?._meta as Record<string, unknown> | undefined), [RELATED_TASK_META_KEY]: { taskId } };
+      const answer = await ctx.mcpReq.send({ method: question.method, params: { ...question.params, _meta: meta } } as never);
+      await tasks.update(taskId, agent, { [key]: answer });
+    }
+  }
 }
