@@ -20,5 +20,18 @@ export function describeTaskContract(name: string, make: MakeTaskStore): void {
       expect(await store.get('t2', NOW + 1_000)).toBeUndefined();
       expect(await store.get('t1', NOW + 2_000)).toBeUndefined();
     });
+
+    it("lists an agent's documents not yet expired, and no one else's (a 2025-11-25 tasks/list)", async () => {
+      const store = await make();
+      expect(await store.list('alice', NOW)).toEqual([]);
+      await store.put('a1', '{"agent":"alice","taskId":"a1"}', NOW + 1_000, NOW);
+      await store.put('a2', '{"agent":"alice","taskId":"a2"}', NOW + 5_000, NOW);
+      await store.put('b1', '{"agent":"bob","taskId":"b1"}', NOW + 5_000, NOW);
+      await store.put('n1', '{"agent":"","taskId":"n1"}', NOW + 5_000, NOW);
+      expect((await store.list('alice', NOW)).sort()).toEqual(['{"agent":"alice","taskId":"a1"}', '{"agent":"alice","taskId":"a2"}']);
+      expect(await store.list('alice', NOW + 1_000)).toEqual(['{"agent":"alice","taskId":"a2"}']);
+      expect(await store.list('bob', NOW)).toEqual(['{"agent":"bob","taskId":"b1"}']);
+      expect(await store.list('', NOW)).toEqual(['{"agent":"","taskId":"n1"}']);
+    });
   });
 }
