@@ -33,6 +33,9 @@ describe('the 2025-11-25 task surface on /mcp', () => {
       if (params.status === 'completed') onCompleted();
     });
     expect(client.getServerCapabilities()?.tasks).toMatchObject({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    // The task tools say so, as the era's clients read it.
+    const support = Object.fromEntries((await client.listTools()).tools.map((tool) => [tool.name, tool.execution?.taskSupport]));
+    expect(support).toMatchObject({ slow_compute: 'optional', confirm_delete: 'optional', strict_failing_job: 'required' });
     const release = join(dir, 'release');
     const { task } = await createTask(client, 'slow_compute', { untilFile: release });
     expect(task).toMatchObject({ status: 'working', ttl: expect.any(Number), pollInterval: expect.any(Number) });
@@ -100,6 +103,7 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     const plain = await client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 60_000 } } }, CallToolResultSchema);
     expect(textOf(plain)).toBe('Computed after 0 s');
     expect(plain).not.toHaveProperty('task');
+    expect((await client.listTools()).tools.find((tool) => tool.name === 'slow_compute')?.execution).toBeUndefined();
     await expect(client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema)).rejects.toMatchObject({ code: -32601 });
   });
 });

@@ -12,7 +12,7 @@ import { DESCRIBE_TOOLS, runMetaTool, SEARCH_TOOLS } from '../../gateway/index.j
 import { resultReader, scriptRunner, toolCaller } from './tool-call.js';
 import { registerTaskHandlers, startTask } from './task-handlers.js';
 import { LEGACY_TASKS_CAPABILITY, TASKS_EXTENSION } from '../../gateway/index.js';
-import { startLegacyTask } from './legacy-task-handlers.js';
+import { startLegacyTask, withLegacyTaskSupport } from './legacy-task-handlers.js';
 import { TaskServer } from './task-server.js';
 
 /**
@@ -55,7 +55,7 @@ export function createAgentServer(options: AgentServerOptions): Server {
     // The instance tree lets another Switchboard aggregating this one see a loop (SPEC §11).
     // It aggregates the catalogue itself, never the meta-tools of a search mode (SPEC §13).
     const caller = callerOf(ctx, session);
-    const tools = fromSwitchboard ? lists.tools(caller?.view) : modes.tools(caller);
+    const tools = fromSwitchboard ? lists.tools(caller?.view) : withLegacyTaskSupport(options, ctx, request.params, modes.tools(caller));
     await options.gateway.countDefinitions(caller, tools);
     const result = { tools, _meta: { [INSTANCE_META_KEY]: manager.instanceAd() } };
     // Caching hints exist only in the 2026-07-28 era, whose requests carry the `_meta` envelope.

@@ -62,6 +62,19 @@ export async function startLegacyTask(server: Pick<Server, 'notification'>, opti
   );
 }
 
+/**
+ * `tools/list` on the 2025-11-25 face: each task tool says so (`execution.taskSupport`, as the
+ * era's clients read it before sending `params.task`). Other faces get the list as it is.
+ */
+export function withLegacyTaskSupport<T extends { name: string; execution?: Record<string, unknown> }>(options: AgentServerOptions, ctx: ServerContext, params: { _meta?: Record<string, unknown> } | undefined, tools: T[]): T[] {
+  if (taskFace(ctx, params, options) !== 'legacy') return tools;
+  const caller = callerOf(ctx, options.session);
+  return tools.map((tool) => {
+    const support = options.gateway.tasks.supportOf(tool.name, caller);
+    return support ? { ...tool, execution: { ...tool.execution, taskSupport: support } } : tool;
+  });
+}
+
 /** `tasks/get` on the 2025-11-25 face: the era's `Task`. */
 export function legacyGet(options: AgentServerOptions, ctx: ServerContext, taskId: string): Promise<Result> {
   return answered(async () => legacyTask(await options.gateway.tasks.get(taskId, callerOf(ctx, options.session))));
