@@ -11,7 +11,7 @@ import { ManualClock } from '../../../helpers/manual-clock.js';
  * The tasks room on its own (issue #41): its call is the one edge it is handed (`gateway.call`
  * in the daemon); time is the manual clock, since what is tested is a task's lifetime.
  */
-function room(clock: ManualClock) {
+function room(clock: ManualClock, store = new MemoryTaskStore()) {
   const result = deferred<CallToolResult>();
   const calls: RequestOptions[] = [];
   const tasks = new Tasks({
@@ -20,7 +20,8 @@ function room(clock: ManualClock) {
       return result.promise;
     },
     manager: { catalogues: { tools: { get: () => undefined } }, upstream: () => undefined } as never,
-    store: new MemoryTaskStore(),
+    store,
+    pollIntervalMs: 50,
     logger: pino({ level: 'silent' }),
     clock,
     ttlMs: 60_000,
@@ -52,5 +53,39 @@ describe('Tasks', () => {
     await tasks.cancel(task.taskId, alice);
     expect(signal?.aborted).toBe(true);
     expect((await tasks.get(task.taskId, alice)).status).toBe('cancelled');
+  });
+
+  it('until waits for a change of a task running here, and reads the store for one running elsewhere', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryTaskStore();
+    const { tasks, result } = room(clock, store);
+    // Another replica on the same store: the task is not running there.
+    const { tasks: elsewhere } = room(clock, store);
+    const task = await tasks.create({ name: 'slow', arguments: {}, agent: alice, capabilities: undefined });
+    const finished = (t: { status: string }): boolean => t.status === 'completed';
+    const here = tasks.until(task.taskId, alice, new AbortController().signal, finished);
+    const there = elsewhere.until(task.taskId, alice, new AbortController().signal, finished);
+    result.resolve({ content: [{ type: 'text', text: 'done' }] });
+    expect((await here).result).toEqual({ content: [{ type: 'text', text: 'done' }] });
+    expect((await there).status).toBe('completed');
+    // Another agent's wait is refused as an unknown task; an aborted wait rejects with its reason.
+    await expect(tasks.until(task.taskId, { name: 'bob' } as never, new AbortController().signal, finished)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+    const waiting = await tasks.create({ name: 'slow2', arguments: {}, agent: alice, capabilities: undefined });
+    const controller = new AbortController();
+    const aborted = tasks.until(waiting.taskId, alice, controller.signal, () => false);
+    controller.abort(new Error('client went away'));
+    await expect(aborted).rejects.toThrow('client went away');
+  });
+
+  it("list answers an agent's own tasks, newest first, running or kept", async () => {
+    const clock = new ManualClock();
+    const { tasks, result } = room(clock);
+    const first = await tasks.create({ name: 'slow', arguments: {}, agent: alice, capabilities: undefined });
+    clock.advance(1_000);
+    const second = await tasks.create({ name: 'slow', arguments: {}, agent: alice, capabilities: undefined });
+    await tasks.create({ name: 'slow', arguments: {}, agent: { name: 'bob' } as never, capabilities: undefined });
+    result.resolve({ content: [] });
+    await expect.poll(async () => (await tasks.get(first.taskId, alice)).status).toBe('completed');
+    expect((await tasks.list(alice)).map((t) => t.taskId)).toEqual([second.taskId, first.taskId]);
   });
 });
