@@ -24,6 +24,7 @@ export const ERROR_CATALOGUE = {
   CODE_MODE_DISABLED: { status: 403, message: 'Code mode is off for this caller (codeMode: true turns it on)' },
   APPROVAL_DENIED: { status: 403, message: 'An operator denied the call' },
   POLICY_DENIED: { status: 403, message: 'A policy refused the request (its rule and reason are named); it did not run' },
+  TASK_REQUIRED: { status: 400, message: 'This tool runs only as a task: a 2025-11-25 client calls it with params.task' },
   TASKS_NOT_NEGOTIATED: { status: 400, message: 'This needs the io.modelcontextprotocol/tasks extension, which the client did not declare' },
   MCP_SESSION_REQUIRED: { status: 400, message: 'A request other than initialize must carry an Mcp-Session-Id header' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },

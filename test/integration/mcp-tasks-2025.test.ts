@@ -57,6 +57,8 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     expect(listed.tasks.map((t) => t.taskId)).toEqual([task.taskId]);
     expect((await other.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema)).tasks.map((t) => t.taskId)).toEqual([bobs.taskId]);
     await expect(other.request({ method: 'tasks/get', params: { taskId: task.taskId } }, GetTaskResultSchema)).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_NOT_FOUND' } });
+    // A `required` task tool called without params.task: -32601, as the era says.
+    await expect(client.request({ method: 'tools/call', params: { name: 'strict_failing_job', arguments: {} } }, CallToolResultSchema)).rejects.toMatchObject({ code: -32601, data: { code: 'TASK_REQUIRED' } });
   });
 
   it('tasks/cancel cancels the call on the server and answers the cancelled task; tasks/result then says TASK_CANCELLED', async () => {

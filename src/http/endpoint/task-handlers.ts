@@ -1,5 +1,6 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { SwitchboardError } from '../../errors.js';
 import { createTaskResult, detailedTask, type AgentRef } from '../../gateway/index.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
@@ -31,7 +32,8 @@ export async function startTask(options: AgentServerOptions, ctx: ServerContext,
   if (!support) return undefined;
   const capabilities = capabilitiesOf(ctx, params, options);
   if (!negotiated(capabilities)) {
-    if (support === 'required') throw missingExtension();
+    // A 2025-11-25 task client calls a `required` tool as a task or not at all (-32601, as its era says).
+    if (support === 'required') throw taskFace(ctx, params, options) === 'legacy' ? toJsonRpcError(new SwitchboardError('TASK_REQUIRED', `Tool "${params.name}" runs only as a task: call it with params.task`)) : missingExtension();
     return undefined;
   }
   try {

@@ -36,6 +36,8 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
   RESULT_EXPIRED: ProtocolErrorCode.InvalidParams,
   TASK_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   TASK_CANCELLED: ProtocolErrorCode.InvalidParams,
+  // The 2025-11-25 spec: a `required` task tool called without `params.task` is -32601.
+  TASK_REQUIRED: ProtocolErrorCode.MethodNotFound,
   TASKS_NOT_NEGOTIATED: ProtocolErrorCode.MissingRequiredClientCapability,
   OAUTH_STATE_INVALID: ProtocolErrorCode.InvalidParams,
 

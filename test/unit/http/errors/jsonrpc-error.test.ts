@@ -52,13 +52,15 @@ const NOT_INTERNAL: Partial<Record<ErrorCode, number>> = {
   // client that did not negotiate the extension is the extension's own "capability missing".
   TASK_NOT_FOUND: ProtocolErrorCode.InvalidParams,
   TASK_CANCELLED: ProtocolErrorCode.InvalidParams,
+  TASK_REQUIRED: ProtocolErrorCode.MethodNotFound,
   TASKS_NOT_NEGOTIATED: -32021,
 };
 
 describe('SwitchboardError → JSON-RPC', () => {
   it('has a JSON-RPC code for exactly the catalogue codes', () => {
     expect(Object.keys(JSON_RPC_CODES).sort()).toEqual([...CODES].sort());
-    for (const code of CODES) expect([-32000, -32001, -32021, -32602, -32603], code).toContain(JSON_RPC_CODES[code]);
+    // -32601 only for TASK_REQUIRED: the 2025-11-25 spec's answer to a required task tool called plainly.
+    for (const code of CODES) expect([-32000, -32001, -32021, -32601, -32602, -32603], code).toContain(JSON_RPC_CODES[code]);
   });
 
   it.each(CODES)('%s: answers a request with its JSON-RPC code and the code in data.code', (code) => {
