@@ -42,6 +42,8 @@ async function answered<T>(work: () => Promise<T>): Promise<T> {
  * param, or a tool that does not run as a task (a plain call; the hint is ignored).
  */
 export async function startLegacyTask(server: Pick<Server, 'notification'>, options: AgentServerOptions, request: JSONRPCRequest, ctx: ServerContext): Promise<Result | undefined> {
+  // Only a 2025-era session has this face; a 2026-07-28 request is not parsed twice.
+  if (!options.session) return undefined;
   const parsed = TaskCall.safeParse(request.params);
   if (!parsed.success || !parsed.data.task || taskFace(ctx, parsed.data, options) !== 'legacy') return undefined;
   const { name, arguments: args } = parsed.data;
