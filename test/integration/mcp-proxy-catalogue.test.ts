@@ -187,8 +187,13 @@ describe('/mcp catalogue changes and names', () => {
     expect(err.code).toBe(-32602);
     expect(err.message.match(/No tool named/g)).toHaveLength(1);
     expect(err.message.match(/-32602/g)?.length ?? 0).toBeLessThanOrEqual(1);
-    // Tools, and the tasks extension the gateway always offers (issue #41).
-    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: true }, extensions: { 'io.modelcontextprotocol/tasks': {} } });
+    // Tools, and the tasks the gateway always offers (issue #41): the extension, and to a 2025-era
+    // session the 2025-11-25 task surface too.
+    expect(client.getServerCapabilities()).toEqual({
+      tools: { listChanged: true },
+      extensions: { 'io.modelcontextprotocol/tasks': {} },
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    });
     const prompts = (await client.request({ method: 'prompts/list', params: {} }, Raw).catch((e: unknown) => e)) as ProtocolError;
     expect(prompts.code).toBe(-32601);
   });
