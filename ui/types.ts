@@ -13,6 +13,8 @@ import type { HelloEvent } from '../src/http/ws/event-hub.js';
 import type { RuntimeState } from '../src/runtime/runtime.js';
 import type { AuditEntry } from '../src/store/ports.js';
 import type { SearchStatsSnapshot } from '../src/gateway/lists/search-stats.js';
+import type { ImpactRow } from '../src/gateway/policies/policy-impact.js';
+import type { PolicyRule } from '../src/config/policy-schema.js';
 import type { BridgedTool } from '../src/upstream/catalogue/tool-bridge.js';
 import type { ServerSnapshot } from '../src/upstream/server-snapshot.js';
 
@@ -95,3 +97,7 @@ export interface CallResult {
 
 /** `GET /search/stats` (issue #37): what tool searches found since start. */
 export type SearchStats = SearchStatsSnapshot;
+
+/** A rule of `GET /policies/impact`: the rule in force with its shadow sums beside it. */
+export type PolicyWithImpact = PolicyRule & { impact: ImpactRow[] };
+export type { ImpactRow };

@@ -1,26 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { describeError, getJson } from '../api.js';
-
-interface ImpactRow {
-  rule: string;
-  effect: 'deny' | 'approve';
-  agent: string;
-  server: string;
-  name: string;
-  count: number;
-  last: string;
-  examples: string[];
-}
-
-interface Rule {
-  name: string;
-  match: { agents?: string[]; servers?: string[]; tools?: string[] };
-  when: string;
-  effect: 'deny' | 'approve' | 'allow';
-  reason?: string;
-  mode: 'enforce' | 'shadow';
-  impact: ImpactRow[];
-}
+import type { PolicyWithImpact as Rule } from '../types.js';
 
 /** How far back the sums reach, as `GET /policies/impact?since=` takes it. */
 const WINDOWS = [

@@ -1,6 +1,6 @@
 import type { Progress } from '@modelcontextprotocol/client';
 import { SwitchboardError } from '../../errors.js';
-import type { ApprovalMode, ApprovalOutcome } from '../../events/daemon-events.js';
+import type { ApprovalOutcome, ApprovalRequestedEvent } from '../../events/daemon-events.js';
 
 /** The caller of a held call; `AgentRef` (gateway/agents/agent-ref.ts) is one. */
 export interface ApprovalAgent {
@@ -41,23 +41,10 @@ export interface HoldOptions {
   ask?: { prompt: ApprovalPrompt; answer?: unknown } | undefined;
 }
 
-/** A call waiting for an operator, as `GET /approvals` lists it. */
-export interface PendingApproval {
-  id: string;
-  server: string;
-  tool: string;
-  name: string;
-  /** Only with `audit.arguments: true`, known secret values masked; the digest names them either way. */
-  arguments?: Record<string, unknown>;
-  /** sha256 hex of the arguments' canonical JSON: what the approval is bound to. */
-  argumentsDigest: string;
-  /** The policy rule that asked; absent when a `requireApproval` glob did. */
-  rule?: string;
-  mode: ApprovalMode;
-  agent?: string;
-  /** ISO times. */
+/** A call waiting for an operator, as `GET /approvals` lists it: what `approval.requested` said of it, and when. */
+export interface PendingApproval extends Omit<ApprovalRequestedEvent, 'type'> {
+  /** ISO time. */
   requestedAt: string;
-  expiresAt: string;
 }
 
 /** A decided approval, as the answer to approve / deny and the audit hook see it. */
