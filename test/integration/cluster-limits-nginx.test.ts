@@ -31,6 +31,7 @@ describe('an agent\'s rate limit over three replicas behind nginx', () => {
     };
 
     // Round robin until three refusals in a row: one on each replica.
+    const started = performance.now();
     let passed = 0;
     let refusedInARow = 0;
     for (let i = 0; refusedInARow < 3 && i < 200; i += 1) {
@@ -45,7 +46,10 @@ describe('an agent\'s rate limit over three replicas behind nginx', () => {
     }
     expect(refusedInARow).toBe(3);
     expect(passed).toBeGreaterThanOrEqual(60);
-    expect(passed).toBeLessThanOrEqual(66);
+    // The bucket refills a token a second while the calls run: on a busy box 60 calls take more
+    // than the 6 s the ±10 % allows for, and each second they took is one more call that may pass.
+    const refilled = Math.ceil((performance.now() - started) / 1_000);
+    expect(passed).toBeLessThanOrEqual(60 + Math.max(6, refilled));
     const upstreams = (await nginx.accessLog()).filter((e) => e.path === '/tools/mcp_echo_echo/call').map((e) => e.upstream);
     expect(new Set(upstreams.slice(-3)).size).toBe(3);
 
