@@ -1,3 +1,4 @@
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
 // Every test talks to 127.0.0.1 only, and Node parses NODE_EXTRA_CA_CERTS's bundle at every
@@ -5,6 +6,19 @@ import { defineConfig } from 'vitest/config';
 // processes (fixture servers, `serve`, the CLI). Dropped before the workers fork, so neither they
 // nor anything they start pays for it.
 delete process.env.NODE_EXTRA_CA_CERTS;
+
+// The tests' state directories (SQLite caches, configs, pid files, nginx and PostgreSQL data) go
+// to tmpfs where the box has one: an fsync on the CI box's disk takes ~3 ms, and every daemon a
+// test starts syncs its SQLite file as it opens, migrates and closes it, with the test's worker
+// blocked meanwhile. Nothing here tests durability across a power cut. Set before the workers
+// fork, so they and everything they start (os.tmpdir() reads TMPDIR) inherit it; removed when the run ends.
+if (process.env.TMPDIR === undefined && existsSync('/dev/shm')) {
+  const dir = mkdtempSync('/dev/shm/switchboard-tests-');
+  // As /tmp is: PostgreSQL's initdb runs as the `postgres` user when the tests run as root.
+  chmodSync(dir, 0o1777);
+  process.env.TMPDIR = dir;
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+}
 
 export default defineConfig({
   test: {
