@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
 // Every test talks to 127.0.0.1 only, and Node parses NODE_EXTRA_CA_CERTS's bundle at every
@@ -12,12 +12,18 @@ delete process.env.NODE_EXTRA_CA_CERTS;
 // test starts syncs its SQLite file as it opens, migrates and closes it, with the test's worker
 // blocked meanwhile. Nothing here tests durability across a power cut. Set before the workers
 // fork, so they and everything they start (os.tmpdir() reads TMPDIR) inherit it; removed when the run ends.
-if (process.env.TMPDIR === undefined && existsSync('/dev/shm')) {
+// Only with room to spare: a container's /dev/shm is often 64 MiB, and PostgreSQL's data alone is 40.
+if (process.env.TMPDIR === undefined && existsSync('/dev/shm') && freeBytes('/dev/shm') > 2 ** 30) {
   const dir = mkdtempSync('/dev/shm/switchboard-tests-');
   // As /tmp is: PostgreSQL's initdb runs as the `postgres` user when the tests run as root.
   chmodSync(dir, 0o1777);
   process.env.TMPDIR = dir;
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+}
+
+function freeBytes(path: string): number {
+  const { bavail, bsize } = statfsSync(path);
+  return bavail * bsize;
 }
 
 export default defineConfig({
