@@ -81,4 +81,14 @@ describe('the CLI bundle', () => {
     // pg-native: node-postgres requires it only for `pg.native`, which Switchboard never uses.
     for (const path of external) expect(['better-sqlite3', 'bufferutil', 'utf-8-validate', 'pg-native']).toContain(path);
   });
+
+  it('starts a client command without the config schema, zod or the SDK client', () => {
+    // status, tools, call, agents, …: each reads a path and talks HTTP to the daemon (issue #44).
+    const commands = ['status', 'tools', 'call', 'agents', 'approvals', 'reload'].map((name) => outputs.map(([path]) => basename(path)).find((n) => n.startsWith(`${name}-`)));
+    for (const command of commands) {
+      expect(command).toBeDefined();
+      const eager = [...staticModules('cli.js'), ...staticModules(command!)];
+      expect(eager.filter((m) => /node_modules\/(zod|@marcbachmann\/cel-js|@modelcontextprotocol)\/|src\/config\/(schema|load)\.ts/.test(m)), command).toEqual([]);
+    }
+  });
 });
