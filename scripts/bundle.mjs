@@ -1,8 +1,9 @@
 // Bundles the CLI (src/cli.ts and everything it imports, dependencies included) into
 // dist/cli.js plus lazily loaded chunks in dist/chunks/. One file to compile instead of ~700
-// modules to resolve is what makes `switchboard serve` start fast; code a request may never
-// need (the /mcp server side, the HTTP/SSE client transports, the client commands) sits in
-// chunks behind dynamic imports and is compiled only when used. The child watchdog a daemon
+// modules to resolve is what makes `switchboard serve` start fast; code a start may never
+// need (the /mcp server side, the MCP SDK client with its schemas until the first connection,
+// node-postgres, the client commands) sits in chunks behind dynamic imports and is compiled only
+// when used (test/unit/bundle.test.ts keeps them there). The child watchdog a daemon
 // starts (src/watchdog.ts) is a second entry, dist/watchdog.js, sharing only the /proc helpers.
 // `tsc` still type-checks and emits the library (dist/index.js and the .d.ts files): see
 // `npm run build`.

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import { backoffDelay } from '../util/backoff.js';
@@ -113,7 +113,7 @@ export class ClusterChannel {
 
   async #senderClient(): Promise<pg.Client> {
     if (this.#sender) return this.#sender;
-    const client = new pg.Client({ connectionString: this.#options.connectionString });
+    const client = new (await loadPg()).Client({ connectionString: this.#options.connectionString });
     client.on('error', () => this.#dropSender());
     await client.connect();
     this.#sender = client;
@@ -127,7 +127,7 @@ export class ClusterChannel {
   }
 
   async #listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#options.connectionString });
+    const client = new (await loadPg()).Client({ connectionString: this.#options.connectionString });
     client.on('error', (err) => this.#lost(client, err));
     client.on('end', () => this.#lost(client, new Error('connection ended')));
     client.on('notification', (note) => {
@@ -182,4 +182,9 @@ export class ClusterChannel {
     }, wait);
     this.#timer.unref();
   }
+}
+
+/** node-postgres, loaded when a replica first connects: a daemon without a cluster never compiles it. */
+async function loadPg(): Promise<typeof pg> {
+  return (await import('pg')).default;
 }

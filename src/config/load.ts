@@ -1,11 +1,14 @@
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { SwitchboardError } from '../errors.js';
 import { checkDaemonFile } from './daemon-file.js';
 import { isPlainObject } from './expand-vars.js';
 import { issueText, type ConfigIssue } from './issues.js';
 import { readConfigFile } from './read-config-file.js';
+import { defaultDbPath } from './state-path.js';
 import type { AgentConfig } from './agent-schema.js';
 import type { DaemonConfig, NativeServerConfig } from './schema.js';
+
+export { defaultDbPath };
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -50,12 +53,6 @@ export function resolveConfigPath(opts: LoadDaemonConfigOptions): { path: string
   const chosen = opts.path || opts.env.SWITCHBOARD_CONFIG;
   if (chosen) return { path: resolve(cwd, chosen), explicit: true };
   return { path: join(opts.home, '.config', 'switchboard', 'config.json'), explicit: false };
-}
-
-/** `$XDG_STATE_HOME/switchboard/switchboard.db`, else `~/.local/state/switchboard/switchboard.db`. */
-export function defaultDbPath(home: string, env: Env): string {
-  const state = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(home, '.local', 'state');
-  return join(state, 'switchboard', 'switchboard.db');
 }
 
 /**

@@ -4,6 +4,7 @@ import type { DaemonConfig } from '../config/schema.js';
 import { SwitchboardError } from '../errors.js';
 import type { MCPManager } from '../upstream/manager.js';
 import { OAUTH_CALLBACK_PATH, type OAuthBroker } from '../upstream/oauth/broker.js';
+import { loadSdk } from '../upstream/sdk.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Gateway } from '../gateway/index.js';
 import type { SwitchboardRuntime } from '../runtime/runtime.js';
@@ -191,7 +192,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // The MCP server side is loaded by the first /mcp request: a REST-only daemon never compiles it.
   const mcpRoutes = deferredPlugin<McpRoutesOptions>(
     { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },
-    async () => (await import('./routes/mcp.js')).mcpRoutes,
+    async () => {
+      // Its answers are built with the SDK client's errors and keys (upstream/sdk.ts).
+      const [{ mcpRoutes: routes }] = await Promise.all([import('./routes/mcp.js'), loadSdk()]);
+      return routes;
+    },
   );
   void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, gateway, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
   void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });

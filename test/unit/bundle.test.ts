@@ -32,10 +32,11 @@ function staticModules(chunk: string): string[] {
 }
 
 const serveChunk = outputs.map(([path]) => basename(path)).find((name) => /^serve-/.test(name));
-// The SDK v2 client package is one module (its HTTP transports come with `Client`, which stdio
-// needs too), so only the server side is left to load lazily.
-// prom-client (the process metrics) waits for the first scrape of /metrics.
-const LAZY = [/@modelcontextprotocol\/server\//, /@modelcontextprotocol\/node\//, /@hono\/node-server/, /src\/http\/routes\/mcp\.ts/, /prom-client\//];
+// The SDK v2 client package (one module with the protocol's zod schemas) loads with the first
+// connection or the first /mcp request (src/upstream/sdk.ts), the server side with /mcp.
+// prom-client (the process metrics) waits for the first scrape of /metrics; node-postgres for a
+// PostgreSQL store or a cluster.
+const LAZY = [/node_modules\/pg\//, /@modelcontextprotocol\/client\//, /@modelcontextprotocol\/core\//, /@modelcontextprotocol\/server\//, /@modelcontextprotocol\/node\//, /@hono\/node-server/, /src\/http\/routes\/mcp\.ts/, /prom-client\//];
 
 describe('the CLI bundle', () => {
   it('does not load the /mcp server side before serving', () => {
@@ -79,5 +80,15 @@ describe('the CLI bundle', () => {
     expect(external).toContain('better-sqlite3');
     // pg-native: node-postgres requires it only for `pg.native`, which Switchboard never uses.
     for (const path of external) expect(['better-sqlite3', 'bufferutil', 'utf-8-validate', 'pg-native']).toContain(path);
+  });
+
+  it('starts a client command without the config schema, zod or the SDK client', () => {
+    // status, tools, call, agents, …: each reads a path and talks HTTP to the daemon (issue #44).
+    const commands = ['status', 'tools', 'call', 'agents', 'approvals', 'reload'].map((name) => outputs.map(([path]) => basename(path)).find((n) => n.startsWith(`${name}-`)));
+    for (const command of commands) {
+      expect(command).toBeDefined();
+      const eager = [...staticModules('cli.js'), ...staticModules(command!)];
+      expect(eager.filter((m) => /node_modules\/(zod|@marcbachmann\/cel-js|@modelcontextprotocol)\/|src\/config\/(schema|load)\.ts/.test(m)), command).toEqual([]);
+    }
   });
 });

@@ -15,7 +15,7 @@ export interface CommandIo {
   env: NodeJS.ProcessEnv;
   stdout: Output;
   stderr: Output;
-  /** @default globalThis.fetch */
+  /** @default `node:http` (node-http-fetch.ts) */
   fetch?: FetchLike;
 }
 

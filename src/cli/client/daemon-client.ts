@@ -1,3 +1,4 @@
+import { nodeHttpFetch, type FetchLike, type HttpRequestInit } from './node-http-fetch.js';
 import { readEvents, type SseEvent } from './sse-parser.js';
 
 /**
@@ -5,14 +6,14 @@ import { readEvents, type SseEvent } from './sse-parser.js';
  * daemon's `{ error: { code, message } }` bodies turned into `DaemonError`s that carry the code.
  */
 
-export type FetchLike = typeof fetch;
+export type { FetchLike };
 
 export interface DaemonClientOptions {
   /** Base URL of the daemon. @default "http://127.0.0.1:7337" */
   url: string;
   /** Sent as `Authorization: Bearer <token>` when set. */
   token?: string;
-  /** @default globalThis.fetch */
+  /** @default `node:http` (node-http-fetch.ts); a `fetch` works too */
   fetch?: FetchLike;
 }
 
@@ -82,9 +83,9 @@ export interface DaemonClient {
 
 export function createDaemonClient(options: DaemonClientOptions): DaemonClient {
   const base = options.url.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? globalThis.fetch;
+  const doFetch = options.fetch ?? nodeHttpFetch;
 
-  function init(method: string, req: RequestOptions, accept: string): { init: RequestInit; timeoutMs: number } {
+  function init(method: string, req: RequestOptions, accept: string): { init: HttpRequestInit; timeoutMs: number } {
     const timeoutMs = req.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const headers: Record<string, string> = { accept };
     if (options.token) headers.authorization = `Bearer ${options.token}`;

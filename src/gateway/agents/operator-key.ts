@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { defaultDbPath } from '../../config/load.js';
+import { defaultDbPath } from '../../config/state-path.js';
 import { mintOperatorKey } from './agent-keys.js';
 
 /**

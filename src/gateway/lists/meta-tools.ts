@@ -1,9 +1,9 @@
 // The client package's error classes: the same branded classes as the server's (the SDK matches them across its bundles), and
 // already loaded, so the gateway's face does not pull the /mcp server side into a REST-only daemon.
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { CallToolResult, ServerContext, Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { toolErrorResult } from '../../upstream/catalogue/tool-bridge.js';
+import { loadSdk } from '../../upstream/sdk.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { CatalogueModes } from './catalogue-mode.js';
 import type { ReadRequest } from '../results/result-reader.js';
@@ -89,7 +89,7 @@ export interface MetaToolDeps {
 export async function runMetaTool(name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, agent: AgentRef | undefined, deps: MetaToolDeps): Promise<CallToolResult> {
   if (name === CALL_TOOL) {
     const parsed = CallInput.safeParse(args ?? {});
-    if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments for ${CALL_TOOL}: ${problems(parsed.error)}`);
+    if (!parsed.success) throw await invalidParams(`Invalid arguments for ${CALL_TOOL}: ${problems(parsed.error)}`);
     return deps.call(parsed.data.name, parsed.data.arguments, ctx);
   }
   if (name === READ_RESULT && deps.read) {
@@ -126,7 +126,13 @@ export async function runMetaTool(name: string, args: Record<string, unknown> | 
     const structured = { tools, unknown };
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }
-  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No meta-tool named "${name}"`);
+  throw await invalidParams(`No meta-tool named "${name}"`);
+}
+
+/** A malformed meta-tool request, refused as a malformed `tools/call` is. */
+async function invalidParams(message: string): Promise<Error> {
+  const { ProtocolError, ProtocolErrorCode } = await loadSdk();
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
 }
 
 function invalid(tool: string, error: z.ZodError): CallToolResult {

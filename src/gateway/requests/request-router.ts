@@ -1,4 +1,4 @@
-import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/client';
+import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage, isSwitchboardError, SwitchboardError, toErrorInfo } from '../../errors.js';
 import type { AgentView } from '../agents/agent-view.js';
@@ -11,6 +11,7 @@ import type { ApprovalTarget } from '../approvals/approvals.js';
 import type { CallerChannel } from '../../upstream/transport/caller.js';
 import type { UpstreamTrace } from '../../telemetry/telemetry.js';
 import type { ReadRequest } from '../results/result-reader.js';
+import { loadedSdk } from '../../upstream/sdk.js';
 
 /** A request an agent makes of the aggregate, before it is routed to a server (SPEC §7). */
 export type AgentRequest =
@@ -320,6 +321,9 @@ export class RequestRouter {
 
 /** MissingRequiredClientCapability (-32021) and UrlElicitationRequired (-32042). */
 function isForTheAgent(err: unknown): boolean {
+  const loaded = loadedSdk();
+  if (!loaded) return false;
+  const { ProtocolError, ProtocolErrorCode } = loaded;
   return ProtocolError.isInstance(err) && (err.code === ProtocolErrorCode.MissingRequiredClientCapability || err.code === ProtocolErrorCode.UrlElicitationRequired);
 }
 

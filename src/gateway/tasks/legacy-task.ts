@@ -1,5 +1,5 @@
-import { RELATED_TASK_META_KEY } from '@modelcontextprotocol/client';
 import type { TaskRecord } from './task-record.js';
+import { sdk } from '../../upstream/sdk.js';
 
 /**
  * A task as the 2025-11-25 protocol shows it (its core task surface, before SEP-2663 moved tasks
@@ -31,5 +31,6 @@ export function legacyCreateTaskResult(task: TaskRecord): Record<string, unknown
 /** A completed task's `tasks/result` answer: the tool's own result, marked as the task's. */
 export function legacyTaskPayload(task: TaskRecord & { result: Record<string, unknown> }): Record<string, unknown> {
   const meta = (task.result._meta as Record<string, unknown> | undefined) ?? {};
-  return { ...task.result, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId: task.taskId } } };
+  // Served on `/mcp` only, which loads the SDK client with itself (http/app.ts).
+  return { ...task.result, _meta: { ...meta, [sdk().RELATED_TASK_META_KEY]: { taskId: task.taskId } } };
 }

@@ -1,5 +1,5 @@
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/client';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../../errors.js';
+import { loadedSdk } from '../../upstream/sdk.js';
 
 /**
  * The other direction: what a server answered to a request forwarded over REST (`prompts/get`,
@@ -14,6 +14,10 @@ import { errorMessage, isSwitchboardError, SwitchboardError } from '../../errors
 export function toForwardedError(err: unknown): unknown {
   if (isSwitchboardError(err)) return err;
   const message = `The MCP server answered: ${errorMessage(err)}`;
+  // A server's answer is an SDK error, so the SDK is loaded when there is one.
+  const loaded = loadedSdk();
+  if (!loaded) return new SwitchboardError('UPSTREAM_ERROR', message, { cause: err });
+  const { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } = loaded;
   // ResourceNotFoundError is a -32602 carrying {uri}; -32002 is what older SDKs sent for it.
   if (ResourceNotFoundError.isInstance(err) || (ProtocolError.isInstance(err) && err.code === ProtocolErrorCode.ResourceNotFound)) {
     return new SwitchboardError('RESOURCE_NOT_FOUND', message, { cause: err });

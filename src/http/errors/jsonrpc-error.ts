@@ -1,9 +1,11 @@
-// From the client package, which the daemon loads anyway: the guards refuse `/mcp` requests
-// through this module, and the server package is loaded only when `/mcp` is first used. The
-// server reads a thrown error's `code` and `data` as they are, whichever package built it.
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/client';
 import type { FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, errorMessage, isSwitchboardError, type ErrorCode, type ErrorInfo } from '../../errors.js';
+// The errors come from the client package (upstream/sdk.ts), which the `/mcp` route loads with
+// itself; the guards refuse `/mcp` requests through this module with the codes alone, before
+// either package is loaded. The server reads a thrown error's `code` and `data` as they are,
+// whichever package built it.
+import { sdk } from '../../upstream/sdk.js';
+import { PROTOCOL_ERROR_CODES as ProtocolErrorCode } from './protocol-codes.js';
 
 /**
  * The one mapping from our errors to JSON-RPC, for `/mcp` (SPEC §7, §9): every catalogue code has
@@ -118,6 +120,7 @@ export const JSON_RPC_CODES: Readonly<Record<ErrorCode, number>> = {
  * A caller's abort stays an abort: nobody reads an answer to it.
  */
 export function toJsonRpcError(err: unknown, uri?: string): unknown {
+  const { ProtocolError, ResourceNotFoundError } = sdk();
   if (ProtocolError.isInstance(err)) return new ProtocolError(err.code, err.message, err.data);
   if (isSwitchboardError(err)) {
     if (err.code === 'RESOURCE_NOT_FOUND' && uri !== undefined) return new ResourceNotFoundError(uri, err.message);

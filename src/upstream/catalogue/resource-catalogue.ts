@@ -1,6 +1,7 @@
-import { UriTemplate, type Resource, type ResourceTemplateType as ResourceTemplate } from '@modelcontextprotocol/client';
+import type { Resource, ResourceTemplateType as ResourceTemplate, UriTemplate } from '@modelcontextprotocol/client';
 import { appUriTarget, exposeListed } from './app-uris.js';
 import { compare } from './naming.js';
+import { sdk } from '../sdk.js';
 
 /**
  * Resources and resource templates of every server (SPEC §7). URIs pass through unchanged — but
@@ -143,7 +144,8 @@ export class ResourceCatalogue {
         templates.push(template);
         owned.templates.push({ server, item: template });
         try {
-          matchers.push({ server, template: new UriTemplate(template.uriTemplate) });
+          // Templates come from a live connection only, so the SDK client is loaded (../sdk.ts).
+          matchers.push({ server, template: new (sdk().UriTemplate)(template.uriTemplate) });
         } catch {
           // A template the RFC 6570 parser refuses is still listed; it just routes nothing.
         }

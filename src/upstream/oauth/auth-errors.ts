@@ -1,5 +1,5 @@
-import { SdkErrorCode, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { errorMessage, SwitchboardError } from '../../errors.js';
+import { loadedSdk } from '../sdk.js';
 
 /**
  * The SDK stamps every error that escapes its transport's auth seam (the 401 handling, a
@@ -49,6 +49,10 @@ export function signInHint(server: string): string {
 export function authErrorOf(err: unknown, server: string, unattended = false): SwitchboardError | undefined {
   const refusal = stepUpRefusalIn(err);
   if (refusal) return new SwitchboardError('UPSTREAM_AUTH_FAILED', refusal.message, { cause: refusal });
+  // An error of the SDK's exists only once it is loaded.
+  const loaded = loadedSdk();
+  if (!loaded) return undefined;
+  const { SdkErrorCode, SdkHttpError, UnauthorizedError } = loaded;
   if (!isAuthSeamEscape(err) && !(err instanceof UnauthorizedError)) return undefined;
   if (err instanceof UnauthorizedError || (err instanceof SdkHttpError && err.code === SdkErrorCode.ClientHttpAuthentication)) {
     // Unattended (client credentials) there is nobody to sign in: a refusal is a failure to fix in the config.

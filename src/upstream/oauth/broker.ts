@@ -1,5 +1,5 @@
 import { isIP, type AddressInfo } from 'node:net';
-import { auth, IssuerMismatchError, type FetchLike } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../../config/types.js';
 import { resolveTransportKind } from '../../config/validate.js';
@@ -14,6 +14,7 @@ import { refreshStoredTokens, renewUnattended } from './refresh.js';
 import { StepUpGuard } from './step-up.js';
 import { dpopIdentity, type DpopIdentity } from './dpop-keys.js';
 import { revokeStoredTokens } from './revoke.js';
+import { loadedSdk, loadSdk } from '../sdk.js';
 
 /** Where the browser comes back to: registered as the redirect URI of every client we register. */
 export const OAUTH_CALLBACK_PATH = '/oauth/callback';
@@ -170,6 +171,7 @@ export class OAuthBroker {
     await this.#store.deleteDiscovery(scope.key);
     const provider = new UpstreamOAuthProvider(scope, this.#services);
     try {
+      const { auth } = await loadSdk();
       await auth(provider, { serverUrl: scope.serverUrl, forceReauthorization: true, fetchFn: this.#fetch });
     } catch (err) {
       throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Could not start signing in to MCP server "${name}": ${errorMessage(err)}`, { cause: err });
@@ -203,6 +205,7 @@ export class OAuthBroker {
     }
     const provider = new UpstreamOAuthProvider(scope, this.#services, { codeVerifier: pending.codeVerifier });
     try {
+      const { auth } = await loadSdk();
       await auth(provider, { serverUrl: scope.serverUrl, authorizationCode: query.code, iss: query.iss, fetchFn: this.#fetch });
     } catch (err) {
       throw new SwitchboardError('UPSTREAM_AUTH_FAILED', `Signing in to MCP server "${server}" failed: ${callbackErrorMessage(err)}`, { cause: err });
@@ -284,7 +287,8 @@ export type { OAuthKey };
 
 /** The SDK's words, but a missing `iss` (RFC 9207) said plainly rather than as "received undefined". */
 function callbackErrorMessage(err: unknown): string {
-  if (err instanceof IssuerMismatchError && err.kind === 'authorization_response' && err.received === undefined) {
+  const IssuerMismatchError = loadedSdk()?.IssuerMismatchError;
+  if (IssuerMismatchError && err instanceof IssuerMismatchError && err.kind === 'authorization_response' && err.received === undefined) {
     return `the authorization server's redirect has no iss (it says it sends one, RFC 9207); expected ${JSON.stringify(err.expected)}`;
   }
   return errorMessage(err);

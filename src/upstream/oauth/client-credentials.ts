@@ -1,9 +1,10 @@
 import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { createPrivateKeyJwtAuth, type AddClientAuthentication, type OAuthClientMetadata } from '@modelcontextprotocol/client';
+import type { AddClientAuthentication, OAuthClientMetadata } from '@modelcontextprotocol/client';
 import { isJwt } from '../../config/secret-values.js';
 import type { ServerOAuthConfig } from '../../config/types.js';
+import { loadSdk } from '../sdk.js';
 
 /**
  * The unattended sign-in of issue #29: the OAuth 2.1 `client_credentials` grant, the client
@@ -90,7 +91,7 @@ async function readAssertion(value: string, server: string): Promise<string> {
 export function privateKeyJwtAuth(settings: ServerOAuthConfig, server: string): AddClientAuthentication {
   let signer: Promise<AddClientAuthentication> | undefined;
   return async (headers, params, url, metadata) => {
-    signer ??= loadAssertionKey(settings.privateKeyJwt ?? '', server, settings.signingAlgorithm).then(({ jwk, alg }) =>
+    signer ??= Promise.all([loadAssertionKey(settings.privateKeyJwt ?? '', server, settings.signingAlgorithm), loadSdk()]).then(([{ jwk, alg }, { createPrivateKeyJwtAuth }]) =>
       createPrivateKeyJwtAuth({ issuer: settings.clientId ?? '', subject: settings.clientId ?? '', privateKey: jwk as Record<string, unknown>, alg }),
     );
     // A key that could not be read is tried again on the next request (the file may be fixed).

@@ -1,6 +1,7 @@
 import { createHash, webcrypto } from 'node:crypto';
-import { DpopSession, generateDpopKeyPair, type DpopKeyPair, type StoredOAuthTokens } from '@modelcontextprotocol/client';
+import type { DpopKeyPair, DpopSession, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import type { OAuthKey, OAuthStore } from '../../store/ports.js';
+import { loadSdk } from '../sdk.js';
 
 type JsonWebKey = webcrypto.JsonWebKey;
 
@@ -23,6 +24,7 @@ export interface DpopIdentity {
 
 /** The session for the key stored with `tokens`, or for a new key when there is none (or it is unusable). */
 export async function dpopIdentity(tokens: Record<string, unknown> | undefined): Promise<DpopIdentity> {
+  const { DpopSession, generateDpopKeyPair } = await loadSdk();
   const stored = tokens?.[DPOP_KEY_FIELD] as JsonWebKey | undefined;
   if (stored) {
     const pair = await keyPairOf(stored).catch(() => undefined);

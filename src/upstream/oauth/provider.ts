@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import type {
   AddClientAuthentication,
   DpopSession,
@@ -15,6 +14,7 @@ import type { ClientOrigin, OAuthKey, OAuthStore, StoredTokens } from '../../sto
 import { StepUpRefusedError } from './auth-errors.js';
 import { DPOP_KEY_FIELD, dpopSessionFor, isDpopBound, withoutDpopKey, type DpopIdentity } from './dpop-keys.js';
 import { sameEndpoint } from './step-up.js';
+import { loadSdk } from '../sdk.js';
 import { isUnattended, unattendedRequest, privateKeyJwtAuth, unattendedClientInfo, unattendedMetadata } from './client-credentials.js';
 
 /** How long a started sign-in (its `state` and PKCE verifier) stays usable. */
@@ -193,7 +193,7 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
   async observeResponse(response: Response): Promise<void> {
     if (response.status !== 401 && response.status !== 403) return;
     if (!sameEndpoint(response.url, this.#scope.serverUrl)) return;
-    const { error, scope } = extractWWWAuthenticateParams(response);
+    const { error, scope } = (await loadSdk()).extractWWWAuthenticateParams(response);
     this.#challenged = response.status === 403 && error === 'insufficient_scope' ? (scope ?? '').split(' ').filter(Boolean) : undefined;
     if (!this.#challenged) return;
     const granted = (await this.#services.store.latestTokens(this.#scope.key))?.tokens.scope;

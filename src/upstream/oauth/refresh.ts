@@ -1,10 +1,10 @@
-import { fetchToken, OAuthError, OAuthErrorCode, refreshAuthorization } from '@modelcontextprotocol/client';
-import type { AuthorizationServerMetadata, FetchLike, OAuthClientInformationMixed } from '@modelcontextprotocol/client';
+import type { AuthorizationServerMetadata, FetchLike, OAuthClientInformationMixed, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
 import type { OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 import { DPOP_KEY_FIELD, isDpopBound, type DpopIdentity } from './dpop-keys.js';
 import type { ProviderScope, UpstreamOAuthProvider } from './provider.js';
+import { loadSdk, type Sdk } from '../sdk.js';
 
 export interface RefreshDeps {
   store: OAuthStore;
@@ -21,7 +21,9 @@ function keptKey(stored: StoredTokens, tokens: Record<string, unknown>): Record<
 }
 
 /** Codes with which an authorization server says the refresh token (or our client) is done for. */
-const REJECTED = new Set<string>([OAuthErrorCode.InvalidGrant, OAuthErrorCode.InvalidClient, OAuthErrorCode.UnauthorizedClient]);
+function rejected(err: unknown, { OAuthError, OAuthErrorCode }: Sdk): err is OAuthError {
+  return err instanceof OAuthError && [OAuthErrorCode.InvalidGrant, OAuthErrorCode.InvalidClient, OAuthErrorCode.UnauthorizedClient].includes(err.code as OAuthErrorCode);
+}
 
 /**
  * Trades the stored refresh token for new tokens at the authorization server the discovery
@@ -38,8 +40,9 @@ export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScop
   const asUrl = discovery.state?.authorizationServerUrl;
   if (typeof refreshToken !== 'string' || typeof asUrl !== 'string' || !client) return stored;
   const log = deps.log.child({ server: key.server });
+  const mcp = await loadSdk();
   try {
-    const tokens = await refreshAuthorization(asUrl, {
+    const tokens = await mcp.refreshAuthorization(asUrl, {
       ...(discovery.state?.authorizationServerMetadata ? { metadata: discovery.state.authorizationServerMetadata as AuthorizationServerMetadata } : {}),
       clientInformation: client.info as OAuthClientInformationMixed,
       refreshToken,
@@ -55,7 +58,7 @@ export async function refreshStoredTokens(deps: RefreshDeps, scope: ProviderScop
     log.debug('access token refreshed');
     return { issuer: stored.issuer, tokens: saved, expiresAt, savedAt: now };
   } catch (err) {
-    if (err instanceof OAuthError && REJECTED.has(err.code)) {
+    if (rejected(err, mcp)) {
       await store.deleteTokens(key, stored.issuer);
       log.info({ code: err.code }, 'refresh token rejected; the server needs a new sign-in');
       return undefined;
@@ -79,9 +82,10 @@ export async function renewUnattended(deps: RefreshDeps, scope: ProviderScope, s
   const asUrl = discovery.state?.authorizationServerUrl;
   if (typeof asUrl !== 'string') return stored;
   const log = deps.log.child({ server: key.server });
+  const mcp = await loadSdk();
   try {
     const granted = stored.tokens.scope;
-    const tokens = await fetchToken(provider, asUrl, {
+    const tokens = await mcp.fetchToken(provider, asUrl, {
       ...(discovery.state?.authorizationServerMetadata ? { metadata: discovery.state.authorizationServerMetadata as AuthorizationServerMetadata } : {}),
       ...(discovery.resourceUrl ? { resource: discovery.resourceUrl } : {}),
       ...(typeof granted === 'string' && granted !== '' ? { scope: granted } : {}),
@@ -94,7 +98,7 @@ export async function renewUnattended(deps: RefreshDeps, scope: ProviderScope, s
     log.debug('access token renewed (client credentials)');
     return { issuer: stored.issuer, tokens: saved, expiresAt, savedAt: now };
   } catch (err) {
-    if (err instanceof OAuthError && REJECTED.has(err.code)) {
+    if (rejected(err, mcp)) {
       await store.deleteTokens(key, stored.issuer);
       log.warn({ code: err.code }, 'the authorization server refused the client credentials');
       return undefined;

@@ -1,4 +1,3 @@
-import { StreamableHTTPClientTransport, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
 import type { CallToolResult, ServerCapabilities, StandardSchemaV1 } from '@modelcontextprotocol/client';
 import type { TransportKind } from '../../config/types.js';
 import { errorMessage, SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../../errors.js';
@@ -16,6 +15,7 @@ import type { StderrRing } from './stderr-ring.js';
 import { LIST_METHODS, listParams, type ConnectionParts } from './connection-parts.js';
 import { BROKEN_PIPE_WAIT_MS, closeClient, describeExit, isBrokenPipe, withStderr } from './connection-failure.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
+import { sdk } from '../sdk.js';
 
 
 
@@ -101,7 +101,7 @@ export class McpServerConnection implements ServerConnection {
       // so no client-side outputSchema validation.
       return (await this.#request('tools/call', params, opts, timeoutMs)) as CallToolResult;
     } catch (err) {
-      const timedOut = err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout;
+      const timedOut = err instanceof sdk().SdkError && err.code === sdk().SdkErrorCode.RequestTimeout;
       throw await this.#requestError(err, opts.signal, timedOut, 'TOOL_CALL_TIMEOUT', `Tool "${name}" timed out after ${timeoutMs} ms`);
     }
   }
@@ -170,7 +170,7 @@ export class McpServerConnection implements ServerConnection {
     try {
       return await this.#request(method, params ?? {}, opts, timeoutMs);
     } catch (err) {
-      const timedOut = err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout;
+      const timedOut = err instanceof sdk().SdkError && err.code === sdk().SdkErrorCode.RequestTimeout;
       throw await this.#requestError(err, opts.signal, timedOut, 'UPSTREAM_TIMEOUT', `${method} timed out after ${timeoutMs} ms`);
     }
   }
@@ -231,7 +231,7 @@ export class McpServerConnection implements ServerConnection {
     this.#parts.transportErrors.clear();
     this.#parts.traffic.clear();
     const { client, transport } = this.#parts;
-    if (transport instanceof StreamableHTTPClientTransport) {
+    if (transport instanceof sdk().StreamableHTTPClientTransport) {
       // Let the server free the session; closing the transport below aborts the DELETE if it hangs.
       const deadline = createDeadline(undefined, TERMINATE_SESSION_MS);
       await abortable(transport.terminateSession(), deadline.signal).catch(() => {});
@@ -289,7 +289,7 @@ export class McpServerConnection implements ServerConnection {
     }
     if (this.#state !== 'open') return this.#closedError(err);
     if (timedOut) return new SwitchboardError(code, `${message} (MCP server "${this.name}")`, { cause: err });
-    if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) return this.#closedError(err);
+    if (err instanceof sdk().SdkError && err.code === sdk().SdkErrorCode.ConnectionClosed) return this.#closedError(err);
     if (isNotMcp(err)) return new SwitchboardError('UPSTREAM_PROTOCOL_ERROR', `MCP server "${this.name}" sent something that is not MCP: ${errorMessage(err)}`, { cause: err });
     return err;
   }

@@ -1,7 +1,8 @@
-import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from '@modelcontextprotocol/client';
+import type { ClientCapabilities, Root } from '@modelcontextprotocol/client';
 import { confineRootsAnswer } from './roots.js';
 import { OWN_UI_CAPABILITIES } from './ui-extension.js';
 import { AGENT_REQUESTS, type AgentRequest, type ServerTraffic } from './server-traffic.js';
+import { sdk } from '../sdk.js';
 
 /**
  * A 2026-07-28 server asks its questions (sampling, elicitation, roots) by answering a request
@@ -50,6 +51,7 @@ export function isInputRequired(result: unknown): result is InputRequiredResult 
  * when Switchboard asks the agent itself (server-traffic.ts).
  */
 export function modernParams(params: Record<string, unknown>, agent: AgentOptions | undefined, entryRoots: readonly Root[] = []): Record<string, unknown> {
+  const { LOG_LEVEL_META_KEY, CLIENT_CAPABILITIES_META_KEY } = sdk();
   const meta = (params._meta as Record<string, unknown> | undefined) ?? {};
   const { requestState } = agent?.resume ?? {};
   const given = agent?.resume?.inputResponses;
@@ -93,6 +95,7 @@ export async function withAnswers<T>(
     const relayed = agent?.relayInputRequired ? requests.filter(([, request]) => agentCan(agent, request.method)) : [];
     const local = requests.filter(([key]) => !relayed.some(([relayedKey]) => relayedKey === key));
     if (round >= MAX_INPUT_ROUNDS) {
+      const { ProtocolError, ProtocolErrorCode } = sdk();
       throw new ProtocolError(ProtocolErrorCode.InternalError, `The MCP server asked for input ${MAX_INPUT_ROUNDS} times without finishing the request`);
     }
     const answered = await answerAll(local, traffic, signal);
@@ -116,7 +119,7 @@ async function answerAll(
   const answers = await Promise.all(
     entries.map(async ([key, request]) => {
       const method = request.method as AgentRequest;
-      if (!AGENT_REQUESTS.includes(method)) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `The MCP server asked for "${request.method}", which no client answers`);
+      if (!AGENT_REQUESTS.includes(method)) throw new (sdk().ProtocolError)(sdk().ProtocolErrorCode.InvalidRequest, `The MCP server asked for "${request.method}", which no client answers`);
       return [key, await traffic.answer(method, request.params, signal)] as const;
     }),
   );

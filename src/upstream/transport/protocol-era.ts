@@ -1,14 +1,6 @@
-import {
-  Client,
-  ProtocolError,
-  ProtocolErrorCode,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  type PriorDiscovery,
-  type VersionNegotiationOptions,
-} from '@modelcontextprotocol/client';
+import type { Client, PriorDiscovery, SdkHttpError, VersionNegotiationOptions } from '@modelcontextprotocol/client';
 import { isSwitchboardError } from '../../errors.js';
+import { loadedSdk, sdk } from '../sdk.js';
 
 /**
  * Protocol eras of upstream servers (SPEC §4): the 2025 era (`initialize`, sessions; revisions
@@ -66,6 +58,9 @@ export function isEraMismatch(err: unknown, talked: ProtocolEra): boolean {
   // The connection reports an answer the SDK refused as not MCP under our code; the SDK's own
   // error is its cause.
   if (isSwitchboardError(err, 'UPSTREAM_PROTOCOL_ERROR')) return isEraMismatch(err.cause, talked);
+  const loaded = loadedSdk();
+  if (!loaded) return false;
+  const { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError } = loaded;
   if (err instanceof ProtocolError && err.code === ProtocolErrorCode.UnsupportedProtocolVersion) return true;
   if (err instanceof SdkHttpError) {
     if (rpcCodeInBody(err) === ProtocolErrorCode.UnsupportedProtocolVersion) return true;
@@ -83,7 +78,8 @@ export function isEraMismatch(err: unknown, talked: ProtocolEra): boolean {
 
 /** Whether `err` is the SDK saying the era could not be agreed on (no mutual version, probe failed). */
 export function isNegotiationFailure(err: unknown): boolean {
-  return err instanceof SdkError && err.code === 'ERA_NEGOTIATION_FAILED';
+  const loaded = loadedSdk();
+  return loaded !== undefined && err instanceof loaded.SdkError && err.code === 'ERA_NEGOTIATION_FAILED';
 }
 
 /**
@@ -92,6 +88,6 @@ export function isNegotiationFailure(err: unknown): boolean {
  */
 export function eraMismatchMessage(talked: ProtocolEra): string {
   return talked === 'legacy'
-    ? `it does not speak the 2025 protocol era (it answered ${ProtocolErrorCode.UnsupportedProtocolVersion}, unsupported protocol version); it may speak ${MODERN_PROTOCOL_VERSION}: set "protocol": "auto" or "modern"`
+    ? `it does not speak the 2025 protocol era (it answered ${sdk().ProtocolErrorCode.UnsupportedProtocolVersion}, unsupported protocol version); it may speak ${MODERN_PROTOCOL_VERSION}: set "protocol": "auto" or "modern"`
     : `it does not speak protocol ${MODERN_PROTOCOL_VERSION}; set "protocol": "auto" or "legacy"`;
 }

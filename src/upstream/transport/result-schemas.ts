@@ -1,5 +1,6 @@
-import { SdkError, SdkErrorCode, type CallToolResult, type StandardSchemaV1 } from '@modelcontextprotocol/client';
+import type { CallToolResult, StandardSchemaV1 } from '@modelcontextprotocol/client';
 import type { ToolPage } from './list-tools.js';
+import { loadedSdk } from '../sdk.js';
 
 /**
  * Result schemas for the requests Switchboard forwards. Results pass through unchanged (SPEC §7),
@@ -45,5 +46,8 @@ export const ToolPageResult = schema<ToolPage>((value) => {
  * HTTP answer that is neither JSON nor an event stream. `UPSTREAM_PROTOCOL_ERROR` (connection.ts).
  */
 export function isNotMcp(err: unknown): boolean {
+  const loaded = loadedSdk();
+  if (!loaded) return false;
+  const { SdkError, SdkErrorCode } = loaded;
   return err instanceof SdkError && (err.code === SdkErrorCode.InvalidResult || err.code === SdkErrorCode.ClientHttpUnexpectedContent);
 }

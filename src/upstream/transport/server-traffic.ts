@@ -1,4 +1,5 @@
-import { ProtocolError, ProtocolErrorCode, type Root } from '@modelcontextprotocol/client';
+import type { ProtocolError, Root } from '@modelcontextprotocol/client';
+import { sdk } from '../sdk.js';
 import { ListenerSet } from '../../util/listeners.js';
 import { confineRootsAnswer } from './roots.js';
 
@@ -78,5 +79,6 @@ export class ServerTraffic {
 
 /** The answer when no agent in a call can take a server's request. */
 export function noAgent(method: AgentRequest, why = 'no agent call is in progress on this server (a REST call cannot be asked anything)'): ProtocolError {
+  const { ProtocolError, ProtocolErrorCode } = sdk();
   return new ProtocolError(ProtocolErrorCode.InvalidRequest, `Switchboard cannot relay ${method}: ${why}`);
 }

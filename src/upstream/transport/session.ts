@@ -1,5 +1,4 @@
-import { Client } from '@modelcontextprotocol/client';
-import type { OAuthClientProvider, Root, Transport } from '@modelcontextprotocol/client';
+import type { Client, OAuthClientProvider, Root, Transport } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig, TransportKind } from '../../config/types.js';
 import { errorMessage } from '../../errors.js';
@@ -16,6 +15,7 @@ import type { Throttle } from './retry-after.js';
 import { createTransport } from './transports.js';
 import { OWN_UI_CAPABILITIES } from './ui-extension.js';
 import type { SandboxContext } from '../process/sandbox-plan.js';
+import { loadSdk } from '../sdk.js';
 
 /** One connect attempt of one server: its config, deadline, and what it collects on the way. */
 export interface Attempt {
@@ -56,6 +56,8 @@ export interface Session {
  * rejects.
  */
 export async function openSession(kind: TransportKind, attempt: Attempt, era: { mode: ProtocolMode; prior?: EraVerdict }): Promise<Session> {
+  // The first attempt loads the SDK client; the transports below take it synchronously.
+  const { Client } = await loadSdk();
   const transport = createTransport(kind, attempt.config, {
     inheritEnv: attempt.inheritEnv,
     onStderr: (chunk) => attempt.stderr.push(chunk),

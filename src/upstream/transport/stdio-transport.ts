@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/client';
+import type { ReadBuffer } from '@modelcontextprotocol/client';
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { SwitchboardError } from '../../errors.js';
 import { delay } from '../../util/delay.js';
 import { deferred } from '../../util/deferred.js';
 import { PROCESS_GROUPS_SUPPORTED, signalGroup, trackGroup, untrackGroup, waitForGroupExit } from '../process/process-group.js';
 import { signalProcesses, strayDescendants, waitForProcessesExit } from '../../util/process-tree.js';
+import { sdk } from '../sdk.js';
 
 export interface StdioProcessOptions {
   command: string;
@@ -62,7 +63,7 @@ export class StdioProcessTransport implements Transport {
   constructor(options: StdioProcessOptions) {
     this.#options = options;
     this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.#readBuffer = new ReadBuffer({ maxBufferSize: this.#maxMessageBytes });
+    this.#readBuffer = new (sdk().ReadBuffer)({ maxBufferSize: this.#maxMessageBytes });
     this.#killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   }
 
@@ -145,7 +146,7 @@ export class StdioProcessTransport implements Transport {
     if (!stdin?.writable || this.#closing) return Promise.reject(new Error('Not connected'));
     // The write callback doubles as backpressure and reports a pipe that broke under us.
     return new Promise((resolve, reject) => {
-      stdin.write(serializeMessage(message), (err) => (err ? reject(err) : resolve()));
+      stdin.write(sdk().serializeMessage(message), (err) => (err ? reject(err) : resolve()));
     });
   }
 

@@ -1,5 +1,3 @@
-import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from '@modelcontextprotocol/client';
 import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig, TransportKind } from '../../config/types.js';
 import { traceHeadersFetch } from '../../telemetry/trace-headers.js';
@@ -8,6 +6,7 @@ import { sandboxEnv, sandboxPlan, viewOf, type SandboxContext, type SandboxView 
 import { sandboxedLaunch } from '../process/sandbox-launch.js';
 import { watchHttpFailures, type HttpFailure } from './first-failure.js';
 import { watchRetryAfter, type Throttle } from './retry-after.js';
+import { loadedSdk, sdk } from '../sdk.js';
 
 /**
  * Server config → SDK transport, with the env and header policy. Validation proper lives in
@@ -32,7 +31,7 @@ export function buildStdioEnv(
   inheritEnv: readonly string[] = [],
   daemonEnv: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
-  const env: Record<string, string> = getDefaultEnvironment();
+  const env: Record<string, string> = sdk().getDefaultEnvironment();
   for (const name of inheritEnv) {
     const value = daemonEnv[name];
     if (value !== undefined) env[name] = value;
@@ -57,7 +56,8 @@ export function perRequestSignalFetch(base: FetchLike = (url, init) => fetch(url
  * module does not load the HTTP transports, which are imported on demand.
  */
 export function httpStatusOf(err: unknown): number | undefined {
-  return err instanceof SdkHttpError && typeof err.status === 'number' && err.status > 0 ? err.status : undefined;
+  const loaded = loadedSdk();
+  return loaded !== undefined && err instanceof loaded.SdkHttpError && typeof err.status === 'number' && err.status > 0 ? err.status : undefined;
 }
 
 /** Whether `err` is an HTTP 4xx answer to a Streamable HTTP request. */
@@ -166,6 +166,7 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   // including the EventSource GET.
   const requestInit: RequestInit = { headers: { ...config.headers } };
   const authProvider = options.authProvider ? { authProvider: options.authProvider } : {};
+  const { StreamableHTTPClientTransport, SSEClientTransport } = sdk();
   return kind === 'http'
     ? new StreamableHTTPClientTransport(url, { requestInit, fetch, ...authProvider })
     : new SSEClientTransport(url, { requestInit, fetch, ...authProvider });

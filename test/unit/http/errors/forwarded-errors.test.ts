@@ -1,7 +1,12 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../../../src/errors.js';
 import { toForwardedError } from '../../../../src/http/errors/forwarded-error.js';
+import { loadSdk } from '../../../../src/upstream/sdk.js';
+
+// The daemon loads the SDK client with its first connection (src/upstream/sdk.ts); here the
+// functions under test meet the SDK's values without one.
+beforeAll(() => loadSdk());
 
 /** A server's answer to a forwarded prompts/get or resources/read becomes one of our codes, its message kept. */
 describe('toForwardedError', () => {

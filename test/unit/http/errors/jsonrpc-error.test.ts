@@ -1,7 +1,12 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, SwitchboardError, type ErrorCode } from '../../../../src/errors.js';
 import { JSON_RPC_CODES, jsonRpcRefusal, toJsonRpcError } from '../../../../src/http/errors/jsonrpc-error.js';
+import { loadSdk } from '../../../../src/upstream/sdk.js';
+
+// The daemon loads the SDK client with its first connection (src/upstream/sdk.ts); here the
+// functions under test meet the SDK's values without one.
+beforeAll(() => loadSdk());
 
 /** The one error → JSON-RPC mapping (errors/jsonrpc-error.ts), for every code in the catalogue. */
 

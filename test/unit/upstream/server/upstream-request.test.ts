@@ -1,9 +1,14 @@
 import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../../../src/errors.js';
 import type { CallerChannel } from '../../../../src/upstream/transport/caller.js';
 import type { UpstreamRequestOptions } from '../../../../src/upstream/server/upstream-request.js';
 import { connected, FakeConnection, fakeHost, newUpstream, reached, type FakeHost, type HostNote } from '../../../helpers/fake-upstream.js';
+import { loadSdk } from '../../../../src/upstream/sdk.js';
+
+// The daemon loads the SDK client with its first connection (src/upstream/sdk.ts); here the
+// functions under test meet the SDK's values without one.
+beforeAll(() => loadSdk());
 
 /**
  * Issue #20: the one request path (`Upstream.request` → `requestThroughUpstream`, SPEC §6–§7)

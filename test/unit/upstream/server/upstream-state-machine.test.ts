@@ -1,7 +1,12 @@
 import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../../../src/errors.js';
 import { connected, FakeConnection, fakeHost, newUpstream, reached, transitions } from '../../../helpers/fake-upstream.js';
+import { loadSdk } from '../../../../src/upstream/sdk.js';
+
+// The daemon loads the SDK client with its first connection (src/upstream/sdk.ts); here the
+// functions under test meet the SDK's values without one.
+beforeAll(() => loadSdk());
 
 /**
  * Issue #20: the `Upstream` state machine (SPEC §6) driven by its input events alone — connects

@@ -1,7 +1,12 @@
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildStdioEnv, isHttpClientError, perRequestSignalFetch, transportKindOf } from '../../../../src/upstream/transport/transports.js';
 import { SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import { loadSdk } from '../../../../src/upstream/sdk.js';
+
+// The daemon loads the SDK client with its first connection (src/upstream/sdk.ts); here the
+// functions under test meet the SDK's values without one.
+beforeAll(() => loadSdk());
 
 describe('transportKindOf', () => {
   it('defaults to stdio, or http when only a url is set', () => {

@@ -1,8 +1,13 @@
 import { CLIENT_CAPABILITIES_META_KEY } from '@modelcontextprotocol/client';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { modernParams, withAnswers } from '../../../../src/upstream/transport/input-required.js';
 import type { ServerTraffic } from '../../../../src/upstream/transport/server-traffic.js';
 import { APP_MIME_TYPE, UI_EXTENSION } from '../../../../src/upstream/transport/ui-extension.js';
+import { loadSdk } from '../../../../src/upstream/sdk.js';
+
+// The daemon loads the SDK client with its first connection (src/upstream/sdk.ts); here the
+// functions under test meet the SDK's values without one.
+beforeAll(() => loadSdk());
 
 const declared = (params: Record<string, unknown>): unknown => (params._meta as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY];
 
