@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli-run.js';
 import { textOf } from '../helpers/connect.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { replicaCluster, TOKEN, type Replica } from '../helpers/replica-cluster.js';
@@ -39,6 +40,12 @@ describe('approvals across the cluster', () => {
       expect(body.unansweredReplicas).toBeUndefined();
       expect(body.approvals[0]).toMatchObject({ name: 'mcp_echo_echo', argumentsDigest: expect.any(String), replica: aId });
     }
+    // `switchboard approvals` against B shows the replica holding the call (issue #43 leftovers, a).
+    const cli = await runCli(['approvals', '--url', b.url, '--token', TOKEN], { env: { PATH: process.env.PATH ?? '' } });
+    expect(cli).toMatchObject({ code: 0, stderr: '' });
+    const [header, row] = cli.stdout.split('\n');
+    expect(header).toMatch(/^ID +TOOL +SERVER +AGENT +REPLICA +EXPIRES/);
+    expect(row!.slice(header!.indexOf('REPLICA')).split(/ +/)[0]).toBe(aId);
     // A lists it too, as its own.
     expect((await a.json<Listed>('/approvals')).body.approvals).toEqual([expect.objectContaining({ replica: aId })]);
 
