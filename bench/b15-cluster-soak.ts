@@ -71,6 +71,8 @@ export const b15: Benchmark = {
     const probe = new pg.Pool({ connectionString: dbUrl, max: 1 });
     const kills: Kill[] = [];
     const t0run = performance.now();
+    /** When each killed replica was ready again (seconds into the run). */
+    const restarts: Array<{ atS: number; replica: number }> = [];
     const timeline: Array<{ atS: number; rssMiB: number[]; load1: number; dbConnections: number }> = [];
     const replicas: Replica[] = [];
     const start = async (port: number, workspace: Workspace): Promise<ServeProcess> => {
@@ -149,6 +151,7 @@ export const b15: Benchmark = {
           lives.push({ replica: replicas.indexOf(replica) + 1, rss: replica.rss });
           replica.serve = await start(replica.port, replica.workspace);
           replica.rss = [];
+          restarts.push({ atS: Math.round((performance.now() - t0run) / 100) / 10, replica: replicas.indexOf(replica) + 1 });
         } else {
           const replica = replicas[Math.floor(Math.random() * REPLICAS)]!;
           const echo = childPids(replica.serve.pid).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('echo-stdio'));
@@ -193,7 +196,7 @@ export const b15: Benchmark = {
       rows.push({ id: 'B15', metric: `replica ${life.replica}: RSS first → last reading of one life (${life.rss.length} readings)`, value: `${mib(life.rss[0]!)} → ${mib(life.rss.at(-1)!)}`, ...REPORT });
     }
     rows.push({ id: 'B15', metric: `PostgreSQL connections to the database, most seen (${kills.length} kills of replicas and upstreams in ${SECONDS} s)`, value: String(dbConnections), ...REPORT });
-    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })), dbConnections, lives, timeline, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
+    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })), dbConnections, lives, timeline, restarts, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
     return { rows, data };
   },
 };
