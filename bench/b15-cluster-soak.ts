@@ -58,6 +58,9 @@ interface Tally {
 interface Kill {
   at: number;
   what: string;
+  /** A replica's kill: when (epoch ms, to compare with nginx's log) and its address. */
+  wallMs?: number;
+  address?: string;
 }
 
 export const b15: Benchmark = {
@@ -71,6 +74,8 @@ export const b15: Benchmark = {
     const probe = new pg.Pool({ connectionString: dbUrl, max: 1 });
     const kills: Kill[] = [];
     const t0run = performance.now();
+    /** nginx's 502s at each replica kill: requests sent to the replica before it (in flight) and after. */
+    const badGateways: Array<{ kill: string; atS: number; inFlight: number; sentAfter: number }> = [];
     /** When each killed replica was ready again (seconds into the run). */
     const restarts: Array<{ atS: number; replica: number }> = [];
     const timeline: Array<{ atS: number; rssMiB: number[]; load1: number; dbConnections: number }> = [];
@@ -144,7 +149,7 @@ export const b15: Benchmark = {
           const replica = replicas[next % REPLICAS]!;
           next += 1;
           lastKill = performance.now();
-          kills.push({ at: performance.now(), what: `replica ${replicas.indexOf(replica) + 1}` });
+          kills.push({ at: performance.now(), what: `replica ${replicas.indexOf(replica) + 1}`, wallMs: Date.now(), address: `127.0.0.1:${replica.port}` });
           ctx.log(`  SIGKILL replica ${replicas.indexOf(replica) + 1} (pid ${replica.serve.pid}); calls so far ${tallies.modern.calls + tallies.legacy.calls}`);
           process.kill(replica.serve.pid, 'SIGKILL');
           await replica.serve.stop();
@@ -172,6 +177,14 @@ export const b15: Benchmark = {
       await sample();
       for (const [i, replica] of replicas.entries()) lives.push({ replica: i + 1, rss: replica.rss });
     } finally {
+      // Each 502 nginx answered for a killed replica: was it sent to it before the kill (in flight there) or after?
+      const log = await nginx.accessLog();
+      for (const kill of kills.filter((k) => k.address !== undefined)) {
+        const failed = log.filter((e) => e.status === 502 && e.upstream.includes(kill.address!) && e.endedAtMs >= kill.wallMs! && e.endedAtMs - kill.wallMs! < 10_000);
+        const before = failed.filter((e) => e.endedAtMs - e.durationMs <= kill.wallMs!).length;
+        badGateways.push({ kill: kill.what, atS: Math.round((kill.at - t0run) / 100) / 10, inFlight: before, sentAfter: failed.length - before });
+        ctx.log(`  ${kill.what} killed: ${failed.length} × 502 from nginx, ${before} sent to it before the kill, ${failed.length - before} after`);
+      }
       await nginx.stop();
       for (const replica of replicas) {
         await replica.serve.stop();
@@ -196,7 +209,7 @@ export const b15: Benchmark = {
       rows.push({ id: 'B15', metric: `replica ${life.replica}: RSS first → last reading of one life (${life.rss.length} readings)`, value: `${mib(life.rss[0]!)} → ${mib(life.rss.at(-1)!)}`, ...REPORT });
     }
     rows.push({ id: 'B15', metric: `PostgreSQL connections to the database, most seen (${kills.length} kills of replicas and upstreams in ${SECONDS} s)`, value: String(dbConnections), ...REPORT });
-    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })), dbConnections, lives, timeline, restarts, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
+    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })), dbConnections, lives, timeline, restarts, badGateways, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
     return { rows, data };
   },
 };
