@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import pg from 'pg';
@@ -49,6 +50,17 @@ interface Tally {
   other: number;
   reinitialised: number;
   firstOther: string[];
+  /** Every failure: seconds into the run, the kill it followed (if within the window), the message. */
+  failures: Array<{ atS: number; kill?: string; message: string }>;
+}
+
+/** A kill: when, and what (`replica N` or `upstream of replica N`). */
+interface Kill {
+  at: number;
+  what: string;
+  /** A replica's kill: when (epoch ms, to compare with nginx's log) and its address. */
+  wallMs?: number;
+  address?: string;
 }
 
 export const b15: Benchmark = {
@@ -60,7 +72,13 @@ export const b15: Benchmark = {
     const dbUrl = process.env.SWITCHBOARD_DATABASE_URL ?? database!.url;
     process.env.SWITCHBOARD_DATABASE_URL = dbUrl;
     const probe = new pg.Pool({ connectionString: dbUrl, max: 1 });
-    const kills: number[] = [];
+    const kills: Kill[] = [];
+    const t0run = performance.now();
+    /** nginx's 502s at each replica kill: requests sent to the replica before it (in flight) and after. */
+    const badGateways: Array<{ kill: string; atS: number; inFlight: number; sentAfter: number }> = [];
+    /** When each killed replica was ready again (seconds into the run). */
+    const restarts: Array<{ atS: number; replica: number }> = [];
+    const timeline: Array<{ atS: number; rssMiB: number[]; load1: number; dbConnections: number }> = [];
     const replicas: Replica[] = [];
     const start = async (port: number, workspace: Workspace): Promise<ServeProcess> => {
       const serve = await startServe({ servers: echoServers(), workspace, port });
@@ -78,7 +96,10 @@ export const b15: Benchmark = {
     const deadline = performance.now() + SECONDS * 1000;
     const failed = (t: Tally, err: unknown): void => {
       const now = performance.now();
-      if (kills.some((at) => now >= at && now - at < KILL_WINDOW_MS)) t.atKill += 1;
+      const kill = kills.findLast((k) => now >= k.at && now - k.at < KILL_WINDOW_MS);
+      const message = err instanceof Error ? err.message : String(err);
+      t.failures.push({ atS: Math.round((now - t0run) / 100) / 10, ...(kill ? { kill: kill.what } : {}), message: message.slice(0, 200) });
+      if (kill) t.atKill += 1;
       else {
         t.other += 1;
         if (t.firstOther.length < 5) t.firstOther.push(err instanceof Error ? err.message : String(err));
@@ -113,7 +134,9 @@ export const b15: Benchmark = {
     const sample = async (): Promise<void> => {
       for (const replica of replicas) replica.rss.push(statusBytes(replica.serve.pid, 'VmRSS'));
       const { rows } = await probe.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()');
-      dbConnections = Math.max(dbConnections, Number(rows[0]?.n ?? 0));
+      const n = Number(rows[0]?.n ?? 0);
+      dbConnections = Math.max(dbConnections, n);
+      timeline.push({ atS: Math.round((performance.now() - t0run) / 1000), rssMiB: replicas.map((r) => Math.round((r.rss.at(-1) ?? Number.NaN) / 1048576)), load1: loadavg()[0]!, dbConnections: n });
     };
     const chaos = async (): Promise<void> => {
       let next = 0;
@@ -126,18 +149,19 @@ export const b15: Benchmark = {
           const replica = replicas[next % REPLICAS]!;
           next += 1;
           lastKill = performance.now();
-          kills.push(performance.now());
+          kills.push({ at: performance.now(), what: `replica ${replicas.indexOf(replica) + 1}`, wallMs: Date.now(), address: `127.0.0.1:${replica.port}` });
           ctx.log(`  SIGKILL replica ${replicas.indexOf(replica) + 1} (pid ${replica.serve.pid}); calls so far ${tallies.modern.calls + tallies.legacy.calls}`);
           process.kill(replica.serve.pid, 'SIGKILL');
           await replica.serve.stop();
           lives.push({ replica: replicas.indexOf(replica) + 1, rss: replica.rss });
           replica.serve = await start(replica.port, replica.workspace);
           replica.rss = [];
+          restarts.push({ atS: Math.round((performance.now() - t0run) / 100) / 10, replica: replicas.indexOf(replica) + 1 });
         } else {
           const replica = replicas[Math.floor(Math.random() * REPLICAS)]!;
           const echo = childPids(replica.serve.pid).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('echo-stdio'));
           if (echo !== undefined) {
-            kills.push(performance.now());
+            kills.push({ at: performance.now(), what: `upstream of replica ${replicas.indexOf(replica) + 1}` });
             process.kill(echo, 'SIGKILL');
           }
         }
@@ -153,6 +177,14 @@ export const b15: Benchmark = {
       await sample();
       for (const [i, replica] of replicas.entries()) lives.push({ replica: i + 1, rss: replica.rss });
     } finally {
+      // Each 502 nginx answered for a killed replica: was it sent to it before the kill (in flight there) or after?
+      const log = await nginx.accessLog();
+      for (const kill of kills.filter((k) => k.address !== undefined)) {
+        const failed = log.filter((e) => e.status === 502 && e.upstream.includes(kill.address!) && e.endedAtMs >= kill.wallMs! && e.endedAtMs - kill.wallMs! < 10_000);
+        const before = failed.filter((e) => e.endedAtMs - e.durationMs <= kill.wallMs!).length;
+        badGateways.push({ kill: kill.what, atS: Math.round((kill.at - t0run) / 100) / 10, inFlight: before, sentAfter: failed.length - before });
+        ctx.log(`  ${kill.what} killed: ${failed.length} × 502 from nginx, ${before} sent to it before the kill, ${failed.length - before} after`);
+      }
       await nginx.stop();
       for (const replica of replicas) {
         await replica.serve.stop();
@@ -177,7 +209,7 @@ export const b15: Benchmark = {
       rows.push({ id: 'B15', metric: `replica ${life.replica}: RSS first → last reading of one life (${life.rss.length} readings)`, value: `${mib(life.rss[0]!)} → ${mib(life.rss.at(-1)!)}`, ...REPORT });
     }
     rows.push({ id: 'B15', metric: `PostgreSQL connections to the database, most seen (${kills.length} kills of replicas and upstreams in ${SECONDS} s)`, value: String(dbConnections), ...REPORT });
-    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.length, dbConnections, lives, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
+    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })), dbConnections, lives, timeline, restarts, badGateways, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
     return { rows, data };
   },
 };
@@ -185,5 +217,5 @@ export const b15: Benchmark = {
 const REPORT = { baseline: '—', ratio: '—', target: '—', verdict: 'report' } as const;
 
 function tally(): Tally {
-  return { calls: 0, samples: [], atKill: 0, other: 0, reinitialised: 0, firstOther: [] };
+  return { calls: 0, samples: [], atKill: 0, other: 0, reinitialised: 0, firstOther: [], failures: [] };
 }

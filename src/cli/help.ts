@@ -93,7 +93,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   approvals: {
     usage: 'switchboard approvals [--url URL] [--token TOKEN] [--json]',
     description:
-      "List the tool calls waiting for an operator's approval (tools in a server's requireApproval list): id, tool, server, agent, when the wait ends, the policy rule that asked, and the call's arguments (with audit.arguments on; else the digest the approval is bound to).",
+      "List the tool calls waiting for an operator's approval (tools in a server's requireApproval list): id, tool, server, agent, in a cluster the replica holding the call, when the wait ends, the policy rule that asked, and the call's arguments (with audit.arguments on; else the digest the approval is bound to).",
     options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
     examples: ['switchboard approvals', 'switchboard approvals --json | jq ".approvals[].arguments"'],
   },

@@ -75,6 +75,7 @@ export class ReplicaHeartbeats {
   #known: ReplicaInfo[] = [];
   #readAt = -Infinity;
   #beating: Promise<void> = Promise.resolve();
+  #reading: Promise<ReplicaInfo[]> | undefined;
 
   constructor(options: ReplicaHeartbeatsOptions) {
     this.#options = options;
@@ -137,12 +138,22 @@ export class ReplicaHeartbeats {
 
   /**
    * The live replica with this id, if any (where a forwarded request goes). Answered from a list
-   * at most half an interval old: a forwarded request must not cost a query.
+   * at most half an interval old: a forwarded request must not cost a query. An id that list
+   * does not hold at all is a replica started since (it writes its first beat before it serves):
+   * the list is read again, else that replica's first sessions would be answered 404 elsewhere
+   * (the B15 soak met one). A killed replica stays in the table for an hour, so its ids cost no read.
    */
   async find(id: string): Promise<ReplicaInfo | undefined> {
     const fresh = this.#now() - this.#readAt < this.#interval / 2;
-    const replicas = fresh ? this.#known : await this.list();
+    let replicas = fresh ? this.#known : await this.#read();
+    if (fresh && !replicas.some((r) => r.id === id)) replicas = await this.#read();
     return replicas.find((r) => r.id === id && r.live);
+  }
+
+  /** `list()`, one read at a time: requests that miss together share it. */
+  #read(): Promise<ReplicaInfo[]> {
+    this.#reading ??= this.list().finally(() => (this.#reading = undefined));
+    return this.#reading;
   }
 
   /** Stops beating and removes this replica's row. */

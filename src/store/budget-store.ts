@@ -18,6 +18,22 @@ export class MemoryBudgetStore implements BudgetStore {
   async spent(agent: string, windows: readonly string[]): Promise<Record<string, number>> {
     return Object.fromEntries(windows.map((window) => [window, this.#counts.get(`${agent}\u0000${window}`) ?? 0]));
   }
+
+  /** Every count held here: what a store writes to its database once it can (issue #43). */
+  entries(): Array<{ agent: string; window: string; tokens: number }> {
+    return [...this.#counts].map(([key, tokens]) => {
+      const [agent = '', window = ''] = key.split('\u0000');
+      return { agent, window, tokens };
+    });
+  }
+
+  /** Takes `tokens` off a count (once they are written elsewhere); a count that reaches 0 is gone. */
+  subtract(agent: string, window: string, tokens: number): void {
+    const key = `${agent}\u0000${window}`;
+    const left = (this.#counts.get(key) ?? 0) - tokens;
+    if (left > 0) this.#counts.set(key, left);
+    else this.#counts.delete(key);
+  }
 }
 
 /** Windows older than this are deleted as new ones are counted: a day window is the longest read. */

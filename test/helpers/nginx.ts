@@ -65,6 +65,10 @@ export interface AccessEntry {
   status: number;
   upstream: string;
   sessionId: string;
+  /** When nginx finished the request (epoch ms, ms resolution). */
+  endedAtMs: number;
+  /** How long nginx had it, from its first byte read (ms resolution). */
+  durationMs: number;
 }
 
 /** The nginx.conf for `options`, listening on `127.0.0.1:port`, with every path under `prefix`. */
@@ -123,7 +127,7 @@ export function localDirectives(prefix: string): { main: string; http: string } 
   return {
     main: process.getuid?.() === 0 ? 'user root;\n' : '',
     http: [
-      "log_format replica '$request_method\\t$uri\\t$status\\t$upstream_addr\\t$http_mcp_session_id';",
+      "log_format replica '$request_method\\t$uri\\t$status\\t$upstream_addr\\t$http_mcp_session_id\\t$msec\\t$request_time';",
       `access_log ${prefix}/access.log replica;`,
       ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${prefix}/${kind};`),
     ]
@@ -194,8 +198,8 @@ function handle(child: ChildProcess, exited: Promise<void>, prefix: string, port
         .split('\n')
         .filter((line) => line !== '')
         .map((line) => {
-          const [method = '', path = '', status = '0', upstream = '', sessionId = ''] = line.split('\t');
-          return { method, path, status: Number(status), upstream, sessionId };
+          const [method = '', path = '', status = '0', upstream = '', sessionId = '', msec = '0', requestTime = '0'] = line.split('\t');
+          return { method, path, status: Number(status), upstream, sessionId, endedAtMs: Number(msec) * 1000, durationMs: Number(requestTime) * 1000 };
         });
     },
   };

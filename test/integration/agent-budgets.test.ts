@@ -5,7 +5,7 @@ import type { DaemonConfigInput } from '../../src/config/schema.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
+import { cutOff, freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -115,4 +115,31 @@ describe('token budgets per agent', () => {
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('BUDGET_EXCEEDED');
     expect((await call(b, FREE)).status).toBe(200);
   });
+
+  it('tokens spent on A while the database is away are charged to the shared count once it returns: B then refuses, and A counts them once', async () => {
+    const url = await freshDatabaseUrl();
+    const replica = async (name: string) =>
+      startDaemon({ servers, config: { ...config, dbPath: join(await tempDir(), `${name}.db`) }, deps: { clock: new ManualClock(START), stores: await postgresStores({ url }) } });
+    const a = await replica('a');
+    const b = await replica('b');
+    const spentOn = async (d: TestDaemon): Promise<number> => (await d.json<{ spent?: { hour?: { spent: number } } }>('/agents/capped')).body.spent?.hour?.spent ?? -1;
+
+    const outage = await cutOff(url);
+    onTestFinished(() => outage.restore());
+    // A counts in memory while the database is away, and refuses on its own count.
+    const { calls, refused } = await spendAll(a, CAPPED, 4);
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(refused.status).toBe(429);
+    const spentAway = await spentOn(a);
+    expect(spentAway).toBeGreaterThanOrEqual(50_000);
+
+    await outage.restore();
+    // A writes what it kept once it sees the database again (its probe): B reads it there.
+    await expect.poll(() => spentOn(b), { timeout: 15_000, interval: 100 }).toBe(spentAway);
+    const onB = await call(b, CAPPED);
+    expect(onB.status).toBe(429);
+    expect(((await onB.json()) as { error: { code: string } }).error.code).toBe('BUDGET_EXCEEDED');
+    // Written once: A's count is the database's, not the database's plus its memory.
+    expect(await spentOn(a)).toBe(spentAway);
+  }, 60_000);
 });

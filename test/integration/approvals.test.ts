@@ -202,6 +202,8 @@ describe('requireApproval', () => {
     expect(listed.stdout).toContain(noId);
     expect(listed.stdout).toContain('{"text":"from the cli"}');
     expect(listed.stdout).toContain('2 calls waiting');
+    // A lone daemon's approvals name no replica: no REPLICA column.
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID +TOOL +SERVER +AGENT +EXPIRES/);
 
     expect(await cli(sb, 'approve', yesId)).toMatchObject({ code: 0, stdout: `approved mcp_echo_echo (${yesId})\n` });
     expect(await cli(sb, 'deny', noId)).toMatchObject({ code: 0, stdout: `denied mcp_echo_echo (${noId})\n` });

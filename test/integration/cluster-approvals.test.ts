@@ -1,6 +1,9 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli-run.js';
 import { textOf } from '../helpers/connect.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/free-port.js';
 import { replicaCluster, TOKEN, type Replica } from '../helpers/replica-cluster.js';
 
 /**
@@ -39,6 +42,12 @@ describe('approvals across the cluster', () => {
       expect(body.unansweredReplicas).toBeUndefined();
       expect(body.approvals[0]).toMatchObject({ name: 'mcp_echo_echo', argumentsDigest: expect.any(String), replica: aId });
     }
+    // `switchboard approvals` against B shows the replica holding the call (issue #43 leftovers, a).
+    const cli = await runCli(['approvals', '--url', b.url, '--token', TOKEN], { env: { PATH: process.env.PATH ?? '' } });
+    expect(cli).toMatchObject({ code: 0, stderr: '' });
+    const [header, row] = cli.stdout.split('\n');
+    expect(header).toMatch(/^ID +TOOL +SERVER +AGENT +REPLICA +EXPIRES/);
+    expect(row!.slice(header!.indexOf('REPLICA')).split(/ +/)[0]).toBe(aId);
     // A lists it too, as its own.
     expect((await a.json<Listed>('/approvals')).body.approvals).toEqual([expect.objectContaining({ replica: aId })]);
 
@@ -49,5 +58,16 @@ describe('approvals across the cluster', () => {
     expect(res.status).toBe(200);
     expect(textOf((await res.json()) as { content: unknown })).toBe('held on A');
     for (const replica of [a, b, c]) expect((await replica.json<Listed>('/approvals')).body.approvals).toEqual([]);
+
+    // A live replica that does not answer (its heartbeat row fresh, nothing listening at its
+    // address): the CLI says whose held calls are missing, on stderr.
+    const db = new pg.Client({ connectionString: replicas.dbUrl });
+    await db.connect();
+    const silent = 'dead0000beef';
+    await db.query("INSERT INTO replicas (id, url, started_at, heartbeat_at, info) VALUES ($1, $2, $3, $3, '{}')", [silent, `http://127.0.0.1:${await freePort()}`, Date.now() + 60_000]);
+    await db.end();
+    const partial = await runCli(['approvals', '--url', b.url, '--token', TOKEN], { env: { PATH: process.env.PATH ?? '' } });
+    expect(partial).toMatchObject({ code: 0, stdout: 'No calls are waiting for approval.\n' });
+    expect(partial.stderr).toBe(`warning: not listed are the calls held on 1 replica that did not answer (${silent})\n`);
   }, SPAWN_TIMEOUT_MS);
 });

@@ -16,6 +16,8 @@ interface ApprovalRow {
   argumentsDigest?: string;
   rule?: string;
   expiresAt?: string;
+  /** In a cluster: the replica holding the call. */
+  replica?: string;
 }
 
 /** `--for`: `90m`, `1h`, `7d`. */
@@ -41,23 +43,35 @@ export function runApprovals(io: CommandIo): Promise<number> {
       return 0;
     }
     const rows = listOf<ApprovalRow>(res.body, 'approvals');
+    const unanswered = unansweredOf(res.body);
     if (rows.length === 0) {
       io.stdout.write('No calls are waiting for approval.\n');
+      io.stderr.write(unanswered);
       return 0;
     }
+    // A lone daemon's rows name no replica: the column shows only in a cluster.
+    const replicaColumn = rows.some((row) => row.replica !== undefined) ? [{ header: 'REPLICA', value: (row: ApprovalRow) => row.replica }] : [];
     const table = formatTable(rows, [
       { header: 'ID', value: (row) => row.id },
       { header: 'TOOL', value: (row) => row.name },
       { header: 'SERVER', value: (row) => row.server },
       { header: 'AGENT', value: (row) => row.agent },
+      ...replicaColumn,
       { header: 'EXPIRES', value: (row) => row.expiresAt },
       { header: 'RULE', value: (row) => row.rule },
       // Without argument audit only the digest is shown (the approval is bound to it).
       { header: 'ARGUMENTS', value: (row) => (row.arguments !== undefined ? JSON.stringify(row.arguments) : `sha256:${row.argumentsDigest?.slice(0, 12) ?? '?'}…`), maxWidth: 80 },
     ]);
     io.stdout.write(`${table}\n\n${plural(rows.length, 'call')} waiting\n`);
+    io.stderr.write(unanswered);
     return 0;
   });
+}
+
+/** The warning naming the replicas that did not answer (their held calls are missing), or ''. */
+function unansweredOf(body: unknown): string {
+  const ids = isRecord(body) && Array.isArray(body.unansweredReplicas) ? body.unansweredReplicas.filter((id): id is string => typeof id === 'string') : [];
+  return ids.length > 0 ? `warning: not listed are the calls held on ${plural(ids.length, 'replica')} that did not answer (${ids.join(', ')})\n` : '';
 }
 
 /** `switchboard approve <id>`: the held call goes ahead. */

@@ -52,6 +52,7 @@ export class PgBackend {
   #outage: Outage | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
+  readonly #onReachable = new Set<() => void>();
 
   constructor(url: string, options: PgBackendOptions = {}) {
     this.#url = url;
@@ -134,6 +135,11 @@ export class PgBackend {
     return this.#outage === undefined;
   }
 
+  /** Calls `listener` each time an outage ends (a store then writes what it kept in memory). */
+  onReachable(listener: () => void): void {
+    this.#onReachable.add(listener);
+  }
+
   /** A read that resolves `fallback` (and logs by `by`, never by value) when it fails or after close. */
   async read<T>(what: string, by: Record<string, unknown>, fallback: T, run: () => Promise<T>): Promise<T> {
     if (this.closed) return fallback;
@@ -214,6 +220,7 @@ export class PgBackend {
     this.#outage = undefined;
     this.log?.warn({ store: this.target }, 'PostgreSQL store reachable again');
     this.#schedule();
+    for (const listener of this.#onReachable) listener();
   }
 
   /** One timer: the probe while the database is away, the slower check while it is there. */
