@@ -33,7 +33,9 @@ import type { ReadRequest } from './results/result-reader.js';
 import { DefinitionTokens } from './results/definition-tokens.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
 import { ResultHandles } from '../store/result-handles.js';
-import { Tasks } from './tasks/tasks.js';
+import { TASK_TTL_MS, Tasks } from './tasks/tasks.js';
+import { NativeTasks } from './tasks/native-tasks.js';
+import { MemoryTaskStore } from '../store/task-store.js';
 
 export type { CatalogueOptions, GatewayDeps } from './gateway-deps.js';
 export type { Authentication } from './agents/caller-auth.js';
@@ -73,6 +75,8 @@ export class Gateway {
   readonly auth: CallerAuth;
   /** Gateway-run tasks (issue #41). */
   readonly tasks: Tasks;
+  /** Servers' own tasks, passed through (issue #41). */
+  readonly nativeTasks: NativeTasks;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
@@ -107,7 +111,10 @@ export class Gateway {
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
     this.auth = new CallerAuth({ agents, clock, logger: deps.logger.child({ component: 'auth' }), ...(deps.jwt ? { jwt: deps.jwt } : {}) });
-    this.tasks = new Tasks({ ...deps.tasks, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
+    const taskStore = deps.tasks?.store ?? new MemoryTaskStore();
+    this.tasks = new Tasks({ ...deps.tasks, store: taskStore, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
+    const ttlMs = deps.tasks?.ttlMs ?? TASK_TTL_MS;
+    this.nativeTasks = new NativeTasks({ request: (request, options) => this.request(request, options), manager, store: taskStore, clock, replica: deps.tasks?.replica ?? '', ttlMs });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.policies = new Policies(deps.policies ?? [], { catalogues: manager.catalogues, clock, logger: deps.logger.child({ component: 'policies' }), ...(audit ? { audit } : {}) });
     this.#path = createRequestPipeline({
