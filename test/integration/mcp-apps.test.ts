@@ -23,6 +23,8 @@ interface Setup {
   d: TestDaemon;
   both: string;
   alphaOnly: string;
+  /** Both servers, in search mode (the meta-tools). */
+  searcher: string;
 }
 
 async function setUp(): Promise<Setup> {
@@ -36,7 +38,8 @@ async function setUp(): Promise<Setup> {
   });
   const both = await addAgentKey(d, { name: 'both', servers: ['alpha', 'beta'] });
   const alphaOnly = await addAgentKey(d, { name: 'alpha-only', servers: ['alpha'] });
-  return { d, both, alphaOnly };
+  const searcher = await addAgentKey(d, { name: 'searcher', servers: ['alpha', 'beta'], catalogue: 'search' });
+  return { d, both, alphaOnly, searcher };
 }
 
 const shared = sharedByTests(setUp, ({ d }) => d.close());
@@ -124,6 +127,27 @@ describe('MCP Apps across servers', () => {
     expect(await updated.promise).toBe(uri);
     await client.unsubscribeResource({ uri });
     expect(textOf(await client.callTool({ name: 'mcp_beta_touch_view', arguments: {} }))).toBe('nobody subscribed');
+  });
+
+  it("search mode: search_tools and describe_tools show each tool's _meta as the full list does, its view pointers namespaced", async () => {
+    const { d, searcher } = await shared();
+    const client = await agentClient(d, searcher, { pin: '2026-07-28' }, UI_CAPABILITIES);
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('mcp_alpha_show_widget');
+    const pointers = (tool: { _meta?: Record<string, unknown> } | undefined) => {
+      const { 'switchboard/origin': _origin, ...meta } = tool?._meta ?? {};
+      return meta;
+    };
+    const expected = (app: string) => ({ ui: { resourceUri: `ui://${app}/widget/index.html`, visibility: ['model', 'app'] }, 'ui/resourceUri': `ui://${app}/widget/index.html` });
+    const found = (await client.callTool({ name: 'search_tools', arguments: { query: 'show widget' } })).structuredContent as { tools: Array<{ name: string; _meta?: Record<string, unknown> }> };
+    for (const app of ['alpha', 'beta']) expect(pointers(found.tools.find((t) => t.name === `mcp_${app}_show_widget`))).toEqual(expected(app));
+    const described = (await client.callTool({ name: 'describe_tools', arguments: { names: ['mcp_alpha_show_widget', 'mcp_beta_show_widget'] } })).structuredContent as { tools: Array<{ name: string; _meta?: Record<string, unknown> }> };
+    expect(described.tools.map((t) => [t.name, pointers(t)])).toEqual([
+      ['mcp_alpha_show_widget', expected('alpha')],
+      ['mcp_beta_show_widget', expected('beta')],
+    ]);
+    // The pointer reads the server's own view through Switchboard.
+    const uri = (described.tools[1]?._meta?.ui as { resourceUri: string }).resourceUri;
+    expect(((await client.readResource({ uri })).contents[0] as { text: string }).text).toContain('beta widget');
   });
 
   it('REST shows the views under their servers: GET /tools, GET /resources, GET /resources/read', async () => {
