@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { addAgentKey, agentClient, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { tempDir } from '../helpers/process.js';
+import { tempDir, waitForFileMatching } from '../helpers/process.js';
+import { pollTask, taskClient } from '../helpers/tasks.js';
 
 /**
  * A server's own tasks passed through /mcp (issue #41): `native-tasks` is a 2025-11-25 server that
@@ -90,5 +91,27 @@ describe("a server's own tasks, passed through /mcp", () => {
     const plain = await agentClient(d, alice, 'legacy');
     expect(textOf(await plain.callTool({ name: 'own_native_job', arguments: { text: 'sync' } }))).toBe('native: sync');
     expect(await log()).toEqual(['created native-1 native_only', 'ran native-1', 'plain native_job']);
+  });
+
+  it("an extension client's task runs the server's own task to its end: polled to completion, and cancelled at the server", async () => {
+    const dir = await tempDir();
+    const { d, alice, bob, log } = await nativeDaemon(dir);
+    const client = taskClient(d.url, alice);
+    // A required task tool: the server's task, followed by the gateway's (the extension's shapes).
+    const created = await client.request('tools/call', { name: 'own_native_only', arguments: { text: 'ext' } });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    const done = await pollTask(client, created.taskId as string, (task) => task.status !== 'working');
+    expect(done).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'native: ext' }] } });
+    // The server's id stays the server's: its related-task mark is not passed on.
+    expect(done.result).not.toHaveProperty('_meta');
+    expect(await log()).toEqual(['created native-1 native_only', 'ran native-1']);
+    await expect(taskClient(d.url, bob).request('tasks/get', { taskId: created.taskId as string })).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_NOT_FOUND' } });
+    // Cancelled: the server's task is cancelled too.
+    const running = await client.request('tools/call', { name: 'own_native_job', arguments: { untilFile: join(dir, 'never') } });
+    await waitForFileMatching(join(dir, 'task.log'), (text) => text.includes('created native-2'));
+    await client.request('tasks/cancel', { taskId: running.taskId as string });
+    expect((await client.request('tasks/get', { taskId: running.taskId as string })).status).toBe('cancelled');
+    await waitForFileMatching(join(dir, 'task.log'), (text) => text.includes('cancelled native-2'));
+    expect((await log()).slice(2)).toEqual(['created native-2 native_job', 'cancelled native-2']);
   });
 });

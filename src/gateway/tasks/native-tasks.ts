@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { RELATED_TASK_META_KEY } from '@modelcontextprotocol/client';
+import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { SwitchboardError } from '../../errors.js';
 import type { TaskStore } from '../../store/task-store.js';
@@ -96,6 +96,30 @@ export class NativeTasks {
     return { ...parsed.data, task: { ...task, taskId: record.taskId } };
   }
 
+  /**
+   * A server's own task run to its end inside a gateway task (an extension client's, which follows
+   * the gateway's task, not the server's): the task-augmented call, then `tasks/result` with no
+   * deadline but the task's signal; when that signal cancels it, `tasks/cancel` at the server too.
+   * The result is the tool's own, without the server's `related-task` mark (its id is not ours).
+   */
+  async runToEnd(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<CallToolResult> {
+    const answer = await this.options.request({ method: 'tools/call', name, arguments: args, task: {} }, options);
+    const parsed = CreateAnswer.safeParse(answer);
+    if (!parsed.success) return answer as CallToolResult;
+    const target = { server: this.options.manager.catalogues.tools.get(name)?.server ?? '', taskId: parsed.data.task.taskId };
+    try {
+      const result = await this.options.request({ method: 'tasks/result', ...target }, { ...options, timeoutMs: 0 });
+      const { [RELATED_TASK_META_KEY]: _server, ...meta } = (result._meta as Record<string, unknown> | undefined) ?? {};
+      return (Object.keys(meta).length > 0 ? { ...result, _meta: meta } : withoutMeta(result)) as CallToolResult;
+    } catch (err) {
+      if (options.signal?.aborted) {
+        const { signal: _gone, ...rest } = options;
+        await this.options.request({ method: 'tasks/cancel', ...target }, rest).catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
   /** `tasks/get` at the server: its `Task`, under our id. */
   async get(record: TaskRecord, options: RequestOptions): Promise<RequestResult> {
     return this.#seen(record, await this.#ask('tasks/get', record, options));
@@ -144,4 +168,9 @@ export class NativeTasks {
     const now = this.options.clock.now();
     return this.options.store.put(record.taskId, JSON.stringify(record), now + record.ttlMs, now);
   }
+}
+
+function withoutMeta(result: RequestResult): RequestResult {
+  const { _meta: _none, ...rest } = result;
+  return rest;
 }
