@@ -18,6 +18,8 @@ import { CatalogueModes } from './lists/catalogue-mode.js';
 import { settleStartup, type StartupState } from './lists/startup-wait.js';
 import { ToolListCache } from './lists/tool-list-cache.js';
 import { withToolSuggestions, type ToolSource } from './lists/tool-not-found.js';
+import { appOwnToolName } from './lists/app-own-names.js';
+import type { MCPManager } from '../upstream/manager.js';
 import { CallMetrics } from './requests/call-metrics.js';
 import { InFlightCalls } from './requests/in-flight-calls.js';
 import type { RequestOptions, RequestResult } from './requests/pipeline.js';
@@ -80,6 +82,7 @@ export class Gateway {
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
+  readonly #tools: Pick<MCPManager['catalogues']['tools'], 'get'>;
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
   /** The tokens of the definitions handed out (each cached list estimated once). */
@@ -100,6 +103,7 @@ export class Gateway {
     this.calls = new InFlightCalls(deps.shutdownSignal);
     this.#router = new RequestRouter(manager, deps.logger.child({ component: 'requests' }));
     this.#catalogue = { list: () => manager.getCatalogue().list() };
+    this.#tools = manager.catalogues.tools;
     const audit = deps.auditRequests !== false ? deps.audit : undefined;
     const clock = deps.clock ?? systemClock;
     const limits = agentLimits((name) => agents.get(name)?.settings ?? {}, new AgentLimiter(() => clock.now()), deps.rateLimits, () => clock.now());
@@ -211,6 +215,8 @@ export class Gateway {
    * on every wire alike (REST's body, `/mcp`'s `error.data`).
    */
   async call(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<CallToolResult> {
+    // An MCP App's view calls its server's tools by their own names (lists/app-own-names.ts).
+    if (!this.#tools.get(name)) name = appOwnToolName(name, this.#catalogue, options.agent?.view) ?? name;
     try {
       return (await this.#path({ method: 'tools/call', name, arguments: args }, options)) as CallToolResult;
     } catch (err) {

@@ -129,6 +129,23 @@ describe('MCP Apps across servers', () => {
     expect(textOf(await client.callTool({ name: 'mcp_beta_touch_view', arguments: {} }))).toBe('nobody subscribed');
   });
 
+  it("an app's own (unprefixed) tool name reaches its server's tool when one app server in the view has it; two servers' same name is refused as unknown", async () => {
+    const { d, both, alphaOnly } = await shared();
+    const mine = await agentClient(d, alphaOnly, { pin: '2026-07-28' }, UI_CAPABILITIES);
+    const call = await mine.callTool({ name: 'show_widget', arguments: {} });
+    const link = (call.content as Array<{ type: string; uri?: string }>).find((block) => block.type === 'resource_link');
+    expect(link?.uri).toBe('ui://alpha/widget/index.html');
+    // Audited (and judged by policies, approvals, the view) under the name the catalogue gives it.
+    const audited = (await d.json<{ entries: Array<{ name: string }> }>('/audit?agent=alpha-only')).body.entries;
+    expect(audited.map((row) => row.name)).toContain('mcp_alpha_show_widget');
+    expect(audited.map((row) => row.name)).not.toContain('show_widget');
+    // alpha and beta both have show_widget: whose view called cannot be told.
+    const bothClient = await agentClient(d, both, { pin: '2026-07-28' }, UI_CAPABILITIES);
+    const refused = (await bothClient.callTool({ name: 'show_widget', arguments: {} }).catch((e: unknown) => e)) as ProtocolError;
+    expect(refused).toBeInstanceOf(ProtocolError);
+    expect(refused.data).toMatchObject({ code: 'TOOL_NOT_FOUND', suggestions: expect.arrayContaining(['mcp_alpha_show_widget', 'mcp_beta_show_widget']) });
+  });
+
   it("search mode: search_tools and describe_tools show each tool's _meta as the full list does, its view pointers namespaced", async () => {
     const { d, searcher } = await shared();
     const client = await agentClient(d, searcher, { pin: '2026-07-28' }, UI_CAPABILITIES);
