@@ -6,6 +6,7 @@ import { addAgentKey, agentClient, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFileMatching } from '../helpers/process.js';
+import { deferred } from '../../src/util/deferred.js';
 import { pollTask, taskClient } from '../helpers/tasks.js';
 
 /**
@@ -40,6 +41,10 @@ describe("a server's own tasks, passed through /mcp", () => {
     const dir = await tempDir();
     const { d, alice, bob, log } = await nativeDaemon(dir);
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
+    const notified = deferred<{ taskId: string; status: string }>();
+    client.setNotificationHandler('notifications/tasks/status', { params: specTypeSchemas.TaskStatusNotificationParams }, (params) => {
+      if (params.status === 'completed') notified.resolve(params);
+    });
     const support = Object.fromEntries((await client.listTools()).tools.map((tool) => [tool.name, tool.execution?.taskSupport]));
     expect(support).toMatchObject({ own_native_job: 'optional', own_native_only: 'required' });
     const release = join(dir, 'release');
@@ -54,6 +59,8 @@ describe("a server's own tasks, passed through /mcp", () => {
     const payload = await result;
     expect(textOf(payload)).toBe('native: hi');
     expect(payload._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: task.taskId });
+    // The server's own status notification reaches the agent whose task it is, under our id.
+    expect(await notified.promise).toMatchObject({ taskId: task.taskId, status: 'completed' });
     // The server ran it as its task; no plain call reached it.
     expect(await log()).toEqual(['created native-1 native_job', 'ran native-1']);
     expect(await client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, GetTaskResultSchema)).toMatchObject({ taskId: task.taskId, status: 'completed' });

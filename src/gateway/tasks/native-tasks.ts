@@ -27,6 +27,7 @@ import type { TaskSupport } from './task-support.js';
 /** A 2025-11-25 `Task` as a server answers it; the rest of it passes through. */
 const WireTask = z.looseObject({ taskId: z.string().min(1), status: z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']), ttl: z.number().nullable().optional(), pollInterval: z.number().optional() });
 const CreateAnswer = z.looseObject({ task: WireTask });
+const FINISHED: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
 
 export interface NativeTasksOptions {
   /** The one request path (`gateway.request`). */
@@ -47,7 +48,12 @@ export interface NativeStart {
   /** The call's `params.task` as the client sent it (`{ttl?}`). */
   task: Record<string, unknown>;
   options: RequestOptions;
+  /** Told each status the server sends for the task (a 2025-11-25 session's `notifications/tasks/status`). */
+  onStatus?: StatusListener;
 }
+
+/** A status change of a server's own task, under our id; `stop` ends the watch. */
+export type StatusListener = (task: Record<string, unknown>, stop: () => void) => void;
 
 export class NativeTasks {
   constructor(private readonly options: NativeTasksOptions) {}
@@ -93,6 +99,7 @@ export class NativeTasks {
       native: { server: tool?.server ?? '', taskId: task.taskId },
     };
     await this.#save(record);
+    if (start.onStatus) this.watch(record, start.onStatus);
     return { ...parsed.data, task: { ...task, taskId: record.taskId } };
   }
 
@@ -118,6 +125,28 @@ export class NativeTasks {
       }
       throw err;
     }
+  }
+
+  /**
+   * Tells `listener` each `notifications/tasks/status` the server sends for the task, under our id
+   * (the server's session is every agent's: only this task's are passed on). Ends at a finished
+   * status, when `listener` calls its `stop` (its session has gone), at the record's TTL, or with
+   * the connection.
+   */
+  watch(record: TaskRecord, listener: StatusListener): void {
+    const { native } = record;
+    const connection = native ? this.options.manager.upstream(native.server)?.connection : undefined;
+    if (!native || !connection) return;
+    const timer = this.options.clock.setTimeout(() => end(), record.ttlMs);
+    const off = connection.onNotification('notifications/tasks/status', (params) => {
+      if (params.taskId !== native.taskId) return;
+      listener({ ...params, taskId: record.taskId }, end);
+      if (FINISHED.has(params.status as TaskStatus)) end();
+    });
+    const end = (): void => {
+      this.options.clock.clearTimeout(timer);
+      off();
+    };
   }
 
   /** `tasks/get` at the server: its `Task`, under our id. */

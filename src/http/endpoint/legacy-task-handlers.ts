@@ -53,7 +53,11 @@ export async function startLegacyTask(server: Pick<Server, 'notification'>, opti
   const native = options.gateway.nativeTasks.supportOf(name, caller);
   if (native === 'required' && !task) throw toJsonRpcError(new SwitchboardError('TASK_REQUIRED', `Tool "${name}" runs only as a task: call it with params.task`));
   if (!task) return undefined;
-  if (native) return answered(() => options.gateway.nativeTasks.create({ name, arguments: args, task, options: requestOptionsOf(ctx, options) }));
+  if (native) {
+    // The server's own status notifications for this task, on the session's stream; none once it has gone.
+    const onStatus = (params: Record<string, unknown>, stop: () => void): void => void server.notification({ method: 'notifications/tasks/status', params: params as never }).catch(stop);
+    return answered(() => options.gateway.nativeTasks.create({ name, arguments: args, task, options: requestOptionsOf(ctx, options), onStatus }));
+  }
   if (!options.gateway.tasks.supportOf(name, caller)) return undefined;
   return answered(async () =>
     legacyCreateTaskResult(
