@@ -110,7 +110,10 @@ export class NativeTasks {
    * The result is the tool's own, without the server's `related-task` mark (its id is not ours).
    */
   async runToEnd(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<CallToolResult> {
-    const answer = await this.options.request({ method: 'tools/call', name, arguments: args, task: {} }, options);
+    // The creation is not cancelled midway: a call cancelled after the server made its task would
+    // leave that task running with nobody knowing its id. A cancel meanwhile cancels it once known.
+    const { signal, ...unsignalled } = options;
+    const answer = await this.options.request({ method: 'tools/call', name, arguments: args, task: {} }, unsignalled);
     const parsed = CreateAnswer.safeParse(answer);
     if (!parsed.success) return answer as CallToolResult;
     const target = { server: this.options.manager.catalogues.tools.get(name)?.server ?? '', taskId: parsed.data.task.taskId };
@@ -119,10 +122,7 @@ export class NativeTasks {
       const { [RELATED_TASK_META_KEY]: _server, ...meta } = (result._meta as Record<string, unknown> | undefined) ?? {};
       return (Object.keys(meta).length > 0 ? { ...result, _meta: meta } : withoutMeta(result)) as CallToolResult;
     } catch (err) {
-      if (options.signal?.aborted) {
-        const { signal: _gone, ...rest } = options;
-        await this.options.request({ method: 'tasks/cancel', ...target }, rest).catch(() => undefined);
-      }
+      if (signal?.aborted) await this.options.request({ method: 'tasks/cancel', ...target }, unsignalled).catch(() => undefined);
       throw err;
     }
   }
