@@ -100,6 +100,21 @@ describe("a server's own tasks, passed through /mcp", () => {
     expect(await log()).toEqual(['created native-1 native_only', 'ran native-1', 'plain native_job']);
   });
 
+  it("a question the server asks of its own task is asked on the client's waiting tasks/result, and the answer reaches the server", async () => {
+    const dir = await tempDir();
+    const { d, alice } = await nativeDaemon(dir);
+    const client = await agentClient(d, alice, 'legacy', { ...TASKS_CAPABILITY, elicitation: { form: {} } });
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { name: 'Ada' } };
+    });
+    const { task } = await createTask(client, 'own_native_ask', { text: 'Who?' });
+    const payload = await client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema);
+    expect(textOf(payload)).toBe('native: Ada');
+    expect(asked).toEqual(['Who?']);
+  });
+
   it("an extension client's task runs the server's own task to its end: polled to completion, and cancelled at the server", async () => {
     const dir = await tempDir();
     const { d, alice, bob, log } = await nativeDaemon(dir);

@@ -8,6 +8,7 @@ import type { AgentServerOptions } from './agent-server-options.js';
 import { callerOf } from './request-agent.js';
 import { taskFace } from './task-face.js';
 import { requestOptionsOf } from './tool-call.js';
+import { runForAgent } from './agent-channel.js';
 
 /**
  * The 2025-11-25 task surface on `/mcp` (issue #41): a 2025-era session that declared
@@ -120,7 +121,11 @@ export function registerLegacyTaskHandlers(server: Server, options: AgentServerO
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, (params, ctx) =>
     legacyOnly(ctx, params, async (agent) => {
       const own = await gateway.tasks.get(params.taskId, agent);
-      if (own.native) return gateway.nativeTasks.result(own, requestOptionsOf(ctx, options));
+      // A server's own task: its questions on this tasks/result are asked of this client, as a call's are.
+      if (own.native) {
+        const agent = { continuations: options.continuations, relayStates: options.relayStates, ...(options.session ? { session: options.session } : {}) };
+        return runForAgent(ctx, agent, `tasks/result ${params.taskId}`, (channel, signal) => gateway.nativeTasks.result(own, { ...requestOptionsOf(ctx, options), signal, caller: channel }));
+      }
       const task = await outcomeOf(options, ctx, params.taskId, agent);
       if (task.status === 'completed' && task.result) return legacyTaskPayload({ ...task, result: task.result });
       // A call that could not be carried out answers its JSON-RPC error, as the plain call would have.
