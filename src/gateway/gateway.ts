@@ -18,6 +18,8 @@ import { CatalogueModes } from './lists/catalogue-mode.js';
 import { settleStartup, type StartupState } from './lists/startup-wait.js';
 import { ToolListCache } from './lists/tool-list-cache.js';
 import { withToolSuggestions, type ToolSource } from './lists/tool-not-found.js';
+import { appOwnToolName } from './lists/app-own-names.js';
+import type { MCPManager } from '../upstream/manager.js';
 import { CallMetrics } from './requests/call-metrics.js';
 import { InFlightCalls } from './requests/in-flight-calls.js';
 import type { RequestOptions, RequestResult } from './requests/pipeline.js';
@@ -33,7 +35,9 @@ import type { ReadRequest } from './results/result-reader.js';
 import { DefinitionTokens } from './results/definition-tokens.js';
 import { MemoryBudgetStore } from '../store/budget-store.js';
 import { ResultHandles } from '../store/result-handles.js';
-import { Tasks } from './tasks/tasks.js';
+import { TASK_TTL_MS, Tasks } from './tasks/tasks.js';
+import { NativeTasks } from './tasks/native-tasks.js';
+import { MemoryTaskStore } from '../store/task-store.js';
 
 export type { CatalogueOptions, GatewayDeps } from './gateway-deps.js';
 export type { Authentication } from './agents/caller-auth.js';
@@ -73,9 +77,12 @@ export class Gateway {
   readonly auth: CallerAuth;
   /** Gateway-run tasks (issue #41). */
   readonly tasks: Tasks;
+  /** Servers' own tasks, passed through (issue #41). */
+  readonly nativeTasks: NativeTasks;
   readonly #router: RequestRouter;
   readonly #path: RequestPath;
   readonly #catalogue: ToolSource;
+  readonly #tools: Pick<MCPManager['catalogues']['tools'], 'get'>;
   readonly #runtime: StartupState;
   readonly #tracing: boolean;
   /** The tokens of the definitions handed out (each cached list estimated once). */
@@ -96,6 +103,7 @@ export class Gateway {
     this.calls = new InFlightCalls(deps.shutdownSignal);
     this.#router = new RequestRouter(manager, deps.logger.child({ component: 'requests' }));
     this.#catalogue = { list: () => manager.getCatalogue().list() };
+    this.#tools = manager.catalogues.tools;
     const audit = deps.auditRequests !== false ? deps.audit : undefined;
     const clock = deps.clock ?? systemClock;
     const limits = agentLimits((name) => agents.get(name)?.settings ?? {}, new AgentLimiter(() => clock.now()), deps.rateLimits, () => clock.now());
@@ -107,7 +115,10 @@ export class Gateway {
       agentCap: (name) => agents.get(name)?.settings.maxResultTokens,
     });
     this.auth = new CallerAuth({ agents, clock, logger: deps.logger.child({ component: 'auth' }), ...(deps.jwt ? { jwt: deps.jwt } : {}) });
-    this.tasks = new Tasks({ ...deps.tasks, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
+    const taskStore = deps.tasks?.store ?? new MemoryTaskStore();
+    this.tasks = new Tasks({ ...deps.tasks, store: taskStore, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
+    const ttlMs = deps.tasks?.ttlMs ?? TASK_TTL_MS;
+    this.nativeTasks = new NativeTasks({ request: (request, options) => this.request(request, options), manager, store: taskStore, clock, replica: deps.tasks?.replica ?? '', ttlMs });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.policies = new Policies(deps.policies ?? [], { catalogues: manager.catalogues, clock, logger: deps.logger.child({ component: 'policies' }), ...(audit ? { audit } : {}) });
     this.#path = createRequestPipeline({
@@ -204,6 +215,8 @@ export class Gateway {
    * on every wire alike (REST's body, `/mcp`'s `error.data`).
    */
   async call(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<CallToolResult> {
+    // An MCP App's view calls its server's tools by their own names (lists/app-own-names.ts).
+    if (!this.#tools.get(name)) name = appOwnToolName(name, this.#catalogue, options.agent?.view) ?? name;
     try {
       return (await this.#path({ method: 'tools/call', name, arguments: args }, options)) as CallToolResult;
     } catch (err) {

@@ -36,4 +36,5 @@ export { onClientGone } from './requests/client-gone.js';
 export { TASKS_EXTENSION, createTaskResult, detailedTask, type TaskRecord, type TaskStatus } from './tasks/task-record.js';
 export { LEGACY_TASKS_CAPABILITY, legacyCreateTaskResult, legacyTask, legacyTaskPayload } from './tasks/legacy-task.js';
 export type { Tasks } from './tasks/tasks.js';
+export type { NativeTasks } from './tasks/native-tasks.js';
 export type { TaskSupport } from './tasks/task-support.js';

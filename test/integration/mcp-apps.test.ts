@@ -23,6 +23,8 @@ interface Setup {
   d: TestDaemon;
   both: string;
   alphaOnly: string;
+  /** Both servers, in search mode (the meta-tools). */
+  searcher: string;
 }
 
 async function setUp(): Promise<Setup> {
@@ -36,7 +38,8 @@ async function setUp(): Promise<Setup> {
   });
   const both = await addAgentKey(d, { name: 'both', servers: ['alpha', 'beta'] });
   const alphaOnly = await addAgentKey(d, { name: 'alpha-only', servers: ['alpha'] });
-  return { d, both, alphaOnly };
+  const searcher = await addAgentKey(d, { name: 'searcher', servers: ['alpha', 'beta'], catalogue: 'search' });
+  return { d, both, alphaOnly, searcher };
 }
 
 const shared = sharedByTests(setUp, ({ d }) => d.close());
@@ -124,6 +127,44 @@ describe('MCP Apps across servers', () => {
     expect(await updated.promise).toBe(uri);
     await client.unsubscribeResource({ uri });
     expect(textOf(await client.callTool({ name: 'mcp_beta_touch_view', arguments: {} }))).toBe('nobody subscribed');
+  });
+
+  it("an app's own (unprefixed) tool name reaches its server's tool when one app server in the view has it; two servers' same name is refused as unknown", async () => {
+    const { d, both, alphaOnly } = await shared();
+    const mine = await agentClient(d, alphaOnly, { pin: '2026-07-28' }, UI_CAPABILITIES);
+    const call = await mine.callTool({ name: 'show_widget', arguments: {} });
+    const link = (call.content as Array<{ type: string; uri?: string }>).find((block) => block.type === 'resource_link');
+    expect(link?.uri).toBe('ui://alpha/widget/index.html');
+    // Audited (and judged by policies, approvals, the view) under the name the catalogue gives it.
+    const audited = (await d.json<{ entries: Array<{ name: string }> }>('/audit?agent=alpha-only')).body.entries;
+    expect(audited.map((row) => row.name)).toContain('mcp_alpha_show_widget');
+    expect(audited.map((row) => row.name)).not.toContain('show_widget');
+    // alpha and beta both have show_widget: whose view called cannot be told.
+    const bothClient = await agentClient(d, both, { pin: '2026-07-28' }, UI_CAPABILITIES);
+    const refused = (await bothClient.callTool({ name: 'show_widget', arguments: {} }).catch((e: unknown) => e)) as ProtocolError;
+    expect(refused).toBeInstanceOf(ProtocolError);
+    expect(refused.data).toMatchObject({ code: 'TOOL_NOT_FOUND', suggestions: expect.arrayContaining(['mcp_alpha_show_widget', 'mcp_beta_show_widget']) });
+  });
+
+  it("search mode: search_tools and describe_tools show each tool's _meta as the full list does, its view pointers namespaced", async () => {
+    const { d, searcher } = await shared();
+    const client = await agentClient(d, searcher, { pin: '2026-07-28' }, UI_CAPABILITIES);
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('mcp_alpha_show_widget');
+    const pointers = (tool: { _meta?: Record<string, unknown> } | undefined) => {
+      const { 'switchboard/origin': _origin, ...meta } = tool?._meta ?? {};
+      return meta;
+    };
+    const expected = (app: string) => ({ ui: { resourceUri: `ui://${app}/widget/index.html`, visibility: ['model', 'app'] }, 'ui/resourceUri': `ui://${app}/widget/index.html` });
+    const found = (await client.callTool({ name: 'search_tools', arguments: { query: 'show widget' } })).structuredContent as { tools: Array<{ name: string; _meta?: Record<string, unknown> }> };
+    for (const app of ['alpha', 'beta']) expect(pointers(found.tools.find((t) => t.name === `mcp_${app}_show_widget`))).toEqual(expected(app));
+    const described = (await client.callTool({ name: 'describe_tools', arguments: { names: ['mcp_alpha_show_widget', 'mcp_beta_show_widget'] } })).structuredContent as { tools: Array<{ name: string; _meta?: Record<string, unknown> }> };
+    expect(described.tools.map((t) => [t.name, pointers(t)])).toEqual([
+      ['mcp_alpha_show_widget', expected('alpha')],
+      ['mcp_beta_show_widget', expected('beta')],
+    ]);
+    // The pointer reads the server's own view through Switchboard.
+    const uri = (described.tools[1]?._meta?.ui as { resourceUri: string }).resourceUri;
+    expect(((await client.readResource({ uri })).contents[0] as { text: string }).text).toContain('beta widget');
   });
 
   it('REST shows the views under their servers: GET /tools, GET /resources, GET /resources/read', async () => {

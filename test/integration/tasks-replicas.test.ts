@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { expect, it } from 'vitest';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { expect, it, onTestFinished } from 'vitest';
+import { Client, StreamableHTTPClientTransport, specTypeSchemas } from '@modelcontextprotocol/client';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 import { replicaCluster, TOKEN } from '../helpers/replica-cluster.js';
 import { pollTask, taskClient } from '../helpers/tasks.js';
@@ -47,4 +48,30 @@ it('a cancel sent to the other replica reaches the one running the call, which c
   // Only replica a runs the call, so only its cancellation can reach the server.
   expect(await waitForFile(join(dir, 'cancelled'))).toContain('cancelled');
   expect((await onB.request('tasks/get', { taskId: taskId as string })).status).toBe('cancelled');
+});
+
+/** A 2025-era client of the 2025-11-25 task surface on a replica's /mcp, with the operator's key. */
+async function legacyTaskClient(url: string): Promise<Client> {
+  const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' }, capabilities: { tasks: { list: {}, cancel: {} } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+  onTestFinished(() => client.close());
+  return client;
+}
+
+it("a server's own task created through one replica is routed by the other, from the store's record, to the server", async () => {
+  const dir = await tempDir();
+  const server = await startFixtureHttp('native-tasks', { args: ['--http'], env: { TASK_LOG: join(dir, 'task.log') } });
+  onTestFinished(() => server.close());
+  // One HTTP server both replicas reach, each on a session of its own; its tasks are not bound to a session.
+  const replicas = await replicaCluster({ own: { url: server.url, protocol: 'legacy', toolPrefix: '' } });
+  const [a, b] = [await replicas.start(), await replicas.start()];
+  const onA = await legacyTaskClient(a.url);
+  const onB = await legacyTaskClient(b.url);
+  const release = join(dir, 'release');
+  const { task } = await onA.request({ method: 'tools/call', params: { name: 'native_job', arguments: { untilFile: release, text: 'shared' }, task: {} } }, specTypeSchemas.CreateTaskResult);
+  expect(await onB.request({ method: 'tasks/get', params: { taskId: task.taskId } }, specTypeSchemas.GetTaskResult)).toMatchObject({ taskId: task.taskId, status: 'working' });
+  const result = onB.request({ method: 'tasks/result', params: { taskId: task.taskId } }, specTypeSchemas.CallToolResult);
+  await writeFile(release, 'go');
+  expect((await result).content).toEqual([{ type: 'text', text: 'native: shared' }]);
+  expect(await waitForFile(join(dir, 'task.log'))).toContain('created native-1 native_job');
 });

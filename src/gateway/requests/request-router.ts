@@ -15,13 +15,16 @@ import { loadedSdk } from '../../upstream/sdk.js';
 
 /** A request an agent makes of the aggregate, before it is routed to a server (SPEC §7). */
 export type AgentRequest =
-  | { method: 'tools/call'; name: string; arguments?: Record<string, unknown> | undefined }
+  /** `task`: a task-augmented call of a server that runs its own tasks (issue #41), answered by its CreateTaskResult. */
+  | { method: 'tools/call'; name: string; arguments?: Record<string, unknown> | undefined; task?: Record<string, unknown> | undefined }
   | { method: 'prompts/get'; name: string; arguments?: Record<string, string> | undefined }
   | { method: 'resources/read'; uri: string }
   | { method: 'completion/complete'; params: Record<string, unknown> }
   | { method: 'resources/subscribe'; uri: string }
   | { method: 'resources/unsubscribe'; uri: string }
   | { method: 'logging/setLevel'; level: string }
+  /** A server's own task (issue #41), by the server's id for it. */
+  | { method: 'tasks/get' | 'tasks/result' | 'tasks/cancel'; server: string; taskId: string }
   /** A part of a kept result (issue #38): answered by the result guard, never sent to a server. */
   | { method: 'results/read'; handle: string; read: ReadRequest }
   /** A code-mode script (issue #39): run by the script stage, its calls each a request of their own. */
@@ -109,6 +112,10 @@ export class RequestRouter {
         return this.catalogues.tools.get(request.name)?.server ?? '';
       case 'prompts/get':
         return this.catalogues.prompts.get(request.name)?.server ?? '';
+      case 'tasks/get':
+      case 'tasks/result':
+      case 'tasks/cancel':
+        return request.server;
       case 'logging/setLevel':
       case 'results/read':
       case 'scripts/run':
@@ -185,6 +192,8 @@ export class RequestRouter {
   }
 
   private async callTool(route: Route, options: SendOptions): Promise<CallToolResult> {
+    // The server's own task (issue #41): its CreateTaskResult, or its refusal, as it answered.
+    if (route.params.task !== undefined) return (await this.forward(route, options)) as CallToolResult;
     try {
       const result = exposeToolResult(route.upstream.name, (await this.forward(route, options)) as CallToolResult);
       this.rememberLinks(result, route.upstream.name);
@@ -262,7 +271,7 @@ export class RequestRouter {
           throw new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${request.name}"`);
         }
         if (view && !view.allowsTool(tool)) throw denial(new SwitchboardError('TOOL_NOT_FOUND', `No tool named "${request.name}"`));
-        const params = { name: tool.originalName, ...(request.arguments !== undefined ? { arguments: request.arguments } : {}) };
+        const params = { name: tool.originalName, ...(request.arguments !== undefined ? { arguments: request.arguments } : {}), ...(request.task ? { task: request.task } : {}) };
         return { upstream, method: 'tools/call', params, replaySafe: isReplaySafe(tool), label: `Tool "${tool.originalName}"` };
       }
       case 'prompts/get': {
@@ -278,6 +287,13 @@ export class RequestRouter {
         return { upstream: this.ownerOf(request.uri, view), method: request.method, params: { uri: upstreamUri(request.uri) }, replaySafe: true, label: `${request.method} "${request.uri}"` };
       case 'completion/complete':
         return this.completionRoute(request.params, view);
+      case 'tasks/get':
+      case 'tasks/result':
+      case 'tasks/cancel': {
+        const upstream = this.upstreamOf(request.server);
+        if (!upstream || (view && !view.allowsServer(request.server))) throw new SwitchboardError('TASK_NOT_FOUND', `No task "${request.taskId}" on MCP server "${request.server}"`);
+        return { upstream, method: request.method, params: { taskId: request.taskId }, replaySafe: true, label: `${request.method} of task "${request.taskId}"` };
+      }
     }
   }
 

@@ -42,6 +42,11 @@ export interface TaskRecord {
   inputRequests?: Record<string, TaskInputRequest>;
   result?: Record<string, unknown>;
   error?: TaskError;
+  /**
+   * A server's own task passed through (issue #41): the server and its id for the task. Such a
+   * record only maps the id and its owner; the server answers for the task's state.
+   */
+  native?: { server: string; taskId: string };
 }
 
 export function isTerminal(status: TaskStatus): boolean {

@@ -53,6 +53,8 @@ export interface TaskStart {
   trace?: RequestOptions['trace'];
   /** Told each status change while the call runs here (a 2025-11-25 session's `notifications/tasks/status`). */
   onStatus?: (task: TaskRecord) => void;
+  /** Runs the task's call instead of `gateway.call` (a server's own task, run to its end: native-tasks.ts). @default the plain call */
+  run?: (options: RequestOptions) => Promise<CallToolResult>;
 }
 
 /** A task whose call runs on this replica. */
@@ -122,7 +124,8 @@ export class Tasks {
     this.#running.set(record.taskId, { record, controller, caller, waiters: new Set(), onStatus: start.onStatus });
     await this.#save(record);
     const options: RequestOptions = { transport: 'mcp', signal: controller.signal, caller, ...(start.agent ? { agent: start.agent } : {}), ...(start.trace ? { trace: start.trace } : {}) };
-    void this.options.call(start.name, start.arguments, options).then(
+    const run = start.run ?? ((opts: RequestOptions) => this.options.call(start.name, start.arguments, opts));
+    void run(options).then(
       (result) => this.#finish(record, outcomeOf(result)),
       (err: unknown) => this.#finish(record, controller.signal.aborted ? { status: 'cancelled' } : { status: 'failed', error: errorOf(err) }),
     );

@@ -7,6 +7,8 @@ import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import type { AgentServerOptions } from './agent-server-options.js';
 import { callerOf } from './request-agent.js';
 import { taskFace } from './task-face.js';
+import { requestOptionsOf } from './tool-call.js';
+import { runForAgent } from './agent-channel.js';
 
 /**
  * The 2025-11-25 task surface on `/mcp` (issue #41): a 2025-era session that declared
@@ -45,9 +47,18 @@ export async function startLegacyTask(server: Pick<Server, 'notification'>, opti
   // Only a 2025-era session has this face; a 2026-07-28 request is not parsed twice.
   if (!options.session) return undefined;
   const parsed = TaskCall.safeParse(request.params);
-  if (!parsed.success || !parsed.data.task || taskFace(ctx, parsed.data, options) !== 'legacy') return undefined;
-  const { name, arguments: args } = parsed.data;
+  if (!parsed.success || taskFace(ctx, parsed.data, options) !== 'legacy') return undefined;
+  const { name, arguments: args, task } = parsed.data;
   const caller = callerOf(ctx, options.session);
+  // A server's own task tool: its task, passed through (native-tasks.ts).
+  const native = options.gateway.nativeTasks.supportOf(name, caller);
+  if (native === 'required' && !task) throw toJsonRpcError(new SwitchboardError('TASK_REQUIRED', `Tool "${name}" runs only as a task: call it with params.task`));
+  if (!task) return undefined;
+  if (native) {
+    // The server's own status notifications for this task, on the session's stream; none once it has gone.
+    const onStatus = (params: Record<string, unknown>, stop: () => void): void => void server.notification({ method: 'notifications/tasks/status', params: params as never }).catch(stop);
+    return answered(() => options.gateway.nativeTasks.create({ name, arguments: args, task, options: requestOptionsOf(ctx, options), onStatus }));
+  }
   if (!options.gateway.tasks.supportOf(name, caller)) return undefined;
   return answered(async () =>
     legacyCreateTaskResult(
@@ -77,9 +88,12 @@ export function withLegacyTaskSupport<T extends { name: string; execution?: Reco
   });
 }
 
-/** `tasks/get` on the 2025-11-25 face: the era's `Task`. */
+/** `tasks/get` on the 2025-11-25 face: the era's `Task` (a server's own task: as the server answers it). */
 export function legacyGet(options: AgentServerOptions, ctx: ServerContext, taskId: string): Promise<Result> {
-  return answered(async () => legacyTask(await options.gateway.tasks.get(taskId, callerOf(ctx, options.session))));
+  return answered(async () => {
+    const task = await options.gateway.tasks.get(taskId, callerOf(ctx, options.session));
+    return task.native ? options.gateway.nativeTasks.get(task, requestOptionsOf(ctx, options)) : legacyTask(task);
+  });
 }
 
 /** `tasks/cancel` on the 2025-11-25 face: the task, now cancelled; a finished one is refused (-32602), as the era says. */
@@ -87,6 +101,8 @@ export function legacyCancel(options: AgentServerOptions, ctx: ServerContext, ta
   const agent = callerOf(ctx, options.session);
   return answered(async () => {
     const before = await options.gateway.tasks.get(taskId, agent);
+    // A server's own task: the server cancels it, or refuses as it sees fit.
+    if (before.native) return options.gateway.nativeTasks.cancel(before, requestOptionsOf(ctx, options));
     if (FINISHED.has(before.status)) {
       throw new SwitchboardError('VALIDATION_FAILED', `Cannot cancel task "${taskId}": it is already ${before.status}`);
     }
@@ -104,6 +120,12 @@ export function registerLegacyTaskHandlers(server: Server, options: AgentServerO
   };
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, (params, ctx) =>
     legacyOnly(ctx, params, async (agent) => {
+      const own = await gateway.tasks.get(params.taskId, agent);
+      // A server's own task: its questions on this tasks/result are asked of this client, as a call's are.
+      if (own.native) {
+        const agent = { continuations: options.continuations, relayStates: options.relayStates, ...(options.session ? { session: options.session } : {}) };
+        return runForAgent(ctx, agent, `tasks/result ${params.taskId}`, (channel, signal) => gateway.nativeTasks.result(own, { ...requestOptionsOf(ctx, options), signal, caller: channel }));
+      }
       const task = await outcomeOf(options, ctx, params.taskId, agent);
       if (task.status === 'completed' && task.result) return legacyTaskPayload({ ...task, result: task.result });
       // A call that could not be carried out answers its JSON-RPC error, as the plain call would have.
@@ -112,7 +134,12 @@ export function registerLegacyTaskHandlers(server: Server, options: AgentServerO
     }),
   );
   server.setRequestHandler('tasks/list', { params: ListParams }, (params, ctx) =>
-    legacyOnly(ctx, params, async (agent) => ({ tasks: (await gateway.tasks.list(agent)).map(legacyTask) })),
+    legacyOnly(ctx, params, async (agent) => {
+      const tasks = await gateway.tasks.list(agent);
+      // A server's own task as the server answers it now; as last seen when it does not answer.
+      const request = requestOptionsOf(ctx, options);
+      return { tasks: await Promise.all(tasks.map(async (task) => (task.native ? ((await gateway.nativeTasks.refresh(task, request)) ?? legacyTask(task)) : legacyTask(task)))) };
+    }),
   );
 }
 

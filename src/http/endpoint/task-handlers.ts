@@ -1,7 +1,7 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { SwitchboardError } from '../../errors.js';
-import { createTaskResult, detailedTask, type AgentRef } from '../../gateway/index.js';
+import { createTaskResult, detailedTask, type AgentRef, type RequestOptions } from '../../gateway/index.js';
 import { mcpAgentTrace } from '../../telemetry/agent-trace.js';
 import { toJsonRpcError } from '../errors/jsonrpc-error.js';
 import type { AgentServerOptions } from './agent-server-options.js';
@@ -28,7 +28,10 @@ const UpdateParams = z.looseObject({ taskId: z.string().min(1), _meta: Meta, inp
  */
 export async function startTask(options: AgentServerOptions, ctx: ServerContext, params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }): Promise<Record<string, unknown> | undefined> {
   const caller = callerOf(ctx, options.session);
-  const support = options.gateway.tasks.supportOf(params.name, caller);
+  const { nativeTasks } = options.gateway;
+  // A server's own task tool: the gateway's task runs the server's task to its end (native-tasks.ts).
+  const native = nativeTasks.supportOf(params.name, caller);
+  const support = native ?? options.gateway.tasks.supportOf(params.name, caller);
   if (!support) return undefined;
   const capabilities = capabilitiesOf(ctx, params, options);
   if (!negotiated(capabilities)) {
@@ -42,6 +45,7 @@ export async function startTask(options: AgentServerOptions, ctx: ServerContext,
       arguments: params.arguments,
       agent: caller,
       capabilities,
+      ...(native ? { run: (request: RequestOptions) => nativeTasks.runToEnd(params.name, params.arguments, request) } : {}),
       ...(options.gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}),
     });
     return createTaskResult(task);

@@ -90,7 +90,7 @@ export function scriptRunner(options: AgentServerOptions): ScriptRunner {
 }
 
 /** A request of this session's caller on `/mcp`, cancelled with it, traced when tracing is on. */
-function requestOptionsOf(ctx: ServerContext, { gateway, session }: AgentServerOptions): RequestOptions {
+export function requestOptionsOf(ctx: ServerContext, { gateway, session }: AgentServerOptions): RequestOptions {
   const caller = callerOf(ctx, session);
   return { transport: 'mcp', signal: ctx.mcpReq.signal, ...(caller ? { agent: caller } : {}), ...(gateway.tracing ? { trace: mcpAgentTrace(ctx) } : {}) };
 }

@@ -67,6 +67,14 @@ export function exposeToolMeta<T extends Record<string, unknown> | undefined>(se
   return changed ? (out as T) : meta;
 }
 
+/** Whether a tool's `_meta` points it at a `ui://` view (an MCP App's tool). */
+export function pointsAtView(meta: Record<string, unknown> | undefined): boolean {
+  if (!meta) return false;
+  const ui = meta.ui as Record<string, unknown> | undefined;
+  if (ui && typeof ui === 'object' && typeof ui.resourceUri === 'string' && isAppUri(ui.resourceUri)) return true;
+  return FLAT_POINTER_KEYS.some((key) => typeof meta[key] === 'string' && isAppUri(meta[key]));
+}
+
 /** A listed resource or template of `server` with its `ui://` URI exposed (`mimeType`, `_meta` untouched). */
 export function exposeListed<T extends { uri: string } | { uriTemplate: string }>(server: string, item: T): T {
   if ('uri' in item && isAppUri(item.uri)) return { ...item, uri: exposeAppUri(server, item.uri) };

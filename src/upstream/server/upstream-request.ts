@@ -19,7 +19,11 @@ export type UpstreamMethod =
   | 'completion/complete'
   | 'resources/subscribe'
   | 'resources/unsubscribe'
-  | 'logging/setLevel';
+  | 'logging/setLevel'
+  /** A server's own task (issue #41: one it made for a task-augmented `tools/call`, passed through). */
+  | 'tasks/get'
+  | 'tasks/result'
+  | 'tasks/cancel';
 
 export interface UpstreamRequestOptions {
   signal?: AbortSignal;
@@ -216,6 +220,8 @@ async function sitOut(port: RequestPort, pauseMs: number, budgetMs: number, sign
 function send(connection: ServerConnection, method: UpstreamMethod, params: Record<string, unknown>, opts: CallToolOptions): Promise<Record<string, unknown>> {
   switch (method) {
     case 'tools/call':
+      // A task-augmented call (`params.task`) answers the server's CreateTaskResult, forwarded as is.
+      if (params.task !== undefined) return connection.forward(method, params, opts);
       return connection.callTool(params.name as string, params.arguments as Record<string, unknown> | undefined, opts) as Promise<Record<string, unknown>>;
     case 'resources/subscribe':
       return connection.subscribeResource(params.uri as string, opts).then(() => ({}));

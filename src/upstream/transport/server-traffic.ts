@@ -15,6 +15,8 @@ export const RELAYED_NOTIFICATIONS = [
   'notifications/prompts/list_changed',
   'notifications/resources/list_changed',
   'notifications/resources/updated',
+  /** A 2025-11-25 server's own task changed (issue #41: relayed to the agent whose task it is). */
+  'notifications/tasks/status',
 ] as const;
 export type RelayedNotification = (typeof RELAYED_NOTIFICATIONS)[number];
 

@@ -8,6 +8,7 @@ import { closeClient } from './connection.js';
 import { versionNegotiation, type EraVerdict, type ProtocolMode } from './protocol-era.js';
 import { formatLogMessage } from './log-message.js';
 import { AGENT_REQUESTS, RELAYED_NOTIFICATIONS, type ServerTraffic } from './server-traffic.js';
+import { PassThroughResult } from './result-schemas.js';
 import type { StderrRing } from './stderr-ring.js';
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 import type { HttpFailure } from './first-failure.js';
@@ -83,6 +84,11 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
   }
   client.setNotificationHandler('notifications/tools/list_changed', () => attempt.toolsListChanged.emit());
   for (const method of RELAYED_NOTIFICATIONS) {
+    // The SDK's client types no 2025 task notification: its params pass as they came (any object).
+    if (method === 'notifications/tasks/status') {
+      client.setNotificationHandler(method, { params: PassThroughResult }, (params) => traffic.emit(method, params));
+      continue;
+    }
     client.setNotificationHandler(method, (notification) => {
       // MCP log messages also join the server's stderr ring: one place to read what a server said.
       if (method === 'notifications/message') attempt.stderr.pushLog(formatLogMessage(notification.params as never));
