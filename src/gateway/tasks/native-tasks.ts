@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { sdk } from '../../upstream/sdk.js';
 import { z } from 'zod';
 import { SwitchboardError } from '../../errors.js';
 import type { TaskStore } from '../../store/task-store.js';
@@ -119,7 +120,7 @@ export class NativeTasks {
     const target = { server: this.options.manager.catalogues.tools.get(name)?.server ?? '', taskId: parsed.data.task.taskId };
     try {
       const result = await this.options.request({ method: 'tasks/result', ...target }, { ...options, timeoutMs: 0 });
-      const { [RELATED_TASK_META_KEY]: _server, ...meta } = (result._meta as Record<string, unknown> | undefined) ?? {};
+      const { [sdk().RELATED_TASK_META_KEY]: _server, ...meta } = (result._meta as Record<string, unknown> | undefined) ?? {};
       return (Object.keys(meta).length > 0 ? { ...result, _meta: meta } : withoutMeta(result)) as CallToolResult;
     } catch (err) {
       if (signal?.aborted) await this.options.request({ method: 'tasks/cancel', ...target }, unsignalled).catch(() => undefined);
@@ -163,8 +164,8 @@ export class NativeTasks {
   async result(record: TaskRecord, options: RequestOptions): Promise<RequestResult> {
     const payload = await this.#ask('tasks/result', record, { ...options, timeoutMs: 0 });
     const meta = payload._meta as Record<string, unknown> | undefined;
-    if (!meta?.[RELATED_TASK_META_KEY]) return payload;
-    return { ...payload, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId: record.taskId } } };
+    if (!meta?.[sdk().RELATED_TASK_META_KEY]) return payload;
+    return { ...payload, _meta: { ...meta, [sdk().RELATED_TASK_META_KEY]: { taskId: record.taskId } } };
   }
 
   /** `tasks/list`'s entry of each record: the server's current `Task` where it answers, else the state last seen. */
