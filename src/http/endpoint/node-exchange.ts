@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  isJSONRPCErrorResponse,
-  isJSONRPCResultResponse,
   PerRequestHTTPServerTransport,
   ProtocolErrorCode,
   type AuthInfo,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  type JSONRPCResultResponse,
   type MessageClassification,
   type MessageExtraInfo,
   type TransportSendOptions,
@@ -89,7 +89,7 @@ export class NodeExchange extends PerRequestHTTPServerTransport {
 
   override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (this.#done) return;
-    const isAnswer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+    const isAnswer = isAnswerMessage(message);
     const relatedId = isAnswer ? message.id : options?.relatedRequestId;
     if (relatedId === undefined || relatedId !== this.#requestId) {
       if (isAnswer) this.onerror?.(new Error(`Received a response for an unknown request id: ${String(message.id)}`));
@@ -105,10 +105,11 @@ export class NodeExchange extends PerRequestHTTPServerTransport {
       this.#frame(message);
       this.#res.end();
     } else {
-      const code = isJSONRPCErrorResponse(message) ? message.error.code : undefined;
+      const code = 'error' in message ? message.error.code : undefined;
       const ladder = code !== undefined && (this.#dispatching || code === ProtocolErrorCode.MissingRequiredClientCapability) ? LADDER_STATUS[code] : undefined;
-      const body = Buffer.from(JSON.stringify(message));
-      this.#res.writeHead(ladder ?? 200, { 'content-type': 'application/json', 'content-length': String(body.byteLength) }).end(body);
+      // A string body: Node writes it and the head as one string, one write (a Buffer is a writev of two).
+      const body = JSON.stringify(message);
+      this.#res.writeHead(ladder ?? 200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
     }
     queueMicrotask(() => void this.close());
   }
@@ -135,3 +136,11 @@ export class NodeExchange extends PerRequestHTTPServerTransport {
   }
 }
 
+/**
+ * Whether an outgoing message is an answer (a result or an error) rather than a notification. What
+ * `send` gets comes from the SDK's own protocol layer, already well-formed: its shape tells, where
+ * the SDK's `isJSONRPCResultResponse` would parse the whole result with zod again (issue #44).
+ */
+function isAnswerMessage(message: JSONRPCMessage): message is JSONRPCResultResponse | JSONRPCErrorResponse {
+  return 'id' in message && ('result' in message || 'error' in message);
+}
