@@ -47,7 +47,8 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-
  * an SSE stream (`event: message` frames, a keep-alive comment every 15 s) that ends with the answer.
  *
  * The client going away (the response closes before the answer) closes the transport: the SDK then
- * aborts the handler's work. `serve` resolves once the exchange is over either way.
+ * aborts the handler's work. Closed before an answer while the client is still there (shutdown),
+ * it answers 499 with no body, as the SDK's entry does. `serve` resolves once the exchange is over.
  */
 export class NodeExchange extends PerRequestHTTPServerTransport {
   readonly #res: ServerResponse;
@@ -107,7 +108,7 @@ export class NodeExchange extends PerRequestHTTPServerTransport {
     } else {
       const code = 'error' in message ? message.error.code : undefined;
       const ladder = code !== undefined && (this.#dispatching || code === ProtocolErrorCode.MissingRequiredClientCapability) ? LADDER_STATUS[code] : undefined;
-      // A string body: Node writes it and the head as one string, one write (a Buffer is a writev of two).
+      // A string body: Node joins it to the head in one string (a Buffer would go as a part of its own).
       const body = JSON.stringify(message);
       this.#res.writeHead(ladder ?? 200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
     }
@@ -119,6 +120,8 @@ export class NodeExchange extends PerRequestHTTPServerTransport {
     this.#done = true;
     if (this.#keepAlive) clearInterval(this.#keepAlive);
     if (this.#streaming && !this.#res.writableEnded) this.#res.end();
+    // Closed before any answer (shutdown, or the client gone): the SDK's entry answers 499, no body.
+    else if (!this.#answered && !this.#res.headersSent && !this.#res.destroyed) this.#res.writeHead(499).end();
     this.#settle();
     this.onclose?.();
   }

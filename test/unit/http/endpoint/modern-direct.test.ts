@@ -22,7 +22,7 @@ const envelope = {
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_REVISION };
 
 /** An HTTP server whose every POST goes through `directRoute` to `ModernDirect`, a new SDK `Server` per request. */
-async function serve(setup: (server: Server) => void): Promise<{ url: string }> {
+async function serve(setup: (server: Server) => void): Promise<{ url: string; direct: ModernDirect }> {
   const direct = new ModernDirect(() => {
     const server = new Server({ name: 'modern-direct-test', version: '1.0.0' }, { capabilities: { tools: {} }, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, MODERN_REVISION] });
     setup(server);
@@ -43,7 +43,7 @@ async function serve(setup: (server: Server) => void): Promise<{ url: string }> 
     http.closeAllConnections();
     await Promise.all([new Promise((resolve) => http.close(resolve)), direct.close()]);
   });
-  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp` };
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, direct };
 }
 
 function call(id: number, name: string, extra: Record<string, unknown> = {}): string {
@@ -124,6 +124,29 @@ describe('ModernDirect', () => {
     req.end(call(5, 'wait'));
     await started.promise;
     req.destroy();
+    await aborted.promise;
+  });
+});
+
+describe('ModernDirect.close', () => {
+  it("answers 499 to a call still in flight (shutdown), as the SDK's entry does, and aborts the handler's work", async () => {
+    const started = deferred();
+    const aborted = deferred();
+    const { url, direct } = await serve((server) =>
+      server.setRequestHandler('tools/call', (_request, ctx) => {
+        started.resolve();
+        return new Promise((_resolve, reject) => {
+          ctx.mcpReq.signal.addEventListener('abort', () => {
+            aborted.resolve();
+            reject(new Error('aborted'));
+          });
+        });
+      }),
+    );
+    const answer = rawRequest(url, { method: 'POST', headers: { ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'wait' }, body: call(8, 'wait') });
+    await started.promise;
+    await direct.close();
+    expect(await answer).toMatchObject({ status: 499, body: '' });
     await aborted.promise;
   });
 });
