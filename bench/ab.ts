@@ -4,20 +4,24 @@
  * alternates them round by round (the order rotating), so load on a shared machine hits both
  * alike. Paths: `rest` (POST /tools/mcp_echo_echo/call, one keep-alive socket), `modern` and
  * `legacy` (/mcp through the SDK Client, 2026-07-28 and a 2025-era session). Prints per path and
- * build the p50 and the daemon's CPU per call (from /proc), and new ÷ old.
+ * build the p50 and the daemon's CPU per call (from /proc), and new ÷ old. The path `direct` (the SDK's
+ * stdio client on its own echo server, in the same rounds) adds each path's overhead over it
+ * (p50 − direct p50) and the modern ÷ REST overhead ratio per build (issue #44's targets).
  * AB_ROUNDS (default 9) × AB_CALLS (default 500), AB_IN_FLIGHT (default 1); AB_PROF=<dir> writes
  * each daemon's CPU profile under <dir>/old and <dir>/new.
  */
 import { join, resolve } from 'node:path';
 import { buildFixtures } from '../test/helpers/build-fixtures.js';
-import { mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
+import { directPath, mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
+import { connectDirect, type DirectClient } from './lib/direct.js';
 import { echoServers } from './lib/echo.js';
 import { runRounds } from './lib/load.js';
 import { REPO_ROOT, startServe } from './lib/serve.js';
 
 const [oldCli, newCli = join(REPO_ROOT, 'dist', 'cli.js'), wanted = 'rest,modern,legacy'] = process.argv.slice(2);
 if (!oldCli) throw new Error('usage: bench/ab.ts <old cli.js> [new cli.js] [rest,modern,legacy]');
-const kinds = wanted.split(',');
+const kinds = wanted.split(',').filter((kind) => kind !== 'direct');
+const withDirect = wanted.split(',').includes('direct');
 const rounds = Number(process.env.AB_ROUNDS ?? 9);
 const callsPerRound = Number(process.env.AB_CALLS ?? 500);
 const inFlight = Number(process.env.AB_IN_FLIGHT ?? 1);
@@ -26,7 +30,12 @@ await buildFixtures();
 const builds = { old: resolve(oldCli), new: resolve(newCli) };
 const daemons = await Promise.all(Object.entries(builds).map(async ([label, cli]) => ({ label, serve: await startServe({ servers: echoServers(), cli, ...(process.env.AB_PROF ? { cpuProfileDir: join(process.env.AB_PROF, label) } : {}) }) })));
 const paths: CallPath[] = [];
+let direct: DirectClient | undefined;
 try {
+  if (withDirect) {
+    direct = await connectDirect('echo-stdio');
+    paths.push(directPath(direct));
+  }
   for (const { label, serve } of daemons) {
     const url = await serve.listening;
     for (const kind of kinds) {
@@ -46,7 +55,19 @@ try {
     const n = results.get(`${kind}:new`)!;
     console.log(`| ${kind}${inFlight > 1 ? ` ×${inFlight}` : ''} | ${o.stats.p50!.toFixed(3)} ms | ${n.stats.p50!.toFixed(3)} ms | ${(n.stats.p50! / o.stats.p50!).toFixed(2)}× | ${o.frontCpuPerCallMs.toFixed(3)} ms | ${n.frontCpuPerCallMs.toFixed(3)} ms | ${(n.frontCpuPerCallMs / o.frontCpuPerCallMs).toFixed(2)}× |`);
   }
+  const floor = withDirect ? results.get('direct')!.stats.p50! : undefined;
+  if (floor !== undefined) {
+    console.log(`\ndirect p50 ${floor.toFixed(3)} ms; overhead = p50 − direct p50`);
+    console.log(`| build | ${kinds.join(' | ')} | modern ÷ rest |`);
+    console.log(`|---|${kinds.map(() => '---:|').join('')}---:|`);
+    for (const label of ['old', 'new']) {
+      const overhead = (kind: string): number => results.get(`${kind}:${label}`)!.stats.p50! - floor;
+      const ratio = kinds.includes('modern') && kinds.includes('rest') ? `${(overhead('modern') / overhead('rest')).toFixed(2)}×` : '—';
+      console.log(`| ${label} | ${kinds.map((kind) => `${overhead(kind).toFixed(3)} ms`).join(' | ')} | ${ratio} |`);
+    }
+  }
 } finally {
+  await direct?.close().catch(() => undefined);
   for (const path of paths) await path.close().catch(() => undefined);
   for (const { serve } of daemons) await serve.stop();
 }

@@ -190,6 +190,16 @@ export class Gateway {
     return this.auth.authenticate(presented);
   }
 
+  /** Changes whenever who a key is may have changed (a key issued or revoked, …): a verdict kept from before is stale. */
+  get authGeneration(): number {
+    return this.auth.generation;
+  }
+
+  /** Whether an agent authenticated earlier may still act: not revoked, not expired (its JWT in time). */
+  isActive(agent: AgentRef): boolean {
+    return this.auth.isActive(agent);
+  }
+
   /** Whether requests are traced: callers gather `RequestOptions.trace` only then. */
   get tracing(): boolean {
     return this.#tracing;

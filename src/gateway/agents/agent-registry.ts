@@ -55,6 +55,7 @@ export class AgentRegistry {
   readonly #configKeys = new Map<string, string>();
   #operator: Buffer | undefined;
   #loaded = false;
+  #generation = 0;
   /** Resolves once stored agents and `!cmd` keys are in; never rejects. */
   readonly loaded: Promise<void>;
 
@@ -86,6 +87,16 @@ export class AgentRegistry {
   /** The file the operator key is kept in once agents exist; none with a `token`, or without a file store. */
   get operatorKeyFile(): string | undefined {
     return this.#options.token === undefined ? this.#options.operatorKeyPath : undefined;
+  }
+
+  /**
+   * Changes (synchronously) with every change of who a key is — a key issued or revoked, an agent
+   * added or re-read from the store, the operator key set — before any `await`: a verdict cached
+   * under an older generation (the auth hook keeps one per connection) is stale the moment a key
+   * is revoked, not once the store has it.
+   */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** Who `presented` is. Comparisons go through fixed-size digests, never the clear value. */
@@ -152,6 +163,7 @@ export class AgentRegistry {
     // that could not be read) must not come back to life with the new agent's rights.
     await this.#revokeKeys(name);
     this.#stored.set(name, agent);
+    this.#generation++;
     await this.#options.store.putAgent(agent);
     const key = await this.#issue(name);
     this.#changed(name, 'added');
@@ -176,6 +188,7 @@ export class AgentRegistry {
     if (stored && stored.revokedAt === undefined) {
       stored.revokedAt = now;
       for (const key of this.#keys.values()) if (key.agent === name) key.revokedAt ??= now;
+      this.#generation++;
       await this.#options.store.revokeAgent(name, now);
     } else {
       await this.#revokeKeys(name);
@@ -203,6 +216,7 @@ export class AgentRegistry {
     const minted = mintAgentKey();
     const record: StoredAgentKey = { id: minted.id, agent: name, salt: minted.salt, hash: minted.hash, createdAt: this.#options.clock.now() };
     this.#keys.set(record.id, record);
+    this.#generation++;
     await this.#options.store.putKey(record);
     this.#ensureOperator();
     return minted.key;
@@ -211,6 +225,7 @@ export class AgentRegistry {
   async #revokeKeys(name: string): Promise<void> {
     const now = this.#options.clock.now();
     for (const key of this.#keys.values()) if (key.agent === name) key.revokedAt ??= now;
+    this.#generation++;
     await this.#options.store.revokeKeys(name, now);
   }
 
@@ -266,6 +281,7 @@ export class AgentRegistry {
       }
       this.#stored.set(agent.name, { ...agent, settings: parsed.data });
     }
+    this.#generation++;
   }
 
   async #loadConfigKey(name: string, key: string | undefined): Promise<void> {
@@ -286,11 +302,13 @@ export class AgentRegistry {
       return;
     }
     this.#configKeys.set(hex, name);
+    this.#generation++;
   }
 
   /** Once an agent exists, requests need keys: the operator then needs one too. */
   #ensureOperator(): void {
     if (this.#operator !== undefined) return;
+    this.#generation++;
     const path = this.#options.operatorKeyPath;
     // An operator key file means agents existed on an earlier run: if their records could not be
     // read this time (a read-only or damaged database), keys stay required — fail closed.

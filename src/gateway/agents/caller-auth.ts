@@ -14,7 +14,7 @@ export type Authentication =
   | { kind: 'refused'; code: ErrorCode };
 
 export interface CallerAuthOptions {
-  agents: Pick<AgentRegistry, 'authenticate' | 'get' | 'isActive'>;
+  agents: Pick<AgentRegistry, 'authenticate' | 'get' | 'isActive' | 'generation'>;
   /** `agentAuth.jwt` (issue #40 item 4): agents signed in by their identity provider's JWT. @default keys only */
   jwt?: JwtAuthConfig;
   clock: Pick<Clock, 'now'>;
@@ -59,6 +59,11 @@ export class CallerAuth {
       return this.#jwt ? this.#jwt.authenticate(presented) : this.#jwtLoading.then((jwt) => jwt.authenticate(presented));
     }
     return verdict;
+  }
+
+  /** Changes whenever who a key is may have changed (the registry's `generation`): a verdict kept from before is stale. */
+  get generation(): number {
+    return this.#agents.generation;
   }
 
   /** Whether `agent` may still act (a long-lived feed asks per event): a key's agent not revoked or expired, a JWT's token in time. */

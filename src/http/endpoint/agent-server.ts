@@ -1,4 +1,4 @@
-import type { Server } from '@modelcontextprotocol/server';
+import { SUPPORTED_PROTOCOL_VERSIONS, type Server } from '@modelcontextprotocol/server';
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { INSTANCE_META_KEY } from '../../upstream/instance.js';
 import type { AggregateCapabilities } from '../../upstream/manager.js';
@@ -14,6 +14,7 @@ import { registerTaskHandlers, startTask } from './task-handlers.js';
 import { LEGACY_TASKS_CAPABILITY, TASKS_EXTENSION } from '../../gateway/index.js';
 import { startLegacyTask, withLegacyTaskSupport } from './legacy-task-handlers.js';
 import { TaskServer } from './task-server.js';
+import { MODERN_REVISION } from './modern-direct.js';
 
 /**
  * How long a 2026-07-28 client may reuse the aggregated list when no upstream gave a hint. Short:
@@ -42,6 +43,9 @@ export function createAgentServer(options: AgentServerOptions): Server {
     {
       // A 2025-era session is offered the 2025-11-25 task surface too (legacy-task-handlers.ts).
       capabilities: { ...advertised(available), ...(session ? { tasks: LEGACY_TASKS_CAPABILITY } : {}) },
+      // A 2026-07-28 request's server speaks the modern revision too: connecting it to a per-request
+      // transport then binds that revision (the direct path, modern-direct.ts), as the SDK's entry does.
+      ...(session ? {} : { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, MODERN_REVISION] }),
       instructions: 'Tools, prompts and resources of every MCP server Switchboard is connected to; tools and prompts are named mcp_<server>_<name> unless a server says otherwise.',
     },
   );

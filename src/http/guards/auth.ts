@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
 import type { AgentRef, Authentication } from '../../gateway/index.js';
@@ -17,6 +18,10 @@ export interface KeyCheck {
   readonly isLoaded: boolean;
   readonly loaded: Promise<void>;
   authenticate(presented: string): Authentication | Promise<Authentication>;
+  /** Changes whenever who a key is may have changed: a verdict kept from before is stale. */
+  readonly authGeneration: number;
+  /** Whether an agent authenticated earlier may still act (not expired since). */
+  isActive(agent: AgentRef): boolean;
 }
 
 export interface AuthOptions {
@@ -84,11 +89,22 @@ export function createAuthHook(options: AuthOptions): OnRequestHook {
   const publicRoutes = new Set(options.publicRoutes ?? ['/health']);
   const agentRoutes = new Set(options.agentRoutes ?? AGENT_ROUTES);
   const queryTokenRoutes = new Set(options.queryTokenRoutes ?? ['/events']);
+  // A keep-alive connection presents the same key on each request: its last accepted verdict
+  // stays with its socket (issue #44 item 4) while the registry's generation is the same — any
+  // key issued or revoked changes it at once — and, for an agent, while the agent may still act
+  // (expiry). A JWT's verdict (asynchronous) and a refusal are never kept.
+  const bySocket = new WeakMap<Socket, KeptVerdict>();
 
   const check = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     const route = request.routeOptions.url;
     if (!keys.keysRequired || (route !== undefined && publicRoutes.has(route))) return done();
     const presented = bearerOf(request) ?? (route !== undefined && queryTokenRoutes.has(route) ? (protocolTokenOf(request) ?? queryTokenOf(request)) : undefined);
+    const socket = request.raw.socket;
+    const kept = bySocket.get(socket);
+    if (kept !== undefined && kept.presented === presented && kept.generation === keys.authGeneration && (kept.verdict.kind === 'operator' || keys.isActive(kept.verdict.agent))) {
+      return apply(kept.verdict, route, request, reply, done);
+    }
+    const generation = keys.authGeneration;
     const verdict = presented === undefined ? ({ kind: 'unknown' } as const) : keys.authenticate(presented);
     // A JWT's keys may need fetching; keys and the operator's token answer at once.
     if (verdict instanceof Promise) {
@@ -98,6 +114,7 @@ export function createAuthHook(options: AuthOptions): OnRequestHook {
       );
       return;
     }
+    if (presented !== undefined && (verdict.kind === 'operator' || verdict.kind === 'agent')) bySocket.set(socket, { presented, generation, verdict });
     apply(verdict, route, request, reply, done);
   };
 
@@ -118,6 +135,13 @@ export function createAuthHook(options: AuthOptions): OnRequestHook {
     if (keys.isLoaded) return check(request, reply, done);
     void keys.loaded.then(() => check(request, reply, done));
   };
+}
+
+/** A connection's last accepted key and who it was, as of the registry's generation then. */
+interface KeptVerdict {
+  presented: string;
+  generation: number;
+  verdict: Extract<Authentication, { kind: 'operator' | 'agent' }>;
 }
 
 function bearerOf(request: FastifyRequest): string | undefined {

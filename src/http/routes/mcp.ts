@@ -17,6 +17,7 @@ import { createServerParts, type ClusterParts } from '../endpoint/server-parts.j
 import { SessionRelay } from '../endpoint/session-relay.js';
 import { ModernServers } from '../endpoint/modern-servers.js';
 import { modernNodeHandler } from '../endpoint/modern-node.js';
+import { directRoute, ModernDirect } from '../endpoint/modern-direct.js';
 import { authOf } from '../endpoint/request-agent.js';
 
 export interface McpRoutesOptions {
@@ -87,6 +88,9 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   const modernServers = new ModernServers(serverOptions);
   const modern = createMcpHandler(() => modernServers.take(), { legacy: 'reject', onerror });
   const serveModern = modernNodeHandler(modern, onerror);
+  // Most 2026-07-28 requests skip the handler's web Request/Response: served on a pooled server
+  // through a transport that writes Node's response (modern-direct.ts); the rest go to the handler.
+  const direct = new ModernDirect(() => modernServers.take());
   const relay = new SessionRelay({
     manager,
     bus: options.bus,
@@ -100,7 +104,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 
   const stop = async (): Promise<void> => {
     sessions.stop();
-    await Promise.allSettled([sessions.closeAll(), modern.close()]);
+    await Promise.allSettled([sessions.closeAll(), modern.close(), direct.close()]);
   };
 
   app.addHook('preClose', async () => {
@@ -151,6 +155,16 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
 
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const sessionId = request.headers['mcp-session-id'];
+    const route = typeof sessionId === 'string' ? undefined : directRoute({ method: request.method, headers: request.headers, body: request.body });
+    if (route) {
+      hijack(request, reply);
+      try {
+        await direct.serve(route, request.raw, reply.raw, request.agent ? authOf(request.agent) : undefined);
+      } catch (err) {
+        fail(request, reply, err);
+      }
+      return;
+    }
     if (typeof sessionId !== 'string' && !isLegacy(request)) {
       hijack(request, reply);
       // A 2026-07-28 client subscribes to resource updates on its listen stream: the servers

@@ -54,4 +54,26 @@ describe('AgentRegistry events', () => {
     expect(registry.get('elsewhere')).toBeDefined();
     expect(seen).toEqual([]);
   });
+
+  it('changes its generation the moment a key stops or starts working, before the store has it (issue #44: kept auth verdicts)', async () => {
+    const store = new MemoryAgentStore();
+    const clock = { now: () => Date.UTC(2026, 0, 1) };
+    const registry = new AgentRegistry({ config: {}, store, token: 'operator-token-123456', clock, logger: quiet });
+    await registry.loaded;
+    const { key } = await registry.add('bot', {});
+    const before = registry.generation;
+    // Right after the revocation's in-memory step (its first await), the store not yet written.
+    const revoking = registry.revoke('bot');
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(registry.authenticate(key).kind).toBe('revoked');
+    expect(registry.generation).not.toBe(before);
+    await revoking;
+
+    const readBefore = registry.generation;
+    const other = new AgentRegistry({ config: {}, store, token: 'operator-token-123456', clock, logger: quiet });
+    await other.add('elsewhere', {});
+    await registry.refresh();
+    expect(registry.generation).not.toBe(readBefore);
+  });
 });
