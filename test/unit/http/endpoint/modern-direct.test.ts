@@ -5,8 +5,8 @@ import { Server, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/serve
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { directRoute, MODERN_REVISION, ModernDirect } from '../../../../src/http/endpoint/modern-direct.js';
 import { NodeExchange } from '../../../../src/http/endpoint/node-exchange.js';
-import { deferred } from '../../../../src/util/deferred.js';
 import { rawRequest } from '../../../helpers/raw-http.js';
+import { answersOnlyAnAbort, sseMessages } from '../../../helpers/sdk-server-handlers.js';
 
 /**
  * Issue #44 item 1: 2026-07-28 requests served without the SDK handler's web Request/Response —
@@ -97,27 +97,15 @@ describe('ModernDirect', () => {
     const res = await rawRequest(url, { method: 'POST', headers: { ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'work' }, body: call(4, 'work', { progressToken: 'p' }) });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
-    const frames = res.body.split('\n\n').filter((frame) => frame.startsWith('event: message'));
-    expect(frames.map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as Record<string, unknown>)).toMatchObject([
+    expect(sseMessages(res.body)).toMatchObject([
       { method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } },
       { id: 4, result: { content: [{ text: 'done' }] } },
     ]);
   });
 
   it("aborts the handler's work when the client goes away before the answer", async () => {
-    const started = deferred();
-    const aborted = deferred();
-    const { url } = await serve((server) =>
-      server.setRequestHandler('tools/call', (_request, ctx) => {
-        started.resolve();
-        return new Promise((_resolve, reject) => {
-          ctx.mcpReq.signal.addEventListener('abort', () => {
-            aborted.resolve();
-            reject(new Error('aborted'));
-          });
-        });
-      }),
-    );
+    const { handler, started, aborted } = answersOnlyAnAbort();
+    const { url } = await serve((server) => server.setRequestHandler('tools/call', handler));
     const req = request(url, { method: 'POST', headers: { ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'wait' }, agent: false });
     req.on('error', () => undefined);
     req.on('response', (res: IncomingMessage) => res.resume());
@@ -130,19 +118,8 @@ describe('ModernDirect', () => {
 
 describe('ModernDirect.close', () => {
   it("answers 499 to a call still in flight (shutdown), as the SDK's entry does, and aborts the handler's work", async () => {
-    const started = deferred();
-    const aborted = deferred();
-    const { url, direct } = await serve((server) =>
-      server.setRequestHandler('tools/call', (_request, ctx) => {
-        started.resolve();
-        return new Promise((_resolve, reject) => {
-          ctx.mcpReq.signal.addEventListener('abort', () => {
-            aborted.resolve();
-            reject(new Error('aborted'));
-          });
-        });
-      }),
-    );
+    const { handler, started, aborted } = answersOnlyAnAbort();
+    const { url, direct } = await serve((server) => server.setRequestHandler('tools/call', handler));
     const answer = rawRequest(url, { method: 'POST', headers: { ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'wait' }, body: call(8, 'wait') });
     await started.promise;
     await direct.close();

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { createMcpHandler, Server } from '@modelcontextprotocol/server';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { modernNodeHandler } from '../../../../src/http/endpoint/modern-node.js';
-import { deferred } from '../../../../src/util/deferred.js';
 import { rawRequest } from '../../../helpers/raw-http.js';
+import { answersOnlyAnAbort, sseMessages } from '../../../helpers/sdk-server-handlers.js';
 
 /**
  * Issue #44 item 1: the SDK's 2026-07-28 handler served from Node's request and response by
@@ -80,27 +80,15 @@ describe('modernNodeHandler', () => {
     const res = await rawRequest(url, { method: 'POST', headers: { ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'work' }, body });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
-    const frames = res.body.split('\n\n').filter((frame) => frame.startsWith('event: message'));
-    expect(frames.map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as Record<string, unknown>)).toMatchObject([
+    expect(sseMessages(res.body)).toMatchObject([
       { method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } },
       { id: 3, result: { content: [{ text: 'done' }] } },
     ]);
   });
 
   it("aborts the handler's work when the client goes away before the answer", async () => {
-    const started = deferred();
-    const aborted = deferred();
-    const { url } = await serve((server) =>
-      server.setRequestHandler('tools/call', (_request, ctx) => {
-        started.resolve();
-        return new Promise((_resolve, reject) => {
-          ctx.mcpReq.signal.addEventListener('abort', () => {
-            aborted.resolve();
-            reject(new Error('aborted'));
-          });
-        });
-      }),
-    );
+    const { handler, started, aborted } = answersOnlyAnAbort();
+    const { url } = await serve((server) => server.setRequestHandler('tools/call', handler));
     const body = JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'wait', arguments: {}, _meta: envelope } });
     const req = request(url, { method: 'POST', headers: { ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'wait' }, agent: false });
     req.on('error', () => undefined);
