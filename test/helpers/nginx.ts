@@ -34,7 +34,12 @@ export interface NginxOptions {
   maxFails?: number;
   /** @default 10 */
   failTimeoutS?: number;
-  /** Idle keep-alive connections nginx keeps to the replicas (per worker). @default 32 */
+  /**
+   * Idle keep-alive connections nginx keeps to the replicas (per worker); 0 for none: each request
+   * then opens its own connection, so one sent after a replica died meets a refused connect, which
+   * `proxy_next_upstream error` moves to the next replica (README "Running several replicas").
+   * @default 0 (as deploy/compose/nginx.conf)
+   */
   keepalive?: number;
   /** @default 1 */
   workerProcesses?: number;
@@ -92,8 +97,7 @@ ${local.http}
 
   upstream switchboard {
 ${options.sticky ? '    hash $http_mcp_session_id consistent;\n' : ''}${servers.join('\n')}
-    keepalive ${options.keepalive ?? 32};
-  }
+${options.keepalive ? `    keepalive ${options.keepalive};\n` : ''}  }
 
   server {
     listen 127.0.0.1:${options.port};
