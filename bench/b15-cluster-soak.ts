@@ -32,8 +32,8 @@ const KILL_S = Number(process.env.BENCH_B15_KILL_S ?? 300);
 const CHAOS_S = Number(process.env.BENCH_B15_CHAOS_S ?? 20);
 const AGENTS = { modern: 10, legacy: 10 };
 const REPLICAS = 3;
-/** nginx's idle keep-alive connections to the replicas; 0 (the default, as deploy/compose/nginx.conf) for none. */
-const KEEPALIVE = Number(process.env.BENCH_B15_NGINX_KEEPALIVE ?? 0);
+/** nginx's idle keep-alive connections to the replicas (32, as deploy/compose/nginx.conf); 0 for none. */
+const KEEPALIVE = Number(process.env.BENCH_B15_NGINX_KEEPALIVE ?? 32);
 /** A failure this soon after a kill is counted as the kill's (a call in flight where it happened). */
 const KILL_WINDOW_MS = 3000;
 

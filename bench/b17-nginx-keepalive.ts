@@ -12,7 +12,7 @@ import { ms, perSecond, ratio, type Row } from './lib/table.js';
  * B17 — what nginx's upstream keep-alive saves per call (issue #43 item 7, the 502s at a replica
  * kill): one `switchboard serve` replica with its echo-stdio upstream behind two nginx processes
  * of test/helpers/nginx.ts, one keeping idle connections to the replica (`keepalive 32`) and one
- * without (`keepalive` left out: a TCP connect per request, as deploy/compose/nginx.conf now does).
+ * without (`keepalive` left out: a TCP connect per request); deploy/compose/nginx.conf keeps 32.
  * The echo call over REST and over 2026-07-28 `/mcp`, 8 in flight, BENCH_B17_ROUNDS (5) rounds of
  * 1600 calls per path in rotating order; medians over rounds, and nginx's CPU per call (master and
  * worker, /proc). The client keeps its own connections to nginx in both cases.

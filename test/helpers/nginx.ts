@@ -35,10 +35,9 @@ export interface NginxOptions {
   /** @default 10 */
   failTimeoutS?: number;
   /**
-   * Idle keep-alive connections nginx keeps to the replicas (per worker); 0 for none: each request
-   * then opens its own connection, so one sent after a replica died meets a refused connect, which
-   * `proxy_next_upstream error` moves to the next replica (README "Running several replicas").
-   * @default 0 (as deploy/compose/nginx.conf)
+   * Idle keep-alive connections nginx keeps to the replicas (per worker); 0 for none (a TCP connect
+   * per request: B17 prices it, B15 found it does not spare the 502s at a replica kill).
+   * @default 32 (as deploy/compose/nginx.conf)
    */
   keepalive?: number;
   /** @default 1 */
@@ -97,7 +96,7 @@ ${local.http}
 
   upstream switchboard {
 ${options.sticky ? '    hash $http_mcp_session_id consistent;\n' : ''}${servers.join('\n')}
-${options.keepalive ? `    keepalive ${options.keepalive};\n` : ''}  }
+${(options.keepalive ?? 32) > 0 ? `    keepalive ${options.keepalive ?? 32};\n` : ''}  }
 
   server {
     listen 127.0.0.1:${options.port};
