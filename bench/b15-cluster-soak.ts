@@ -32,6 +32,8 @@ const KILL_S = Number(process.env.BENCH_B15_KILL_S ?? 300);
 const CHAOS_S = Number(process.env.BENCH_B15_CHAOS_S ?? 20);
 const AGENTS = { modern: 10, legacy: 10 };
 const REPLICAS = 3;
+/** nginx's idle keep-alive connections to the replicas (32, as deploy/compose/nginx.conf); 0 for none. */
+const KEEPALIVE = Number(process.env.BENCH_B15_NGINX_KEEPALIVE ?? 32);
 /** A failure this soon after a kill is counted as the kill's (a call in flight where it happened). */
 const KILL_WINDOW_MS = 3000;
 
@@ -80,6 +82,7 @@ export const b15: Benchmark = {
     const restarts: Array<{ atS: number; replica: number }> = [];
     const timeline: Array<{ atS: number; rssMiB: number[]; load1: number; dbConnections: number }> = [];
     const replicas: Replica[] = [];
+    let nginxErrors: Record<string, number> = {};
     const start = async (port: number, workspace: Workspace): Promise<ServeProcess> => {
       const serve = await startServe({ servers: echoServers(), workspace, port });
       await serve.waitForLog((entry) => entry.msg === 'ready');
@@ -90,7 +93,7 @@ export const b15: Benchmark = {
       replicas.push({ port, workspace, serve: await start(port, workspace), rss: [] });
     }
     const lives: Array<{ replica: number; rss: number[] }> = [];
-    const nginx = await startNginx({ upstreams: replicas.map((r) => `127.0.0.1:${r.port}`), sticky: true, failTimeoutS: 2 });
+    const nginx = await startNginx({ upstreams: replicas.map((r) => `127.0.0.1:${r.port}`), sticky: true, failTimeoutS: 2, keepalive: KEEPALIVE });
     const tallies = { modern: tally(), legacy: tally() };
     let dbConnections = 0;
     const deadline = performance.now() + SECONDS * 1000;
@@ -185,6 +188,14 @@ export const b15: Benchmark = {
         badGateways.push({ kill: kill.what, atS: Math.round((kill.at - t0run) / 100) / 10, inFlight: before, sentAfter: failed.length - before });
         ctx.log(`  ${kill.what} killed: ${failed.length} × 502 from nginx, ${before} sent to it before the kill, ${failed.length - before} after`);
       }
+      // Why nginx answered them: its error log's reason per line (refused connects are retried, not 502s).
+      const reasons = new Map<string, number>();
+      for (const line of (await nginx.errorLog()).split('\n')) {
+        const reason = /\[error\] \d+#\d+: \*\d+ ([^,]+)/.exec(line)?.[1];
+        if (reason) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+      }
+      for (const [reason, n] of reasons) ctx.log(`  nginx error log: ${n} × ${reason}`);
+      nginxErrors = Object.fromEntries(reasons);
       await nginx.stop();
       for (const replica of replicas) {
         await replica.serve.stop();
@@ -209,7 +220,7 @@ export const b15: Benchmark = {
       rows.push({ id: 'B15', metric: `replica ${life.replica}: RSS first → last reading of one life (${life.rss.length} readings)`, value: `${mib(life.rss[0]!)} → ${mib(life.rss.at(-1)!)}`, ...REPORT });
     }
     rows.push({ id: 'B15', metric: `PostgreSQL connections to the database, most seen (${kills.length} kills of replicas and upstreams in ${SECONDS} s)`, value: String(dbConnections), ...REPORT });
-    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })), dbConnections, lives, timeline, restarts, badGateways, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
+    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })), dbConnections, lives, timeline, restarts, badGateways, keepalive: KEEPALIVE, nginxErrors, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
     return { rows, data };
   },
 };

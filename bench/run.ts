@@ -18,6 +18,7 @@ import { b13 } from './b13-result-guard.js';
 import { b14 } from './b14-code-mode.js';
 import { b15 } from './b15-cluster-soak.js';
 import { b16 } from './b16-store-round-trip.js';
+import { b17 } from './b17-nginx-keepalive.js';
 import { b2 } from './b2-call-concurrency.js';
 import { b3 } from './b3-startup.js';
 import { b4 } from './b4-tool-list.js';
@@ -30,7 +31,7 @@ import type { Benchmark, BenchContext } from './lib/bench.js';
 import { REPO_ROOT } from './lib/serve.js';
 import { renderTable, type Row } from './lib/table.js';
 
-const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16];
+const ALL: Benchmark[] = [b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16, b17];
 /** Run only when named: B15 is a soak of half an hour by default. */
 const NAMED_ONLY = new Set(['B15']);
 

@@ -34,7 +34,11 @@ export interface NginxOptions {
   maxFails?: number;
   /** @default 10 */
   failTimeoutS?: number;
-  /** Idle keep-alive connections nginx keeps to the replicas (per worker). @default 32 */
+  /**
+   * Idle keep-alive connections nginx keeps to the replicas (per worker); 0 for none (a TCP connect
+   * per request: B17 prices it, B15 found it does not spare the 502s at a replica kill).
+   * @default 32 (as deploy/compose/nginx.conf)
+   */
   keepalive?: number;
   /** @default 1 */
   workerProcesses?: number;
@@ -92,8 +96,7 @@ ${local.http}
 
   upstream switchboard {
 ${options.sticky ? '    hash $http_mcp_session_id consistent;\n' : ''}${servers.join('\n')}
-    keepalive ${options.keepalive ?? 32};
-  }
+${(options.keepalive ?? 32) > 0 ? `    keepalive ${options.keepalive ?? 32};\n` : ''}  }
 
   server {
     listen 127.0.0.1:${options.port};
