@@ -2,7 +2,7 @@ import { cpus } from 'node:os';
 import { startNginx, type Nginx } from '../test/helpers/nginx.js';
 import { createDatabase, startPostgres } from '../test/helpers/postgres-server.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
-import { mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
+import { failingOnError, mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
 import { echoServers } from './lib/echo.js';
 import { concurrentBlock, type BlockStats } from './lib/load.js';
 import { childPids, cpuTimeMs } from './lib/proc.js';
@@ -58,20 +58,6 @@ interface PathTotals {
 
 const cpuOf = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + cpuTimeMs(pid), 0);
 
-/**
- * `/mcp` with every answer checked: `callTool` resolves with `isError: true` results too, and a
- * replica that failed calls quickly would look fast. (REST paths throw on any status but 200.)
- */
-function failingOnError(path: CallPath): CallPath {
-  return {
-    ...path,
-    call: async () => {
-      const result = (await path.call()) as { isError?: boolean; content?: unknown };
-      if (result.isError === true) throw new Error(`${path.id}: the call failed: ${JSON.stringify(result.content).slice(0, 300)}`);
-      return result;
-    },
-  };
-}
 
 /** Busy and total CPU time of the whole machine so far, in ms. */
 function machineTimes(): { busy: number; total: number } {

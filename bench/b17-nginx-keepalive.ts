@@ -1,6 +1,6 @@
 import { startNginx, type Nginx } from '../test/helpers/nginx.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/bench.js';
-import { mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
+import { failingOnError, mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
 import { echoServers } from './lib/echo.js';
 import { concurrentBlock, type BlockStats } from './lib/load.js';
 import { childPids, cpuTimeMs } from './lib/proc.js';
@@ -97,13 +97,3 @@ export const b17: Benchmark = {
   },
 };
 
-function failingOnError(path: CallPath): CallPath {
-  return {
-    ...path,
-    call: async () => {
-      const result = (await path.call()) as { isError?: boolean; content?: unknown };
-      if (result.isError === true) throw new Error(`${path.id}: the call failed: ${JSON.stringify(result.content).slice(0, 300)}`);
-      return result;
-    },
-  };
-}

@@ -130,3 +130,18 @@ export function directPath(direct: DirectClient, id = 'direct', upstream = echoS
     close: async () => undefined,
   };
 }
+
+/**
+ * `/mcp` with every answer checked: `callTool` resolves with `isError: true` results too, and a
+ * front that failed calls quickly would look fast. (REST paths throw on any status but 200.)
+ */
+export function failingOnError(path: CallPath): CallPath {
+  return {
+    ...path,
+    call: async () => {
+      const result = (await path.call()) as { isError?: boolean; content?: unknown };
+      if (result.isError === true) throw new Error(`${path.id}: the call failed: ${JSON.stringify(result.content).slice(0, 300)}`);
+      return result;
+    },
+  };
+}
