@@ -6,7 +6,8 @@
  * `legacy` (/mcp through the SDK Client, 2026-07-28 and a 2025-era session). Prints per path and
  * build the p50 and the daemon's CPU per call (from /proc), and new ÷ old. The path `direct` (the SDK's
  * stdio client on its own echo server, in the same rounds) adds each path's overhead over it
- * (p50 − direct p50) and the modern ÷ REST overhead ratio per build (issue #44's targets).
+ * (p50 − direct p50) and the modern ÷ REST overhead ratio per build (issue #44's targets), and the
+ * bench process's own CPU per call on each path (the agent's side of the critical path).
  * AB_ROUNDS (default 9) × AB_CALLS (default 500), AB_IN_FLIGHT (default 1); AB_PROF=<dir> writes
  * each daemon's CPU profile under <dir>/old and <dir>/new.
  */
@@ -65,6 +66,10 @@ try {
       const ratio = kinds.includes('modern') && kinds.includes('rest') ? `${(overhead('modern') / overhead('rest')).toFixed(2)}×` : '—';
       console.log(`| ${label} | ${kinds.map((kind) => `${overhead(kind).toFixed(3)} ms`).join(' | ')} | ${ratio} |`);
     }
+    // The agent's side is on every call's critical path too: the SDK client over HTTP (fetch, SSE
+    // parsing, its result check) costs the bench process more per call than a node:http REST client.
+    const clientCpu = (id: string): string => `${results.get(id)!.benchCpuPerCallMs.toFixed(3)} ms`;
+    console.log(`\nclient (bench process) CPU per call: direct ${clientCpu('direct')}; ${kinds.map((kind) => `${kind} old ${clientCpu(`${kind}:old`)} / new ${clientCpu(`${kind}:new`)}`).join('; ')}`);
   }
 } finally {
   await direct?.close().catch(() => undefined);
