@@ -4,14 +4,15 @@ import type { OpenedStores } from '../../src/store/open-tool-cache.js';
 import { openPostgresStores, type OpenPostgresOptions } from '../../src/store/pg/open-postgres.js';
 import { migratePostgres } from '../../src/store/pg/pg-migrations.js';
 import { createDatabase } from './postgres-server.js';
+import type { Cleanup } from './process.js';
 
 /**
  * A fresh database on the suite's PostgreSQL server (test/global-setup.ts), dropped when the
- * test ends: its URL.
+ * test ends (or by `cleanup`): its URL.
  */
-export async function freshDatabaseUrl(): Promise<string> {
+export async function freshDatabaseUrl(cleanup: Cleanup = onTestFinished): Promise<string> {
   const database = await createDatabase(inject('postgresUrl'));
-  onTestFinished(() => database.drop());
+  cleanup(() => database.drop());
   return database.url;
 }
 
@@ -49,12 +50,13 @@ export async function emptiedDatabaseUrl(): Promise<string> {
 
 /**
  * The PostgreSQL stores on `url` (default: an emptied shared database), their pool ended when the test
- * ends (registered after the drop, so it runs before it).
+ * ends (registered after the drop, so it runs before it), or by `cleanup` (stores a file's tests share).
  */
-export async function postgresStores(options: OpenPostgresOptions & { url?: string } = {}): Promise<OpenedStores> {
-  const url = options.url ?? (await emptiedDatabaseUrl());
-  const opened = await openPostgresStores(url, options);
-  onTestFinished(async () => {
+export async function postgresStores(options: OpenPostgresOptions & { url?: string; cleanup?: Cleanup } = {}): Promise<OpenedStores> {
+  const { cleanup = onTestFinished, ...rest } = options;
+  const url = rest.url ?? (await emptiedDatabaseUrl());
+  const opened = await openPostgresStores(url, rest);
+  cleanup(async () => {
     await opened.store.close();
     await opened.close?.();
   });

@@ -18,3 +18,26 @@ export function sharedByTests<T>(start: () => Promise<T>, close: (value: T) => P
   });
   return () => (started ??= start());
 }
+
+/**
+ * A cleanup (as `tempDir`, `spawnServe` and `startReplica` take one) that collects instead of
+ * registering with the test: `run()` calls what was collected, last in first out, as vitest runs
+ * a test's `onTestFinished` callbacks. For what a `sharedByTests` start makes, closed by its `close`.
+ */
+export function cleanupStack(): { cleanup: (fn: () => void | Promise<void>) => void; run(): Promise<void> } {
+  const stack: Array<() => void | Promise<void>> = [];
+  return {
+    cleanup: (fn) => void stack.push(fn),
+    async run() {
+      const errors: unknown[] = [];
+      for (let fn = stack.pop(); fn !== undefined; fn = stack.pop()) {
+        try {
+          await fn();
+        } catch (err) {
+          errors.push(err);
+        }
+      }
+      if (errors.length > 0) throw new AggregateError(errors, 'cleanup failed');
+    },
+  };
+}

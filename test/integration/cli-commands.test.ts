@@ -8,6 +8,7 @@ import { HELP } from '../../src/cli/help.js';
 import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
 import { nextDaemonEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 /**
  * Issue #15, item 5: the `switchboard` CLI as a user runs it — the bundle `npm start` builds, in
@@ -59,12 +60,22 @@ function capture() {
   };
 }
 
-async function introspectDaemon(): Promise<TestDaemon> {
-  return startDaemon({ servers: { intro: fixtureServerConfig('introspect') } });
-}
+/**
+ * One daemon for the file's tests that talk to a daemon, with an introspect server per `logs`
+ * test (`printed`, `followed`, `interrupted`): each test reads the log of its own server only,
+ * and none of them changes the daemon.
+ */
+const introspectDaemon = sharedByTests(
+  (): Promise<TestDaemon> =>
+    startDaemon({
+      servers: Object.fromEntries(['printed', 'followed', 'interrupted'].map((name) => [name, fixtureServerConfig('introspect')])),
+      lifetime: 'manual',
+    }),
+  (d) => d.close(),
+);
 
-async function callTool(d: TestDaemon, tool: string, args: Record<string, unknown>): Promise<void> {
-  const res = await d.json(`/tools/mcp_intro_${tool}/call`, { method: 'POST', body: { arguments: args } });
+async function callTool(d: TestDaemon, server: string, tool: string, args: Record<string, unknown>): Promise<void> {
+  const res = await d.json(`/tools/mcp_${server}_${tool}/call`, { method: 'POST', body: { arguments: args } });
   expect(res.status).toBe(200);
 }
 
@@ -128,28 +139,28 @@ describe('unknown names', () => {
 describe('switchboard logs', () => {
   it("prints the server's stderr and its MCP log messages, -n the last lines", async () => {
     const d = await introspectDaemon();
-    await callTool(d, 'log_stderr', { lines: ['first', 'second'] });
-    await callTool(d, 'log_message', { level: 'warning', logger: 'db', data: 'connection lost' });
+    await callTool(d, 'printed', 'log_stderr', { lines: ['first', 'second'] });
+    await callTool(d, 'printed', 'log_message', { level: 'warning', logger: 'db', data: 'connection lost' });
 
-    const [all, last] = await Promise.all([sh(`$SB logs intro --url ${d.url}`), sh(`$SB logs intro -n 1 --url ${d.url}`)]);
+    const [all, last] = await Promise.all([sh(`$SB logs printed --url ${d.url}`), sh(`$SB logs printed -n 1 --url ${d.url}`)]);
     expect(all).toEqual({ code: 0, stdout: 'first\nsecond\n[log warning] db: connection lost\n', stderr: '' });
     expect(last.stdout).toBe('[log warning] db: connection lost\n');
   });
 
   it('--follow prints new lines as they come, each once, until stopped', async () => {
     const d = await introspectDaemon();
-    await callTool(d, 'log_stderr', { lines: ['before'] });
+    await callTool(d, 'followed', 'log_stderr', { lines: ['before'] });
     const out = capture();
     const err = capture();
     const stop = new AbortController();
     onTestFinished(() => stop.abort());
-    const following = runLogs({ argv: ['intro', '--follow', '--url', d.url], env: {}, stdout: out.output, stderr: err.output, signal: stop.signal });
+    const following = runLogs({ argv: ['followed', '--follow', '--url', d.url], env: {}, stdout: out.output, stderr: err.output, signal: stop.signal });
     await out.until('before\n');
 
     const batch = nextDaemonEvent(d.daemon, 'server.log', (e) => e.lines.includes('during'));
-    await callTool(d, 'log_stderr', { lines: ['during'] });
+    await callTool(d, 'followed', 'log_stderr', { lines: ['during'] });
     await batch;
-    await callTool(d, 'log_message', { level: 'info', data: 'hello from the server' });
+    await callTool(d, 'followed', 'log_message', { level: 'info', data: 'hello from the server' });
     await out.until('[log info] hello from the server\n');
     stop.abort();
     expect(await following).toBe(0);
@@ -159,15 +170,15 @@ describe('switchboard logs', () => {
 
   it('--follow in its own process ends with status 0 on Ctrl-C', async () => {
     const d = await introspectDaemon();
-    const child = spawn(process.execPath, [CLI_BUNDLE, 'logs', 'intro', '--follow', '--url', d.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_BUNDLE, 'logs', 'interrupted', '--follow', '--url', d.url], { stdio: ['ignore', 'pipe', 'pipe'] });
     onTestFinished(() => void child.kill('SIGKILL'));
     const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     const out = capture();
     createInterface({ input: child.stdout }).on('line', (line) => out.output.write(`${line}\n`));
     // The follow is live once it has printed the history; the line written next must come through.
-    await callTool(d, 'log_stderr', { lines: ['history'] });
+    await callTool(d, 'interrupted', 'log_stderr', { lines: ['history'] });
     await out.until('history\n');
-    await callTool(d, 'log_stderr', { lines: ['live line'] });
+    await callTool(d, 'interrupted', 'log_stderr', { lines: ['live line'] });
     await out.until('live line\n');
     child.kill('SIGINT');
     expect(await exited).toBe(0);

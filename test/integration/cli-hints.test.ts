@@ -6,6 +6,7 @@ import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 /**
  * Issue #25, item 3: a careless call gets guidance, not only an error — the real `switchboard`
@@ -20,17 +21,25 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   return runCli(args, { env: clean });
 }
 
-function echoDaemon(): Promise<TestDaemon> {
-  return startDaemon({
-    servers: {
-      echo: fixtureServerConfig('echo-stdio'),
-      // A server that never starts: its command does not exist.
-      ghost: { command: '/nonexistent/switchboard-test-ghost-server' },
-      // One that is never even started: stdio without a command.
-      invalid: { type: 'stdio' },
-    },
-  });
-}
+/**
+ * The daemon the tests that only read share (wrong names, typed values, a bare body, logs of
+ * servers that never started): nothing they do changes it, and a daemon with its echo server for
+ * each was most of this file's CPU besides the CLI's own processes.
+ */
+const echoDaemon = sharedByTests(
+  (): Promise<TestDaemon> =>
+    startDaemon({
+      servers: {
+        echo: fixtureServerConfig('echo-stdio'),
+        // A server that never starts: its command does not exist.
+        ghost: { command: '/nonexistent/switchboard-test-ghost-server' },
+        // One that is never even started: stdio without a command.
+        invalid: { type: 'stdio' },
+      },
+      lifetime: 'manual',
+    }),
+  (d) => d.close(),
+);
 
 /** A port nothing listens on: bound once, then released. */
 async function closedPort(): Promise<number> {

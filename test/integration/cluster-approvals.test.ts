@@ -2,16 +2,20 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli-run.js';
 import { textOf } from '../helpers/connect.js';
+import type { TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/free-port.js';
-import { replicaCluster, TOKEN, type Replica } from '../helpers/replica-cluster.js';
+import { startReplica } from '../helpers/in-process-replica.js';
+import { freshDatabaseUrl } from '../helpers/pg-stores.js';
 
 /**
- * Issue #43 item 2 with three `switchboard serve` processes on one real PostgreSQL database: a
- * call held on A is listed by `GET /approvals` on B and C, naming A as the replica holding it,
- * and approved through C.
+ * Issue #43 item 2 with three replicas on one real PostgreSQL database: a call held on A is
+ * listed by `GET /approvals` on B and C, naming A as the replica holding it, and approved
+ * through C. Nothing here is about a replica's process: they are daemons in this process, made as
+ * `serve` makes them (test/helpers/in-process-replica.ts); the CLI is the real bundle.
  */
 
+const TOKEN = 'operator-secret-for-replicas';
 const SPAWN_TIMEOUT_MS = 60_000;
 
 interface Listed {
@@ -19,15 +23,16 @@ interface Listed {
   unansweredReplicas?: string[];
 }
 
-async function replicaId(replica: Replica): Promise<string> {
+async function replicaId(replica: TestDaemon): Promise<string> {
   const { body } = await replica.json<{ replicas: Array<{ id: string; self: boolean }> }>('/status');
   return body.replicas.find((r) => r.self)!.id;
 }
 
 describe('approvals across the cluster', () => {
   it('a call held on A is listed on B and C with the replica holding it, and approved on C', async () => {
-    const replicas = await replicaCluster({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['echo'] } });
-    const [a, b, c] = [await replicas.start(), await replicas.start(), await replicas.start()];
+    const dbUrl = await freshDatabaseUrl();
+    const options = { servers: { echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['echo'] } }, config: { token: TOKEN } };
+    const [a, b, c] = [await startReplica(dbUrl, options), await startReplica(dbUrl, options), await startReplica(dbUrl, options)];
     const aId = await replicaId(a);
 
     const call = fetch(new URL('/tools/mcp_echo_echo/call', a.url), {
@@ -61,7 +66,7 @@ describe('approvals across the cluster', () => {
 
     // A live replica that does not answer (its heartbeat row fresh, nothing listening at its
     // address): the CLI says whose held calls are missing, on stderr.
-    const db = new pg.Client({ connectionString: replicas.dbUrl });
+    const db = new pg.Client({ connectionString: dbUrl });
     await db.connect();
     const silent = 'dead0000beef';
     await db.query("INSERT INTO replicas (id, url, started_at, heartbeat_at, info) VALUES ($1, $2, $3, $3, '{}')", [silent, `http://127.0.0.1:${await freePort()}`, Date.now() + 60_000]);

@@ -2,13 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { startReplica } from '../helpers/in-process-replica.js';
+import { freshDatabaseUrl } from '../helpers/pg-stores.js';
 import { replicaCluster, TOKEN } from '../helpers/replica-cluster.js';
 
 /**
- * Issue #43 items 4–5 with `switchboard serve` processes on one real PostgreSQL database: a
- * cluster without a `token` has one operator key, in the shared store, that every replica
- * accepts; each replica has an instance id of its own and the cluster one id, and a replica
- * refuses a link to a replica of its own cluster as a loop.
+ * Issue #43 items 4–5 with replicas on one real PostgreSQL database: a cluster without a `token`
+ * has one operator key, in the shared store, that every replica accepts (`switchboard serve`
+ * processes: each keeps the key in a file beside its database, as `serve` does); each replica has
+ * an instance id of its own and the cluster one id, and a replica refuses a link to a replica of
+ * its own cluster as a loop (daemons in this process: test/helpers/in-process-replica.ts).
  */
 
 const SPAWN_TIMEOUT_MS = 60_000;
@@ -43,9 +46,10 @@ describe('one cluster, one operator key, one identity per replica', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('each replica has its own instance id and the cluster\'s id; A linking to B of its own cluster is refused as a loop', async () => {
-    const replicas = await replicaCluster({ echo: fixtureServerConfig('echo-stdio') });
-    const b = await replicas.start();
-    const a = await replicas.start({ servers: { peer: { type: 'http', url: `${b.url}/mcp`, headers: { authorization: `Bearer ${TOKEN}` } } } });
+    // Not about a replica's process: two daemons in this process, made as `serve` makes them.
+    const dbUrl = await freshDatabaseUrl();
+    const b = await startReplica(dbUrl, { servers: { echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN } });
+    const a = await startReplica(dbUrl, { servers: { peer: { type: 'http', url: `${b.url}/mcp`, headers: { authorization: `Bearer ${TOKEN}` } } }, config: { token: TOKEN } });
 
     const [sa, sb] = [(await a.json<Status>('/status')).body, (await b.json<Status>('/status')).body];
     expect(sa.instance.id).not.toBe(sb.instance.id);

@@ -4,7 +4,10 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ownerOf } from '../../src/util/replica-id.js';
 import { textOf } from '../helpers/connect.js';
+import type { ServerConfig } from '../../src/config/types.js';
+import type { TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { startReplica } from '../helpers/in-process-replica.js';
 import { tempDir } from '../helpers/process.js';
 import { replicaCluster, TOKEN } from '../helpers/replica-cluster.js';
 
@@ -29,11 +32,21 @@ function outcome(promise: Promise<unknown>): Promise<string> {
   );
 }
 
+/**
+ * The replica that forwards (B): what is tested of it is what it answers when the owner dies, not
+ * its process, so it is a daemon in this process made as `serve` makes one, on the cluster's database.
+ * The owner (A), SIGKILLed and restarted, is a `switchboard serve` process.
+ */
+function forwarder(dbUrl: string, servers: Record<string, ServerConfig>): Promise<TestDaemon> {
+  return startReplica(dbUrl, { servers, config: { token: TOKEN } });
+}
+
 describe('a 2025-era session whose replica is SIGKILLed and restarted on its port', () => {
   it('its calls in flight fail at once (direct and forwarded), not at the client\'s timeout; then the session answers 404 and a new one works', async () => {
     const dir = await tempDir();
-    const replicas = await replicaCluster({ slow: fixtureServerConfig('slow-tool'), echo: fixtureServerConfig('echo-stdio') });
-    const [a, b] = [await replicas.start(), await replicas.start()];
+    const servers = { slow: fixtureServerConfig('slow-tool'), echo: fixtureServerConfig('echo-stdio') };
+    const replicas = await replicaCluster(servers);
+    const [a, b] = [await replicas.start(), await forwarder(replicas.dbUrl, servers)];
     // A balancer the test steers: each request goes to `target`.
     let target = a.url;
     const steered: typeof fetch = (input, init) => {
@@ -85,8 +98,9 @@ describe('a 2025-era session whose replica is SIGKILLed and restarted on its por
 
   it('a forwarded call whose owner dies after it streamed progress is answered CALL_OUTCOME_UNKNOWN by the forwarding replica', async () => {
     const dir = await tempDir();
-    const replicas = await replicaCluster({ slow: fixtureServerConfig('slow-tool') });
-    const [a, b] = [await replicas.start(), await replicas.start()];
+    const servers = { slow: fixtureServerConfig('slow-tool') };
+    const replicas = await replicaCluster(servers);
+    const [a, b] = [await replicas.start(), await forwarder(replicas.dbUrl, servers)];
     const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
     onTestFinished(() => client.close().catch(() => undefined));
     let target = a.url;

@@ -1,9 +1,6 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { tempDir } from '../helpers/process.js';
-import { spawnServe } from '../helpers/serve-process.js';
 import { waitForStatus } from '../helpers/status-watch.js';
 import { freePort } from '../helpers/free-port.js';
 
@@ -11,7 +8,9 @@ import { freePort } from '../helpers/free-port.js';
  * Issue #11 item 3: Switchboards configured as each other's upstream — two facing each other, and
  * three in a ring — stay bounded. One link per cycle is refused (`LOOP_DETECTED`, with the loop
  * in `/status`): always the one out of the daemon with the smallest instance id, so the outcome
- * is the same whoever connects first and after every reload. Real `serve` processes throughout.
+ * is the same whoever connects first and after every reload. Real daemons on real ports, each
+ * with its own echo server process; the daemons run in this process (test/helpers/daemon.ts), as
+ * nothing here is about a daemon's process: what crosses between them is HTTP.
  */
 
 interface Status {
@@ -35,20 +34,14 @@ async function startRing(names: string[]): Promise<Node[]> {
   return Promise.all(
     names.map(async (name, i) => {
       const next = (i + 1) % names.length;
-      const dir = await tempDir();
-      const config = {
-        port: ports[i],
-        dbPath: join(dir, 'cache.db'),
-        mcpServers: {
+      const d = await startDaemon({
+        config: { port: ports[i] },
+        servers: {
           [`own_${name}`]: fixtureServerConfig('echo-stdio'),
           [`peer_${names[next]}`]: { type: 'http', url: `http://127.0.0.1:${ports[next]}/mcp` },
         },
-      };
-      await writeFile(join(dir, 'switchboard.json'), JSON.stringify(config));
-      const serve = spawnServe(['--config', join(dir, 'switchboard.json')], { home: dir, cwd: dir });
-      const base = await serve.listening();
-      await serve.waitForLog((entry) => entry.msg === 'ready');
-      return { name, port: ports[i] as number, base };
+      });
+      return { name, port: ports[i] as number, base: d.url };
     }),
   );
 }
@@ -135,7 +128,7 @@ function walkFrom(start: Node, stop: Node, nextOf: (node: Node) => Node): Node[]
   return path;
 }
 
-describe('loops between Switchboards (real daemon processes)', () => {
+describe('loops between Switchboards (real daemons on real ports)', () => {
   it('two daemons configured as each other\'s upstream: one link refused, counts stable across reloads', async () => {
     await checkRing(['a', 'b']);
   }, 60_000);

@@ -2,16 +2,20 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ownerOf } from '../../src/util/replica-id.js';
 import { textOf } from '../helpers/connect.js';
+import type { TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { startReplica } from '../helpers/in-process-replica.js';
 import { startNginx } from '../helpers/nginx.js';
+import { freshDatabaseUrl } from '../helpers/pg-stores.js';
 import { replicaCluster, TOKEN, type Replica } from '../helpers/replica-cluster.js';
 
 /**
- * Issue #28 item 3 behind a real nginx (Debian) that is not sticky: two `serve` replicas on one
+ * Issue #28 item 3 behind a real nginx (Debian) that is not sticky: two replicas on one
  * PostgreSQL database. 2026-07-28 calls go to both and all succeed; a 2025-era session works
- * although its requests land on either replica (the other forwards them); a replica killed under
- * load costs at most the calls it had in flight, and its sessions answer 404 so their clients
- * start new ones.
+ * although its requests land on either replica (the other forwards them) — daemons in this
+ * process, made as `serve` makes them, as nothing there is about a replica's process; a
+ * `serve` replica killed under load costs at most the calls it had in flight, and its sessions
+ * answer 404 so their clients start new ones.
  */
 
 const SPAWN_TIMEOUT_MS = 90_000;
@@ -32,18 +36,34 @@ async function replicaId(r: Replica): Promise<string> {
   return body.replicas.find((x) => x.self)!.id;
 }
 
-async function twoBehindNginx(): Promise<{ a: Replica; b: Replica; url: string; upstreamsOf: (path: string, sessionId?: string) => Promise<string[]> }> {
-  const replicas = await replicaCluster({ echo: fixtureServerConfig('echo-stdio') });
-  const [a, b] = [await replicas.start(), await replicas.start()];
+/**
+ * Two replicas from `start` behind nginx: `serve` processes (`serveReplicas`), or daemons in this
+ * process made as `serve` makes them (`inProcess`, for a test not about a replica's process).
+ */
+async function twoBehindNginx<R extends { url: string }>(start: () => Promise<[R, R]>): Promise<{ a: R; b: R; url: string; upstreamsOf: (path: string, sessionId?: string) => Promise<string[]> }> {
+  const [a, b] = await start();
   const nginx = await startNginx({ upstreams: [a, b].map((r) => new URL(r.url).host), cleanup: onTestFinished });
   const upstreamsOf = async (path: string, sessionId?: string): Promise<string[]> =>
     (await nginx.accessLog()).filter((e) => e.path === path && (sessionId === undefined || e.sessionId === sessionId)).map((e) => e.upstream);
   return { a, b, url: nginx.url, upstreamsOf };
 }
 
+const ECHO = { echo: fixtureServerConfig('echo-stdio') };
+
+async function serveReplicas(): Promise<[Replica, Replica]> {
+  const replicas = await replicaCluster(ECHO);
+  return [await replicas.start(), await replicas.start()];
+}
+
+async function inProcess(): Promise<[TestDaemon, TestDaemon]> {
+  const url = await freshDatabaseUrl();
+  const options = { servers: ECHO, config: { token: TOKEN } };
+  return [await startReplica(url, options), await startReplica(url, options)];
+}
+
 describe('replicas behind nginx (round-robin, not sticky)', () => {
   it('2026-07-28 calls reach both replicas without an error; a 2025-era session works whichever replica a request lands on', async () => {
-    const { a, b, url, upstreamsOf } = await twoBehindNginx();
+    const { a, b, url, upstreamsOf } = await twoBehindNginx(inProcess);
     const modern = await agent(url, { pin: '2026-07-28' });
     for (let i = 0; i < 10; i += 1) expect(await echo(modern, `m${i}`)).toBe(`m${i}`);
     const hosts = [a, b].map((r) => new URL(r.url).host);
@@ -58,7 +78,7 @@ describe('replicas behind nginx (round-robin, not sticky)', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('a replica killed under load: calls keep succeeding once nginx notices, and its sessions re-initialize', async () => {
-    const { a, b, url } = await twoBehindNginx();
+    const { a, b, url } = await twoBehindNginx(serveReplicas);
     const ids = new Map([[await replicaId(a), a], [await replicaId(b), b]]);
     // A 2025-era session, and the replica that holds it: the one to kill.
     const legacy = await agent(url, 'legacy');
