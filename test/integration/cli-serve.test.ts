@@ -165,6 +165,14 @@ describe('switchboard serve (child process)', () => {
     expect(serve.stderr()).toMatch(/^switchboard: refusing to listen on non-loopback host "0\.0\.0\.0" without a token .*--insecure\)\n$/);
   }, SPAWN_TIMEOUT_MS);
 
+  it("loads CEL from its own chunk for a config with policies: a rule that does not compile is exit 2 naming it", async () => {
+    const home = await tempDir();
+    const configPath = await writeConfig(home, { policies: [{ name: 'typo', when: 'arg.sql == "x"', effect: 'deny' }] });
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+    expect(await serve.exited).toEqual({ code: 2, signal: null });
+    expect(serve.stderr()).toBe(`switchboard: invalid config: ${configPath}: policies.0.when: policy "typo": CEL does not compile at 1:1: Unknown variable: arg\n`);
+  }, SPAWN_TIMEOUT_MS);
+
   it('exits 2 with one line on a bad flag', async () => {
     const home = await tempDir();
     const serve = spawnServe(['--port', 'http'], { home, cwd: home });
