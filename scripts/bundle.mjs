@@ -24,18 +24,24 @@ const REQUIRE_BANNER =
  * `app.inject()`. Switchboard declares none (requests are parsed with zod, responses are
  * serialised by `JSON.stringify`) and the CLI never injects; without them in the bundle a start
  * compiles and evaluates that much less (issue #27). Should a route ever declare a schema, its
- * registration fails loudly with the message below instead of compiling it.
+ * registration fails loudly with the message below instead of compiling it. Likewise duplexify
+ * (with readable-stream, ~90 KB): @fastify/websocket requires it at load only for its test helper
+ * `injectWS`, which the CLI never calls (issue #44).
  */
-const UNUSED_IN_CLI = /^(@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler|light-my-request)$/;
+const UNUSED_IN_CLI = /^(@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler|light-my-request|duplexify)$/;
+/** Those of them that are called directly (an injector, a stream constructor) rather than through a selector. */
+const CALLED_DIRECTLY = new Set(['light-my-request', 'duplexify']);
 const unusedInCli = {
   name: 'unused-in-cli',
   setup(build) {
     build.onResolve({ filter: UNUSED_IN_CLI }, (args) => ({ path: args.path, namespace: 'unused-in-cli' }));
     build.onLoad({ filter: /.*/, namespace: 'unused-in-cli' }, (args) => {
-      const refusal = `throw new Error(${JSON.stringify(`${args.path} is left out of the CLI bundle (scripts/bundle.mjs): declare no fastify route schema, use zod`)});`;
+      const advice = args.path === 'duplexify' ? "the CLI never injects WebSocket connections (@fastify/websocket's injectWS)" : 'declare no fastify route schema, use zod';
+      const refusal = `throw new Error(${JSON.stringify(`${args.path} is left out of the CLI bundle (scripts/bundle.mjs): ${advice}`)});`;
       // The compilers export a selector fastify calls at construction; it returns the builder
-      // that only a route with a schema would call. light-my-request is the injector itself.
-      const contents = args.path === 'light-my-request' ? `module.exports = function inject() { ${refusal} };` : `module.exports = function selector() { return function build() { ${refusal} }; };`;
+      // that only a route with a schema would call. light-my-request is the injector itself,
+      // duplexify the stream only injectWS builds.
+      const contents = CALLED_DIRECTLY.has(args.path) ? `module.exports = function inject() { ${refusal} };` : `module.exports = function selector() { return function build() { ${refusal} }; };`;
       return { contents, loader: 'js' };
     });
   },

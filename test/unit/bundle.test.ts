@@ -49,6 +49,12 @@ describe('the CLI bundle', () => {
     for (const pattern of LAZY) expect(all.some((m) => pattern.test(m)), String(pattern)).toBe(true);
   });
 
+  it("leaves duplexify and readable-stream out: @fastify/websocket needs them only for injectWS, which the CLI never calls", () => {
+    const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
+    expect(all.filter((m) => /node_modules\/(duplexify|readable-stream)\//.test(m))).toEqual([]);
+    expect(all.some((m) => m.endsWith('node_modules/@fastify/websocket/index.js'))).toBe(true);
+  });
+
   it("carries zod's English messages only, not its 48 locales", () => {
     const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
     const locales = all.filter((m) => /zod\/v4\/locales\/(?!index\.js$)/.test(m));
