@@ -8,6 +8,7 @@ import { bindRefusal, parseServeFlags, ServeExit } from '../../src/cli/serve-fla
 import { handleShutdownSignals } from '../../src/cli/shutdown-signals.js';
 import { isLoopbackHost } from '../../src/util/loopback.js';
 import type { ServerConfig } from '../../src/config/types.js';
+import { closed, nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
@@ -155,6 +156,20 @@ describe('switchboard serve (child process)', () => {
     ]);
 
     serve.child.kill('SIGTERM');
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+  }, SPAWN_TIMEOUT_MS);
+
+  it('serves /events from ws loaded on the first upgrade (the bundle\'s stand-in): hello on each socket, 1001 at SIGTERM', async () => {
+    const home = await tempDir();
+    const configPath = await writeConfig(home, {});
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+    const url = (await serve.waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true)).url as string;
+    const [first, second] = [await openEvents(url), await openEvents(url)];
+    onTestFinished(() => void [first, second].forEach((ws) => ws.terminate()));
+    expect((await nextEvent(first, 'hello')).type).toBe('hello');
+    expect((await nextEvent(second, 'hello')).type).toBe('hello');
+    serve.child.kill('SIGTERM');
+    expect((await closed(second)).code).toBe(1001);
     expect(await serve.exited).toEqual({ code: 0, signal: null });
   }, SPAWN_TIMEOUT_MS);
 

@@ -35,8 +35,9 @@ const serveChunk = outputs.map(([path]) => basename(path)).find((name) => /^serv
 // The SDK v2 client package (one module with the protocol's zod schemas) loads with the first
 // connection or the first /mcp request (src/upstream/sdk.ts), the server side with /mcp.
 // prom-client (the process metrics) waits for the first scrape of /metrics; node-postgres for a
-// PostgreSQL store or a cluster; the CEL policy language for a config with `policies` (issue #44).
-const LAZY = [/@marcbachmann\/cel-js\//, /node_modules\/pg\//, /@modelcontextprotocol\/client\//, /@modelcontextprotocol\/core\//, /@modelcontextprotocol\/server\//, /@modelcontextprotocol\/node\//, /@hono\/node-server/, /src\/http\/routes\/mcp\.ts/, /prom-client\//];
+// PostgreSQL store or a cluster; the CEL policy language for a config with `policies`, and ws for
+// the first WebSocket upgrade (scripts/bundle.mjs's stand-in for @fastify/websocket's; issue #44).
+const LAZY = [/@marcbachmann\/cel-js\//, /node_modules\/ws\//, /node_modules\/pg\//, /@modelcontextprotocol\/client\//, /@modelcontextprotocol\/core\//, /@modelcontextprotocol\/server\//, /@modelcontextprotocol\/node\//, /@hono\/node-server/, /src\/http\/routes\/mcp\.ts/, /prom-client\//];
 
 describe('the CLI bundle', () => {
   it('does not load the /mcp server side before serving', () => {
