@@ -121,7 +121,7 @@ const top = (map: Map<string, number>): string[] =>
   [...map].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROF_TOP ?? 25)).map(([m, ms]) => `  ${ms.toFixed(1).padStart(7)} ms  ${m}`);
 const out = [
   `profile ${join(dir, file)}`,
-  `wall: spawn-profile start → listening ${((marks.listeningUs - profile.startTime) / 1000).toFixed(0)} ms, → /ready ${((marks.readyUs - profile.startTime) / 1000).toFixed(0)} ms`,
+  `wall: profile start → listening ${((marks.listeningUs - profile.startTime) / 1000).toFixed(0)} ms, → /ready ${((marks.readyUs - profile.startTime) / 1000).toFixed(0)} ms`,
   `daemon CPU (user+sys): at listening ${marks.cpuListening} ms, at /ready ${marks.cpuReady} ms`,
 ];
 phases.forEach(([name], i) => {
