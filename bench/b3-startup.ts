@@ -82,6 +82,9 @@ export const b3: Benchmark = {
           });
         }
       }
+      // CPU time, which descheduling on a shared box disturbs less than wall time (issue #44).
+      const cpu = (list: StartSample[]): string => `${ms(pick(list, 'cpuListeningMs'))} / ${ms(pick(list, 'cpuReadyMs'))}`;
+      rows.push({ id: 'B3', metric: `${label}: daemon CPU at "listening" / at /ready 200, cold; warm`, value: `${cpu(group.cold)}; ${cpu(group.warm)}`, baseline: '—', ratio: '—', target: '—', verdict: 'report' });
       const peakCold = pick(group.cold, 'peakRssBytes');
       const peakWarm = pick(group.warm, 'peakRssBytes');
       rows.push({ id: 'B3', metric: `${label}: daemon peak RSS (VmHWM), cold / warm`, value: `${mib(peakCold)} / ${mib(peakWarm)}`, baseline: '—', ratio: '—', target: '—', verdict: 'report' });

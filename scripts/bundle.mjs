@@ -8,6 +8,7 @@
 // `tsc` still type-checks and emits the library (dist/index.js and the .d.ts files): see
 // `npm run build`.
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -24,18 +25,24 @@ const REQUIRE_BANNER =
  * `app.inject()`. Switchboard declares none (requests are parsed with zod, responses are
  * serialised by `JSON.stringify`) and the CLI never injects; without them in the bundle a start
  * compiles and evaluates that much less (issue #27). Should a route ever declare a schema, its
- * registration fails loudly with the message below instead of compiling it.
+ * registration fails loudly with the message below instead of compiling it. Likewise duplexify
+ * (with readable-stream, ~90 KB): @fastify/websocket requires it at load only for its test helper
+ * `injectWS`, which the CLI never calls (issue #44).
  */
-const UNUSED_IN_CLI = /^(@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler|light-my-request)$/;
+const UNUSED_IN_CLI = /^(@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler|light-my-request|duplexify)$/;
+/** Those of them that are called directly (an injector, a stream constructor) rather than through a selector. */
+const CALLED_DIRECTLY = new Set(['light-my-request', 'duplexify']);
 const unusedInCli = {
   name: 'unused-in-cli',
   setup(build) {
     build.onResolve({ filter: UNUSED_IN_CLI }, (args) => ({ path: args.path, namespace: 'unused-in-cli' }));
     build.onLoad({ filter: /.*/, namespace: 'unused-in-cli' }, (args) => {
-      const refusal = `throw new Error(${JSON.stringify(`${args.path} is left out of the CLI bundle (scripts/bundle.mjs): declare no fastify route schema, use zod`)});`;
+      const advice = args.path === 'duplexify' ? "the CLI never injects WebSocket connections (@fastify/websocket's injectWS)" : 'declare no fastify route schema, use zod';
+      const refusal = `throw new Error(${JSON.stringify(`${args.path} is left out of the CLI bundle (scripts/bundle.mjs): ${advice}`)});`;
       // The compilers export a selector fastify calls at construction; it returns the builder
-      // that only a route with a schema would call. light-my-request is the injector itself.
-      const contents = args.path === 'light-my-request' ? `module.exports = function inject() { ${refusal} };` : `module.exports = function selector() { return function build() { ${refusal} }; };`;
+      // that only a route with a schema would call. light-my-request is the injector itself,
+      // duplexify the stream only injectWS builds.
+      const contents = CALLED_DIRECTLY.has(args.path) ? `module.exports = function inject() { ${refusal} };` : `module.exports = function selector() { return function build() { ${refusal} }; };`;
       return { contents, loader: 'js' };
     });
   },
@@ -53,6 +60,77 @@ const englishOnlyZod = {
   name: 'english-only-zod',
   setup(build) {
     build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({ contents: 'export { default as en } from "./en.js";', loader: 'js' }));
+  },
+};
+
+/**
+ * `ws` on the first WebSocket upgrade instead of at every start (issue #44): @fastify/websocket
+ * requires it at load and builds its `WebSocket.Server` (noServer) when it registers, before the
+ * daemon listens, so ws's ~126 KB were compiled and run by every start although only `/events`
+ * uses it. Its `ws` is this stand-in: the same `Server` surface the plugin uses (`handleUpgrade`,
+ * `clients`, `close`, and the `connection` event it emits itself), loading ws with the first
+ * upgrade and handing that and every later one to a real `WebSocketServer` built with the
+ * plugin's options. Until ws has loaded the socket keeps an error listener (the plugin removes its
+ * own just before `handleUpgrade`, where ws installs one synchronously); a socket gone meanwhile,
+ * or an upgrade after `close`, is destroyed, as ws does with a handshake it can no longer
+ * complete. Only the plugin's import is replaced: the CLI's own clients (`logs`, `status`) import
+ * ws as it is.
+ */
+const LAZY_WS = `'use strict';
+const { EventEmitter } = require('node:events');
+let loading;
+const load = () => (loading ??= import('ws'));
+class Server extends EventEmitter {
+  #options;
+  #real;
+  #closed = false;
+  constructor(options) {
+    super();
+    this.#options = options;
+  }
+  get clients() {
+    return this.#real ? this.#real.clients : new Set();
+  }
+  handleUpgrade(request, socket, head, callback) {
+    if (this.#real) return this.#real.handleUpgrade(request, socket, head, callback);
+    const guard = () => socket.destroy();
+    socket.on('error', guard);
+    load().then(
+      ({ WebSocketServer }) => {
+        socket.removeListener('error', guard);
+        if (this.#closed || socket.destroyed) return socket.destroy();
+        this.#real ??= new WebSocketServer(this.#options);
+        this.#real.handleUpgrade(request, socket, head, callback);
+      },
+      (err) => {
+        socket.removeListener('error', guard);
+        socket.destroy(err);
+      },
+    );
+  }
+  close(callback) {
+    this.#closed = true;
+    if (this.#real) return this.#real.close(callback);
+    if (callback) process.nextTick(callback);
+  }
+}
+// @fastify/websocket constructs a client WebSocket only in injectWS, which the CLI never calls.
+function WebSocket() {
+  throw new Error('ws is loaded on first use in the CLI bundle (scripts/bundle.mjs): no injectWS');
+}
+module.exports = WebSocket;
+module.exports.Server = Server;
+module.exports.WebSocketServer = Server;
+`;
+const lazyWs = {
+  name: 'lazy-ws',
+  setup(build) {
+    // The plugin's own `require('ws')` only: the stand-in's `import('ws')` (namespace lazy-ws) is the real one.
+    build.onResolve({ filter: /^ws$/, namespace: 'file' }, (args) =>
+      /[\\/]@fastify[\\/]websocket[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), 'lazy-ws.js'), namespace: 'lazy-ws' } : undefined,
+    );
+    // Resolved from the plugin's own folder, so the real ws is the one it would have loaded.
+    build.onLoad({ filter: /.*/, namespace: 'lazy-ws' }, (args) => ({ contents: LAZY_WS, loader: 'js', resolveDir: dirname(args.path) }));
   },
 };
 
@@ -83,7 +161,7 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
     sourcemap: 'linked',
     metafile: true,
     logLevel,
-    plugins: [unusedInCli, englishOnlyZod],
+    plugins: [unusedInCli, englishOnlyZod, lazyWs],
     charset: 'ascii',
   });
   for (const output of Object.keys(result.metafile.outputs)) if (output.endsWith('.js')) asciiOnly(`${root}${output}`);

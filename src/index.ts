@@ -3,6 +3,8 @@
  * another program, or to build the daemon without its CLI.
  */
 
+import { loadPolicyLanguage } from './config/policy-cel.js';
+
 // Loader facade
 export { discoverAndLoadMCPTools, type LoadMCPToolsOptions, type LoadedMCPTools } from './loader.js';
 export { SwitchboardRuntime, DISCOVERY_FAILURE_PATH, type LoadError, type ReloadOutcome, type RuntimeState } from './runtime/runtime.js';
@@ -65,3 +67,7 @@ export { ERROR_CATALOGUE, SwitchboardError, type ErrorCode } from './errors.js';
 export { startTelemetry } from './telemetry/start-telemetry.js';
 export type { TelemetryHandle } from './telemetry/otel-loader.js';
 export type { Telemetry, TraceCarrier } from './telemetry/telemetry.js';
+
+// CEL loads on demand in the CLI (issue #44); the library keeps `DaemonConfigSchema.parse` and
+// `parseDaemonConfig` synchronous for a config with `policies`, so it loads CEL up front.
+await loadPolicyLanguage();

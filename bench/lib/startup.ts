@@ -5,7 +5,7 @@ import { fixtureServerConfig } from '../../test/helpers/fixtures.js';
 import type { BenchContext } from './bench.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import { mcpHubReady, startMcpHub } from './peers.js';
-import { statusBytes } from './proc.js';
+import { cpuTimeMs, statusBytes } from './proc.js';
 import { startServe, type Workspace } from './serve.js';
 
 /**
@@ -31,6 +31,9 @@ export function echoStdioServers(count: number): Record<string, ServerConfig> {
 export interface StartSample {
   listeningMs: number;
   readyMs: number;
+  /** The daemon's CPU time (user + sys, /proc/<pid>/stat, 10 ms ticks) when "listening" was read, and at `/ready` 200: load disturbs it less than wall time. */
+  cpuListeningMs: number;
+  cpuReadyMs: number;
   toolsMs: number;
   allConnectedMs: number;
   peakRssBytes: number;
@@ -50,14 +53,19 @@ export async function measureServeStart(servers: Record<string, ServerConfig>, w
   let http: HttpClient | undefined;
   try {
     const url = await serve.listening;
+    const cpuListeningMs = cpuTimeMs(serve.pid);
     const listeningMs = (serve.listeningAt() as number) - serve.spawnedAt;
     http = createHttpClient(url, { connections: 2 });
     const client = http;
+    let cpuReadyMs = Number.NaN;
     const ready = (async () => {
       const deadline = performance.now() + READY_TIMEOUT_MS;
       for (;;) {
         const res = await client.get('/ready');
-        if (res.status === 200) return performance.now() - serve.spawnedAt;
+        if (res.status === 200) {
+          cpuReadyMs = cpuTimeMs(serve.pid);
+          return performance.now() - serve.spawnedAt;
+        }
         if (res.status !== 503) throw new Error(`GET /ready: HTTP ${res.status}`);
         if (performance.now() > deadline) throw new Error(`/ready not 200 within ${READY_TIMEOUT_MS / 1000} s`);
         await sleep(READY_POLL_MS);
@@ -76,6 +84,8 @@ export async function measureServeStart(servers: Record<string, ServerConfig>, w
     return {
       listeningMs,
       readyMs,
+      cpuListeningMs,
+      cpuReadyMs,
       toolsMs: listed.at,
       allConnectedMs,
       peakRssBytes: statusBytes(serve.pid, 'VmHWM'),

@@ -3,6 +3,7 @@ import { SwitchboardError } from '../errors.js';
 import { checkDaemonFile } from './daemon-file.js';
 import { isPlainObject } from './expand-vars.js';
 import { issueText, type ConfigIssue } from './issues.js';
+import { preparePolicyLanguage } from './policy-cel.js';
 import { readConfigFile } from './read-config-file.js';
 import { defaultDbPath } from './state-path.js';
 import type { AgentConfig } from './agent-schema.js';
@@ -70,6 +71,7 @@ export async function loadDaemonConfig(opts: LoadDaemonConfigOptions): Promise<L
     if (explicit) throw new SwitchboardError('CONFIG_INVALID', `${path}: config file not found`);
     return parseDaemonConfig({}, { path, env: opts.env, home: opts.home });
   }
+  await preparePolicyLanguage(read.value);
   return parseDaemonConfig(read.value ?? {}, { path, env: opts.env, home: opts.home });
 }
 

@@ -1,4 +1,5 @@
-import { Environment } from '@marcbachmann/cel-js';
+import type { Environment } from '@marcbachmann/cel-js';
+import { isPlainObject } from './expand-vars.js';
 
 /**
  * The variables a policy's `when` sees (issue #40 item 1), declared so an expression is type-checked
@@ -14,12 +15,34 @@ const VARIABLES = [
   ['now', 'google.protobuf.Timestamp', 'When the request is evaluated'],
 ] as const;
 
+let library: typeof import('@marcbachmann/cel-js') | undefined;
+let loading: Promise<void> | undefined;
 let shared: Environment | undefined;
+
+/**
+ * Loads the CEL library (issue #44): ~150 KB that a start whose config has no `policies` never
+ * compiles. Every config load awaits `preparePolicyLanguage` before its (synchronous) parse, so a
+ * rule that does not compile is still a config issue at load; the library's entry (`index.ts`)
+ * awaits this once, so `DaemonConfigSchema.parse` keeps working synchronously for embedders.
+ */
+export function loadPolicyLanguage(): Promise<void> {
+  loading ??= import('@marcbachmann/cel-js').then((cel) => {
+    library = cel;
+  });
+  return loading;
+}
+
+/** Loads CEL when `doc` (a config document, not validated yet) has rules to check; else nothing. */
+export async function preparePolicyLanguage(doc: unknown): Promise<void> {
+  if (isPlainObject(doc) && Array.isArray(doc.policies) && doc.policies.length > 0) await loadPolicyLanguage();
+}
 
 /** The one environment every policy expression is checked and compiled in (declared variables only). */
 export function policyEnvironment(): Environment {
   if (!shared) {
-    const env = new Environment({ unlistedVariablesAreDyn: false });
+    // A parse that skipped `preparePolicyLanguage` is a bug, not a config issue.
+    if (!library) throw new Error('the policy language is not loaded: await preparePolicyLanguage(config) before parsing policies');
+    const env = new library.Environment({ unlistedVariablesAreDyn: false });
     for (const [name, type, description] of VARIABLES) env.registerVariable(name, type, { description });
     shared = env;
   }

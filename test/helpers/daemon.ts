@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { onTestFinished } from 'vitest';
+import { preparePolicyLanguage } from '../../src/config/policy-cel.js';
 import { DaemonConfigSchema, type DaemonConfig, type DaemonConfigInput } from '../../src/config/schema.js';
 import type { DiscoveryResult, ServerConfig, ServerSource } from '../../src/config/types.js';
 import { createDaemon, type Daemon, type DaemonDeps } from '../../src/daemon.js';
@@ -105,6 +106,8 @@ export function discoveryOf(servers: Record<string, ServerConfig>, extra: Partia
 export async function startDaemon(options: StartDaemonOptions = {}): Promise<TestDaemon> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-daemon-'));
   const logs = captureLines();
+  // As every config load does before its parse: CEL only for a config with policies.
+  await preparePolicyLanguage(options.config);
   const config = DaemonConfigSchema.parse({
     host: '127.0.0.1',
     port: 0,

@@ -8,6 +8,7 @@ import { bindRefusal, parseServeFlags, ServeExit } from '../../src/cli/serve-fla
 import { handleShutdownSignals } from '../../src/cli/shutdown-signals.js';
 import { isLoopbackHost } from '../../src/util/loopback.js';
 import type { ServerConfig } from '../../src/config/types.js';
+import { closed, nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
@@ -158,11 +159,33 @@ describe('switchboard serve (child process)', () => {
     expect(await serve.exited).toEqual({ code: 0, signal: null });
   }, SPAWN_TIMEOUT_MS);
 
+  it('serves /events from ws loaded on the first upgrade (the bundle\'s stand-in): hello on each socket, 1001 at SIGTERM', async () => {
+    const home = await tempDir();
+    const configPath = await writeConfig(home, {});
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+    const url = (await serve.waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true)).url as string;
+    const [first, second] = [await openEvents(url), await openEvents(url)];
+    onTestFinished(() => void [first, second].forEach((ws) => ws.terminate()));
+    expect((await nextEvent(first, 'hello')).type).toBe('hello');
+    expect((await nextEvent(second, 'hello')).type).toBe('hello');
+    serve.child.kill('SIGTERM');
+    expect((await closed(second)).code).toBe(1001);
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+  }, SPAWN_TIMEOUT_MS);
+
   it('refuses a non-loopback host without a token: exit 2, one line, nothing bound', async () => {
     const home = await tempDir();
     const serve = spawnServe(['--host', '0.0.0.0', '--port', '0'], { home, cwd: home });
     expect(await serve.exited).toEqual({ code: 2, signal: null });
     expect(serve.stderr()).toMatch(/^switchboard: refusing to listen on non-loopback host "0\.0\.0\.0" without a token .*--insecure\)\n$/);
+  }, SPAWN_TIMEOUT_MS);
+
+  it("loads CEL from its own chunk for a config with policies: a rule that does not compile is exit 2 naming it", async () => {
+    const home = await tempDir();
+    const configPath = await writeConfig(home, { policies: [{ name: 'typo', when: 'arg.sql == "x"', effect: 'deny' }] });
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+    expect(await serve.exited).toEqual({ code: 2, signal: null });
+    expect(serve.stderr()).toBe(`switchboard: invalid config: ${configPath}: policies.0.when: policy "typo": CEL does not compile at 1:1: Unknown variable: arg\n`);
   }, SPAWN_TIMEOUT_MS);
 
   it('exits 2 with one line on a bad flag', async () => {

@@ -35,8 +35,9 @@ const serveChunk = outputs.map(([path]) => basename(path)).find((name) => /^serv
 // The SDK v2 client package (one module with the protocol's zod schemas) loads with the first
 // connection or the first /mcp request (src/upstream/sdk.ts), the server side with /mcp.
 // prom-client (the process metrics) waits for the first scrape of /metrics; node-postgres for a
-// PostgreSQL store or a cluster.
-const LAZY = [/node_modules\/pg\//, /@modelcontextprotocol\/client\//, /@modelcontextprotocol\/core\//, /@modelcontextprotocol\/server\//, /@modelcontextprotocol\/node\//, /@hono\/node-server/, /src\/http\/routes\/mcp\.ts/, /prom-client\//];
+// PostgreSQL store or a cluster; the CEL policy language for a config with `policies`, and ws for
+// the first WebSocket upgrade (scripts/bundle.mjs's stand-in for @fastify/websocket's; issue #44).
+const LAZY = [/@marcbachmann\/cel-js\//, /node_modules\/ws\//, /node_modules\/pg\//, /@modelcontextprotocol\/client\//, /@modelcontextprotocol\/core\//, /@modelcontextprotocol\/server\//, /@modelcontextprotocol\/node\//, /@hono\/node-server/, /src\/http\/routes\/mcp\.ts/, /prom-client\//];
 
 describe('the CLI bundle', () => {
   it('does not load the /mcp server side before serving', () => {
@@ -47,6 +48,12 @@ describe('the CLI bundle', () => {
     // …but they are in the bundle, behind a dynamic import.
     const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
     for (const pattern of LAZY) expect(all.some((m) => pattern.test(m)), String(pattern)).toBe(true);
+  });
+
+  it("leaves duplexify and readable-stream out: @fastify/websocket needs them only for injectWS, which the CLI never calls", () => {
+    const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
+    expect(all.filter((m) => /node_modules\/(duplexify|readable-stream)\//.test(m))).toEqual([]);
+    expect(all.some((m) => m.endsWith('node_modules/@fastify/websocket/index.js'))).toBe(true);
   });
 
   it("carries zod's English messages only, not its 48 locales", () => {

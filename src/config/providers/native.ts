@@ -3,6 +3,7 @@ import { standardDialect } from '../dialects.js';
 import { EntryReader } from '../entry-reader.js';
 import { isPlainObject, predefinedVars } from '../expand-vars.js';
 import { issueText } from '../issues.js';
+import { preparePolicyLanguage } from '../policy-cel.js';
 import { resolveConfigPath } from '../load.js';
 import { unresolvedPlaceholders } from '../placeholders.js';
 import { readConfigFile } from '../read-config-file.js';
@@ -43,6 +44,7 @@ export const nativeProvider: ConfigProvider = {
     const doc = read.value ?? {};
     if (!isPlainObject(doc)) return warn('expected an object at the top level; ignored');
 
+    await preparePolicyLanguage(doc);
     const checked = checkDaemonFile(doc, ctx.env, { predefined: predefinedVars(ctx.cwd, ctx.home) });
     if (!checked.settings) {
       return {

@@ -56,8 +56,9 @@ export class PolicySet {
 
   /** Throws when a rule does not compile: the config schema checked them, so that is a bug. */
   constructor(readonly rules: readonly PolicyRule[]) {
-    const env = policyEnvironment();
-    this.#rules = rules.map((rule) => ({ rule, reason: rule.reason ?? DEFAULT_REASON, applies: matcherOf(rule), evaluate: env.parse(rule.when) as Evaluate }));
+    // No rules, no CEL: a daemon without policies never loads the library (issue #44).
+    const env = rules.length > 0 ? policyEnvironment() : undefined;
+    this.#rules = rules.map((rule) => ({ rule, reason: rule.reason ?? DEFAULT_REASON, applies: matcherOf(rule), evaluate: env!.parse(rule.when) as Evaluate }));
   }
 
   get empty(): boolean {

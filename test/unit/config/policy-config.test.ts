@@ -1,9 +1,30 @@
-import { describe, expect, it } from 'vitest';
-import { parseDaemonConfig } from '../../../src/config/load.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadDaemonConfig, parseDaemonConfig } from '../../../src/config/load.js';
+import { loadPolicyLanguage } from '../../../src/config/policy-cel.js';
 import { DaemonConfigSchema } from '../../../src/config/schema.js';
+import { tempDir } from '../../helpers/process.js';
+
+// First in the file: nothing has loaded CEL yet (no module imports it statically, issue #44).
+describe('policies in a config file, CEL loaded on demand', () => {
+  it('loadDaemonConfig loads CEL for a file with policies, so a bad rule is still a config issue at load', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'sb.json');
+    await writeFile(path, JSON.stringify({ policies: [{ name: 'sql', when: 'args.sql.startsWith(', effect: 'deny' }] }));
+    await expect(loadDaemonConfig({ path, env: {}, home: dir, cwd: dir })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: `${path}: policies.0.when: policy "sql": CEL does not compile at 1:21: Unexpected token: EOF`,
+    });
+    await writeFile(path, JSON.stringify({ policies: [{ name: 'ok', when: 'args.n > 1', effect: 'deny' }] }));
+    expect((await loadDaemonConfig({ path, env: {}, home: dir, cwd: dir })).policies.map((rule) => rule.name)).toEqual(['ok']);
+  });
+});
 
 /** Argument policies in the config (issue #40 item 1): checked at load, each problem naming the file, the rule and where. */
 describe('policies config', () => {
+  // A synchronous parse is handed a loaded CEL, as every config load (and the library's entry) awaits it first.
+  beforeAll(() => loadPolicyLanguage());
   const load = (policies: unknown) => () => parseDaemonConfig({ policies }, { path: '/etc/sb.json', env: {}, home: '/home/x' });
 
   it('defaults to none, and fills a rule in: match everything, when true, enforced', () => {

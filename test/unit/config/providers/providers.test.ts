@@ -314,6 +314,17 @@ describe('native provider', () => {
     expect(r.settings).toEqual({ enableProjectConfig: false, disabledServers: ['x'], enabledServers: ['y'], policies: [] });
   });
 
+  it("checks its policies' CEL at read, loading CEL for a file that has some (issue #44)", async () => {
+    const t = await makeTree();
+    const rule = { name: 'big', when: 'args.n > 10', effect: 'deny' };
+    const good = await t.write('good.json', { policies: [rule] });
+    expect((await nativeProvider.read(ctxOf(t, { configPath: good }))).settings?.policies).toEqual([{ ...rule, match: {}, mode: 'enforce' }]);
+    const bad = await t.write('bad.json', { policies: [{ ...rule, when: 'arg.n > 10' }] });
+    expect((await readItems(nativeProvider, ctxOf(t, { configPath: bad }))).warnings).toEqual([
+      `${bad}: policies.0.when: policy "big": CEL does not compile at 1:1: Unknown variable: arg (file ignored)`,
+    ]);
+  });
+
   it('falls back to $SWITCHBOARD_CONFIG, then ~/.config/switchboard/config.json', async () => {
     const t = await makeTree();
     const byEnv = await t.write('env.json', { mcpServers: { e: { command: 'e' } } });

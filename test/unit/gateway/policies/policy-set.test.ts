@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadPolicyLanguage } from '../../../../src/config/policy-cel.js';
 import { PolicyRuleSchema } from '../../../../src/config/policy-schema.js';
 import { PolicySet, type PolicyInput, type ShadowHit } from '../../../../src/gateway/policies/policy-set.js';
 
@@ -19,6 +20,7 @@ const input = (over: Partial<PolicyInput> = {}): PolicyInput => ({
 });
 
 describe('PolicySet', () => {
+  beforeAll(() => loadPolicyLanguage());
   it('allows when no rule applies', () => {
     expect(rules().decide(input())).toEqual({ effect: 'allow' });
     expect(rules({ name: 'x', when: 'args.sql.startsWith("DROP")', effect: 'deny' }).decide(input())).toEqual({ effect: 'allow' });
