@@ -11,6 +11,12 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
+    // CommonJS scripts (scripts/lazy-ws.cjs, bundled into the CLI as a stand-in module).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', require: 'readonly', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },

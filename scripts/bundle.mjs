@@ -76,52 +76,7 @@ const englishOnlyZod = {
  * complete. Only the plugin's import is replaced: the CLI's own clients (`logs`, `status`) import
  * ws as it is.
  */
-const LAZY_WS = `'use strict';
-const { EventEmitter } = require('node:events');
-let loading;
-const load = () => (loading ??= import('ws'));
-class Server extends EventEmitter {
-  #options;
-  #real;
-  #closed = false;
-  constructor(options) {
-    super();
-    this.#options = options;
-  }
-  get clients() {
-    return this.#real ? this.#real.clients : new Set();
-  }
-  handleUpgrade(request, socket, head, callback) {
-    if (this.#real) return this.#real.handleUpgrade(request, socket, head, callback);
-    const guard = () => socket.destroy();
-    socket.on('error', guard);
-    load().then(
-      ({ WebSocketServer }) => {
-        socket.removeListener('error', guard);
-        if (this.#closed || socket.destroyed) return socket.destroy();
-        this.#real ??= new WebSocketServer(this.#options);
-        this.#real.handleUpgrade(request, socket, head, callback);
-      },
-      (err) => {
-        socket.removeListener('error', guard);
-        socket.destroy(err);
-      },
-    );
-  }
-  close(callback) {
-    this.#closed = true;
-    if (this.#real) return this.#real.close(callback);
-    if (callback) process.nextTick(callback);
-  }
-}
-// @fastify/websocket constructs a client WebSocket only in injectWS, which the CLI never calls.
-function WebSocket() {
-  throw new Error('ws is loaded on first use in the CLI bundle (scripts/bundle.mjs): no injectWS');
-}
-module.exports = WebSocket;
-module.exports.Server = Server;
-module.exports.WebSocketServer = Server;
-`;
+const LAZY_WS = readFileSync(fileURLToPath(new URL('./lazy-ws.cjs', import.meta.url)), 'utf8');
 const lazyWs = {
   name: 'lazy-ws',
   setup(build) {
