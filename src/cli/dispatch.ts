@@ -1,7 +1,7 @@
 import { PACKAGE_VERSION } from '../http/package-info.js';
 import { EXIT_OK, EXIT_USAGE, type CliContext } from './context.js';
 import { HELP, renderHelp } from './help.js';
-import { holdYoungGeneration } from './young-generation.js';
+import { holdLeanStart } from './lean-start.js';
 
 export interface CliCommand {
   /** One line for the top-level usage. */
@@ -19,8 +19,8 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
   serve: {
     summary: 'run the daemon: connect every server and serve their tools over HTTP',
     load: async () => {
-      // Before the daemon's modules are evaluated: their objects would grow it (young-generation.ts).
-      holdYoungGeneration();
+      // Before the daemon's modules are evaluated (lean-start.ts: what only the start needs, given back at ready).
+      holdLeanStart();
       return (await import('./serve.js')).runServeCli;
     },
   },
