@@ -24,18 +24,25 @@ import { setFlagsFromString } from 'node:v8';
  */
 const SETTINGS = [
   // V8's default growth factor is 2: the young generation doubles while more survives than it holds.
-  { chosen: /semi[-_]space/, hold: '--semi-space-growth-factor=1', release: '--semi-space-growth-factor=2' },
+  { chosen: /--(?:max[-_]|min[-_])?semi[-_]space/, hold: '--semi-space-growth-factor=1', release: '--semi-space-growth-factor=2' },
   // TurboFan is on by default (`--opt` is its alias).
-  { chosen: /turbofan|\bopt\b|max[-_]opt|jitless/, hold: '--no-turbofan', release: '--turbofan' },
+  { chosen: /--(?:no[-_])?(?:turbofan|opt)\b|--max[-_]opt|--jitless/, hold: '--no-turbofan', release: '--turbofan' },
 ] as const;
 
-let held: Array<(typeof SETTINGS)[number]> = [];
+type Setting = (typeof SETTINGS)[number];
+
+let held: Setting[] = [];
+
+/** The settings node's own flags (`execArgv`, `NODE_OPTIONS`) leave to `holdLeanStart`, as the flags it sets. */
+export function leanStartSettings(execArgv: readonly string[], nodeOptions: string): Setting[] {
+  const chosen = [...execArgv, nodeOptions].join(' ');
+  return SETTINGS.filter((setting) => !setting.chosen.test(chosen));
+}
 
 /** Holds the settings (before the daemon's modules are evaluated). Idempotent. */
 export function holdLeanStart(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): void {
   if (held.length > 0) return;
-  const chosen = [...execArgv, nodeOptions].join(' ');
-  held = SETTINGS.filter((setting) => !setting.chosen.test(chosen));
+  held = leanStartSettings(execArgv, nodeOptions);
   for (const setting of held) setFlagsFromString(setting.hold);
 }
 
