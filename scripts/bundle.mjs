@@ -58,7 +58,7 @@ const englishOnlyZod = {
 
 /**
  * fastify's `lib/server.js` requires `node:http2` at load, for `http2: true` servers only; the
- * daemon serves HTTP/1.1. Loading it (with its `internal/http2/*` modules) was ~1.2 MiB of an idle
+ * daemon serves HTTP/1.1. Loading it (with its `internal/http2/*` modules) was ~0.4 MiB of an idle
  * daemon's resident set, read from node's binary and kept compiled (issue #44 item 3). In the
  * bundle it is required on first use instead. Should fastify's source change shape, the build
  * fails here rather than shipping the eager require.
