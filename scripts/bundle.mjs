@@ -90,6 +90,26 @@ const lazyWs = {
 };
 
 /**
+ * fastify's `lib/server.js` requires `node:http2` at load, for `http2: true` servers only; the
+ * daemon serves HTTP/1.1. Loading it (with its `internal/http2/*` modules) was ~0.4 MiB of an idle
+ * daemon's resident set, read from node's binary and kept compiled (issue #44 item 3). In the
+ * bundle it is required on first use instead. Should fastify's source change shape, the build
+ * fails here rather than shipping the eager require.
+ */
+const FASTIFY_HTTP2_REQUIRE = "const http2 = require('node:http2')";
+const lazyHttp2InFastify = {
+  name: 'lazy-http2-in-fastify',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]fastify[\\/]lib[\\/]server\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes(FASTIFY_HTTP2_REQUIRE)) throw new Error(`${args.path}: no "${FASTIFY_HTTP2_REQUIRE}" to make lazy (scripts/bundle.mjs)`);
+      const lazy = "let loadedHttp2; const http2 = { createServer: (...a) => (loadedHttp2 ??= require('node:http2')).createServer(...a), createSecureServer: (...a) => (loadedHttp2 ??= require('node:http2')).createSecureServer(...a) }";
+      return { contents: source.replace(FASTIFY_HTTP2_REQUIRE, lazy), loader: 'js' };
+    });
+  },
+};
+
+/**
  * Builds the CLI bundle into `outdir` (default dist/). better-sqlite3 stays external because it
  * is a native addon; bufferutil and utf-8-validate are optional speed-ups of ws that are not
  * installed. Returns esbuild's metafile.
@@ -116,8 +136,14 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
     sourcemap: 'linked',
     metafile: true,
     logLevel,
-    plugins: [unusedInCli, englishOnlyZod, lazyWs],
+    plugins: [unusedInCli, englishOnlyZod, lazyWs, lazyHttp2InFastify],
     charset: 'ascii',
+    // V8 keeps every module's source text for the life of the process (functions compile lazily
+    // from it): without comments and indentation it is a third smaller, ~1 MiB less of an idle
+    // daemon (issue #44 item 3). Identifiers are kept, so stack traces still name every function;
+    // `node --enable-source-maps` maps their positions back to the sources.
+    minifyWhitespace: true,
+    minifySyntax: true,
   });
   for (const output of Object.keys(result.metafile.outputs)) if (output.endsWith('.js')) asciiOnly(`${root}${output}`);
   // The bin (`#!/usr/bin/env node`): runnable as ./dist/cli.js, not only through npm's bin link.

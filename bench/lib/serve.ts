@@ -85,6 +85,8 @@ export interface HeapAfterGc {
   heapTotal: number;
   external: number;
   arrayBuffers: number;
+  /** Each V8 heap space's physical (committed and touched) size, by V8's name: `new_space`, `old_space`, … */
+  spaces: Record<string, number>;
 }
 
 export interface StopOutcome {

@@ -1,6 +1,7 @@
 import { PACKAGE_VERSION } from '../http/package-info.js';
 import { EXIT_OK, EXIT_USAGE, type CliContext } from './context.js';
 import { HELP, renderHelp } from './help.js';
+import { holdLeanStart } from './lean-start.js';
 
 export interface CliCommand {
   /** One line for the top-level usage. */
@@ -17,7 +18,11 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
   },
   serve: {
     summary: 'run the daemon: connect every server and serve their tools over HTTP',
-    load: async () => (await import('./serve.js')).runServeCli,
+    load: async () => {
+      // Before the daemon's modules are evaluated (lean-start.ts: what only the start needs, given back at ready).
+      holdLeanStart();
+      return (await import('./serve.js')).runServeCli;
+    },
   },
   status: {
     summary: "show the running daemon's state, servers and errors",

@@ -13,6 +13,7 @@ import { bindRefusal, parseServeFlags, ServeExit } from './serve-flags.js';
 import { handleShutdownSignals, holdEarlySignals, type ShutdownWiring } from './shutdown-signals.js';
 import { describeListenFailure, urlHost } from './listen-failure.js';
 import { logNoServers, trackStartup } from './startup-summary.js';
+import { releaseLeanStart } from './lean-start.js';
 import { PACKAGE_VERSION } from '../http/package-info.js';
 import { startTelemetry } from '../telemetry/start-telemetry.js';
 import { prepareCluster } from '../cluster/join-cluster.js';
@@ -136,7 +137,7 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
     // start() reports per-server failures itself; this only keeps a bug from becoming an
     // unhandled rejection that takes every other server down with it.
     (err: unknown) => log.error({ err: errorMessage(err) }, 'startup failed'),
-  );
+  ).finally(releaseLeanStart);
 
   // Telemetry is flushed last: the spans of the requests the drain let finish are exported too.
   const close = (): Promise<void> => daemon.close().finally(() => telemetry?.shutdown());
