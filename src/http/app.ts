@@ -20,6 +20,7 @@ import { clientErrorHandler, errorHandler, notFoundHandler } from './error-handl
 import { sendError, toHttpError } from './errors/http-error.js';
 import { RequestDrain } from './lifecycle/drain.js';
 import { deferredPlugin } from './deferred-plugin.js';
+import { namedPlugin } from './named-plugin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { resultRoutes } from './routes/results.js';
 import { scriptRoutes } from './routes/scripts.js';
@@ -160,22 +161,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     addReplicaRouting(app, cluster);
   }
 
-  void app.register(healthRoutes, { runtime });
-  void app.register(statusRoutes, { manager, runtime, startedAt, agents, search: () => gateway.searchHealth(), ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
-  void app.register(agentRoutes, { agents, budgets: gateway.budgets });
-  void app.register(serverRoutes, { manager });
-  void app.register(toolRoutes, { manager, runtime, gateway });
-  void app.register(catalogueRoutes, { manager, gateway });
-  void app.register(resultRoutes, { gateway });
-  void app.register(scriptRoutes, { gateway });
-  void app.register(taskRoutes, { gateway });
-  void app.register(operationRoutes, { runtime });
-  void app.register(approvalRoutes, { ...(approvals ? { approvals } : {}), ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey, replicas: () => cluster.replicas() } } : {}) });
-  void app.register(toolPinRoutes, { manager });
-  void app.register(auditRoutes, { audit: gateway.audit });
-  void app.register(searchStatsRoutes, { gateway });
-  void app.register(policyRoutes, { gateway });
-  void app.register(metricsRoutes, {
+  void app.register(namedPlugin(healthRoutes), { runtime });
+  void app.register(namedPlugin(statusRoutes), { manager, runtime, startedAt, agents, search: () => gateway.searchHealth(), ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
+  void app.register(namedPlugin(agentRoutes), { agents, budgets: gateway.budgets });
+  void app.register(namedPlugin(serverRoutes), { manager });
+  void app.register(namedPlugin(toolRoutes), { manager, runtime, gateway });
+  void app.register(namedPlugin(catalogueRoutes), { manager, gateway });
+  void app.register(namedPlugin(resultRoutes), { gateway });
+  void app.register(namedPlugin(scriptRoutes), { gateway });
+  void app.register(namedPlugin(taskRoutes), { gateway });
+  void app.register(namedPlugin(operationRoutes), { runtime });
+  void app.register(namedPlugin(approvalRoutes), { ...(approvals ? { approvals } : {}), ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey, replicas: () => cluster.replicas() } } : {}) });
+  void app.register(namedPlugin(toolPinRoutes), { manager });
+  void app.register(namedPlugin(auditRoutes), { audit: gateway.audit });
+  void app.register(namedPlugin(searchStatsRoutes), { gateway });
+  void app.register(namedPlugin(policyRoutes), { gateway });
+  void app.register(namedPlugin(metricsRoutes), {
     manager,
     calls: gateway.calls,
     metrics: gateway.metrics,
@@ -187,8 +188,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     policies: gateway.policies,
     searchStats: () => gateway.searchStats(),
   });
-  void app.register(eventsRoutes, { events });
-  void app.register(uiRoutes, {});
+  void app.register(namedPlugin(eventsRoutes), { events });
+  void app.register(namedPlugin(uiRoutes), {});
   // The MCP server side is loaded by the first /mcp request: a REST-only daemon never compiles it.
   const mcpRoutes = deferredPlugin<McpRoutesOptions>(
     { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },
@@ -198,8 +199,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return routes;
     },
   );
-  void app.register(mcpRoutes, { manager, bus, runtime, shutdownSignal, gateway, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
-  void app.register(oauthRoutes, { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
+  void app.register(namedPlugin(mcpRoutes), { manager, bus, runtime, shutdownSignal, gateway, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
+  void app.register(namedPlugin(oauthRoutes), { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
 
   return app;
 }

@@ -7,6 +7,7 @@ import type {
   HTTPMethods,
   RouteHandlerMethod,
 } from 'fastify';
+import { namedPlugin } from './named-plugin.js';
 
 type CloseHook = () => Promise<void> | void;
 
@@ -27,7 +28,7 @@ export function deferredPlugin<O extends FastifyPluginOptions>(
   route: { url: string; method: HTTPMethods[] },
   load: () => Promise<FastifyPluginAsync<O>>,
 ): FastifyPluginAsync<O> {
-  return async (app, options) => {
+  return namedPlugin<FastifyPluginAsync<O>>(async (app, options) => {
     let loading: Promise<Loaded> | undefined;
     const loaded = (): Promise<Loaded> =>
       (loading ??= (async () => {
@@ -71,5 +72,5 @@ export function deferredPlugin<O extends FastifyPluginOptions>(
     };
     app.addHook('preClose', () => run('preClose'));
     app.addHook('onClose', () => run('onClose'));
-  };
+  }, `deferred ${route.url}`);
 }

@@ -2,7 +2,9 @@ import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from '
 import { expect, onTestFinished } from 'vitest';
 import type { DaemonConfigInput } from '../../src/config/schema.js';
 import { startDaemon, type StartDaemonOptions, type TestDaemon } from './daemon.js';
-import { fixtureServerConfig } from './fixtures.js';
+import type { ServerConfig } from '../../src/config/types.js';
+import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from './fixtures.js';
+import { sharedByTests } from './shared.js';
 
 /** The operator key (`token`) of the agent tests' daemons. */
 export const OPERATOR_TOKEN = 'operator-secret-token-0123456789';
@@ -14,17 +16,54 @@ export async function addAgentKey(d: TestDaemon, body: Record<string, unknown>):
   return res.body.key;
 }
 
-/** A daemon with the operator token and two real rich fixtures, `alpha` and `beta` (tools, prompts, resources, templates each); `config` adds settings. */
-export function startTwoRichServers(lifetime: 'test' | 'manual' = 'test', config: Partial<DaemonConfigInput> = {}, options: Pick<StartDaemonOptions, 'captureLogs' | 'deps'> = {}): Promise<TestDaemon> {
+/** The `alpha` and `beta` rich servers over HTTP, for `startTwoRichServers` (see `sharedTwoRichUpstreams`). */
+export interface TwoRichUpstreams {
+  alpha: FixtureHttp;
+  beta: FixtureHttp;
+}
+
+/**
+ * A daemon with the operator token and two real rich fixtures, `alpha` and `beta` (tools, prompts,
+ * resources, templates each); `config` adds settings. They are stdio servers of its own, or with
+ * `upstreams` sessions on those HTTP fixtures (one server per session: the same state per daemon).
+ */
+export function startTwoRichServers(
+  lifetime: 'test' | 'manual' = 'test',
+  config: Partial<DaemonConfigInput> = {},
+  options: Pick<StartDaemonOptions, 'captureLogs' | 'deps'> & { upstreams?: TwoRichUpstreams } = {},
+): Promise<TestDaemon> {
+  const { upstreams, ...rest } = options;
+  const rich = (scheme: 'alpha' | 'beta'): ServerConfig =>
+    upstreams ? { type: 'http', url: upstreams[scheme].url } : fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: scheme } });
   return startDaemon({
-    ...options,
+    ...rest,
     lifetime,
-    servers: {
-      alpha: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'alpha' } }),
-      beta: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', URI_SCHEME: 'beta' } }),
-    },
+    servers: { alpha: rich('alpha'), beta: rich('beta') },
     config: { token: OPERATOR_TOKEN, ...config },
   });
+}
+
+/**
+ * The `upstreams` of `startTwoRichServers` (2025-era rich-http fixtures with URI schemes `alpha`
+ * and `beta`), started by the first test that asks and closed after the file's (or describe's)
+ * tests; call it where `afterAll` may be registered. For tests about views and keys, not stdio:
+ * each daemon then opens two sessions instead of spawning two processes.
+ */
+export function sharedTwoRichUpstreams(): () => Promise<TwoRichUpstreams> {
+  return sharedByTests(
+    async () => {
+      const started = await Promise.allSettled((['alpha', 'beta'] as const).map((scheme) => startFixtureHttp('rich-http', { env: { ERA: 'legacy', URI_SCHEME: scheme } })));
+      const [alpha, beta] = started.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined));
+      if (alpha === undefined || beta === undefined) {
+        await Promise.all([alpha?.close(), beta?.close()]);
+        throw (started.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason;
+      }
+      return { alpha, beta };
+    },
+    async ({ alpha, beta }) => {
+      await Promise.all([alpha.close(), beta.close()]);
+    },
+  );
 }
 
 /** The two protocol eras an agent's client can speak, as `[name, versionNegotiation mode]`. */

@@ -45,8 +45,11 @@ export async function newSigningKey(): Promise<SigningKey> {
   return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }, publicPem: await exportSPKI(publicKey) };
 }
 
-/** Starts a JWKS server; closed when the test finishes. */
-export async function startJwksServer(): Promise<JwksServer> {
+/**
+ * Starts a JWKS server; closed when the test finishes, or with `lifetime: 'manual'` by the caller
+ * (a server shared by the tests of a file, see `sharedByTests`).
+ */
+export async function startJwksServer(options: { lifetime?: 'test' | 'manual' } = {}): Promise<JwksServer> {
   let current = await newSigningKey();
   let fetches = 0;
   const state = { cacheControl: 'max-age=300' };
@@ -62,7 +65,7 @@ export async function startJwksServer(): Promise<JwksServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const close = (): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
-  onTestFinished(close);
+  if (options.lifetime !== 'manual') onTestFinished(close);
   return {
     url: `http://127.0.0.1:${port}/jwks.json`,
     get fetches() {

@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { nextEvent, openEvents, received } from '../helpers/events.js';
-import { addAgentKey, startTwoRichServers } from '../helpers/agents.js';
+import { addAgentKey, sharedTwoRichUpstreams, startTwoRichServers } from '../helpers/agents.js';
 import { sharedByTests } from '../helpers/shared.js';
 
 /**
@@ -32,8 +32,11 @@ async function as<T = unknown>(d: TestDaemon, key: string, path: string, init: R
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
 }
 
+/** Views are what these tests are about, not stdio: the rich servers are HTTP fixtures shared by the file, a session per daemon. */
+const upstreams = sharedTwoRichUpstreams();
+
 async function setUp(lifetime: 'test' | 'manual' = 'test'): Promise<{ d: TestDaemon; alpha: string; reader: string }> {
-  const d = await startTwoRichServers(lifetime);
+  const d = await startTwoRichServers(lifetime, {}, { upstreams: await upstreams() });
   const add = (body: Record<string, unknown>): Promise<string> => addAgentKey(d, body);
   const alpha = await add({ name: 'alpha', servers: ['alpha'], tools: ['mcp_alpha_*'], exclude: ['mcp_alpha_ask_*'] });
   const reader = await add({ name: 'reader', servers: ['alpha', 'beta'], access: 'read' });

@@ -5,7 +5,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { systemClock } from '../../src/util/clock.js';
 import { recordDaemonEvents, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { closed, nextEvent, openEvents } from '../helpers/events.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 /**
  * Issue #22 items 1 and 2: agents and their keys against a real daemon over real HTTP, with a
@@ -42,9 +43,13 @@ async function addAgent(d: TestDaemon, body: Record<string, unknown>): Promise<I
   return res.body;
 }
 
+/** Keys and views are what these tests are about: both servers are sessions on one echo-http fixture, shared by the file. */
+const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+
 async function echoDaemon(options: Parameters<typeof startDaemon>[0] = {}): Promise<TestDaemon> {
+  const { url } = await echoHttp();
   return startDaemon({
-    servers: { echo: fixtureServerConfig('echo-stdio'), other: fixtureServerConfig('echo-stdio', { args: ['other'] }) },
+    servers: { echo: { type: 'http', url }, other: { type: 'http', url } },
     ...options,
     config: { token: TOKEN, ...options.config },
   });

@@ -6,7 +6,8 @@ import { deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { nextEvent, openEvents } from '../helpers/events.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 import { sseReader } from '../helpers/sse.js';
 
 /**
@@ -26,13 +27,18 @@ interface Pending {
   arguments: Record<string, unknown>;
 }
 
+/** Approvals are what these tests are about, not stdio: each daemon's `echo` is a session on one echo-http fixture for the file. */
+const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+
 /** `echo` (the server's own name) needs approval; `add` and `reverse` do not. */
 async function daemonWithApproval(config: { approvalTimeoutMs?: number; shutdownGraceMs?: number } = {}, serverTimeoutMs?: number): Promise<TestDaemon> {
+  const { url } = await echoHttp();
   // Argument audit on: approvals show their arguments only then (issue #40 item 3).
   return startDaemon({
     servers: {
       echo: {
-        ...fixtureServerConfig('echo-stdio'),
+        type: 'http',
+        url,
         requireApproval: ['ech?'],
         ...(serverTimeoutMs !== undefined ? { approvalTimeoutMs: serverTimeoutMs } : {}),
       },

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { nextEvent, openEvents, received } from '../helpers/events.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 import { tempDir } from '../helpers/process.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import type { AuditEntry } from '../../src/store/ports.js';
@@ -39,11 +40,14 @@ async function auditRows(d: TestDaemon, query = ''): Promise<Row[]> {
   return res.body.entries;
 }
 
-function daemonWith(audit: Record<string, unknown> = {}): Promise<TestDaemon> {
+/** The prompt and resource server of `daemonWith`: one rich-http fixture for the file, a session per daemon. */
+const richHttp = sharedByTests(() => startFixtureHttp('rich-http', { env: { ERA: 'legacy' } }), (http) => http.close());
+
+async function daemonWith(audit: Record<string, unknown> = {}): Promise<TestDaemon> {
   return startDaemon({
     servers: {
       echo: fixtureServerConfig('echo-stdio', { env: { ECHO_API_KEY: SECRET } }),
-      rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }),
+      rich: { type: 'http', url: (await richHttp()).url },
     },
     config: { audit },
   });

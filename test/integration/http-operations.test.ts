@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { DaemonEvent } from '../../src/events/daemon-events.js';
 import { discoveryOf, recordDaemonEvents, startDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { startFixtureHttp } from '../helpers/fixtures.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 /** Operator operations over HTTP: reload, reload one server, disconnect one server. */
 
@@ -20,7 +21,12 @@ interface ToolList {
   tools: Array<{ name: string; server: string }>;
 }
 
-const echo = () => fixtureServerConfig('echo-stdio');
+/**
+ * These tests are about operations, not about stdio: every server is a session on one echo-http
+ * fixture, shared by the file, so a reload opens a session instead of spawning a process.
+ */
+const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echo = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 
 /**
  * Reloads go through the startup gate, and after the first start the tools are cached: with the
@@ -35,7 +41,7 @@ function aboutServer(events: DaemonEvent[], server: string): DaemonEvent[] {
 
 describe('POST /servers/:name/reload', () => {
   it('reconnects that server and leaves the others untouched', async () => {
-    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: echo(), b: echo() } });
+    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: await echo(), b: await echo() } });
     const aBefore = (await sb.json<ServerView>('/servers/a')).body;
     const bBefore = (await sb.json<ServerView>('/servers/b')).body;
     const bToolsBefore = (await sb.json<ToolList>('/tools?server=b')).body;
@@ -60,7 +66,7 @@ describe('POST /servers/:name/reload', () => {
   });
 
   it('answers 404 SERVER_NOT_FOUND for a server that is nowhere in the config, with no reload events', async () => {
-    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: echo() } });
+    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: await echo() } });
     const events = recordDaemonEvents(sb.daemon);
     const res = await sb.json<ErrorBody>('/servers/ghost/reload', { method: 'POST' });
     expect(res.status).toBe(404);
@@ -72,9 +78,9 @@ describe('POST /servers/:name/reload', () => {
   });
 
   it('connects a server added to the config since the start', async () => {
-    const servers: Record<string, ServerConfig> = { a: echo() };
+    const servers: Record<string, ServerConfig> = { a: await echo() };
     const sb = await startDaemon({ config: WAIT_FOR_ALL, discover: async () => discoveryOf(servers) });
-    servers.late = echo();
+    servers.late = await echo();
     const res = await sb.json<ServerView>('/servers/late/reload', { method: 'POST' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: 'late', status: 'connected', toolCount: 3 });
@@ -84,7 +90,7 @@ describe('POST /servers/:name/reload', () => {
 
 describe('POST /servers/:name/disconnect', () => {
   it("removes exactly that server's tools", async () => {
-    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: echo(), b: echo() } });
+    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: await echo(), b: await echo() } });
     const bTools = (await sb.json<ToolList>('/tools?server=b')).body;
 
     const res = await sb.json<ServerView>('/servers/a/disconnect', { method: 'POST' });
@@ -105,7 +111,7 @@ describe('POST /servers/:name/disconnect', () => {
   });
 
   it('answers 404 SERVER_NOT_FOUND for an unknown server', async () => {
-    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: echo() } });
+    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: await echo() } });
     const res = await sb.json<ErrorBody>('/servers/ghost/disconnect', { method: 'POST' });
     expect(res.status).toBe(404);
     expect(res.body.error).toEqual({ code: 'SERVER_NOT_FOUND', message: 'No server named "ghost"' });
@@ -114,10 +120,10 @@ describe('POST /servers/:name/disconnect', () => {
 
 describe('POST /reload', () => {
   it('rediscovers and reconnects everything, reporting each server and the failures', async () => {
-    const servers: Record<string, ServerConfig> = { a: echo(), b: echo() };
+    const servers: Record<string, ServerConfig> = { a: await echo(), b: await echo() };
     const sb = await startDaemon({ config: WAIT_FOR_ALL, discover: async () => discoveryOf(servers) });
     delete servers.b;
-    servers.c = echo();
+    servers.c = await echo();
     servers.bad = { type: 'stdio' };
 
     const res = await sb.json<{ servers: ServerView[]; errors: Array<{ path: string; error: { code: string; message: string } }> }>('/reload', {
@@ -135,7 +141,7 @@ describe('POST /reload', () => {
   });
 
   it('serialises concurrent operations: each finishes before the next starts', async () => {
-    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: echo(), b: echo() } });
+    const sb = await startDaemon({ config: WAIT_FOR_ALL, servers: { a: await echo(), b: await echo() } });
     const events = recordDaemonEvents(sb.daemon);
 
     const results = await Promise.all([
@@ -176,7 +182,7 @@ describe('POST /reload', () => {
       config: WAIT_FOR_ALL,
       discover: async () => {
         if (fail) throw new Error('the config directory is gone');
-        return discoveryOf({ a: echo() });
+        return discoveryOf({ a: await echo() });
       },
     });
     fail = true;

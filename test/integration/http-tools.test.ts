@@ -64,10 +64,12 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
 
 /** One echo server as `a`, shared by the tests that only get and call its tools. */
 const oneEcho = sharedByTests(() => startDaemon({ servers: { a: echo() }, lifetime: 'manual' }), (d) => d.close());
+/** Two echo servers, shared by the tests that only read the catalogue. */
+const twoEchoes = sharedByTests(() => startDaemon({ servers: { a: echo(), b: echo() }, lifetime: 'manual' }), (d) => d.close());
 
 describe('GET /tools', () => {
   it('serves the live catalogue, filtered by server and by a case-insensitive text', async () => {
-    const sb = await startDaemon({ servers: { a: echo(), b: echo() } });
+    const sb = await twoEchoes();
     const all = await sb.json<ToolList>('/tools');
     expect(all.status).toBe(200);
     expect(all.headers.get('content-type')).toMatch(/^application\/json/);
@@ -130,7 +132,7 @@ describe('GET /tools', () => {
   });
 
   it('does not let an ETag from another daemon process validate', async () => {
-    const one = await startDaemon({ servers: { a: echo() } });
+    const one = await oneEcho();
     const two = await startDaemon({ servers: { a: echo() } });
     const tag = (await one.fetch('/tools')).headers.get('etag');
     expect((await two.fetch('/tools', { headers: { 'if-none-match': tag! } })).status).toBe(200);

@@ -1,6 +1,7 @@
 import { SignJWT, base64url } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { AGENT_ERAS, OPERATOR_TOKEN, addAgentKey, agentClient, startTwoRichServers } from '../helpers/agents.js';
+import { sharedByTests } from '../helpers/shared.js';
+import { AGENT_ERAS, OPERATOR_TOKEN, addAgentKey, agentClient, sharedTwoRichUpstreams, startTwoRichServers } from '../helpers/agents.js';
 import type { JsonInit, TestDaemon } from '../helpers/daemon.js';
 import { closed, nextEvent, openEvents } from '../helpers/events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -31,13 +32,37 @@ function as<T = unknown>(d: TestDaemon, token: string, path: string, init: JsonI
   return d.json<T>(path, { ...init, headers: { authorization: `Bearer ${token}` } });
 }
 
+/** Tokens and views are what these tests are about, not stdio: the rich servers are HTTP fixtures shared by the file, a session per daemon. */
+const upstreams = sharedTwoRichUpstreams();
+const twoRich = async (config: Record<string, unknown>, options: Parameters<typeof startTwoRichServers>[2] = {}): Promise<TestDaemon> =>
+  startTwoRichServers('test', config, { ...options, upstreams: await upstreams() });
+
+/**
+ * One JWKS server and daemon for the tests that only sign in and read (their agents and tokens are
+ * their own); with request logging at trace, so that the bad-token test checks every line the
+ * others made too. Tests that count JWKS fetches, rotate keys or move the clock start their own.
+ */
+const signedIn = sharedByTests(
+  async () => {
+    const jwks = await startJwksServer({ lifetime: 'manual' });
+    const d = await startTwoRichServers('manual', { ...jwtConfig(jwks), requestLogging: true }, { captureLogs: 'trace', upstreams: await upstreams() }).catch(async (err: unknown) => {
+      await jwks.close();
+      throw err;
+    });
+    return { jwks, d };
+  },
+  async ({ jwks, d }) => {
+    await d.close();
+    await jwks.close();
+  },
+);
+
 const names = (items: Array<{ name: string }>): string[] => items.map((item) => item.name).sort();
 const now = (): number => Math.floor(Date.now() / 1000);
 
 describe('agents signed in by JWT', () => {
   it("a valid token's agent sees its claim-derived view over REST, /mcp in both eras and the feed; keys keep working beside it", async () => {
-    const jwks = await startJwksServer();
-    const d = await startTwoRichServers('test', jwtConfig(jwks));
+    const { jwks, d } = await signedIn();
     const all = (await d.json<{ tools: Listed[] }>('/tools')).body.tools;
     const token = await jwks.sign({ sub: 'reporter', sb_servers: ['alpha'] });
 
@@ -72,8 +97,7 @@ describe('agents signed in by JWT', () => {
   });
 
   it("a config agent of the token's name narrows its view, and a claimed access tier applies", async () => {
-    const jwks = await startJwksServer();
-    const d = await startTwoRichServers('test', jwtConfig(jwks));
+    const { jwks, d } = await signedIn();
     // A space-separated claim, as OAuth's `scope` is; `read` keeps only read-only tools; the config agent keeps structured and media.
     const token = await jwks.sign({ sub: 'ci-bot', sb_servers: 'alpha beta', sb_access: 'read' });
     const rest = await as<{ tools: Listed[] }>(d, token, '/tools');
@@ -86,8 +110,7 @@ describe('agents signed in by JWT', () => {
   });
 
   it('each bad token class answers 401 with its own code, and nothing of a token is logged', async () => {
-    const jwks = await startJwksServer();
-    const d = await startTwoRichServers('test', { ...jwtConfig(jwks), requestLogging: true }, { captureLogs: 'trace' });
+    const { jwks, d } = await signedIn();
     const other = await newSigningKey();
     const t = now();
     const kid = jwks.current.kid;
@@ -131,7 +154,7 @@ describe('agents signed in by JWT', () => {
 
   it('a token signed with a new key (new kid) works after one JWKS refresh', async () => {
     const jwks = await startJwksServer();
-    const d = await startTwoRichServers('test', jwtConfig(jwks));
+    const d = await twoRich(jwtConfig(jwks));
     expect((await as(d, await jwks.sign({ sub: 'reporter', sb_servers: ['alpha'] }), '/tools')).status).toBe(200);
     expect(jwks.fetches).toBe(1);
     await jwks.rotate();
@@ -145,7 +168,7 @@ describe('agents signed in by JWT', () => {
 
   it('1000 tokens with made-up kids cost at most two JWKS fetches', async () => {
     const jwks = await startJwksServer();
-    const d = await startTwoRichServers('test', jwtConfig(jwks));
+    const d = await twoRich(jwtConfig(jwks));
     const codes = new Map<string, number>();
     for (let batch = 0; batch < 20; batch += 1) {
       const tokens = await Promise.all(Array.from({ length: 50 }, (_, i) => jwks.sign({ sub: 'reporter' }, { kid: `made-up-${batch}-${i}` })));
@@ -161,7 +184,7 @@ describe('agents signed in by JWT', () => {
   it("once a token's exp passes, its requests answer JWT_EXPIRED and its /events feed closes (manual clock)", async () => {
     const jwks = await startJwksServer();
     const clock = new ManualClock(Date.now());
-    const d = await startTwoRichServers('test', jwtConfig(jwks), { deps: { clock } });
+    const d = await twoRich(jwtConfig(jwks), { deps: { clock } });
     const token = await jwks.sign({ sub: 'reporter', sb_servers: ['alpha'], exp: Math.floor(clock.now() / 1000) + 60 });
     expect((await as(d, token, '/tools')).status).toBe(200);
     const feed = await openEvents(d.url, { token });

@@ -8,12 +8,13 @@ import { configHash } from '../../src/config/config-hash.js';
 import { EventBus } from '../../src/events/event-bus.js';
 import { openToolCache } from '../../src/store/open-tool-cache.js';
 import { nextDaemonEvent, recordDaemonEvents } from '../helpers/daemon.js';
-import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
+import { fixtureServerConfig, fixturePath, startFixtureHttp } from '../helpers/fixtures.js';
 import { holdInitialize } from '../helpers/hold-initialize.js';
 import { withLatency } from '../helpers/late-store.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { isProcessGone, tempDir } from '../helpers/process.js';
 import { callTool } from '../helpers/route-call.js';
+import { sharedByTests } from '../helpers/shared.js';
 
 const ECHO_TOOLS: Tool[] = ['add', 'echo', 'reverse'].map((name) => ({
   name,
@@ -28,6 +29,13 @@ function newManager(options: ConstructorParameters<typeof MCPManager>[0] = {}): 
   onTestFinished(() => manager.disconnectAll());
   return { manager, bus };
 }
+
+/**
+ * For the tests about names and collisions, not processes: an echo server that is a session on
+ * one echo-http fixture for the file, so connecting two of them spawns nothing.
+ */
+const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echoSession = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 
 async function cacheStore() {
   const dir = await tempDir();
@@ -176,7 +184,7 @@ describe('MCPManager teardown', () => {
 
   it('disconnectServer removes only that server’s tools, even when names collide after sanitising', async () => {
     const { manager, bus } = newManager();
-    await manager.connectServers({ 'a.b': fixtureServerConfig('echo-stdio'), a_b: fixtureServerConfig('echo-stdio') });
+    await manager.connectServers({ 'a.b': await echoSession(), a_b: await echoSession() });
     expect(manager.getTools()).toHaveLength(6);
     expect(manager.getCatalogue().collisions().length).toBeGreaterThan(0);
 
@@ -237,12 +245,12 @@ describe('MCPManager edge cases found in review', () => {
 
   it('announces a tool of another server that a new name collision renamed', async () => {
     const { manager, bus } = newManager();
-    await manager.connectServers({ a_b: fixtureServerConfig('echo-stdio') });
+    await manager.connectServers({ a_b: await echoSession() });
     expect(manager.getCatalogue().get('mcp_a_b_echo')?.server).toBe('a_b');
     const events = recordDaemonEvents({ bus });
 
     // "a.b" sorts before "a_b" among the colliders, so it takes the plain names.
-    await manager.connectServers({ 'a.b': fixtureServerConfig('echo-stdio') });
+    await manager.connectServers({ 'a.b': await echoSession() });
 
     expect(manager.getCatalogue().get('mcp_a_b_echo')?.server).toBe('a.b');
     const renamed = events.find((e) => e.type === 'tools.changed' && e.server === 'a_b');

@@ -6,7 +6,8 @@ import type { ServerConfig } from '../../src/config/types.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
+import { metricValue } from '../helpers/metrics.js';
 import { sharedByTests } from '../helpers/shared.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
@@ -59,6 +60,34 @@ const sharedEcho = (catalogue: 'full' | 'search') =>
   sharedByTests(() => startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { catalogue }, lifetime: 'manual' }), (d) => d.close());
 const fullEcho = sharedEcho('full');
 const searchEcho = sharedEcho('search');
+const pinnedSearchEcho = sharedByTests(
+  () => startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { catalogue: 'search', pinned: ['mcp_echo_rev*'] }, lifetime: 'manual' }),
+  (d) => d.close(),
+);
+/** The rich fixture of each era behind a search-mode daemon, shared by the tests that call through it. */
+const sharedRich = (upstream: 'legacy' | 'modern') =>
+  sharedByTests(
+    async () => {
+      let rich: ServerConfig = fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } });
+      let http: FixtureHttp | undefined;
+      if (upstream === 'modern') {
+        // A 2026-07-28 server answers input_required itself: its state comes back sealed to the named tool.
+        http = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
+        rich = { type: 'http', url: http.url };
+      }
+      const d = await startDaemon({ servers: { rich }, config: { catalogue: 'search' }, lifetime: 'manual' }).catch(async (err: unknown) => {
+        await http?.close();
+        throw err;
+      });
+      return { d, http };
+    },
+    async ({ d, http }) => {
+      await d.close();
+      await http?.close();
+    },
+  );
+const richDaemons = { legacy: sharedRich('legacy'), modern: sharedRich('modern') };
+const CALLS_OK = 'switchboard_tool_calls_total{transport="mcp",server="echo",tool="mcp_echo_add",outcome="ok"}';
 const outcome = (promise: Promise<unknown>): Promise<unknown> => promise.then(
   (value) => ({ value }),
   (err: unknown) => (ProtocolError.isInstance(err) ? { code: err.code, message: err.message, data: err.data } : { thrown: String(err) }),
@@ -69,7 +98,7 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
     const full = await fullEcho();
     expect(await names((await connect(full, era)).client)).toEqual(['mcp_echo_add', 'mcp_echo_echo', 'mcp_echo_reverse']);
 
-    const d = await echo({ catalogue: 'search', pinned: ['mcp_echo_rev*'] });
+    const d = await pinnedSearchEcho();
     const { client } = await connect(d, era);
     const listed = (await client.listTools()).tools;
     expect(listed.map((tool) => tool.name).sort()).toEqual([...META, 'mcp_echo_reverse'].sort());
@@ -131,7 +160,8 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
   });
 
   it('call_tool is a direct call: result, structuredContent, an error result, an unknown name, invalid arguments', async () => {
-    const d = await echo({ catalogue: 'search' });
+    const d = await searchEcho();
+    const okBefore = await metricValue(d, CALLS_OK);
     const { client } = await connect(d, era);
     const via = (name: string, args: Record<string, unknown>) => client.callTool({ name: 'call_tool', arguments: { name, arguments: args } });
     const direct = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
@@ -147,19 +177,12 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
     // A malformed call_tool is refused as a malformed tools/call is: InvalidParams.
     expect(await outcome(client.callTool({ name: 'call_tool', arguments: { arguments: {} } }))).toMatchObject({ code: -32602, message: expect.stringMatching(/name must be a string/) });
     expect(await outcome(client.callTool({ name: 'call_tool', arguments: { name: 'mcp_echo_echo', arguments: 'text' } }))).toMatchObject({ code: -32602, message: expect.stringMatching(/arguments must be an object/) });
-    const metrics = await (await d.fetch('/metrics')).text();
-    expect(metrics).toContain('switchboard_tool_calls_total{transport="mcp",server="echo",tool="mcp_echo_add",outcome="ok"} 3');
+    // The daemon is shared: the three ok calls this test made, whatever ran before it.
+    expect((await metricValue(d, CALLS_OK)) - okBefore).toBe(3);
   });
 
   it.each(['legacy', 'modern'] as const)('call_tool relays progress and the server\u2019s questions as a direct call does (%s upstream)', async (upstream) => {
-    let rich: ServerConfig = fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } });
-    if (upstream === 'modern') {
-      // A 2026-07-28 server answers input_required itself: its state comes back sealed to the named tool.
-      const http = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
-      onTestFinished(() => http.close());
-      rich = { type: 'http', url: http.url };
-    }
-    const d = await startDaemon({ servers: { rich }, config: { catalogue: 'search' } });
+    const { d } = await richDaemons[upstream]();
     const { client } = await connect(d, era, { elicitation: 'Ada' });
     const progressOf = async (name: string, args: Record<string, unknown>) => {
       const seen: Progress[] = [];
@@ -221,18 +244,23 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
 });
 
 describe('catalogue modes per agent', () => {
-  async function withAgents(config: Partial<DaemonConfigInput>): Promise<{ d: TestDaemon; add: (body: Record<string, unknown>) => Promise<string> }> {
-    const d = await echo({ token: TOKEN, ...config });
+  /** One daemon per config, shared by both eras' tests: each adds its own agents, named after its era. */
+  const agentDaemon = (config: Partial<DaemonConfigInput>) =>
+    sharedByTests(() => startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN, ...config }, lifetime: 'manual' }), (d) => d.close());
+  const pinnedFull = agentDaemon({ catalogue: 'full', pinned: ['mcp_echo_add'] });
+  const autoAboveTwo = agentDaemon({ searchAbove: 2 });
+  async function withAgents(shared: () => Promise<TestDaemon>, era: string): Promise<{ d: TestDaemon; add: (body: Record<string, unknown>) => Promise<string> }> {
+    const d = await shared();
     const add = async (body: Record<string, unknown>): Promise<string> => {
-      const res = await d.json<{ key: string }>('/agents', { method: 'POST', body });
+      const res = await d.json<{ key: string }>('/agents', { method: 'POST', body: { ...body, name: `${String(body.name)}-${era}` } });
       expect(res.status).toBe(201);
       return res.body.key;
     };
     return { d, add };
   }
 
-  it.each(ERAS)('an agent\u2019s catalogue and pinned win over the daemon\u2019s (%s)', async (_era, era) => {
-    const { d, add } = await withAgents({ catalogue: 'full', pinned: ['mcp_echo_add'] });
+  it.each(ERAS)('an agent\u2019s catalogue and pinned win over the daemon\u2019s (%s)', async (label, era) => {
+    const { d, add } = await withAgents(pinnedFull, label);
     const searcher = await add({ name: 'searcher', catalogue: 'search', pinned: ['mcp_echo_echo'] });
     const plain = await add({ name: 'plain', catalogue: 'search' });
     const inherits = await add({ name: 'inherits' });
@@ -242,8 +270,8 @@ describe('catalogue modes per agent', () => {
     expect(await names((await connect(d, era, { key: inherits })).client)).toEqual(['mcp_echo_add', 'mcp_echo_echo', 'mcp_echo_reverse']);
   });
 
-  it.each(ERAS)('auto counts the agent\u2019s own view; search finds only what it may see (%s)', async (_era, era) => {
-    const { d, add } = await withAgents({ searchAbove: 2 });
+  it.each(ERAS)('auto counts the agent\u2019s own view; search finds only what it may see (%s)', async (label, era) => {
+    const { d, add } = await withAgents(autoAboveTwo, label);
     const small = await add({ name: 'small', tools: ['mcp_echo_echo', 'mcp_echo_add'] });
     const reader = await add({ name: 'reader', access: 'read', catalogue: 'search' });
     const full = await add({ name: 'full', catalogue: 'full' });
@@ -287,7 +315,7 @@ describe('a catalogue tool named like a meta-tool', () => {
 
 describe('a Switchboard aggregating another one', () => {
   it('gets the whole catalogue whatever the mode, never the meta-tools', async () => {
-    const inner = await echo({ catalogue: 'search' });
+    const inner = await searchEcho();
     expect(await names((await connect(inner, 'legacy')).client)).toEqual(META);
     const outer = await startDaemon({ servers: { inner: { type: 'http', url: `${inner.url}/mcp` } }, config: { catalogue: 'full' } });
     const tools = (await outer.json<{ tools: Array<{ name: string }> }>('/tools')).body.tools.map((t) => t.name);
@@ -297,9 +325,7 @@ describe('a Switchboard aggregating another one', () => {
 
 describe('call_tool and a 2026-07-28 agent\u2019s input_required', () => {
   it('hands the round to the agent as a direct call does, its state sealed to the named tool', async () => {
-    const upstream = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
-    onTestFinished(() => upstream.close());
-    const d = await startDaemon({ servers: { rich: { type: 'http', url: upstream.url } }, config: { catalogue: 'search' } });
+    const { d } = await richDaemons.modern();
     const { client } = await connect(d, { pin: '2026-07-28' }, { elicitation: 'unused' });
     const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = { '~standard': { version: 1, vendor: 't', validate: (value) => ({ value: value as Record<string, unknown> }) } };
     const via = (name: string, extra: Record<string, unknown> = {}) =>

@@ -70,6 +70,13 @@ const sharedDaemonOf = (config: () => Promise<ServerConfig>) =>
   sharedByTests(async () => startDaemon({ servers: { rich: await config() }, lifetime: 'manual' }), (daemon) => daemon.close());
 const stdioDaemon = sharedDaemonOf(stdioConfig);
 const modernDaemon = sharedDaemonOf(modernConfig);
+/** The same with the entry's own roots: read-only for the tests, so shared by both clients' tests. */
+const rootedDaemonOf = (config: () => Promise<ServerConfig>, roots: string[]) =>
+  sharedByTests(async () => startDaemon({ servers: { rich: { ...(await config()), roots } }, lifetime: 'manual' }), (daemon) => daemon.close());
+const rootedDaemons = {
+  legacy: { configured: rootedDaemonOf(stdioConfig, ['/configured/root']), confined: rootedDaemonOf(stdioConfig, ['/srv/shared', '/srv/docs']) },
+  modern: { configured: rootedDaemonOf(modernConfig, ['/configured/root']), confined: rootedDaemonOf(modernConfig, ['/srv/shared', '/srv/docs']) },
+};
 
 /** The upstream kinds: a 2025-era stdio server that asks mid-call, and a 2026-07-28 HTTP server that answers input_required. */
 const UPSTREAMS: Array<[string, () => Promise<ServerConfig>, () => Promise<TestDaemon>, 'legacy' | 'modern']> = [
@@ -78,7 +85,7 @@ const UPSTREAMS: Array<[string, () => Promise<ServerConfig>, () => Promise<TestD
 ];
 
 describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
-  describe.each(UPSTREAMS)('calling a %s', (_upstream, upstreamConfig, sharedDaemon, serverEra) => {
+  describe.each(UPSTREAMS)('calling a %s', (_upstream, _config, sharedDaemon, serverEra) => {
     it('gets every progress notification under its own token, and the result', async () => {
       const daemon = await sharedDaemon();
       const client = await agent(daemon, mode);
@@ -102,7 +109,7 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
     });
 
     it("refuses a question the agent cannot answer at once, and answers roots with the server entry's", async () => {
-      const daemon = await startDaemon({ servers: { rich: { ...(await upstreamConfig()), roots: ['/configured/root'] } } });
+      const daemon = await rootedDaemons[serverEra].configured();
       const client = await agent(daemon, mode);
       const refused = await client.callTool({ name: 'mcp_rich_ask_sampling', arguments: {} }).catch((err: unknown) => err);
       if (serverEra === 'modern') {
@@ -119,7 +126,7 @@ describe.each(CLIENTS)('a %s client on /mcp', (_client, mode) => {
     });
 
     it("confines the agent's roots to the server entry's: inside stays, outside goes, a wider one narrows (issue #36 item 1)", async () => {
-      const daemon = await startDaemon({ servers: { rich: { ...(await upstreamConfig()), roots: ['/srv/shared', '/srv/docs'] } } });
+      const daemon = await rootedDaemons[serverEra].confined();
       const client = await agent(daemon, mode, { roots: ['file:///srv/shared/project', 'file:///home/agent', 'file:///srv'] });
       expect(textOf(await client.callTool({ name: 'mcp_rich_ask_roots', arguments: {} }))).toBe('roots: file:///srv/shared/project,file:///srv/shared,file:///srv/docs');
       // Without roots of its own an entry passes the agent's on as they are; with no agent's, none.

@@ -32,10 +32,12 @@ const rich = (env: Record<string, string> = {}) => fixtureServerConfig('rich-std
 
 /** The rich server alone, shared by the tests that only read and call through it (each with its own session). */
 const richDaemon = sharedByTests(() => startDaemon({ servers: { rich: rich() }, lifetime: 'manual' }), (d) => d.close());
+/** The rich and the echo server, shared by both eras' routing test (it only reads). */
+const richEchoDaemon = sharedByTests(() => startDaemon({ servers: { rich: rich(), echo: fixtureServerConfig('echo-stdio') }, lifetime: 'manual' }), (d) => d.close());
 
 describe.each(ERAS)('/mcp prompts, resources and completions (%s client)', (_era, mode) => {
   it('advertises what the servers have, lists prompts and resources, and routes get, read and complete to the owner', async () => {
-    const daemon = await startDaemon({ servers: { rich: rich(), echo: fixtureServerConfig('echo-stdio') } });
+    const daemon = await richEchoDaemon();
     const client = await agent(daemon, mode);
     expect(client.getServerCapabilities()).toMatchObject({
       tools: { listChanged: true },
@@ -127,7 +129,8 @@ describe('/mcp catalogue changes and names', () => {
   });
 
   it("relays a server's list_changed even when the list it then lists is the same", async () => {
-    const daemon = await startDaemon({ servers: { rich: rich() } });
+    // The server announces a change and changes nothing: the shared daemon's catalogue stays as it was.
+    const daemon = await richDaemon();
     const client = await agent(daemon, 'legacy');
     const changed = deferred();
     client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
