@@ -6,6 +6,7 @@ import { addAgentKey, AGENT_ERAS, agentClient, OPERATOR_TOKEN } from '../helpers
 import { nextDaemonEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
+import { cleanupStack } from '../helpers/shared.js';
 import { deferred } from '../../src/util/deferred.js';
 
 /**
@@ -30,8 +31,12 @@ let narrow: string;
 let held: string;
 let plain: string;
 
+// A hook registered from inside `beforeAll` never runs: the folder's removal is kept here and run
+// by the file's `afterAll`, after the daemon that writes into it has closed.
+const folder = cleanupStack();
+
 beforeAll(async () => {
-  dir = await tempDir((remove) => afterAll(remove));
+  dir = await tempDir(folder.cleanup);
   d = await startDaemon({
     servers: { a: fixtureServerConfig('echo-stdio'), b: fixtureServerConfig('echo-stdio'), slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }) },
     config: { token: OPERATOR_TOKEN, health: false, codeMode: true, scripts: { maxRuns: 8 } },
@@ -44,7 +49,10 @@ beforeAll(async () => {
   held = await addAgentKey(d, { name: 'held', requireApproval: ['mcp_b_reverse'] });
   plain = await addAgentKey(d, { name: 'plain', codeMode: false });
 });
-afterAll(() => d.close());
+afterAll(async () => {
+  await d.close();
+  await folder.run();
+});
 
 const mcp = (key: string, era?: (typeof ERAS)[number][1]): Promise<Client> => agentClient(d, key, era);
 
