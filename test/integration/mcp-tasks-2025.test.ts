@@ -65,7 +65,10 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     const dir = await tempDir();
     const { d, alice } = await taskDaemon(dir);
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
-    const { task } = await createTask(client, 'slow_compute', { untilFile: join(dir, 'never') });
+    const started = join(dir, 'started');
+    const { task } = await createTask(client, 'slow_compute', { untilFile: join(dir, 'never'), startedFile: started });
+    // The task is answered before its call reaches the server: cancel once the server has it.
+    await waitForFile(started);
     const cancelled = await client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema);
     expect(cancelled).toMatchObject({ taskId: task.taskId, status: 'cancelled' });
     // The server's own record of the cancellation (notifications/cancelled reached it).

@@ -49,8 +49,12 @@ describe('gateway-run tasks on /mcp', () => {
     const dir = await tempDir();
     const { d, alice } = await taskDaemon(dir);
     const client = taskClient(d.url, alice);
-    const created = await client.request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never') } });
+    const started = join(dir, 'started');
+    const created = await client.request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never'), startedFile: started } });
     const taskId = created.taskId as string;
+    // The task is answered before its call reaches the server; a cancel sent sooner stops the call
+    // before it is sent, so the server would have nothing to record (a flake on a quiet box).
+    await waitForFile(started);
     expect(await client.request('tasks/cancel', { taskId })).toEqual(expect.objectContaining({ resultType: 'complete' }));
     // The server's own record of the cancellation (notifications/cancelled reached it).
     expect(await waitForFile(join(dir, 'cancelled'))).toContain('cancelled');

@@ -81,7 +81,10 @@ it('a task created on one replica is answered by the other, working and then com
 it('a cancel sent to the other replica reaches the one running the call, which cancels it on the server', async () => {
   const dir = await tempDir();
   const { a, b, cancelMarker } = await pair();
-  const { taskId } = await taskClient(a.url, TOKEN).request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never') } });
+  const started = join(dir, 'started');
+  const { taskId } = await taskClient(a.url, TOKEN).request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never'), startedFile: started } });
+  // The task is answered before its call reaches the server: cancel once the server has it.
+  await waitForFile(started);
   const onB = taskClient(b.url, TOKEN);
   expect(await onB.request('tasks/cancel', { taskId: taskId as string })).toMatchObject({ resultType: 'complete' });
   // Only replica a runs the call, so only its cancellation can reach the server.
