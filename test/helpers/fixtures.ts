@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ServerConfig } from '../../src/config/types.js';
 import { FIXTURE_BUILD_DIR } from './build-fixtures.js';
+import type { Cleanup } from './process.js';
 
 /**
  * Fixture MCP servers are TypeScript files under test/fixtures/servers. The vitest global setup
@@ -13,6 +14,8 @@ import { FIXTURE_BUILD_DIR } from './build-fixtures.js';
 export interface FixtureOptions {
   env?: Record<string, string>;
   args?: string[];
+  /** `startFixtureHttp` only: where to register `close` (e.g. `onTestFinished`, a `cleanupStack`). @default none: the caller closes it */
+  cleanup?: Cleanup;
 }
 
 /** The runnable bundle of fixture `name`. */
@@ -57,6 +60,7 @@ export async function startFixtureHttp(name: string, options: FixtureOptions = {
         await exited;
       }
     })());
+  options.cleanup?.(close);
   const lines = createInterface({ input: child.stdout });
   try {
     const url = await new Promise<string>((resolve, reject) => {

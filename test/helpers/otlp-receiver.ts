@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
+import type { Cleanup } from './process.js';
 
 /** One OTLP/HTTP export as it arrived. */
 export interface OtlpExport {
@@ -50,9 +51,9 @@ function flatten(attributes: KeyValue[] | undefined): Record<string, string | nu
 
 /**
  * A plain OTLP/HTTP receiver on 127.0.0.1:<random port>: accepts every export with 200 and keeps
- * it; decodes http/json trace exports into spans. Closed when the test finishes.
+ * it; decodes http/json trace exports into spans. Closed when the test finishes (or by `cleanup`).
  */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(cleanup: Cleanup = onTestFinished): Promise<OtlpReceiver> {
   const exports: OtlpExport[] = [];
   const waiters = new Set<() => void>();
   const server = createServer((req, res) => {
@@ -67,7 +68,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  onTestFinished(async () => {
+  cleanup(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });

@@ -2,12 +2,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CLI_METAFILE } from '../helpers/build-fixtures.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
-import { SPAN_KIND, startOtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
-import { tempDir } from '../helpers/process.js';
+import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { tempDir, type Cleanup } from '../helpers/process.js';
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
+import { cleanupStack, sharedByTests, startAhead } from '../helpers/shared.js';
 
 /**
  * Issue #26 item 3, with real processes: a `switchboard serve` child exporting over OTLP/HTTP to
@@ -32,19 +33,40 @@ interface Started {
   moduleLog: string;
 }
 
-async function startServe(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<Started> {
-  const home = await tempDir();
+async function startServe(config: Record<string, unknown>, env: Record<string, string>, cleanup: Cleanup): Promise<Started> {
+  const home = await tempDir(cleanup);
   const configPath = join(home, 'switchboard.json');
   await writeFile(configPath, JSON.stringify({ dbPath: join(home, 'cache.db'), startupGateMs: 60_000, ...config }));
   const moduleLog = join(home, 'modules.log');
-  const serve = spawnServe(['--config', configPath, '--port', '0', '--no-project-config'], {
-    home,
-    cwd: home,
-    env: { NODE_OPTIONS: `--import=${PRELOAD}`, SWITCHBOARD_MODULE_LOG: moduleLog, ...env },
-  });
+  const serve = spawnServe(
+    ['--config', configPath, '--port', '0', '--no-project-config'],
+    { home, cwd: home, env: { NODE_OPTIONS: `--import=${PRELOAD}`, SWITCHBOARD_MODULE_LOG: moduleLog, ...env } },
+    cleanup,
+  );
   const url = await serve.listening();
   await serve.waitForLog((entry) => entry.msg === 'ready');
   return { serve, url, moduleLog };
+}
+
+/**
+ * A `serve` child (with its OTLP receiver and fixtures) for the tests of this file, closed after
+ * them all. Each test's daemon starts in the file's `beforeAll`, all at once: a start is mostly
+ * waiting on processes (node's start, the fixtures' handshake), and one after another they were
+ * most of this file's time.
+ */
+function sharedServe<T extends Started>(start: (cleanup: Cleanup) => Promise<T>): () => Promise<T> {
+  return sharedByTests(
+    async () => {
+      const stack = cleanupStack();
+      try {
+        return { ...(await start(stack.cleanup)), stop: () => stack.run() };
+      } catch (err) {
+        await stack.run();
+        throw err;
+      }
+    },
+    (started) => started.stop(),
+  );
 }
 
 /** The CLI bundle's chunks that hold the OpenTelemetry SDK or an OTLP exporter (from esbuild's metafile). */
@@ -68,17 +90,35 @@ const traceIdOf = (traceparent: string): string => traceparent.split('-')[1]!;
 const spanIdOf = (traceparent: string): string => traceparent.split('-')[2]!;
 
 describe('tracing (OTLP, issue #26)', () => {
-  it('exports a SERVER span per agent request and a CLIENT span per attempt, continuing the agent trace into the upstream _meta and headers', async () => {
-    const receiver = await startOtlpReceiver();
-    const http = await startFixtureHttp('trace-meta', { args: ['--http'] });
-    onTestFinished(() => http.close());
-    const { serve, url, moduleLog } = await startServe(
+  // The first two tests read one daemon: their spans have names of their own (tools/call of
+  // mcp_tm_* / mcp_th_* and of mcp_sup_crash_once), so each finds its own among the receiver's.
+  const traced = sharedServe(async (cleanup) => {
+    const receiver = await startOtlpReceiver(cleanup);
+    const http = await startFixtureHttp('trace-meta', { args: ['--http'], cleanup });
+    const started = await startServe(
       {
-        mcpServers: { tm: fixtureServerConfig('trace-meta'), th: { url: http.url, protocol: 'legacy' } },
+        mcpServers: { tm: fixtureServerConfig('trace-meta'), th: { url: http.url, protocol: 'legacy' }, sup: fixtureServerConfig('supervised') },
         telemetry: { endpoint: receiver.url, protocol: 'http/json', serviceName: 'sb-under-test', headers: { 'x-otlp-key': 'otlp-secret-4711' } },
       },
       FAST_EXPORT,
+      cleanup,
     );
+    return { ...started, receiver, http };
+  });
+  const fromEnv = sharedServe(async (cleanup) => {
+    const receiver: OtlpReceiver = await startOtlpReceiver(cleanup);
+    const started = await startServe(
+      { mcpServers: { tm: fixtureServerConfig('trace-meta') } },
+      { ...FAST_EXPORT, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'sb-from-env' },
+      cleanup,
+    );
+    return { ...started, receiver };
+  });
+  const untraced = sharedServe((cleanup) => startServe({ mcpServers: { tm: fixtureServerConfig('trace-meta') } }, {}, cleanup));
+  beforeAll(() => startAhead(traced, fromEnv, untraced));
+
+  it('exports a SERVER span per agent request and a CLIENT span per attempt, continuing the agent trace into the upstream _meta and headers', async () => {
+    const { serve, url, moduleLog, receiver, http } = await traced();
 
     // /mcp: the agent's traceparent in params._meta of tools/call.
     const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
@@ -173,11 +213,7 @@ describe('tracing (OTLP, issue #26)', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('gives a retry after a reconnect a CLIENT span of its own, under the same SERVER span', async () => {
-    const receiver = await startOtlpReceiver();
-    const { url } = await startServe(
-      { mcpServers: { sup: fixtureServerConfig('supervised') }, telemetry: { endpoint: receiver.url, protocol: 'http/json' } },
-      FAST_EXPORT,
-    );
+    const { url, receiver } = await traced();
     const marker = join(await tempDir(), 'runs');
     // Idempotent: the first run kills the server mid-call, the call is sent again after the reconnect.
     const called = await restCall(url, 'mcp_sup_crash_once', { marker });
@@ -195,11 +231,7 @@ describe('tracing (OTLP, issue #26)', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('exports http/protobuf from the OTEL_* variables alone', async () => {
-    const receiver = await startOtlpReceiver();
-    const { url } = await startServe(
-      { mcpServers: { tm: fixtureServerConfig('trace-meta') } },
-      { ...FAST_EXPORT, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'sb-from-env' },
-    );
+    const { url, receiver } = await fromEnv();
     expect((await restCall(url, 'mcp_tm_echo', { text: 'x' })).status).toBe(200);
     const traces = await receiver.until(() => receiver.exports.find((e) => e.path === '/v1/traces' && e.body.includes('tools/call mcp_tm_echo')));
     expect(traces.contentType).toBe('application/x-protobuf');
@@ -208,7 +240,7 @@ describe('tracing (OTLP, issue #26)', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('loads no SDK or exporter module when no endpoint is configured', async () => {
-    const { url, moduleLog } = await startServe({ mcpServers: { tm: fixtureServerConfig('trace-meta') } });
+    const { url, moduleLog } = await untraced();
     const called = await restCall(url, 'mcp_tm_meta', {}, { traceparent: `00-${REST_TRACE}-${REST_SPAN}-01` });
     expect(called.status).toBe(200);
     // Tracing off, nothing is added to the upstream request's _meta.
