@@ -16,7 +16,28 @@ export async function freshDatabaseUrl(cleanup: Cleanup = onTestFinished): Promi
   return database.url;
 }
 
-let shared: Promise<string> | undefined;
+let shared: Promise<{ url: string; emptyAll: string }> | undefined;
+
+/** The database this worker shares, created and migrated once, and the statement that empties it. */
+function sharedDatabase(): Promise<{ url: string; emptyAll: string }> {
+  return (shared ??= (async () => {
+    const { url } = await createDatabase(inject('postgresUrl'));
+    const pool = new pg.Pool({ connectionString: url });
+    try {
+      await migratePostgres(pool);
+      // The tables are the migrations', listed once: they do not change while the worker runs.
+      // DELETE, not TRUNCATE: a test leaves a few rows, and TRUNCATE gives each of the 16 tables
+      // new files (~10 ms) where DELETE takes ~1 ms. No foreign keys, so any order goes.
+      const tables = await pool.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations'");
+      const sequences = await pool.query<{ sequencename: string }>("SELECT sequencename FROM pg_sequences WHERE schemaname = 'public'");
+      const statements = [...tables.rows.map((row) => `DELETE FROM ${row.tablename}`), ...sequences.rows.map((row) => `ALTER SEQUENCE ${row.sequencename} RESTART`)];
+      // One simple query: one round trip, one implicit transaction.
+      return { url, emptyAll: statements.join('; ') };
+    } finally {
+      await pool.end();
+    }
+  })());
+}
 
 /**
  * An empty, migrated database for one test: a database this test worker shares (created and
@@ -26,22 +47,11 @@ let shared: Promise<string> | undefined;
  * that needs a database to itself (several pools, an outage) takes `freshDatabaseUrl`.
  */
 export async function emptiedDatabaseUrl(): Promise<string> {
-  shared ??= (async () => {
-    const { url } = await createDatabase(inject('postgresUrl'));
-    const pool = new pg.Pool({ connectionString: url });
-    try {
-      await migratePostgres(pool);
-    } finally {
-      await pool.end();
-    }
-    return url;
-  })();
-  const url = await shared;
+  const { url, emptyAll } = await sharedDatabase();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const tables = await client.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations'");
-    await client.query(`TRUNCATE ${tables.rows.map((row) => row.tablename).join(', ')} RESTART IDENTITY`);
+    await client.query(emptyAll);
   } finally {
     await client.end();
   }
@@ -54,12 +64,16 @@ export async function emptiedDatabaseUrl(): Promise<string> {
  */
 export async function postgresStores(options: OpenPostgresOptions & { url?: string; cleanup?: Cleanup } = {}): Promise<OpenedStores> {
   const { cleanup = onTestFinished, ...rest } = options;
-  const url = rest.url ?? (await emptiedDatabaseUrl());
-  const opened = await openPostgresStores(url, rest);
+  const emptied = rest.url === undefined ? await sharedDatabase() : undefined;
+  const opened = await openPostgresStores(rest.url ?? emptied!.url, rest);
   cleanup(async () => {
     await opened.store.close();
     await opened.close?.();
   });
+  // Emptied over the stores' own pool, on the connection their migration check just opened: a
+  // client of its own cost a connection (a PostgreSQL backend's start) per test. No store reads
+  // anything as it opens, so they start from the empty tables all the same.
+  if (emptied) await opened.pool!.query(emptied.emptyAll);
   return opened;
 }
 
