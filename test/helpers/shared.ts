@@ -1,4 +1,5 @@
 import { afterAll } from 'vitest';
+import type { Cleanup } from './process.js';
 
 /**
  * One resource for the tests of a file (or of a `describe`) that only read it: started by the
@@ -50,4 +51,24 @@ export function cleanupStack(): { cleanup: (fn: () => void | Promise<void>) => v
  */
 export function startAhead(...starts: Array<() => Promise<unknown>>): void {
   for (const start of starts) start().catch(() => undefined);
+}
+
+/**
+ * `sharedByTests` for a start that makes several things (fixtures, temp dirs, a daemon): each is
+ * registered with the `cleanup` it is given, and they are all closed, last first, after the tests
+ * (or at once, if the start fails).
+ */
+export function sharedWithCleanup<T>(start: (cleanup: Cleanup) => Promise<T>): () => Promise<T> {
+  const stack = cleanupStack();
+  return sharedByTests(
+    async () => {
+      try {
+        return await start(stack.cleanup);
+      } catch (err) {
+        await stack.run();
+        throw err;
+      }
+    },
+    () => stack.run(),
+  );
 }

@@ -1,10 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 import { sseReader } from '../helpers/sse.js';
+import { sharedWithCleanup, startAhead } from '../helpers/shared.js';
 
 /** `POST /tools/:name/call` with `Accept: text/event-stream`: progress as it comes, then the result. */
 
@@ -25,16 +26,43 @@ const steps = (n: number) =>
   Array.from({ length: n }, (_, i) => ({ event: 'progress', data: { progress: i + 1, total: n, message: `step ${i + 1}` } }));
 
 describe('POST /tools/:name/call as an event stream', () => {
-  it('sends one progress event per notification, then the result, in every protocol era', async () => {
-    const remote = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
-    onTestFinished(() => remote.close());
+  // The daemons start in beforeAll, all at once, instead of one after another (each start mostly
+  // waits on its fixtures' processes). The first four tests only call tools, each its own server's
+  // (the metric asserted below counts only the legacy server's calls), so they read one daemon;
+  // the last three end or cancel their calls and take a daemon each.
+  const rich = sharedWithCleanup(async (cleanup) => {
+    const remote = await startFixtureHttp('rich-http', { env: { ERA: 'modern' }, cleanup });
     const sb = await startDaemon({
       servers: {
         legacy: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }),
         dual: fixtureServerConfig('rich-stdio', { env: { ERA: 'dual' } }),
         modern: { type: 'http', url: remote.url },
+        burst: fixtureServerConfig('progress-burst'),
+        rich: fixtureServerConfig('rich-stdio'),
       },
+      lifetime: 'manual',
     });
+    cleanup(() => sb.close());
+    return sb;
+  });
+  const cancelMarker = sharedWithCleanup(async (cleanup) => {
+    const marker = join(await tempDir(cleanup), 'cancelled');
+    const sb = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) }, lifetime: 'manual' });
+    cleanup(() => sb.close());
+    return { sb, marker };
+  });
+  const slow = (shutdownGraceMs: number) =>
+    sharedWithCleanup(async (cleanup) => {
+      const sb = await startDaemon({ config: { shutdownGraceMs }, servers: { slow: fixtureServerConfig('slow-tool') }, lifetime: 'manual' });
+      cleanup(() => sb.close());
+      return sb;
+    });
+  const shortGrace = slow(100);
+  const longGrace = slow(20_000);
+  beforeAll(() => startAhead(rich, cancelMarker, shortGrace, longGrace));
+
+  it('sends one progress event per notification, then the result, in every protocol era', async () => {
+    const sb = await rich();
     for (const server of ['legacy', 'dual', 'modern']) {
       const res = await streamCall(sb, `mcp_${server}_progress`, { steps: 3 });
       expect(res.status, server).toBe(200);
@@ -50,13 +78,13 @@ describe('POST /tools/:name/call as an event stream', () => {
   });
 
   it('loses no progress that arrived in the same read as the result', async () => {
-    const sb = await startDaemon({ servers: { burst: fixtureServerConfig('progress-burst') } });
+    const sb = await rich();
     const res = await streamCall(sb, 'mcp_burst_burst', { steps: 3 });
     expect(await sseReader(res).rest()).toEqual([...steps(3), { event: 'result', data: { content: [{ type: 'text', text: 'burst of 3' }] } }]);
   });
 
   it('keeps plain JSON for any other Accept', async () => {
-    const sb = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio') } });
+    const sb = await rich();
     for (const accept of [undefined, 'application/json', '*/*', 'application/json, text/event-stream;q=0.5', 'text/event-stream;q=0']) {
       const res = await sb.fetch('/tools/mcp_rich_progress/call', {
         method: 'POST',
@@ -69,7 +97,7 @@ describe('POST /tools/:name/call as an event stream', () => {
   });
 
   it('answers an unknown tool and bad input with their JSON status before any stream starts', async () => {
-    const sb = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio') } });
+    const sb = await rich();
     const unknown = await streamCall(sb, 'mcp_rich_missing', {});
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('content-type')).toMatch(/^application\/json/);
@@ -85,8 +113,7 @@ describe('POST /tools/:name/call as an event stream', () => {
   });
 
   it('cancels the upstream call when the client goes away mid-stream', async () => {
-    const marker = join(await tempDir(), 'cancelled');
-    const sb = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) } });
+    const { sb, marker } = await cancelMarker();
     const client = new AbortController();
     const res = await streamCall(sb, 'mcp_slow_slow', { durationMs: 60_000, progressEveryMs: 20 }, { signal: client.signal });
     const events = sseReader(res);
@@ -102,7 +129,7 @@ describe('POST /tools/:name/call as an event stream', () => {
   });
 
   it('ends with an error event when shutdown cancels the call after its grace', async () => {
-    const sb = await startDaemon({ config: { shutdownGraceMs: 100 }, servers: { slow: fixtureServerConfig('slow-tool') } });
+    const sb = await shortGrace();
     const res = await streamCall(sb, 'mcp_slow_slow', { durationMs: 60_000, progressEveryMs: 20 });
     const events = sseReader(res);
     expect((await events.next())?.event).toBe('progress');
@@ -117,7 +144,7 @@ describe('POST /tools/:name/call as an event stream', () => {
   it('is waited for by the shutdown drain, like any call in flight', async () => {
     const dir = await tempDir();
     const until = join(dir, 'finish');
-    const sb = await startDaemon({ config: { shutdownGraceMs: 20_000 }, servers: { slow: fixtureServerConfig('slow-tool') } });
+    const sb = await longGrace();
     const res = await streamCall(sb, 'mcp_slow_slow', { durationMs: 60_000, progressEveryMs: 20, untilFile: until });
     const events = sseReader(res);
     expect((await events.next())?.event).toBe('progress');

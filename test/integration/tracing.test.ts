@@ -8,7 +8,7 @@ import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { tempDir, type Cleanup } from '../helpers/process.js';
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
-import { cleanupStack, sharedByTests, startAhead } from '../helpers/shared.js';
+import { sharedWithCleanup, startAhead } from '../helpers/shared.js';
 
 /**
  * Issue #26 item 3, with real processes: a `switchboard serve` child exporting over OTLP/HTTP to
@@ -48,27 +48,6 @@ async function startServe(config: Record<string, unknown>, env: Record<string, s
   return { serve, url, moduleLog };
 }
 
-/**
- * A `serve` child (with its OTLP receiver and fixtures) for the tests of this file, closed after
- * them all. Each test's daemon starts in the file's `beforeAll`, all at once: a start is mostly
- * waiting on processes (node's start, the fixtures' handshake), and one after another they were
- * most of this file's time.
- */
-function sharedServe<T extends Started>(start: (cleanup: Cleanup) => Promise<T>): () => Promise<T> {
-  return sharedByTests(
-    async () => {
-      const stack = cleanupStack();
-      try {
-        return { ...(await start(stack.cleanup)), stop: () => stack.run() };
-      } catch (err) {
-        await stack.run();
-        throw err;
-      }
-    },
-    (started) => started.stop(),
-  );
-}
-
 /** The CLI bundle's chunks that hold the OpenTelemetry SDK or an OTLP exporter (from esbuild's metafile). */
 async function sdkChunks(): Promise<string[]> {
   const meta = JSON.parse(await readFile(CLI_METAFILE, 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
@@ -90,9 +69,12 @@ const traceIdOf = (traceparent: string): string => traceparent.split('-')[1]!;
 const spanIdOf = (traceparent: string): string => traceparent.split('-')[2]!;
 
 describe('tracing (OTLP, issue #26)', () => {
-  // The first two tests read one daemon: their spans have names of their own (tools/call of
-  // mcp_tm_* / mcp_th_* and of mcp_sup_crash_once), so each finds its own among the receiver's.
-  const traced = sharedServe(async (cleanup) => {
+  // Each daemon (with its OTLP receiver and fixtures) starts in beforeAll, all at once: a start is
+  // mostly waiting on processes (node's start, the fixtures' handshake), and one after another
+  // they were most of this file's time. The first two tests read one daemon: their spans have
+  // names of their own (tools/call of mcp_tm_* / mcp_th_* and of mcp_sup_crash_once), so each
+  // finds its own among the receiver's.
+  const traced = sharedWithCleanup(async (cleanup) => {
     const receiver = await startOtlpReceiver(cleanup);
     const http = await startFixtureHttp('trace-meta', { args: ['--http'], cleanup });
     const started = await startServe(
@@ -105,7 +87,7 @@ describe('tracing (OTLP, issue #26)', () => {
     );
     return { ...started, receiver, http };
   });
-  const fromEnv = sharedServe(async (cleanup) => {
+  const fromEnv = sharedWithCleanup(async (cleanup) => {
     const receiver: OtlpReceiver = await startOtlpReceiver(cleanup);
     const started = await startServe(
       { mcpServers: { tm: fixtureServerConfig('trace-meta') } },
@@ -114,7 +96,7 @@ describe('tracing (OTLP, issue #26)', () => {
     );
     return { ...started, receiver };
   });
-  const untraced = sharedServe((cleanup) => startServe({ mcpServers: { tm: fixtureServerConfig('trace-meta') } }, {}, cleanup));
+  const untraced = sharedWithCleanup((cleanup) => startServe({ mcpServers: { tm: fixtureServerConfig('trace-meta') } }, {}, cleanup));
   beforeAll(() => startAhead(traced, fromEnv, untraced));
 
   it('exports a SERVER span per agent request and a CLIENT span per attempt, continuing the agent trace into the upstream _meta and headers', async () => {
