@@ -1,12 +1,12 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { onTestFinished, describe, expect, it } from 'vitest';
+import { beforeAll, onTestFinished, describe, expect, it } from 'vitest';
 import { EventHub, type HelloEvent, type WireEvent } from '../../src/http/ws/event-hub.js';
 import { eventsRoutes } from '../../src/http/ws/events.js';
 import { type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { closed, collectUntil, nextEvent, openEvents } from '../helpers/events.js';
-import { sharedByTests } from '../helpers/shared.js';
+import { sharedByTests, startAhead } from '../helpers/shared.js';
 
 const isReloadFinished = (event: WireEvent): boolean => event.type === 'reload.finished';
 
@@ -49,12 +49,21 @@ function expectConsecutive(events: readonly WireEvent[], after: number): void {
   expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => after + 1 + i));
 }
 
-/** The echo daemon of the tests that only ask it once (a bad since or recent, a plain GET, a since ahead). */
+/** The echo daemon of the tests that only read it (the hello, a bad since or recent, a plain GET, a since ahead). */
 const echoDaemon = sharedByTests(() => startEchoDaemon({ config: { startupGateMs: 60_000 }, lifetime: 'manual' }), (d) => d.close());
+/** A daemon of its own for a test that reloads or closes it. */
+const ownDaemon = () => sharedByTests(() => startEchoDaemon({ config: { startupGateMs: 60_000 }, lifetime: 'manual' }), (d) => d.close());
+const forFullReload = ownDaemon();
+const forReplay = ownDaemon();
+const forShutdown = ownDaemon();
+const forSmallRing = ownDaemon();
+// All started at once, before the first test: one after another, each test waited for its
+// daemon's echo server to start while its worker sat idle.
+beforeAll(() => startAhead(echoDaemon, forFullReload, forReplay, forShutdown, forSmallRing));
 
 describe('GET /events', () => {
   it('greets with a hello snapshot of the running daemon', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await echoDaemon();
     const ws = await openEvents(daemon.url);
     const hello = await nextEvent(ws, 'hello');
 
@@ -72,7 +81,7 @@ describe('GET /events', () => {
   });
 
   it('opens with history when asked (?recent=): the hello carries the latest events, oldest first', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await echoDaemon();
     const ws = await openEvents(daemon.url, { query: 'recent=2' });
     const hello = (await nextEvent(ws, 'hello')) as WireEvent & { recent?: WireEvent[] };
     const seq = daemon.daemon.events.seq;
@@ -81,7 +90,7 @@ describe('GET /events', () => {
   });
 
   it('numbers every event of a full reload without a gap', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await forFullReload();
     const ws = await openEvents(daemon.url);
     const hello = await nextEvent(ws, 'hello');
     await reloadAll(daemon);
@@ -99,7 +108,7 @@ describe('GET /events', () => {
   });
 
   it('replays exactly the missed events for ?since=, then continues live', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await forReplay();
     const witness = await openEvents(daemon.url);
     const { seq: before } = await nextEvent(witness, 'hello');
     await reloadAll(daemon);
@@ -145,7 +154,7 @@ describe('GET /events', () => {
   });
 
   it('closes every subscriber with 1001 on shutdown', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await forShutdown();
     const sockets = await Promise.all([openEvents(daemon.url), openEvents(daemon.url)]);
     await Promise.all(sockets.map((ws) => nextEvent(ws, 'hello')));
     await daemon.close();
@@ -169,7 +178,7 @@ describe('GET /events with a small ring', () => {
   }
 
   it('sends a fresh hello when the events after since are no longer kept', async () => {
-    const daemon = await startEchoDaemon({ config: { startupGateMs: 60_000 } });
+    const daemon = await forSmallRing();
     const feed = await smallRingFeed(daemon, 3);
     const witness = await openEvents(feed.url);
     const first = await nextEvent(witness, 'hello');
