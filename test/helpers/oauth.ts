@@ -3,6 +3,7 @@ import { expect, onTestFinished } from 'vitest';
 import type { TestDaemon } from './daemon.js';
 import { received } from './events.js';
 import { startFixtureHttp } from './fixtures.js';
+import type { Cleanup } from './process.js';
 import { waitForStatus } from './status-watch.js';
 
 /**
@@ -49,9 +50,9 @@ export interface OAuthFixture {
   close(): Promise<void>;
 }
 
-export async function startOAuthFixture(env: Record<string, string> = {}): Promise<OAuthFixture> {
-  const http = await startFixtureHttp('oauth-http', { env });
-  onTestFinished(() => http.close());
+/** The oauth-http fixture, closed when the test finishes (or by `cleanup`). */
+export async function startOAuthFixture(env: Record<string, string> = {}, cleanup: Cleanup = onTestFinished): Promise<OAuthFixture> {
+  const http = await startFixtureHttp('oauth-http', { env, cleanup });
   const origin = new URL(http.url).origin;
   const get = async <T>(path: string, method = 'GET'): Promise<T> => (await (await fetch(origin + path, { method })).json()) as T;
   return {

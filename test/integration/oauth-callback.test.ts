@@ -1,10 +1,11 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon } from '../helpers/daemon.js';
 import { openEvents, received } from '../helpers/events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { authHeaders, callTool, serverStatus, signIn, startOAuthFixture } from '../helpers/oauth.js';
 import { rawRequest } from '../helpers/raw-http.js';
+import { sharedWithCleanup, startAhead } from '../helpers/shared.js';
 
 /** `/oauth/callback` and where tokens may go (issue #16 items 4, 5 and 7). */
 
@@ -23,15 +24,41 @@ async function approve(authorizationUrl: string): Promise<string> {
   return location;
 }
 
+// Each test has a daemon and OAuth fixtures of its own (its sign-ins change them), all started at
+// once before the first test: one after another, each test's worker sat idle while they started.
+const forStates = sharedWithCleanup(async (cleanup) => {
+  const clock = new ManualClock();
+  const fixture = await startOAuthFixture({}, cleanup);
+  const sb = await startDaemon({
+    servers: { remote: { type: 'http', url: fixture.url } },
+    config: { token: TOKEN, health: { enabled: true, pingIntervalMs: 0 } },
+    deps: { clock },
+    lifetime: 'manual',
+  });
+  cleanup(() => sb.close());
+  return { clock, fixture, sb };
+});
+const forRefusal = sharedWithCleanup(async (cleanup) => {
+  const fixture = await startOAuthFixture({}, cleanup);
+  const sb = await startDaemon({ servers: { remote: { type: 'http', url: fixture.url } }, config: { token: TOKEN }, lifetime: 'manual' });
+  cleanup(() => sb.close());
+  return { fixture, sb };
+});
+const forTwoIssuers = sharedWithCleanup(async (cleanup) => {
+  const [a, b] = await Promise.all([startOAuthFixture({}, cleanup), startOAuthFixture({}, cleanup)]);
+  const sb = await startDaemon({
+    servers: { alpha: { type: 'http', url: a.url }, beta: { type: 'http', url: b.url } },
+    config: { token: TOKEN },
+    lifetime: 'manual',
+  });
+  cleanup(() => sb.close());
+  return { a, b, sb };
+});
+beforeAll(() => startAhead(forStates, forRefusal, forTwoIssuers));
+
 describe('GET /oauth/callback', () => {
   it('refuses an unknown, a replayed and an expired state; needs no bearer token, but the Host check still applies', async () => {
-    const clock = new ManualClock();
-    const fixture = await startOAuthFixture();
-    const sb = await startDaemon({
-      servers: { remote: { type: 'http', url: fixture.url } },
-      config: { token: TOKEN, health: { enabled: true, pingIntervalMs: 0 } },
-      deps: { clock },
-    });
+    const { clock, fixture, sb } = await forStates();
     await serverStatus(sb, 'remote', 'needs_auth');
     const refuse = async (url: string): Promise<{ status: number; code: string }> => {
       const res = await fetch(url);
@@ -69,8 +96,7 @@ describe('GET /oauth/callback', () => {
 
 describe('GET /oauth/callback when the sign-in did not complete', () => {
   it('answers 502 UPSTREAM_AUTH_FAILED for a refused authorization, echoing only its error code; the server keeps waiting', async () => {
-    const fixture = await startOAuthFixture();
-    const sb = await startDaemon({ servers: { remote: { type: 'http', url: fixture.url } }, config: { token: TOKEN } });
+    const { fixture, sb } = await forRefusal();
     await serverStatus(sb, 'remote', 'needs_auth');
     const { signIn: offer } = (await sb.json<Detail>('/servers/remote')).body;
     // The person said no: the authorization server sends the browser back with an error, no code.
@@ -91,11 +117,7 @@ describe('GET /oauth/callback when the sign-in did not complete', () => {
 
 describe('tokens stay with their upstream', () => {
   it('two servers on two issuers keep registrations and tokens apart; agents never see them, and their own token never goes upstream', async () => {
-    const [a, b] = await Promise.all([startOAuthFixture(), startOAuthFixture()]);
-    const sb = await startDaemon({
-      servers: { alpha: { type: 'http', url: a.url }, beta: { type: 'http', url: b.url } },
-      config: { token: TOKEN },
-    });
+    const { a, b, sb } = await forTwoIssuers();
     // The /events feed an operator's dashboard reads is scanned too (issue #29 item 5).
     const events = await openEvents(sb.url, { token: TOKEN });
     await signIn(sb, 'alpha');
