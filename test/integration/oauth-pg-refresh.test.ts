@@ -29,10 +29,10 @@ async function replica(fixture: OAuthFixture, url: string, clock: ManualClock): 
 
 describe('OAuth on a PostgreSQL store shared by two daemons', () => {
   it('a sign-in on A connects B by itself; tokens due on both are refreshed once, and both use the new ones', async () => {
-    const fixture = await startOAuthFixture({ DCR: '0', CLIENTS: `${CLIENT.clientId}:${CLIENT.clientSecret}` });
-    const url = await freshDatabaseUrl();
+    // Started side by side, as a cluster's replicas are (migrations take turns on an advisory lock).
+    const [fixture, url] = await Promise.all([startOAuthFixture({ DCR: '0', CLIENTS: `${CLIENT.clientId}:${CLIENT.clientSecret}` }), freshDatabaseUrl()]);
     const clock = new ManualClock();
-    const [a, b] = [await replica(fixture, url, clock), await replica(fixture, url, clock)];
+    const [a, b] = await Promise.all([replica(fixture, url, clock), replica(fixture, url, clock)]);
     await signIn(a, 'remote');
     // B hears of the sign-in over the cluster channel and connects with A's tokens from the
     // shared store: no sign-in of its own, no reload by anyone.
