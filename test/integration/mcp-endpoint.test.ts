@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
-import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
+import { startDaemon, type StartDaemonOptions, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { sharedByTests } from '../helpers/shared.js';
+import { sharedByTests, sharedWithCleanup, startAhead } from '../helpers/shared.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
 interface McpTestClient {
@@ -70,12 +70,31 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
 
 /** The echo daemon of the tests that neither reload it nor change its config. */
 const echoDaemon = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
+/** A daemon for one test (that reloads, cancels or closes), started ahead with the others. */
+const ownDaemon = (options: StartDaemonOptions) => sharedByTests(() => startDaemon({ ...options, lifetime: 'manual' }), (d) => d.close());
+const forListing = ownDaemon({ servers: { echo: fixtureServerConfig('echo-stdio'), slow: fixtureServerConfig('slow-tool') } });
+const forReload = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
+const forListChanged = ownDaemon({ servers: { lc: fixtureServerConfig('list-changed') } });
+const forCancel = sharedWithCleanup(async (cleanup) => {
+  const marker = join(await tempDir(cleanup), 'cancelled');
+  const running = deferred();
+  const daemon = await startDaemon({
+    servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) },
+    deps: { connect: connectObservingProgress(() => running.resolve()) },
+    lifetime: 'manual',
+  });
+  cleanup(() => daemon.close());
+  return { daemon, marker, running };
+});
+// A grace longer than the test's timeout: a close held open by the idle GET stream fails the test.
+const forShutdown = ownDaemon({ servers: { slow: fixtureServerConfig('slow-tool') }, config: { shutdownGraceMs: 600_000 } });
+// All started at once before the first test: one after another, each test's worker sat idle
+// while its daemon's fixture servers started.
+beforeAll(() => startAhead(echoDaemon, forListing, forReload, forListChanged, forCancel, forShutdown));
 
 describe('/mcp', () => {
   it('lists the aggregated tools and calls one', async () => {
-    const daemon = await startDaemon({
-      servers: { echo: fixtureServerConfig('echo-stdio'), slow: fixtureServerConfig('slow-tool') },
-    });
+    const daemon = await forListing();
     const { client } = await connectClient(daemon);
 
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
@@ -120,7 +139,7 @@ describe('/mcp', () => {
   });
 
   it('sends notifications/tools/list_changed after a server reload', async () => {
-    const daemon = await startEchoDaemon();
+    const daemon = await forReload();
     const { client, streamOpen } = await connectClient(daemon);
     const changed = deferred();
     client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
@@ -133,7 +152,7 @@ describe('/mcp', () => {
   });
 
   it('passes an upstream list_changed on, with the new tool listed', async () => {
-    const daemon = await startDaemon({ servers: { lc: fixtureServerConfig('list-changed') } });
+    const daemon = await forListChanged();
     const { client, streamOpen } = await connectClient(daemon);
     const changed = deferred();
     client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
@@ -176,12 +195,7 @@ describe('/mcp', () => {
   });
 
   it('cancels the upstream call when the MCP client cancels', async () => {
-    const marker = join(await tempDir(), 'cancelled');
-    const running = deferred();
-    const daemon = await startDaemon({
-      servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) },
-      deps: { connect: connectObservingProgress(() => running.resolve()) },
-    });
+    const { daemon, marker, running } = await forCancel();
     const { client } = await connectClient(daemon);
     const abort = new AbortController();
     const call = client.callTool(
@@ -202,8 +216,7 @@ describe('/mcp', () => {
   });
 
   it('lets an in-flight call finish on shutdown, then closes idle sessions without hanging', async () => {
-    // A grace longer than the test's timeout: a close held open by the idle GET stream fails the test.
-    const daemon = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool') }, config: { shutdownGraceMs: 600_000 } });
+    const daemon = await forShutdown();
     const idle = await connectClient(daemon);
     await idle.streamOpen;
     const busy = await connectClient(daemon);
