@@ -5,13 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { pino } from 'pino';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runServe } from '../../src/cli/serve.js';
 import type { DiscoveryResult } from '../../src/config/types.js';
 import { discoveryOf } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { tempDir } from '../helpers/process.js';
+import { tempDir, type Cleanup } from '../helpers/process.js';
 import { spawnServe } from '../helpers/serve-process.js';
+import { sharedWithCleanup, startAhead } from '../helpers/shared.js';
 
 /**
  * Issue #25 item 4: `serve` binds its port before it starts anything, says who holds a port that
@@ -22,10 +23,10 @@ import { spawnServe } from '../helpers/serve-process.js';
 const SPAWN_TIMEOUT_MS = 60_000;
 
 /** Some other program on a port: an HTTP server that answers 404 to everything. */
-async function otherProgram(): Promise<number> {
+async function otherProgram(cleanup: Cleanup = onTestFinished): Promise<number> {
   const server: Server = createServer((_req, res) => res.writeHead(404).end('nope'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return (server.address() as AddressInfo).port;
 }
 
@@ -38,13 +39,37 @@ async function configWithMarker(dir: string): Promise<{ configPath: string; mark
   return { configPath, marker };
 }
 
+// The `serve` processes of the tests are spawned in beforeAll, all at once: one after another,
+// each test's worker sat idle while node started and loaded the bundle. What each test asserts
+// is read from the process's output and exit, whenever they came.
+const portTaken = sharedWithCleanup(async (cleanup) => {
+  const home = await tempDir(cleanup);
+  const port = await otherProgram(cleanup);
+  const { configPath, marker } = await configWithMarker(home);
+  return { port, marker, serve: spawnServe(['--config', configPath, '--port', String(port)], { home, cwd: home }, cleanup) };
+});
+const firstSwitchboard = sharedWithCleanup(async (cleanup) => {
+  const home = await tempDir(cleanup);
+  const first = spawnServe(['--port', '0'], { home, cwd: home }, cleanup);
+  return { url: await first.listening() };
+});
+const noServer = sharedWithCleanup(async (cleanup) => {
+  const [home, cwd] = await Promise.all([tempDir(cleanup), tempDir(cleanup)]);
+  return { home, cwd, serve: spawnServe(['--port', '0'], { home, cwd }, cleanup) };
+});
+const brokenConfig = sharedWithCleanup(async (cleanup) => {
+  const home = await tempDir(cleanup);
+  const cursor = join(home, '.cursor', 'mcp.json');
+  await mkdir(join(home, '.cursor'));
+  await writeFile(cursor, JSON.stringify({ mcpServers: { typo: { comand: 'node' } } }));
+  // Not run in HOME: there ~/.cursor/mcp.json would be the project's file too, and read twice.
+  return { cursor, serve: spawnServe(['--port', '0'], { home, cwd: await tempDir(cleanup) }, cleanup) };
+});
+beforeAll(() => startAhead(portTaken, firstSwitchboard, noServer, brokenConfig));
+
 describe('serve: the port before any server', () => {
   it('exits 1 naming the other program when the port is taken, and spawns no server', async () => {
-    const home = await tempDir();
-    const port = await otherProgram();
-    const { configPath, marker } = await configWithMarker(home);
-
-    const serve = spawnServe(['--config', configPath, '--port', String(port)], { home, cwd: home });
+    const { port, marker, serve } = await portTaken();
     expect(await serve.exited).toEqual({ code: 1, signal: null });
     expect(serve.stderr()).toBe(
       `switchboard: port ${port} on 127.0.0.1 is in use by another program: stop it, or start Switchboard with --port <other> (or "port" in its config file)\n`,
@@ -57,9 +82,7 @@ describe('serve: the port before any server', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('says so when the port is held by another Switchboard', async () => {
-    const home = await tempDir();
-    const first = spawnServe(['--port', '0'], { home, cwd: home });
-    const url = await first.listening();
+    const { url } = await firstSwitchboard();
     const port = Number(new URL(url).port);
 
     const other = await tempDir();
@@ -92,9 +115,7 @@ describe('serve: the port before any server', () => {
 
 describe('serve: what the start says', () => {
   it('logs "listening" once, the /mcp URL when ready, and where it looked when there is no server', async () => {
-    const home = await tempDir();
-    const cwd = await tempDir();
-    const serve = spawnServe(['--port', '0'], { home, cwd });
+    const { home, cwd, serve } = await noServer();
     const url = await serve.listening();
     const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
     expect(ready).toMatchObject({ servers: 0, mcp: `${url}/mcp` });
@@ -117,12 +138,7 @@ describe('serve: what the start says', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('points at the config problems it logged when everything it found is broken', async () => {
-    const home = await tempDir();
-    const cursor = join(home, '.cursor', 'mcp.json');
-    await mkdir(join(home, '.cursor'));
-    await writeFile(cursor, JSON.stringify({ mcpServers: { typo: { comand: 'node' } } }));
-    // Not run in HOME: there ~/.cursor/mcp.json would be the project's file too, and read twice.
-    const serve = spawnServe(['--port', '0'], { home, cwd: await tempDir() });
+    const { cursor, serve } = await brokenConfig();
     const empty = await serve.waitForLog((entry) => /^no MCP servers to start/.test(entry.msg ?? ''));
     expect(empty.msg).toMatch(/^no MCP servers to start in \d+ config files \(2 config problems are logged above\); add one to /);
     // …and they are indeed above it, naming the file.
