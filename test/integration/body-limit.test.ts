@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BODY_LIMIT } from '../../src/http/app.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 import { rawExchange, type RawAnswer } from '../helpers/raw-http.js';
 import { spawnServe } from '../helpers/serve-process.js';
+import { sharedByTests, sharedWithCleanup, startAhead } from '../helpers/shared.js';
 
 /*
  * A body over the limit is refused before it is read, and the refusal must reach the client:
@@ -25,8 +26,20 @@ function postOversized(url: string, path: string, bytes: number, framing: 'lengt
 }
 
 describe('a request body over the limit', () => {
+  // Started in beforeAll, all at once, instead of one test after another (the worker idle while
+  // each started). Both framings are refused by one daemon, which must stay none the worse.
+  const plain = sharedByTests(() => startDaemon({ lifetime: 'manual' }), (sb) => sb.close());
+  const serveProcess = sharedWithCleanup(async (cleanup) => {
+    const dir = await tempDir(cleanup);
+    const configPath = join(dir, 'switchboard.json');
+    await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db') }));
+    return spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir }, cleanup).listening();
+  });
+  const withSlowTool = sharedByTests(() => startDaemon({ servers: { slow: fixtureServerConfig('slow-tool') }, lifetime: 'manual' }), (sb) => sb.close());
+  beforeAll(() => startAhead(plain, serveProcess, withSlowTool));
+
   it.each(['length', 'chunked'] as const)('gets its 413 JSON answer before the socket closes (%s framing)', async (framing) => {
-    const sb = await startDaemon();
+    const sb = await plain();
     for (const bytes of [BODY_LIMIT + 1024 * 1024, 16 * BODY_LIMIT]) {
       const answer = await postOversized(sb.url, '/tools/mcp_x_y/call', bytes, framing);
       expect(answer.status, `${bytes} bytes`).toBe(413);
@@ -38,11 +51,7 @@ describe('a request body over the limit', () => {
   });
 
   it('reaches every client of a real serve process, 20 MiB bodies with Connection: close, 20 times per framing', async () => {
-    const dir = await tempDir();
-    const configPath = join(dir, 'switchboard.json');
-    await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db') }));
-    const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
-    const url = await serve.listening();
+    const url = await serveProcess();
     const bytes = 20 * 1024 * 1024;
     for (const framing of ['length', 'chunked'] as const) {
       for (let i = 0; i < 20; i++) {
@@ -56,7 +65,7 @@ describe('a request body over the limit', () => {
 
   it('during the shutdown drain gets its 503 SHUTTING_DOWN answer the same way', async () => {
     const dir = await tempDir();
-    const sb = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool') } });
+    const sb = await withSlowTool();
     const [release, started] = [join(dir, 'release'), join(dir, 'started')];
     const call = sb.json('/tools/mcp_slow_slow/call', { method: 'POST', body: { arguments: { durationMs: 0, untilFile: release, startedFile: started } } });
     await waitForFile(started);
