@@ -46,8 +46,10 @@ export function cleanupStack(): { cleanup: (fn: () => void | Promise<void>) => v
 /**
  * Starts `sharedByTests` resources now, all at once, without waiting for them: for a file's
  * `beforeAll`, where each test would otherwise start its own in turn, its worker idle while a
- * process starts (node's own start, a fixture's handshake). A start that fails fails the test
- * that asks for it, as before; here it is only marked handled.
+ * process starts (node's own start, a fixture's handshake). A resource only one test uses (one
+ * it reloads, cancels or closes) is a `sharedByTests` of that one test, started ahead with the
+ * rest. A start that fails fails the test that asks for it, as before; here it is only marked
+ * handled.
  */
 export function startAhead(...starts: Array<() => Promise<unknown>>): void {
   for (const start of starts) start().catch(() => undefined);
