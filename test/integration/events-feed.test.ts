@@ -4,9 +4,10 @@ import Fastify from 'fastify';
 import { beforeAll, onTestFinished, describe, expect, it } from 'vitest';
 import { EventHub, type HelloEvent, type WireEvent } from '../../src/http/ws/event-hub.js';
 import { eventsRoutes } from '../../src/http/ws/events.js';
-import { type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
+import { type TestDaemon, startDaemon } from '../helpers/daemon.js';
+import { startFixtureHttp } from '../helpers/fixtures.js';
 import { closed, collectUntil, nextEvent, openEvents } from '../helpers/events.js';
-import { sharedByTests, startAhead } from '../helpers/shared.js';
+import { sharedByTests, sharedWithCleanup, startAhead } from '../helpers/shared.js';
 
 const isReloadFinished = (event: WireEvent): boolean => event.type === 'reload.finished';
 
@@ -49,10 +50,18 @@ function expectConsecutive(events: readonly WireEvent[], after: number): void {
   expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => after + 1 + i));
 }
 
+/**
+ * The echo server every daemon here connects to, over HTTP: one process for the file, and a
+ * reload reconnects in milliseconds where a stdio server's restart waited on node's start. What
+ * is tested is the feed's numbering and replay, for any kind of server.
+ */
+const echoHttp = sharedWithCleanup((cleanup) => startFixtureHttp('echo-http', { cleanup }));
+const startEcho = async (): Promise<TestDaemon> =>
+  startDaemon({ servers: { echo: { type: 'http', url: (await echoHttp()).url } }, config: { startupGateMs: 60_000 }, lifetime: 'manual' });
 /** The echo daemon of the tests that only read it (the hello, a bad since or recent, a plain GET, a since ahead). */
-const echoDaemon = sharedByTests(() => startEchoDaemon({ config: { startupGateMs: 60_000 }, lifetime: 'manual' }), (d) => d.close());
+const echoDaemon = sharedByTests(startEcho, (d) => d.close());
 /** A daemon of its own for a test that reloads or closes it. */
-const ownDaemon = () => sharedByTests(() => startEchoDaemon({ config: { startupGateMs: 60_000 }, lifetime: 'manual' }), (d) => d.close());
+const ownDaemon = () => sharedByTests(startEcho, (d) => d.close());
 const forFullReload = ownDaemon();
 const forReplay = ownDaemon();
 const forShutdown = ownDaemon();
