@@ -3,8 +3,9 @@ import { Client, StreamableHTTPClientTransport, ProtocolError, ProtocolErrorCode
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred, type Deferred } from '../../src/util/deferred.js';
-import { startDaemon, type StartDaemonOptions, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import type { ServerConfig } from '../../src/config/types.js';
+import { startDaemon, type StartDaemonOptions, type TestDaemon } from '../helpers/daemon.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { sharedByTests, sharedWithCleanup, startAhead } from '../helpers/shared.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
@@ -68,13 +69,20 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
   };
 }
 
+/**
+ * The echo server of the daemons below, over HTTP: one process for the file, and the reload test's
+ * reload reconnects in milliseconds where a stdio echo's restart waited on node's start. /mcp is
+ * what is tested; the echo's tools are the same over either transport.
+ */
+const echoHttp = sharedWithCleanup((cleanup) => startFixtureHttp('echo-http', { cleanup }));
+const echoServer = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 /** The echo daemon of the tests that neither reload it nor change its config. */
-const echoDaemon = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
+const echoDaemon = sharedByTests(async () => startDaemon({ servers: { echo: await echoServer() }, lifetime: 'manual' }), (d) => d.close());
 /** A daemon for one test (that reloads, cancels or closes), started ahead with the others. */
-const ownDaemon = (options: StartDaemonOptions) => sharedByTests(() => startDaemon({ ...options, lifetime: 'manual' }), (d) => d.close());
-const forListing = ownDaemon({ servers: { echo: fixtureServerConfig('echo-stdio'), slow: fixtureServerConfig('slow-tool') } });
-const forReload = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
-const forListChanged = ownDaemon({ servers: { lc: fixtureServerConfig('list-changed') } });
+const ownDaemon = (options: () => Promise<StartDaemonOptions>) => sharedByTests(async () => startDaemon({ ...(await options()), lifetime: 'manual' }), (d) => d.close());
+const forListing = ownDaemon(async () => ({ servers: { echo: await echoServer(), slow: fixtureServerConfig('slow-tool') } }));
+const forReload = ownDaemon(async () => ({ servers: { echo: await echoServer() } }));
+const forListChanged = ownDaemon(async () => ({ servers: { lc: fixtureServerConfig('list-changed') } }));
 const forCancel = sharedWithCleanup(async (cleanup) => {
   const marker = join(await tempDir(cleanup), 'cancelled');
   const running = deferred();
@@ -87,7 +95,7 @@ const forCancel = sharedWithCleanup(async (cleanup) => {
   return { daemon, marker, running };
 });
 // A grace longer than the test's timeout: a close held open by the idle GET stream fails the test.
-const forShutdown = ownDaemon({ servers: { slow: fixtureServerConfig('slow-tool') }, config: { shutdownGraceMs: 600_000 } });
+const forShutdown = ownDaemon(async () => ({ servers: { slow: fixtureServerConfig('slow-tool') }, config: { shutdownGraceMs: 600_000 } }));
 // All started at once before the first test: one after another, each test's worker sat idle
 // while its daemon's fixture servers started.
 beforeAll(() => startAhead(echoDaemon, forListing, forReload, forListChanged, forCancel, forShutdown));
