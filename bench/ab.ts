@@ -9,13 +9,14 @@
  * (p50 − direct p50) and the modern ÷ REST overhead ratio per build (issue #44's targets), and the
  * bench process's own CPU per call on each path (the agent's side of the critical path).
  * AB_ROUNDS (default 9) × AB_CALLS (default 500), AB_IN_FLIGHT (default 1); AB_PROF=<dir> writes
- * each daemon's CPU profile under <dir>/old and <dir>/new.
+ * each daemon's CPU profile under <dir>/old and <dir>/new; AB_UPSTREAM=everything puts npm's
+ * server-everything behind every path instead of the echo-stdio fixture (B7's second setup).
  */
 import { join, resolve } from 'node:path';
 import { buildFixtures } from '../test/helpers/build-fixtures.js';
 import { directPath, mcpClientPath, switchboardRestPath, type CallPath } from './lib/call-paths.js';
-import { connectDirect, type DirectClient } from './lib/direct.js';
-import { echoServers } from './lib/echo.js';
+import { connectDirectTo, type DirectClient } from './lib/direct.js';
+import { echoStdioUpstream, everythingUpstream } from './lib/echo.js';
 import { runRounds } from './lib/load.js';
 import { REPO_ROOT, startServe } from './lib/serve.js';
 
@@ -26,24 +27,25 @@ const withDirect = wanted.split(',').includes('direct');
 const rounds = Number(process.env.AB_ROUNDS ?? 9);
 const callsPerRound = Number(process.env.AB_CALLS ?? 500);
 const inFlight = Number(process.env.AB_IN_FLIGHT ?? 1);
+const upstream = process.env.AB_UPSTREAM === 'everything' ? everythingUpstream() : echoStdioUpstream();
 
 await buildFixtures();
 const builds = { old: resolve(oldCli), new: resolve(newCli) };
-const daemons = await Promise.all(Object.entries(builds).map(async ([label, cli]) => ({ label, serve: await startServe({ servers: echoServers(), cli, ...(process.env.AB_PROF ? { cpuProfileDir: join(process.env.AB_PROF, label) } : {}) }) })));
+const daemons = await Promise.all(Object.entries(builds).map(async ([label, cli]) => ({ label, serve: await startServe({ servers: { echo: upstream.server }, cli, ...(process.env.AB_PROF ? { cpuProfileDir: join(process.env.AB_PROF, label) } : {}) }) })));
 const paths: CallPath[] = [];
 let direct: DirectClient | undefined;
 try {
   if (withDirect) {
-    direct = await connectDirect('echo-stdio');
-    paths.push(directPath(direct));
+    direct = await connectDirectTo(upstream.server);
+    paths.push(directPath(direct, 'direct', upstream));
   }
   for (const { label, serve } of daemons) {
     const url = await serve.listening;
     for (const kind of kinds) {
       const id = `${kind}:${label}`;
       const path = kind === 'rest'
-        ? switchboardRestPath(url, serve.pid, inFlight, id)
-        : await mcpClientPath({ id, url: `${url}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: kind === 'modern' ? 'modern' : 'legacy' });
+        ? switchboardRestPath(url, serve.pid, inFlight, id, upstream)
+        : await mcpClientPath({ id, url: `${url}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: kind === 'modern' ? 'modern' : 'legacy', upstream });
       await path.check();
       paths.push(path);
     }
@@ -58,7 +60,7 @@ try {
   }
   const floor = withDirect ? results.get('direct')!.stats.p50! : undefined;
   if (floor !== undefined) {
-    console.log(`\ndirect p50 ${floor.toFixed(3)} ms; overhead = p50 − direct p50`);
+    console.log(`\nupstream: ${upstream.label}; direct p50 ${floor.toFixed(3)} ms; overhead = p50 − direct p50`);
     console.log(`| build | ${kinds.join(' | ')} | modern ÷ rest |`);
     console.log(`|---|${kinds.map(() => '---:|').join('')}---:|`);
     for (const label of ['old', 'new']) {

@@ -86,19 +86,24 @@ describe('legacy SSE', () => {
 });
 
 describe('http → sse fallback', () => {
+  // One SSE-only server for the three: the status its initialize POST gets is the URL's `postStatus`.
+  let sseOnly: string;
+  beforeAll(async () => {
+    const server = await startFixtureHttp('echo-sse');
+    sseOnly = server.url;
+    return () => server.close();
+  });
+  const answering = (status: string): string => `${sseOnly}?postStatus=${status}`;
+
   it.each(['405', '404'])('falls back to legacy SSE when initialize gets HTTP %s', async (status) => {
-    const server = await startFixtureHttp('echo-sse', { env: { POST_STATUS: status } });
-    onTestFinished(() => server.close());
-    const connection = await connectToServer('legacy', { type: 'http', url: server.url });
+    const connection = await connectToServer('legacy', { type: 'http', url: answering(status) });
     onTestFinished(() => connection.close());
     expect(connection.transport).toBe('sse');
     expect(textOf(await connection.callTool('echo', { text: 'via sse' }))).toBe('via sse');
   });
 
   it('does not fall back when the server fails with a 5xx', async () => {
-    const server = await startFixtureHttp('echo-sse', { env: { POST_STATUS: '503' } });
-    onTestFinished(() => server.close());
-    const error = await connectToServer('legacy', { type: 'http', url: server.url }).catch((err: unknown) => err);
+    const error = await connectToServer('legacy', { type: 'http', url: answering('503') }).catch((err: unknown) => err);
     expect(isSwitchboardError(error, 'UPSTREAM_CONNECT_FAILED')).toBe(true);
     expect((error as Error).message).toMatch(/503/);
   });

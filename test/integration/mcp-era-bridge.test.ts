@@ -1,11 +1,13 @@
 import { Client, StreamableHTTPClientTransport, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
+import { SUBSCRIBE_WAIT_MS } from '../../src/upstream/transport/modern-listen.js';
 import { deferred } from '../../src/util/deferred.js';
 import { MEDIA } from '../fixtures/servers/lib/rich-server.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { sharedByTests } from '../helpers/shared.js';
 
 /**
@@ -128,10 +130,17 @@ describe.each(CLIENTS)('a %s client', (_client, mode) => {
 
 describe('a 2025-11-25 session of a 2026-07-28 server whose listen stream the SDK cannot read', () => {
   it('has its subscribe and unsubscribe answered within moments, not at the listen ack timeout', async () => {
-    const daemon = await startDaemon({ servers: { rich: await modernHttp({ LISTEN_NDJSON: '1' }) } });
+    // The wait for the listen stream runs on the daemon's clock: moved past it here, not slept through (issue #34).
+    const clock = new ManualClock();
+    const daemon = await startDaemon({ servers: { rich: await modernHttp({ LISTEN_NDJSON: '1' }) }, deps: { clock } });
     const client = await agent(daemon, 'legacy');
-    expect(await client.subscribeResource({ uri: 'fixture://static/hello' })).toEqual({});
-    expect(await client.unsubscribeResource({ uri: 'fixture://static/hello' })).toEqual({});
+    const answeredOnceTheWaitIsOver = async (request: Promise<unknown>): Promise<unknown> => {
+      await expect.poll(() => clock.pendingDelays(), { interval: 50, timeout: 10_000 }).toContain(SUBSCRIBE_WAIT_MS);
+      clock.advance(SUBSCRIBE_WAIT_MS);
+      return request;
+    };
+    expect(await answeredOnceTheWaitIsOver(client.subscribeResource({ uri: 'fixture://static/hello' }))).toEqual({});
+    expect(await answeredOnceTheWaitIsOver(client.unsubscribeResource({ uri: 'fixture://static/hello' }))).toEqual({});
   });
 });
 

@@ -22,6 +22,12 @@ import { callTool } from '../helpers/route-call.js';
  * ping settings, measured.
  */
 
+/**
+ * The reconnect schedule of the tests on real time that are not about it (issue #34): 50 ms, then
+ * at most 200 ms, instead of 500 ms doubling. The schedule itself is the manual-clock test's.
+ */
+const QUICK_RETRY = { backoff: { baseMs: 50, maxMs: 200 } };
+
 /** A manager publishing to its own bus, as the composition root wires it. */
 function newManager(options: ManagerOptions = {}): { manager: MCPManager; bus: EventBus } {
   const bus = new EventBus();
@@ -43,7 +49,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   it('respawns a stdio server that crashed mid-call: pid changes, tools live again, events in order', async () => {
     const dir = await tempDir();
     const pidFile = join(dir, 'pid.json');
-    const { manager, bus } = newManager();
+    const { manager, bus } = newManager({ health: QUICK_RETRY });
     const events = readDaemonEvents(bus);
     await manager.connectServers({ sup: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
     const firstPid = (await readPidFile(pidFile)).pid;
@@ -79,7 +85,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   it('detects a frozen server (alive, silent) by a ping that misses its deadline, and replaces it', async () => {
     const dir = await tempDir();
     const pidFile = join(dir, 'pid.json');
-    const { manager, bus } = newManager({ health: { pingIntervalMs: 200, pingTimeoutMs: 300 } });
+    const { manager, bus } = newManager({ health: { pingIntervalMs: 200, pingTimeoutMs: 300, ...QUICK_RETRY } });
     const events = readDaemonEvents(bus);
     await manager.connectServers({ frozen: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
     const pid = (await readPidFile(pidFile)).pid;
@@ -103,7 +109,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     const port = String(await freePort());
     let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
     onTestFinished(() => http.close());
-    const { manager, bus } = newManager();
+    const { manager, bus } = newManager({ health: QUICK_RETRY });
     const events = readDaemonEvents(bus);
     await manager.connectServers({ web: { type: 'http', url: http.url } });
     expect(text(await callTool(manager, 'mcp_web_echo', { text: 'one' }))).toBe('one');
@@ -236,7 +242,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
 
   it('retries a call lost mid-flight once when the tool is idempotent, and never replays one that is not', async () => {
     const dir = await tempDir();
-    const { manager, bus } = newManager();
+    const { manager, bus } = newManager({ health: QUICK_RETRY });
     const events = readDaemonEvents(bus);
     await manager.connectServers({ sup: fixtureServerConfig('supervised') });
 

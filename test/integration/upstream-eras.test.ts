@@ -10,7 +10,7 @@ import { openToolCache } from '../../src/store/open-tool-cache.js';
 import type { ToolCacheStore } from '../../src/store/ports.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { readDaemonEvents } from '../helpers/daemon-events.js';
-import { tempDir, waitForFileMatching } from '../helpers/process.js';
+import { tempDir, waitForFileMatching, type Cleanup } from '../helpers/process.js';
 import { callTool } from '../helpers/route-call.js';
 
 /**
@@ -20,9 +20,9 @@ import { callTool } from '../helpers/route-call.js';
  * process. A cached verdict that turned wrong is dropped and the server probed again.
  */
 
-async function store(dir: string): Promise<ToolCacheStore> {
+async function store(dir: string, cleanup: Cleanup = onTestFinished): Promise<ToolCacheStore> {
   const opened = openToolCache(join(dir, 'cache.db'));
-  onTestFinished(() => opened.store.close());
+  cleanup(() => opened.store.close());
   return opened.store;
 }
 
@@ -131,13 +131,16 @@ async function spawnLog(path: string): Promise<string[]> {
   return (await readFile(path, 'utf8').catch(() => '')).split('\n').filter(Boolean);
 }
 
-describe('one process to learn a stdio server\'s era (issue #36 item 3)', () => {
-  it('a server slower to start than the probe waits is spawned once: initialize follows the unanswered probe on the same process', async () => {
-    const dir = await tempDir();
+// Concurrent (issue #34): each of these waits seconds for a probe to go unanswered, with the box
+// idle meanwhile; each has its own server, cache and manager, torn down by its own context's
+// onTestFinished (the global one may name another test while several run).
+describe.concurrent('one process to learn a stdio server\'s era (issue #36 item 3)', () => {
+  it('a server slower to start than the probe waits is spawned once: initialize follows the unanswered probe on the same process', async ({ onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const log = join(dir, 'spawn.log');
     const hold = join(dir, 'hold-start');
     await writeFile(hold, '');
-    const cache = await store(dir);
+    const cache = await store(dir, onTestFinished);
     // A 4 s connect timeout makes the probe wait 2 s: the server stays silent (still "starting")
     // until the test sees that the probe was given up and `initialize` reached the same process.
     const config: ServerConfig = { ...fixtureServerConfig('echo-stdio', { env: { HOLD_START_WHILE: hold, SPAWN_LOG: log } }), timeout: 4_000 };
@@ -154,12 +157,12 @@ describe('one process to learn a stdio server\'s era (issue #36 item 3)', () => 
     expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toEqual([`spawn ${pid}`]);
   });
 
-  it('a 2026-07-28-only server slower than the probe refuses the late initialize, and is started once more in its era', async () => {
-    const dir = await tempDir();
+  it('a 2026-07-28-only server slower than the probe refuses the late initialize, and is started once more in its era', async ({ onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const log = join(dir, 'spawn.log');
     const hold = join(dir, 'hold-start');
     await writeFile(hold, '');
-    const cache = await store(dir);
+    const cache = await store(dir, onTestFinished);
     const config: ServerConfig = { ...fixtureServerConfig('era-stdio', { env: { ERA: 'modern', HOLD_START_WHILE: hold, SPAWN_LOG: log } }), timeout: 6_000 };
     const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
     onTestFinished(() => manager.disconnectAll());
@@ -174,10 +177,10 @@ describe('one process to learn a stdio server\'s era (issue #36 item 3)', () => 
     expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toHaveLength(2);
   });
 
-  it('a server that exits at once is spawned once per start, and its stderr is told once', async () => {
-    const dir = await tempDir();
+  it('a server that exits at once is spawned once per start, and its stderr is told once', async ({ onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const log = join(dir, 'spawn.log');
-    const cache = await store(dir);
+    const cache = await store(dir, onTestFinished);
     const config = fixtureServerConfig('exits-at-start', { env: { SPAWN_LOG: log, STDERR_LINES: 'starting|boom: missing API_KEY' } });
     const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
     onTestFinished(() => manager.disconnectAll());

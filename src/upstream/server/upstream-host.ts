@@ -175,6 +175,7 @@ export function createUpstreamHost(deps: HostDeps): UpstreamHost {
         timeoutMs: resolveConnectTimeout(resolved, deps.env),
         logger: deps.log.child(options.companion ? { server: upstream.name, companion: true } : { server: upstream.name }),
         protocol,
+        clock: deps.clock,
         ...(cached ? { verdict: cached } : {}),
       });
       // The probe runs once per config: later connects (a reconnect, a warm start) reuse what it found.

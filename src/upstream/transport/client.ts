@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ServerConfig } from '../../config/types.js';
 import { SwitchboardError, errorMessage } from '../../errors.js';
 import { createDeadline } from '../../util/abort.js';
+import type { Clock } from '../../util/clock.js';
 import { ListenerSet } from '../../util/listeners.js';
 import { McpServerConnection, describeExit, withAttemptOutput, withStderr, type ServerConnection } from './connection.js';
 import { negotiateSession } from './negotiate.js';
@@ -52,6 +53,8 @@ export interface ConnectOptions {
   authProvider?: OAuthClientProvider;
   /** The server's pause (429/503 with `Retry-After`, issue #26): kept and honoured by every HTTP request. */
   throttle?: Throttle;
+  /** Times what the connection waits for on its own (a modern resource subscribe). @default the system clock */
+  clock?: Clock;
 }
 
 export const CONNECT_TIMEOUT_ENV = 'SWITCHBOARD_MCP_TIMEOUT_MS';
@@ -145,6 +148,7 @@ export async function connectToServer(name: string, config: ServerConfig, opts: 
       traffic: attempt.traffic,
       closed: new ListenerSet<[Error]>(onListenerError),
       ...(logger ? { logger } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
       ...(isUnattended(attempt.authProvider) ? { unattendedAuth: true } : {}),
     });
     logger?.debug({ transport: session.kind, era: connection.era, pid: connection.pid, ms: Date.now() - startedAt }, 'transport connected');

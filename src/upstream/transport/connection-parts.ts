@@ -1,6 +1,7 @@
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { TransportKind } from '../../config/types.js';
+import type { Clock } from '../../util/clock.js';
 import type { ListenerSet } from '../../util/listeners.js';
 import type { EraVerdict } from './protocol-era.js';
 import type { ServerTraffic } from './server-traffic.js';
@@ -24,6 +25,8 @@ export interface ConnectionParts {
   traffic: ServerTraffic;
   closed: ListenerSet<[Error]>;
   logger?: Logger;
+  /** Times the modern era's subscribe wait. @default the system clock */
+  clock?: Clock;
   /** Signed in unattended (client credentials): a refused token is a failure, not a wait for a person. */
   unattendedAuth?: boolean;
 }

@@ -17,8 +17,6 @@ import { BROKEN_PIPE_WAIT_MS, closeClient, describeExit, isBrokenPipe, withStder
 import { StdioProcessTransport, type ExitStatus } from './stdio-transport.js';
 import { sdk } from '../sdk.js';
 
-
-
 export { attemptOutputOf, closeClient, describeExit, withAttemptOutput, withStderr } from './connection-failure.js';
 export type { ConnectionParts } from './connection-parts.js';
 export type { CallToolOptions, ListItem, ListKind, ListToolsOptions, RequestOptions, ServerConnection } from './server-connection.js';
@@ -78,6 +76,7 @@ export class McpServerConnection implements ServerConnection {
           if (this.#state === 'open') parts.transportErrors.emit(err);
         },
         parts.logger,
+        parts.clock,
       );
       this.#listen.start();
     }

@@ -1,6 +1,7 @@
 import type { Client, McpSubscription } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
+import { systemClock, type Clock, type ClockTimer } from '../../util/clock.js';
 
 /** How long a resource subscription waits for the listen stream that carries it. */
 export const SUBSCRIBE_WAIT_MS = 2_000;
@@ -31,6 +32,8 @@ export class ModernListen {
     private readonly lists: ListenFilter,
     private readonly onRemoteEnd: (err: Error) => void,
     private readonly log: Logger | undefined,
+    /** Times the subscribe wait; tests about it inject a manual clock. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Opens the first stream in the background when there is anything to listen for. */
@@ -60,12 +63,12 @@ export class ModernListen {
 
   /** `work`, or nothing once `SUBSCRIBE_WAIT_MS` passed (it goes on in the background). */
   async #awhile(work: Promise<void>): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBSCRIBE_WAIT_MS)));
+    let timer: ClockTimer | undefined;
+    const waited = new Promise<void>((resolve) => (timer = this.clock.setTimeout(resolve, SUBSCRIBE_WAIT_MS)));
     try {
       await Promise.race([work, waited]);
     } finally {
-      clearTimeout(timer);
+      this.clock.clearTimeout(timer);
     }
   }
 
