@@ -47,18 +47,31 @@ async function replicaPair(servers: Record<string, ServerConfig>): Promise<Repli
   try {
     await prepareClusterDatabase(db.url);
     const sealKey = randomBytes(32);
-    for (let i = 0; i < 2; i += 1) {
-      const pool = new pg.Pool({ connectionString: db.url, max: 4 });
-      pools.push(pool);
-      const settings: ClusterSettings = { connectionString: db.url, pool, replicaId: newReplicaId(), sealKey };
-      replicas.push({ sb: await startDaemon({ servers, deps: { cluster: settings }, lifetime: 'manual' }), id: settings.replicaId });
-    }
+    // Both at once: each waits on its own servers and database connections, not on the other.
+    const started = await Promise.allSettled(
+      [0, 1].map(async () => {
+        const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+        pools.push(pool);
+        const settings: ClusterSettings = { connectionString: db.url, pool, replicaId: newReplicaId(), sealKey, heartbeatIntervalMs: HEARTBEAT_MS };
+        return { sb: await startDaemon({ servers, deps: { cluster: settings }, lifetime: 'manual' }), id: settings.replicaId };
+      }),
+    );
+    for (const result of started) if (result.status === 'fulfilled') replicas.push(result.value);
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
   } catch (err) {
     await close();
     throw err;
   }
   return { replicas: replicas as [Replica, Replica], close };
 }
+
+/**
+ * The replicas' heartbeat: 500 ms rather than the daemon's 2 s, as the status test waits for the
+ * beat that carries its servers once connected. Three intervals (1.5 s) without one on a busy box
+ * would list a replica as not live.
+ */
+const HEARTBEAT_MS = 500;
 
 const ECHO_ONLY: Record<string, ServerConfig> = { echo: fixtureServerConfig('echo-stdio') };
 
@@ -119,7 +132,7 @@ describe('replicas on one PostgreSQL database', () => {
       const cluster = await prepareCluster({ connectionString: url, pool: stores.pool!, state: stores.state });
       return { sb: await startDaemon({ config: { token }, deps: { stores, cluster } }), id: cluster.replicaId };
     };
-    const [a, b] = [await start(), await start()];
+    const [a, b] = await Promise.all([start(), start()]);
     const added = await a.sb.json<{ key: string }>('/agents', { method: 'POST', body: { name: 'bot' } });
     expect(added.status).toBe(201);
     const asBot = { headers: { authorization: `Bearer ${added.body.key}` } };
