@@ -82,8 +82,12 @@ async function twoReplicas(servers: Record<string, ServerConfig> = ECHO_ONLY): P
   return pair.replicas;
 }
 
-/** Two replicas with echo, shared by the tests that only read through them (status, a session, refused proofs). */
-const sharedPair = sharedByTests(() => replicaPair(ECHO_ONLY), (pair) => pair.close());
+/**
+ * Two replicas with echo, shared by the tests that only read through them (status, a session,
+ * refused proofs) and by the approval test: only `reverse` needs an approval, which no other test
+ * calls, and the call it holds is decided within it.
+ */
+const sharedPair = sharedByTests(() => replicaPair({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['rev?rse'] } }), (pair) => pair.close());
 
 /** The next event of `type` from `replica` on the feed, within `ms`. */
 async function nextFrom(feed: WebSocket, type: string, replica: string, ms: number): Promise<Record<string, unknown>> {
@@ -191,15 +195,15 @@ describe('replicas on one PostgreSQL database', () => {
   });
 
   it('an approval held on one replica is decided through the other', async () => {
-    const [a, b] = await twoReplicas({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['ech?'] } });
+    const [a, b] = (await sharedPair()).replicas;
     const feed = await openEvents(b.sb.url);
     onTestFinished(() => feed.close());
 
-    const call = a.sb.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'held on A' } }) });
+    const call = a.sb.fetch('/tools/mcp_echo_reverse/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'held on A' } }) });
     // B's feed shows A's request for approval, naming A.
     const requested = await nextFrom(feed, 'approval.requested', a.id, 1_000) as { id: string };
     // The call's arguments are named by their digest: they are shown only with argument audit (issue #40).
-    expect(requested).toMatchObject({ name: 'mcp_echo_echo', argumentsDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(requested).toMatchObject({ name: 'mcp_echo_reverse', argumentsDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(requested).not.toHaveProperty('arguments');
     expect(ownerOf(requested.id)).toBe(a.id);
 
@@ -207,7 +211,7 @@ describe('replicas on one PostgreSQL database', () => {
     expect(approved).toMatchObject({ status: 200, body: { approval: { id: requested.id, outcome: 'approved' } } });
     const res = await call;
     expect(res.status).toBe(200);
-    expect(textOf((await res.json()) as { content: unknown })).toBe('held on A');
+    expect(textOf((await res.json()) as { content: unknown })).toBe('A no dleh');
   });
 
   it('a 2026-07-28 call parked on one replica is continued through the other; a server\'s sealed state works on either', async () => {
