@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ReplicaTraffic } from '../../src/cluster/replica-traffic.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
@@ -76,5 +77,18 @@ describe('the cluster view of GET /status', () => {
     await expect.poll(() => trafficOf(b, idA), POLL).toMatchObject({ calls: 7, inFlight: 0 });
     // A beat covering no calls says so: the rate falls back to 0.
     await expect.poll(async () => (await trafficOf(b, idA))?.callsPerSecond, POLL).toBe(0);
+  });
+
+  it('a replica told to beat every 500 ms counts another silent for 3 s as not live (under the 2 s default it still would be)', async () => {
+    const url = await freshDatabaseUrl();
+    const replica = await startReplica(url, { heartbeatIntervalMs: HEARTBEAT_MS });
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    onTestFinished(() => db.end());
+    const silent = 'dead0000beef';
+    await db.query("INSERT INTO replicas (id, url, started_at, heartbeat_at, info) VALUES ($1, 'http://127.0.0.1:9', $2, $2, '{}')", [silent, Date.now() - 3_000]);
+    const { replicas, cluster } = await clusterStatus(replica);
+    expect(replicas.find((r) => r.id === silent)).toMatchObject({ live: false });
+    expect(cluster).toMatchObject({ replicas: 2, live: 1 });
   });
 });
