@@ -34,6 +34,11 @@ export interface ClusterSettings {
   clusterId?: string;
   /** The operator key every replica accepts when no `token` is set (issue #43 item 4). @default none: each replica its own `operator.key` */
   operatorKey?: string;
+  /**
+   * How often this replica writes its heartbeat (a replica three intervals silent is not live):
+   * for tests that wait on what a beat carries. @default HEARTBEAT_INTERVAL_MS (2 s)
+   */
+  heartbeatIntervalMs?: number;
 }
 
 /**
@@ -72,6 +77,7 @@ export function createCluster(settings: ClusterSettings, parts: ClusterParts): C
     url: parts.url,
     view: () => parts.manager.listServers().map(({ name, status, toolCount }) => ({ name, status, toolCount })),
     ...(sampler ? { traffic: () => sampler.sample() } : {}),
+    ...(settings.heartbeatIntervalMs !== undefined ? { intervalMs: settings.heartbeatIntervalMs } : {}),
     logger,
   });
   return new Cluster({

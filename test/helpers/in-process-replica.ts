@@ -10,6 +10,12 @@ export type ReplicaOptions = Omit<StartDaemonOptions, 'deps' | 'lifetime'> & {
    * replicas a file's tests share. @default the test's own end
    */
   cleanup?: Cleanup;
+  /**
+   * How often the replica writes its heartbeat, for a test that waits on what a beat carries
+   * (servers' statuses, traffic). Keep it ≥ 500 ms: a replica silent three intervals is not live,
+   * and a busy box delays a beat. @default the daemon's (2 s)
+   */
+  heartbeatIntervalMs?: number;
 };
 
 /**
@@ -17,10 +23,11 @@ export type ReplicaOptions = Omit<StartDaemonOptions, 'deps' | 'lifetime'> & {
  * cluster on the same database (heartbeats, channel), then the test daemon with `options`.
  */
 export async function startReplica(url: string, options: ReplicaOptions = {}): Promise<TestDaemon> {
-  const { cleanup, ...rest } = options;
+  const { cleanup, heartbeatIntervalMs, ...rest } = options;
   // The stores' close is registered first, so (last in, first out) it runs after the daemon's.
   const stores = await postgresStores({ url, ...(cleanup ? { cleanup } : {}) });
-  const cluster = await prepareCluster({ connectionString: url, pool: stores.pool!, state: stores.state });
+  const prepared = await prepareCluster({ connectionString: url, pool: stores.pool!, state: stores.state });
+  const cluster = heartbeatIntervalMs === undefined ? prepared : { ...prepared, heartbeatIntervalMs };
   const daemon = await startDaemon({ ...rest, deps: { ...rest.deps, stores, cluster }, ...(cleanup ? { lifetime: 'manual' } : {}) });
   cleanup?.(() => daemon.close());
   return daemon;

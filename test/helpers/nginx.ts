@@ -59,7 +59,13 @@ export interface Nginx {
   accessLog(): Promise<AccessEntry[]>;
   /** The error log so far (warnings and up), for a failing test's message. */
   errorLog(): Promise<string>;
-  /** SIGQUIT (graceful), SIGKILL after 5 s; removes the prefix directory. Idempotent. */
+  /**
+   * SIGTERM (nginx's fast shutdown), SIGKILL after 5 s; removes the prefix directory. Idempotent.
+   * Not SIGQUIT: a graceful quit waits for every client connection nginx does not count as idle,
+   * and one left open by the test process's fetch pool held it until undici's 4 s keep-alive
+   * timeout closed it (half the runs of replicas-nginx.test.ts). Whoever stops nginx has read
+   * what it needed from it.
+   */
   stop(): Promise<void>;
 }
 
@@ -182,7 +188,7 @@ function handle(child: ChildProcess, exited: Promise<void>, prefix: string, port
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGQUIT');
+        child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
         await exited;
         clearTimeout(timer);

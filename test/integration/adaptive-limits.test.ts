@@ -1,9 +1,10 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { describe, it } from 'vitest';
+import { startDaemon, type JsonInit, type TestDaemon } from '../helpers/daemon.js';
+import { spawnServe } from '../helpers/serve-process.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { tempDir } from '../helpers/process.js';
+import { tempDir, type Cleanup } from '../helpers/process.js';
 
 /**
  * Issue #35 items 1 and 2 against real processes, with the daemon's default settings (no
@@ -26,15 +27,18 @@ interface Traffic {
   serviceMs: number | null;
 }
 
-function work(d: TestDaemon, server: string, id: string, serviceMs: number, extra: Record<string, unknown> = {}) {
+/** What the tests ask of a daemon: one in this process, or a `serve` process. */
+type Daemon = Pick<TestDaemon, 'json' | 'fetch'>;
+
+function work(d: Daemon, server: string, id: string, serviceMs: number, extra: Record<string, unknown> = {}) {
   return d.json<CallBody>(`/tools/mcp_${server}_work/call`, { method: 'POST', body: { arguments: { id, serviceMs }, ...extra } });
 }
 
-async function traffic(d: TestDaemon, server: string): Promise<Traffic> {
+async function traffic(d: Daemon, server: string): Promise<Traffic> {
   return (await d.json<{ traffic: Traffic }>(`/servers/${server}`)).body.traffic;
 }
 
-async function limitGauge(d: TestDaemon, server: string): Promise<number> {
+async function limitGauge(d: Daemon, server: string): Promise<number> {
   const text = await (await d.fetch('/metrics')).text();
   return Number(new RegExp(`switchboard_upstream_concurrency_limit\\{server="${server}"\\} (\\d+)`).exec(text)?.[1]);
 }
@@ -48,10 +52,46 @@ async function arrivals(dir: string): Promise<Array<[string, number]>> {
   });
 }
 
-describe('adaptive concurrency and a queue bounded by deadlines (issue #35)', () => {
-  it('a server that serves calls in parallel: 200 concurrent 0.5–2 s calls with the default settings all succeed, most of them at once', async () => {
-    const dir = await tempDir();
-    const d = await startDaemon({ servers: { wide: fixtureServerConfig('capacity', { env: { WORK_DIR: dir } }) } });
+/** A daemon in this process with one `capacity` server, `name`, closed (then its folder removed) when the test finishes. */
+async function daemonWith(name: string, onTestFinished: Cleanup): Promise<{ d: Daemon; dir: string }> {
+  const dir = await tempDir(onTestFinished);
+  const d = await startDaemon({ servers: { [name]: fixtureServerConfig('capacity', { env: { WORK_DIR: dir } }) }, lifetime: 'manual' });
+  onTestFinished(() => d.close());
+  return { d, dir };
+}
+
+/**
+ * A `switchboard serve` process with one `capacity` server, `name`, killed when the test finishes:
+ * for the test that measures latency, so the other test's burst in this process's event loop
+ * does not add to what its daemon measures.
+ */
+async function serveWith(name: string, onTestFinished: Cleanup, env: Record<string, string>): Promise<{ d: Daemon; dir: string }> {
+  const dir = await tempDir(onTestFinished);
+  const configPath = join(dir, 'switchboard.json');
+  await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: { [name]: fixtureServerConfig('capacity', { env: { WORK_DIR: dir, ...env } }) } }));
+  const serve = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir }, onTestFinished);
+  const url = await serve.listening();
+  await serve.waitForLog((e) => e.msg === 'ready');
+  const fetchPath = (path: string, init?: RequestInit): Promise<Response> => fetch(url + path, init);
+  return {
+    dir,
+    d: {
+      fetch: fetchPath,
+      async json<T>(path: string, init: JsonInit = {}) {
+        const { body, ...rest } = init;
+        const res = await fetchPath(path, { ...rest, ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
+        return { status: res.status, body: (await res.json()) as T, headers: res.headers };
+      },
+    },
+  };
+}
+
+// The two tests run side by side: each spends nearly all its time waiting on its server's
+// `serviceMs` (about 5 s and 8 s). Being concurrent, each registers its cleanups and asserts
+// through its own context.
+describe.concurrent('adaptive concurrency and a queue bounded by deadlines (issue #35)', () => {
+  it('a server that serves calls in parallel: 200 concurrent 0.5–2 s calls with the default settings all succeed, most of them at once', async ({ expect, onTestFinished }) => {
+    const { d, dir } = await daemonWith('wide', onTestFinished);
     expect(await traffic(d, 'wide')).toMatchObject({
       limit: 16,
       mode: 'adaptive',
@@ -79,9 +119,8 @@ describe('adaptive concurrency and a queue bounded by deadlines (issue #35)', ()
     expect(await limitGauge(d, 'wide')).toBe(after.limit);
   });
 
-  it('a server that serves one call at a time: the limit settles at ≤ 4 within 5 s of calls, its own queue never grows past it, and an unmeetable deadline is refused at once', async () => {
-    const dir = await tempDir();
-    const d = await startDaemon({ servers: { narrow: fixtureServerConfig('capacity', { env: { WORK_DIR: dir, CAPACITY: '1' } }) } });
+  it('a server that serves one call at a time: the limit settles at ≤ 4 within 5 s of calls, its own queue never grows past it, and an unmeetable deadline is refused at once', async ({ expect, onTestFinished }) => {
+    const { d, dir } = await serveWith('narrow', onTestFinished, { CAPACITY: '1' });
 
     // 20 callers, each calling again as soon as it is answered, until 50 calls of 100 ms (5 s of
     // the server's time; the issue allows 10 s) are answered.

@@ -46,6 +46,17 @@ async function spendAll(d: TestDaemon, key: string, most: number): Promise<{ cal
   throw new Error(`still answered after ${most} calls`);
 }
 
+/**
+ * Two daemons on the PostgreSQL stores at `url`, started together. While the database is away
+ * their stores probe it every 200 ms instead of 2 s: what is tested is what A does once it is
+ * back, not how soon it looks.
+ */
+async function twoReplicas(url: string): Promise<[TestDaemon, TestDaemon]> {
+  const replica = async (name: string) =>
+    startDaemon({ servers, config: { ...config, dbPath: join(await tempDir(), `${name}.db`) }, deps: { clock: new ManualClock(START), stores: await postgresStores({ url, probeIntervalMs: 200 }) } });
+  return Promise.all([replica('a'), replica('b')]);
+}
+
 describe('token budgets per agent', () => {
   let d: TestDaemon;
   beforeAll(async () => {
@@ -103,11 +114,7 @@ describe('token budgets per agent', () => {
   });
 
   it('on two replicas sharing PostgreSQL, the budget is one: what the agent spent on A is spent on B', async () => {
-    const url = await freshDatabaseUrl();
-    const replica = async (name: string) =>
-      startDaemon({ servers, config: { ...config, dbPath: join(await tempDir(), `${name}.db`) }, deps: { clock: new ManualClock(START), stores: await postgresStores({ url }) } });
-    const a = await replica('a');
-    const b = await replica('b');
+    const [a, b] = await twoReplicas(await freshDatabaseUrl());
     const { calls } = await spendAll(a, CAPPED, 4);
     expect(calls).toBeGreaterThanOrEqual(2);
     const refused = await call(b, CAPPED);
@@ -118,10 +125,7 @@ describe('token budgets per agent', () => {
 
   it('tokens spent on A while the database is away are charged to the shared count once it returns: B then refuses, and A counts them once', async () => {
     const url = await freshDatabaseUrl();
-    const replica = async (name: string) =>
-      startDaemon({ servers, config: { ...config, dbPath: join(await tempDir(), `${name}.db`) }, deps: { clock: new ManualClock(START), stores: await postgresStores({ url }) } });
-    const a = await replica('a');
-    const b = await replica('b');
+    const [a, b] = await twoReplicas(url);
     const spentOn = async (d: TestDaemon): Promise<number> => (await d.json<{ spent?: { hour?: { spent: number } } }>('/agents/capped')).body.spent?.hour?.spent ?? -1;
 
     const outage = await cutOff(url);

@@ -32,7 +32,8 @@ describe('approvals across the cluster', () => {
   it('a call held on A is listed on B and C with the replica holding it, and approved on C', async () => {
     const dbUrl = await freshDatabaseUrl();
     const options = { servers: { echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['echo'] } }, config: { token: TOKEN } };
-    const [a, b, c] = [await startReplica(dbUrl, options), await startReplica(dbUrl, options), await startReplica(dbUrl, options)];
+    // Started together: each waits on its own server and database connections, not on the others.
+    const [a, b, c] = await Promise.all([startReplica(dbUrl, options), startReplica(dbUrl, options), startReplica(dbUrl, options)]);
     const aId = await replicaId(a);
 
     const call = fetch(new URL('/tools/mcp_echo_echo/call', a.url), {

@@ -35,7 +35,8 @@ function outcome(promise: Promise<unknown>): Promise<string> {
 /**
  * The replica that forwards (B): what is tested of it is what it answers when the owner dies, not
  * its process, so it is a daemon in this process made as `serve` makes one, on the cluster's database.
- * The owner (A), SIGKILLed and restarted, is a `switchboard serve` process.
+ * The owner (A), SIGKILLed and restarted, is a `switchboard serve` process. The two start together:
+ * neither needs the other to have started.
  */
 function forwarder(dbUrl: string, servers: Record<string, ServerConfig>): Promise<TestDaemon> {
   return startReplica(dbUrl, { servers, config: { token: TOKEN } });
@@ -46,7 +47,7 @@ describe('a 2025-era session whose replica is SIGKILLed and restarted on its por
     const dir = await tempDir();
     const servers = { slow: fixtureServerConfig('slow-tool'), echo: fixtureServerConfig('echo-stdio') };
     const replicas = await replicaCluster(servers);
-    const [a, b] = [await replicas.start(), await forwarder(replicas.dbUrl, servers)];
+    const [a, b] = await Promise.all([replicas.start(), forwarder(replicas.dbUrl, servers)]);
     // A balancer the test steers: each request goes to `target`.
     let target = a.url;
     const steered: typeof fetch = (input, init) => {
@@ -100,7 +101,7 @@ describe('a 2025-era session whose replica is SIGKILLed and restarted on its por
     const dir = await tempDir();
     const servers = { slow: fixtureServerConfig('slow-tool') };
     const replicas = await replicaCluster(servers);
-    const [a, b] = [await replicas.start(), await forwarder(replicas.dbUrl, servers)];
+    const [a, b] = await Promise.all([replicas.start(), forwarder(replicas.dbUrl, servers)]);
     const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
     onTestFinished(() => client.close().catch(() => undefined));
     let target = a.url;

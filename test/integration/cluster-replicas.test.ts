@@ -47,18 +47,31 @@ async function replicaPair(servers: Record<string, ServerConfig>): Promise<Repli
   try {
     await prepareClusterDatabase(db.url);
     const sealKey = randomBytes(32);
-    for (let i = 0; i < 2; i += 1) {
-      const pool = new pg.Pool({ connectionString: db.url, max: 4 });
-      pools.push(pool);
-      const settings: ClusterSettings = { connectionString: db.url, pool, replicaId: newReplicaId(), sealKey };
-      replicas.push({ sb: await startDaemon({ servers, deps: { cluster: settings }, lifetime: 'manual' }), id: settings.replicaId });
-    }
+    // Both at once: each waits on its own servers and database connections, not on the other.
+    const started = await Promise.allSettled(
+      [0, 1].map(async () => {
+        const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+        pools.push(pool);
+        const settings: ClusterSettings = { connectionString: db.url, pool, replicaId: newReplicaId(), sealKey, heartbeatIntervalMs: HEARTBEAT_MS };
+        return { sb: await startDaemon({ servers, deps: { cluster: settings }, lifetime: 'manual' }), id: settings.replicaId };
+      }),
+    );
+    for (const result of started) if (result.status === 'fulfilled') replicas.push(result.value);
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
   } catch (err) {
     await close();
     throw err;
   }
   return { replicas: replicas as [Replica, Replica], close };
 }
+
+/**
+ * The replicas' heartbeat: 500 ms rather than the daemon's 2 s, as the status test waits for the
+ * beat that carries its servers once connected. Three intervals (1.5 s) without one on a busy box
+ * would list a replica as not live.
+ */
+const HEARTBEAT_MS = 500;
 
 const ECHO_ONLY: Record<string, ServerConfig> = { echo: fixtureServerConfig('echo-stdio') };
 
@@ -69,8 +82,12 @@ async function twoReplicas(servers: Record<string, ServerConfig> = ECHO_ONLY): P
   return pair.replicas;
 }
 
-/** Two replicas with echo, shared by the tests that only read through them (status, a session, refused proofs). */
-const sharedPair = sharedByTests(() => replicaPair(ECHO_ONLY), (pair) => pair.close());
+/**
+ * Two replicas with echo, shared by the tests that only read through them (status, a session,
+ * refused proofs) and by the approval test: only `reverse` needs an approval, which no other test
+ * calls, and the call it holds is decided within it.
+ */
+const sharedPair = sharedByTests(() => replicaPair({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['rev?rse'] } }), (pair) => pair.close());
 
 /** The next event of `type` from `replica` on the feed, within `ms`. */
 async function nextFrom(feed: WebSocket, type: string, replica: string, ms: number): Promise<Record<string, unknown>> {
@@ -119,7 +136,7 @@ describe('replicas on one PostgreSQL database', () => {
       const cluster = await prepareCluster({ connectionString: url, pool: stores.pool!, state: stores.state });
       return { sb: await startDaemon({ config: { token }, deps: { stores, cluster } }), id: cluster.replicaId };
     };
-    const [a, b] = [await start(), await start()];
+    const [a, b] = await Promise.all([start(), start()]);
     const added = await a.sb.json<{ key: string }>('/agents', { method: 'POST', body: { name: 'bot' } });
     expect(added.status).toBe(201);
     const asBot = { headers: { authorization: `Bearer ${added.body.key}` } };
@@ -178,15 +195,15 @@ describe('replicas on one PostgreSQL database', () => {
   });
 
   it('an approval held on one replica is decided through the other', async () => {
-    const [a, b] = await twoReplicas({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['ech?'] } });
+    const [a, b] = (await sharedPair()).replicas;
     const feed = await openEvents(b.sb.url);
     onTestFinished(() => feed.close());
 
-    const call = a.sb.fetch('/tools/mcp_echo_echo/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'held on A' } }) });
+    const call = a.sb.fetch('/tools/mcp_echo_reverse/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'held on A' } }) });
     // B's feed shows A's request for approval, naming A.
     const requested = await nextFrom(feed, 'approval.requested', a.id, 1_000) as { id: string };
     // The call's arguments are named by their digest: they are shown only with argument audit (issue #40).
-    expect(requested).toMatchObject({ name: 'mcp_echo_echo', argumentsDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(requested).toMatchObject({ name: 'mcp_echo_reverse', argumentsDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(requested).not.toHaveProperty('arguments');
     expect(ownerOf(requested.id)).toBe(a.id);
 
@@ -194,7 +211,7 @@ describe('replicas on one PostgreSQL database', () => {
     expect(approved).toMatchObject({ status: 200, body: { approval: { id: requested.id, outcome: 'approved' } } });
     const res = await call;
     expect(res.status).toBe(200);
-    expect(textOf((await res.json()) as { content: unknown })).toBe('held on A');
+    expect(textOf((await res.json()) as { content: unknown })).toBe('A no dleh');
   });
 
   it('a 2026-07-28 call parked on one replica is continued through the other; a server\'s sealed state works on either', async () => {

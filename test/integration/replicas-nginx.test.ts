@@ -52,13 +52,14 @@ const ECHO = { echo: fixtureServerConfig('echo-stdio') };
 
 async function serveReplicas(): Promise<[Replica, Replica]> {
   const replicas = await replicaCluster(ECHO);
-  return [await replicas.start(), await replicas.start()];
+  // Started together: each waits on its own process, database and fixture, not on the other.
+  return Promise.all([replicas.start(), replicas.start()]);
 }
 
 async function inProcess(): Promise<[TestDaemon, TestDaemon]> {
   const url = await freshDatabaseUrl();
   const options = { servers: ECHO, config: { token: TOKEN } };
-  return [await startReplica(url, options), await startReplica(url, options)];
+  return Promise.all([startReplica(url, options), startReplica(url, options)]);
 }
 
 describe('replicas behind nginx (round-robin, not sticky)', () => {

@@ -53,8 +53,8 @@ const pair = sharedByTests(async (): Promise<Pair> => {
       own: { url: native.url, protocol: 'legacy' as const, toolPrefix: '' },
     };
     const options = { servers, config: { token: TOKEN }, cleanup: stack.cleanup };
-    const a = await startReplica(url, options);
-    const b = await startReplica(url, options);
+    // Started together: each waits on its own servers and database connections, not on the other.
+    const [a, b] = await Promise.all([startReplica(url, options), startReplica(url, options)]);
     return { a, b, cancelMarker, taskLog, close: () => stack.run() };
   } catch (err) {
     await stack.run();
