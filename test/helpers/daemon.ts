@@ -67,6 +67,25 @@ export interface LogCapture {
 /** `RequestInit` whose `body` is any JSON value (a string is sent as is). */
 export type JsonInit = Omit<RequestInit, 'body'> & { body?: unknown };
 
+/**
+ * `TestDaemon.json` over any `fetch` of a path (a daemon in this process, a `serve` process): a
+ * JSON body unless a string is given, the answer parsed (undefined when empty).
+ */
+export function jsonOver(doFetch: (path: string, init?: RequestInit) => Promise<Response>): TestDaemon['json'] {
+  return async <T>(path: string, init: JsonInit = {}) => {
+    const { body, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    const request: RequestInit = { ...rest, headers };
+    if (body !== undefined) {
+      if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+      request.body = typeof body === 'string' ? body : JSON.stringify(body);
+    }
+    const res = await doFetch(path, request);
+    const text = await res.text();
+    return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T, headers: res.headers };
+  };
+}
+
 export interface TestDaemon {
   /** Base URL, e.g. `http://127.0.0.1:49152` (no trailing slash). */
   url: string;
@@ -157,18 +176,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Tes
     config,
     logs: logs.capture,
     fetch: doFetch,
-    async json<T>(path: string, init: JsonInit = {}) {
-      const { body, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      const request: RequestInit = { ...rest, headers };
-      if (body !== undefined) {
-        if (!headers.has('content-type')) headers.set('content-type', 'application/json');
-        request.body = typeof body === 'string' ? body : JSON.stringify(body);
-      }
-      const res = await doFetch(path, request);
-      const text = await res.text();
-      return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T, headers: res.headers };
-    },
+    json: jsonOver(doFetch),
     close,
   };
 }

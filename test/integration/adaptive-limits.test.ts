@@ -1,7 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
-import { startDaemon, type JsonInit, type TestDaemon } from '../helpers/daemon.js';
+import { jsonOver, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { spawnServe } from '../helpers/serve-process.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, type Cleanup } from '../helpers/process.js';
@@ -73,17 +73,7 @@ async function serveWith(name: string, onTestFinished: Cleanup, env: Record<stri
   const url = await serve.listening();
   await serve.waitForLog((e) => e.msg === 'ready');
   const fetchPath = (path: string, init?: RequestInit): Promise<Response> => fetch(url + path, init);
-  return {
-    dir,
-    d: {
-      fetch: fetchPath,
-      async json<T>(path: string, init: JsonInit = {}) {
-        const { body, ...rest } = init;
-        const res = await fetchPath(path, { ...rest, ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
-        return { status: res.status, body: (await res.json()) as T, headers: res.headers };
-      },
-    },
-  };
+  return { dir, d: { fetch: fetchPath, json: jsonOver(fetchPath) } };
 }
 
 // The two tests run side by side: each spends nearly all its time waiting on its server's
