@@ -35,6 +35,9 @@ export default defineConfig({
     // Integration tests spawn real child processes; two cores are easily saturated.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // `expect.poll` gives up after 1 s by default: on a box at load 15 a page or a daemon can take
+    // longer than that to show what a poll waits for. A poll still returns as soon as it is met.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     maxWorkers: 2,
     // Test files share a worker's module cache: importing the daemon's modules again for every file
