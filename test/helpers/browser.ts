@@ -34,21 +34,31 @@ export function watchProblems(page: Page, expected: RegExp[] = []): PageProblems
     if (!expected.some((pattern) => pattern.test(text))) problems.push(`console ${message.type()}: ${text}`);
   });
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  // Requests in flight when the page starts to navigate (a reload) are aborted by the browser itself.
-  const sentBeforeNavigation = new WeakSet<Request>();
-  const inFlight = new Set<Request>();
+  // A document's requests still unanswered when the page moves on to another document (a reload, a
+  // goto) are aborted by the browser itself: that is navigation, not a failure. Judged by the
+  // document that sent a request, not by what was in flight when the navigation was asked for: the
+  // old page's timers go on sending (a /status refresh, say) until the new document commits, which
+  // a busy box delays. A hash change (the dashboard's views) is no new document: no request, and no
+  // commit counted here.
+  let documents = 0;
+  let navigating = false;
+  const sentBy = new WeakMap<Request, number>();
   page.on('request', (request) => {
-    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) for (const pending of inFlight) sentBeforeNavigation.add(pending);
-    else inFlight.add(request);
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) navigating = true;
+    sentBy.set(request, documents);
   });
-  page.on('requestfinished', (request) => inFlight.delete(request));
+  page.on('framenavigated', (frame) => {
+    if (frame !== page.mainFrame() || !navigating) return;
+    navigating = false;
+    documents += 1;
+  });
   page.on('requestfailed', (request) => {
-    inFlight.delete(request);
+    // A navigation that fails commits nothing: the page stays on its document.
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) navigating = false;
     const aborted = request.failure()?.errorText === 'net::ERR_ABORTED';
     // A call the test cancels on purpose aborts its request; that is the feature, not a failure.
     if (aborted && request.method() === 'POST') return;
-    // A reload ends what the old page had in flight (a /status refresh, say): not a failure either.
-    if (aborted && sentBeforeNavigation.has(request)) return;
+    if (aborted && (navigating || (sentBy.get(request) ?? documents) < documents)) return;
     problems.push(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`);
   });
   return { problems };

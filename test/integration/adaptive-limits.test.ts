@@ -80,7 +80,7 @@ async function serveWith(name: string, onTestFinished: Cleanup, env: Record<stri
 // `serviceMs` (about 5 s and 8 s). Being concurrent, each registers its cleanups and asserts
 // through its own context.
 describe.concurrent('adaptive concurrency and a queue bounded by deadlines (issue #35)', () => {
-  it('a server that serves calls in parallel: 200 concurrent 0.5–2 s calls with the default settings all succeed, most of them at once', async ({ expect, onTestFinished }) => {
+  it('a server that serves calls in parallel: 200 concurrent 0.5–2 s calls with the default settings all succeed, the limit following the server up past its start of 16', async ({ expect, onTestFinished }) => {
     const { d, dir } = await daemonWith('wide', onTestFinished);
     expect(await traffic(d, 'wide')).toMatchObject({
       limit: 16,
@@ -98,12 +98,16 @@ describe.concurrent('adaptive concurrency and a queue bounded by deadlines (issu
     const answers = await Promise.all(ids.map((id, i) => work(d, 'wide', id, 500 + ((i * 7_919) % 1_500))));
     expect(answers.map((a) => [a.status, a.body.content?.[0]?.text])).toEqual(ids.map((id) => [200, `done ${id}`]));
 
-    // Sixteen at a time would have taken 200 × 1.25 s ÷ 16 ≈ 16 s; the limit grew with the answers instead.
+    // The limit grew with the answers: more than its start of 16 reached the server at once. How far
+    // it grows in real time depends on the box: on a quiet one past 100, at load 15 (three test
+    // runs on two cores) to 79, since the latency it follows then includes waiting for a core.
+    // "Most of them at once" (at least 150 of 200, 0.5–6 s calls) is asserted where the time is the
+    // manual clock's: call-gate.test.ts, against the same CallGate.
     const deepest = Number(await readFile(join(dir, 'max'), 'utf8'));
-    expect(deepest).toBeGreaterThanOrEqual(100);
+    expect(deepest).toBeGreaterThan(16);
     const after = await traffic(d, 'wide');
     expect(after).toMatchObject({ mode: 'adaptive', inFlight: 0, queued: 0, reason: expect.stringMatching(/^grew: requests waited/) });
-    expect(after.limit).toBeGreaterThanOrEqual(100);
+    expect(after.limit).toBeGreaterThan(16);
     expect(after.limitChangedAt).not.toBeNull();
     expect(after.serviceMs).toBeGreaterThanOrEqual(400);
     expect(await limitGauge(d, 'wide')).toBe(after.limit);
