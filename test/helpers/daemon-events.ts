@@ -1,6 +1,7 @@
 import { onTestFinished } from 'vitest';
 import type { DaemonEvent, DaemonEventType } from '../../src/events/daemon-events.js';
 import type { EventBus, StampedEvent } from '../../src/events/event-bus.js';
+import type { Cleanup } from './process.js';
 
 /** The event as its publisher made it, without the bus's `seq` and `ts`. */
 export function unstamped(event: StampedEvent): DaemonEvent {
@@ -23,12 +24,15 @@ export interface DaemonEventReader {
   ): Promise<Extract<DaemonEvent, { type: T }>>;
 }
 
-/** Buffers every event on `bus` from now on (until the test ends) for in-order waits. */
-export function readDaemonEvents(bus: Pick<EventBus, 'subscribe'>): DaemonEventReader {
+/**
+ * Buffers every event on `bus` from now on (until the test ends, or `cleanup` runs) for in-order
+ * waits. A concurrent test passes its context's `onTestFinished`.
+ */
+export function readDaemonEvents(bus: Pick<EventBus, 'subscribe'>, cleanup: Cleanup = onTestFinished): DaemonEventReader {
   const all: DaemonEvent[] = [];
   let cursor = 0;
   const waiters = new Set<() => void>();
-  onTestFinished(
+  cleanup(
     bus.subscribe((event) => {
       all.push(unstamped(event));
       for (const wake of [...waiters]) wake();

@@ -12,6 +12,7 @@ import { createLogger } from '../../src/logger.js';
 import type { DaemonEvent, DaemonEventType } from '../../src/events/daemon-events.js';
 import { unstamped } from './daemon-events.js';
 import { fixtureServerConfig, type FixtureOptions } from './fixtures.js';
+import type { Cleanup } from './process.js';
 
 /**
  * A real daemon on 127.0.0.1:<random port> for integration tests, benchmarks and CLI tests.
@@ -53,6 +54,12 @@ export interface StartDaemonOptions {
    * @default "test"
    */
   lifetime?: 'test' | 'manual';
+  /**
+   * Where `close` is registered when `lifetime` is `'test'`: a concurrent test passes its context's
+   * `onTestFinished` (the global one may name another test while several run).
+   * @default vitest's `onTestFinished`
+   */
+  cleanup?: Cleanup;
 }
 
 export interface LogCapture {
@@ -152,7 +159,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Tes
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= daemon.close().finally(() => rm(dir, { recursive: true, force: true })));
-  if (options.lifetime !== 'manual') onTestFinished(close);
+  if (options.lifetime !== 'manual') (options.cleanup ?? onTestFinished)(close);
 
   await daemon.app.listen({ host: config.host, port: config.port });
   const { port } = daemon.app.server.address() as AddressInfo;
@@ -195,12 +202,14 @@ function captureLines(): { stream: pino.DestinationStream; capture: LogCapture }
 
 /**
  * Resolves with the next event on the bus of `type` matching `predicate` (without `seq`/`ts`).
- * Subscribe (call this) before triggering the change; the subscription ends with the promise or the test.
+ * Subscribe (call this) before triggering the change; the subscription ends with the promise or the
+ * test (or through `cleanup`: a concurrent test passes its context's `onTestFinished`).
  */
 export function nextDaemonEvent<T extends DaemonEventType>(
   daemon: Pick<Daemon, 'bus'>,
   type: T,
   predicate: (event: Extract<DaemonEvent, { type: T }>) => boolean = () => true,
+  cleanup: Cleanup = onTestFinished,
 ): Promise<Extract<DaemonEvent, { type: T }>> {
   return new Promise((resolve) => {
     const unsubscribe = daemon.bus.subscribe((stamped) => {
@@ -211,14 +220,17 @@ export function nextDaemonEvent<T extends DaemonEventType>(
       unsubscribe();
       resolve(typed);
     });
-    onTestFinished(unsubscribe);
+    cleanup(unsubscribe);
   });
 }
 
-/** Records every event on the bus from now on (without `seq`/`ts`), in order, until the test finishes. */
-export function recordDaemonEvents(daemon: Pick<Daemon, 'bus'>): DaemonEvent[] {
+/**
+ * Records every event on the bus from now on (without `seq`/`ts`), in order, until the test
+ * finishes (or `cleanup` runs: a concurrent test passes its context's `onTestFinished`).
+ */
+export function recordDaemonEvents(daemon: Pick<Daemon, 'bus'>, cleanup: Cleanup = onTestFinished): DaemonEvent[] {
   const events: DaemonEvent[] = [];
-  onTestFinished(daemon.bus.subscribe((event) => void events.push(unstamped(event))));
+  cleanup(daemon.bus.subscribe((event) => void events.push(unstamped(event))));
   return events;
 }
 

@@ -1,32 +1,39 @@
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { isSwitchboardError } from '../../src/errors.js';
 import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred } from '../../src/util/deferred.js';
 import { connectFixture, textOf } from '../helpers/connect.js';
 import { bigText } from '../fixtures/servers/lib/big-text.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { tempDir, waitForFile } from '../helpers/process.js';
+import { tempDir, waitForFile, type Cleanup } from '../helpers/process.js';
+
+// Concurrent (issue #34), but for the last describe (it changes process.env): each test waits on
+// its own fixture (deadlines, progress, a 10 MB answer) with the box idle meanwhile; each owns its
+// connection and temp dir, closed through its own context's onTestFinished (the global one may
+// name another test while several run). Three at a time, as each starts a process; the describes
+// run one after another.
+vi.setConfig({ maxConcurrency: 3 });
 
 describe('tools/list pagination', () => {
-  it('follows nextCursor across three pages', async () => {
-    const connection = await connectFixture('paginated', { env: { PAGES: '3', PAGE_SIZE: '2' } });
+  it.concurrent('follows nextCursor across three pages', async ({ expect, onTestFinished }) => {
+    const connection = await connectFixture('paginated', { env: { PAGES: '3', PAGE_SIZE: '2' } }, {}, onTestFinished);
     const { tools } = await connection.listTools();
     expect(tools.map((t) => t.name)).toEqual(['tool_0_0', 'tool_0_1', 'tool_1_0', 'tool_1_1', 'tool_2_0', 'tool_2_1']);
   });
 
-  it('lists 15 pages under one deadline without a MaxListenersExceededWarning', async () => {
+  it.concurrent('lists 15 pages under one deadline without a MaxListenersExceededWarning', async ({ expect, onTestFinished }) => {
     // SDK v1 left an abort listener on the signal of every request, so the one deadline shared by
     // every page crossed Node's limit of 10 at the 11th page (v2 removes it when the request
     // settles). The setup file fails this test should any warning come back.
-    const connection = await connectFixture('paginated', { env: { PAGES: '15', PAGE_SIZE: '1' } });
+    const connection = await connectFixture('paginated', { env: { PAGES: '15', PAGE_SIZE: '1' } }, {}, onTestFinished);
     const { tools } = await connection.listTools({ timeoutMs: 20_000 });
     expect(tools).toHaveLength(15);
     expect(tools.at(-1)?.name).toBe('tool_14_0');
   });
 
-  it('fails clearly on a repeated cursor instead of looping', async () => {
-    const connection = await connectFixture('paginated', { env: { REPEAT_CURSOR: '1' } });
+  it.concurrent('fails clearly on a repeated cursor instead of looping', async ({ expect, onTestFinished }) => {
+    const connection = await connectFixture('paginated', { env: { REPEAT_CURSOR: '1' } }, {}, onTestFinished);
     const error = await connection.listTools().catch((err: unknown) => err);
     expect(isSwitchboardError(error, 'UPSTREAM_CONNECT_FAILED')).toBe(true);
     expect((error as Error).message).toMatch(/cursor "page-1" twice/);
@@ -34,29 +41,29 @@ describe('tools/list pagination', () => {
 });
 
 describe('call deadlines and cancellation', () => {
-  async function slowTool() {
-    const marker = join(await tempDir(), 'cancelled');
-    const connection = await connectFixture('slow-tool', { env: { CANCEL_MARKER: marker } });
+  async function slowTool(cleanup: Cleanup) {
+    const marker = join(await tempDir(cleanup), 'cancelled');
+    const connection = await connectFixture('slow-tool', { env: { CANCEL_MARKER: marker } }, {}, cleanup);
     return { connection, marker };
   }
 
-  it('times out with TOOL_CALL_TIMEOUT and cancels the request upstream', async () => {
-    const { connection, marker } = await slowTool();
+  it.concurrent('times out with TOOL_CALL_TIMEOUT and cancels the request upstream', async ({ expect, onTestFinished }) => {
+    const { connection, marker } = await slowTool(onTestFinished);
     const error = await connection.callTool('slow', { durationMs: 60_000 }, { timeoutMs: 200 }).catch((err: unknown) => err);
     expect(isSwitchboardError(error, 'TOOL_CALL_TIMEOUT')).toBe(true);
     expect((error as Error).message).toMatch(/Tool "slow" timed out after 200 ms/);
     expect(await waitForFile(marker)).toMatch(/timed out/i);
   });
 
-  it('uses the configured callTimeout by default', async () => {
+  it.concurrent('uses the configured callTimeout by default', async ({ expect, onTestFinished }) => {
     const connection = await connectToServer('slow', { ...fixtureServerConfig('slow-tool'), callTimeout: 150 });
     onTestFinished(() => connection.close());
     const error = await connection.callTool('slow', { durationMs: 60_000 }).catch((err: unknown) => err);
     expect(isSwitchboardError(error, 'TOOL_CALL_TIMEOUT')).toBe(true);
   });
 
-  it('keeps a caller abort an abort, and cancels the request upstream', async () => {
-    const { connection, marker } = await slowTool();
+  it.concurrent('keeps a caller abort an abort, and cancels the request upstream', async ({ expect, onTestFinished }) => {
+    const { connection, marker } = await slowTool(onTestFinished);
     const controller = new AbortController();
     const call = connection.callTool(
       'slow',
@@ -69,8 +76,8 @@ describe('call deadlines and cancellation', () => {
     expect(await waitForFile(marker)).toMatch(/AbortError|aborted/);
   });
 
-  it('lets progress notifications reset the deadline', async () => {
-    const { connection } = await slowTool();
+  it.concurrent('lets progress notifications reset the deadline', async ({ expect, onTestFinished }) => {
+    const { connection } = await slowTool(onTestFinished);
     let progress = 0;
     // 1.2 s in total, far beyond the 400 ms deadline, but never 400 ms without a word.
     const result = await connection.callTool(
@@ -82,24 +89,24 @@ describe('call deadlines and cancellation', () => {
     expect(progress).toBeGreaterThan(5);
   });
 
-  it('runs without a deadline when timeoutMs is 0', async () => {
-    const { connection } = await slowTool();
+  it.concurrent('runs without a deadline when timeoutMs is 0', async ({ expect, onTestFinished }) => {
+    const { connection } = await slowTool(onTestFinished);
     const result = await connection.callTool('slow', { durationMs: 300 }, { timeoutMs: 0 });
     expect(textOf(result)).toMatch(/^done after/);
   });
 });
 
 describe('results and server features', () => {
-  it('delivers a 10 MB result intact', async () => {
-    const connection = await connectFixture('introspect');
+  it.concurrent('delivers a 10 MB result intact', async ({ expect, onTestFinished }) => {
+    const connection = await connectFixture('introspect', {}, {}, onTestFinished);
     const bytes = 10 * 1024 * 1024;
     const text = textOf(await connection.callTool('big', { bytes }));
     expect(text.length).toBe(bytes);
     expect(text === bigText(bytes)).toBe(true);
   });
 
-  it('fires onToolsListChanged when the server adds a tool', async () => {
-    const connection = await connectFixture('list-changed');
+  it.concurrent('fires onToolsListChanged when the server adds a tool', async ({ expect, onTestFinished }) => {
+    const connection = await connectFixture('list-changed', {}, {}, onTestFinished);
     const changed = deferred();
     connection.onToolsListChanged(() => changed.resolve());
     await connection.callTool('add_tool', { name: 'fresh_tool' });
@@ -107,8 +114,8 @@ describe('results and server features', () => {
     expect((await connection.listTools()).tools.map((t) => t.name)).toContain('fresh_tool');
   });
 
-  it('keeps what the server wrote to stderr', async () => {
-    const connection = await connectFixture('introspect');
+  it.concurrent('keeps what the server wrote to stderr', async ({ expect, onTestFinished }) => {
+    const connection = await connectFixture('introspect', {}, {}, onTestFinished);
     await connection.callTool('log_stderr', { lines: ['warming up', 'ready'] });
     // Closing waits for the child's stderr to end, so everything it wrote has been read by then.
     await connection.close();

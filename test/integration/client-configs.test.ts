@@ -5,7 +5,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { textOf } from '../helpers/connect.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { tempDir } from '../helpers/process.js';
+import { tempDir, type Cleanup } from '../helpers/process.js';
+import { sharedWithCleanup, startAhead } from '../helpers/shared.js';
 
 /**
  * Issue #15, item 1: a real daemon with the real discovery over a temp HOME and project holding
@@ -31,9 +32,9 @@ async function write(path: string, content: string | object): Promise<void> {
 /** A TOML string literal: JSON's escaping is valid TOML for basic strings. */
 const toml = (value: string): string => JSON.stringify(value);
 
-async function clientsDaemon(): Promise<{ d: TestDaemon; home: string; cwd: string }> {
-  const home = await realpath(await tempDir());
-  const cwd = await realpath(await tempDir());
+async function startClientsDaemon(cleanup: Cleanup): Promise<{ d: TestDaemon; home: string; cwd: string }> {
+  const home = await realpath(await tempDir(cleanup));
+  const cwd = await realpath(await tempDir(cleanup));
   const introspect = fixtureServerConfig('introspect');
   const echo = fixtureServerConfig('echo-stdio');
   const slow = fixtureServerConfig('slow-tool');
@@ -93,9 +94,17 @@ async function clientsDaemon(): Promise<{ d: TestDaemon; home: string; cwd: stri
   const d = await startDaemon({
     realDiscovery: true,
     deps: { home, cwd, env: { SB_TEST_VALUE: 'from-env' } },
+    cleanup,
   });
   return { d, home, cwd };
 }
+
+/**
+ * One daemon over these files for the file's tests (issue #34): they only read it (lists, calls,
+ * status), and each start cost six fixture processes. A server that failed to connect stays
+ * `failed` until a reload, so the later tests see what the first would have.
+ */
+const clientsDaemon = sharedWithCleanup(startClientsDaemon);
 
 async function mcpClient(d: TestDaemon): Promise<Client> {
   const client = new Client({ name: 'client-configs-test', version: '1.0.0' });
@@ -105,6 +114,8 @@ async function mcpClient(d: TestDaemon): Promise<Client> {
 }
 
 describe('client config files, read as their clients read them', () => {
+  startAhead(clientsDaemon);
+
   it('expands editor variables, ${env:…} and ${cmd: …}; reports ${input:…} as invalid, not started', async () => {
     const { d, home, cwd } = await clientsDaemon();
 

@@ -14,7 +14,7 @@ import { withLatency } from '../helpers/late-store.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { isProcessGone, tempDir } from '../helpers/process.js';
 import { callTool } from '../helpers/route-call.js';
-import { sharedByTests } from '../helpers/shared.js';
+import { sharedByTests, startAhead } from '../helpers/shared.js';
 
 const ECHO_TOOLS: Tool[] = ['add', 'echo', 'reverse'].map((name) => ({
   name,
@@ -31,11 +31,13 @@ function newManager(options: ConstructorParameters<typeof MCPManager>[0] = {}): 
 }
 
 /**
- * For the tests about names and collisions, not processes: an echo server that is a session on
- * one echo-http fixture for the file, so connecting two of them spawns nothing.
+ * For the tests about names, collisions and caches, not processes, and for a server that only
+ * needs to be there: an echo server that is a session on one echo-http fixture for the file, so
+ * connecting one spawns nothing (issue #34).
  */
 const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
 const echoSession = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
+startAhead(echoHttp);
 
 async function cacheStore() {
   const dir = await tempDir();
@@ -50,7 +52,7 @@ describe('MCPManager startup gate', () => {
     // The two slow servers connect when the test releases them; the gate runs on the manual clock.
     const [cachedHold, uncachedHold] = [await holdInitialize(), await holdInitialize()];
     const configs: Record<string, ServerConfig> = {
-      fast: fixtureServerConfig('echo-stdio'),
+      fast: await echoSession(),
       cached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...cachedHold.env } }),
       uncached: fixtureServerConfig('slow-initialize', { env: { INIT_DELAY_MS: '0', ...uncachedHold.env } }),
       broken: fixtureServerConfig('exits-at-start'),
@@ -141,9 +143,10 @@ describe('MCPManager startup gate', () => {
 
   it('does not serve cached tools after the config changed: the server is awaited instead', async () => {
     const store = await cacheStore();
-    // Only the env differs, so the config hash does: the cached list belongs to the old config.
-    const oldConfig = fixtureServerConfig('echo-stdio', { env: { CONFIG_GENERATION: '1' } });
-    const newConfig = fixtureServerConfig('echo-stdio', { env: { CONFIG_GENERATION: '2' } });
+    // Only a header differs, so the config hash does: the cached list belongs to the old config.
+    const session = await echoSession();
+    const oldConfig: ServerConfig = { ...session, headers: { 'X-Config-Generation': '1' } };
+    const newConfig: ServerConfig = { ...session, headers: { 'X-Config-Generation': '2' } };
     await store.put('slow', configHash(oldConfig), ECHO_TOOLS);
     const { manager, bus } = newManager({ store, startupGateMs: 0 });
     const events = recordDaemonEvents({ bus });
@@ -207,7 +210,7 @@ describe('MCPManager teardown', () => {
     const closed = nextDaemonEvent({ bus }, 'server.status', (e) => e.server === 'crashy' && e.previous === 'connected');
     await manager.connectServers({
       crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER: 'tools/list', EXIT_AFTER_MS: '150' } }),
-      steady: fixtureServerConfig('echo-stdio'),
+      steady: await echoSession(),
     });
     const status = await closed;
     expect(status).toMatchObject({ status: 'disconnected', previous: 'connected' });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/server';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, it, vi } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { MCPManager, type ManagerOptions } from '../../src/upstream/manager.js';
 import { configHash } from '../../src/config/config-hash.js';
@@ -12,7 +12,7 @@ import { collectUntil, openEvents } from '../helpers/events.js';
 import { readDaemonEvents } from '../helpers/daemon-events.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
-import { isProcessGone, readPidFile, tempDir } from '../helpers/process.js';
+import { isProcessGone, readPidFile, tempDir, type Cleanup } from '../helpers/process.js';
 import { freePort } from '../helpers/free-port.js';
 import { callTool } from '../helpers/route-call.js';
 
@@ -28,11 +28,18 @@ import { callTool } from '../helpers/route-call.js';
  */
 const QUICK_RETRY = { backoff: { baseMs: 50, maxMs: 200 } };
 
-/** A manager publishing to its own bus, as the composition root wires it. */
-function newManager(options: ManagerOptions = {}): { manager: MCPManager; bus: EventBus } {
+// Concurrent (issue #34): each test waits on its own real-time behaviour (a crash, a ping deadline,
+// a restart), with the box idle meanwhile. Each has its own manager, bus, fixtures and temp dirs,
+// torn down by its own context's onTestFinished (the global one may name another test while
+// several run); the clocks are injected, never the process's. Three at a time: each starts
+// processes, and a busy box must still meet the ping deadlines.
+vi.setConfig({ maxConcurrency: 3 });
+
+/** A manager publishing to its own bus, as the composition root wires it, closed through `cleanup`. */
+function newManager(cleanup: Cleanup, options: ManagerOptions = {}): { manager: MCPManager; bus: EventBus } {
   const bus = new EventBus();
   const manager = new MCPManager({ ...options, publish: bus.publish });
-  onTestFinished(() => manager.disconnectAll());
+  cleanup(() => manager.disconnectAll());
   return { manager, bus };
 }
 
@@ -46,11 +53,11 @@ function text(result: { content: unknown }): string {
 
 
 describe('supervision: crashes, freezes, restarts (real processes)', () => {
-  it('respawns a stdio server that crashed mid-call: pid changes, tools live again, events in order', async () => {
-    const dir = await tempDir();
+  it.concurrent('respawns a stdio server that crashed mid-call: pid changes, tools live again, events in order', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const pidFile = join(dir, 'pid.json');
-    const { manager, bus } = newManager({ health: QUICK_RETRY });
-    const events = readDaemonEvents(bus);
+    const { manager, bus } = newManager(onTestFinished, { health: QUICK_RETRY });
+    const events = readDaemonEvents(bus, onTestFinished);
     await manager.connectServers({ sup: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
     const firstPid = (await readPidFile(pidFile)).pid;
 
@@ -82,11 +89,11 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     console.info(`[measure] crash → tools live again: ${liveAgainMs.toFixed(0)} ms`);
   });
 
-  it('detects a frozen server (alive, silent) by a ping that misses its deadline, and replaces it', async () => {
-    const dir = await tempDir();
+  it.concurrent('detects a frozen server (alive, silent) by a ping that misses its deadline, and replaces it', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const pidFile = join(dir, 'pid.json');
-    const { manager, bus } = newManager({ health: { pingIntervalMs: 200, pingTimeoutMs: 300, ...QUICK_RETRY } });
-    const events = readDaemonEvents(bus);
+    const { manager, bus } = newManager(onTestFinished, { health: { pingIntervalMs: 200, pingTimeoutMs: 300, ...QUICK_RETRY } });
+    const events = readDaemonEvents(bus, onTestFinished);
     await manager.connectServers({ frozen: fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }) });
     const pid = (await readPidFile(pidFile)).pid;
     onTestFinished(() => {
@@ -105,12 +112,12 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     console.info(`[measure] freeze → detected: ${detectedMs.toFixed(0)} ms (ping every 200 ms, 300 ms deadline)`);
   });
 
-  it('an HTTP upstream killed and restarted on the same port works again without a reload', async () => {
+  it.concurrent('an HTTP upstream killed and restarted on the same port works again without a reload', async ({ expect, onTestFinished }) => {
     const port = String(await freePort());
     let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
     onTestFinished(() => http.close());
-    const { manager, bus } = newManager({ health: QUICK_RETRY });
-    const events = readDaemonEvents(bus);
+    const { manager, bus } = newManager(onTestFinished, { health: QUICK_RETRY });
+    const events = readDaemonEvents(bus, onTestFinished);
     await manager.connectServers({ web: { type: 'http', url: http.url } });
     expect(text(await callTool(manager, 'mcp_web_echo', { text: 'one' }))).toBe('one');
 
@@ -134,11 +141,11 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     console.info(`[measure] HTTP restart → calls work again: ${worksAgainMs.toFixed(0)} ms`);
   });
 
-  it('an HTTP upstream that forgot the session (404) gets a new one at once: UPSTREAM_SESSION_EXPIRED, and the call is answered', async () => {
+  it.concurrent('an HTTP upstream that forgot the session (404) gets a new one at once: UPSTREAM_SESSION_EXPIRED, and the call is answered', async ({ expect, onTestFinished }) => {
     const http = await startFixtureHttp('echo-http');
     onTestFinished(() => http.close());
-    const { manager, bus } = newManager();
-    const events = readDaemonEvents(bus);
+    const { manager, bus } = newManager(onTestFinished);
+    const events = readDaemonEvents(bus, onTestFinished);
     await manager.connectServers({ web: { type: 'http', url: http.url } });
     expect((await fetch(new URL('/admin/forget-sessions', http.url), { method: 'POST' })).status).toBe(204);
 
@@ -151,10 +158,10 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     await events.next('server.status', (e) => e.server === 'web' && e.status === 'connected' && e.previous === 'reconnecting');
   });
 
-  it('suspends a crash loop after more than 5 crashes within 30 s (manual clock); a reload revives it', async () => {
+  it.concurrent('suspends a crash loop after more than 5 crashes within 30 s (manual clock); a reload revives it', async ({ expect, onTestFinished }) => {
     const clock = new ManualClock();
-    const { manager, bus } = newManager({ clock, random: () => 0.5 });
-    const events = readDaemonEvents(bus);
+    const { manager, bus } = newManager(onTestFinished, { clock, random: () => 0.5 });
+    const events = readDaemonEvents(bus, onTestFinished);
     const config = fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER: 'tools/list', EXIT_AFTER_MS: '150', EXIT_CODE: '7' } });
     await manager.connectServers({ loop: config });
 
@@ -182,12 +189,12 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     await events.next('server.status', (e) => e.server === 'loop' && e.status === 'connected' && e.previous === 'connecting');
   });
 
-  it('backs off 500 ms, 1 s, 2 s, 4 s … while a server cannot be reached (manual clock)', async () => {
+  it.concurrent('backs off 500 ms, 1 s, 2 s, 4 s … while a server cannot be reached (manual clock)', async ({ expect, onTestFinished }) => {
     const clock = new ManualClock();
     const port = String(await freePort());
     const http = await startFixtureHttp('echo-http', { env: { PORT: port } });
-    const { manager, bus } = newManager({ clock, random: () => 0.5 });
-    const events = readDaemonEvents(bus);
+    const { manager, bus } = newManager(onTestFinished, { clock, random: () => 0.5 });
+    const events = readDaemonEvents(bus, onTestFinished);
     await manager.connectServers({ gone: { type: 'http', url: http.url } });
     await http.close();
     // A failed call tells the upstream it is gone; the call itself keeps waiting (retry). `reverse`
@@ -206,8 +213,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     expect(errorCode(await call)).toBe('SERVER_CLOSED');
   });
 
-  it('bounds a call on a deferred tool by its own deadline even when connect has no timeout', async () => {
-    const dir = await tempDir();
+  it.concurrent('bounds a call on a deferred tool by its own deadline even when connect has no timeout', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const { store } = openToolCache(join(dir, 'cache.db'));
     onTestFinished(() => store.close());
     const cached: Tool[] = [{ name: 'echo', inputSchema: { type: 'object' } }];
@@ -218,7 +225,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     // The deadlines run on a manual clock: a call fails with its own TOOL_CALL_TIMEOUT when its
     // deadline (500 ms, or the server's 300 ms callTimeout) passes, long before any connect timeout.
     const clock = new ManualClock();
-    const { manager } = newManager({ store, clock, startupGateMs: 250 });
+    const { manager } = newManager(onTestFinished, { store, clock, startupGateMs: 250 });
     // The startup gate runs on the manager's clock too: past it, both are served from the cache.
     const connecting = manager.connectServers({ forever: hangForever, longer: hangLonger });
     await expect.poll(() => clock.pendingDelays(), { interval: 50 }).toContain(250);
@@ -240,10 +247,10 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     expect(text(timedOut)).toMatch(/timed out after 300 ms/i);
   });
 
-  it('retries a call lost mid-flight once when the tool is idempotent, and never replays one that is not', async () => {
-    const dir = await tempDir();
-    const { manager, bus } = newManager({ health: QUICK_RETRY });
-    const events = readDaemonEvents(bus);
+  it.concurrent('retries a call lost mid-flight once when the tool is idempotent, and never replays one that is not', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
+    const { manager, bus } = newManager(onTestFinished, { health: QUICK_RETRY });
+    const events = readDaemonEvents(bus, onTestFinished);
     await manager.connectServers({ sup: fixtureServerConfig('supervised') });
 
     const safeMarker = join(dir, 'safe');
@@ -259,8 +266,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     expect((await readFile(unsafeMarker, 'utf8')).split('\n').filter(Boolean)).toHaveLength(1);
   });
 
-  it('coalesces a list_changed storm into one re-list in flight and at most one queued', async () => {
-    const { manager } = newManager();
+  it.concurrent('coalesces a list_changed storm into one re-list in flight and at most one queued', async ({ expect, onTestFinished }) => {
+    const { manager } = newManager(onTestFinished);
     await manager.connectServers({ sup: fixtureServerConfig('supervised') });
     await callTool(manager, 'mcp_sup_storm', { count: 50 });
     await manager.relistSettled('sup');
@@ -272,8 +279,8 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
 });
 
 describe('errors that name the real cause (real processes)', () => {
-  it('reports an answer over the 64 MiB cap as such, not as the kill that followed', async () => {
-    const { manager } = newManager();
+  it.concurrent('reports an answer over the 64 MiB cap as such, not as the kill that followed', async ({ expect, onTestFinished }) => {
+    const { manager } = newManager(onTestFinished);
     await manager.connectServers({ big: fixtureServerConfig('introspect') });
     const result = await callTool(manager, 'mcp_big_big', { bytes: 70 * 1024 * 1024 });
     expect(errorCode(result)).toBe('UPSTREAM_MESSAGE_TOO_LARGE');
@@ -281,10 +288,10 @@ describe('errors that name the real cause (real processes)', () => {
     expect(text(result)).not.toMatch(/SIGTERM|killed/);
   });
 
-  it('names server, exit code and stderr when a server exits right after initialize', async () => {
+  it.concurrent('names server, exit code and stderr when a server exits right after initialize', async ({ expect, onTestFinished }) => {
     for (let round = 0; round < 3; round++) {
-      const { manager, bus } = newManager({ health: { enabled: false } });
-      const events = readDaemonEvents(bus);
+      const { manager, bus } = newManager(onTestFinished, { health: { enabled: false } });
+      const events = readDaemonEvents(bus, onTestFinished);
       const { errors } = await manager.connectServers({
         brief: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '0' } }),
       });
@@ -301,8 +308,9 @@ describe('errors that name the real cause (real processes)', () => {
 });
 
 describe('an upstream that does not speak MCP (real processes, the daemon)', () => {
-  it('fails a server whose tools/list answer is not MCP with UPSTREAM_PROTOCOL_ERROR, in /status and its detail', async () => {
+  it.concurrent('fails a server whose tools/list answer is not MCP with UPSTREAM_PROTOCOL_ERROR, in /status and its detail', async ({ expect, onTestFinished }) => {
     const daemon = await startDaemon({
+      cleanup: onTestFinished,
       servers: { odd: fixtureServerConfig('many-tools', { env: { NAMELESS_TOOL: '1' } }), fine: fixtureServerConfig('many-tools') },
     });
     const { body } = await daemon.json<{ errors: Array<{ path: string; error: { code: string; message: string } }> }>('/status');
@@ -314,10 +322,11 @@ describe('an upstream that does not speak MCP (real processes, the daemon)', () 
 });
 
 describe('supervision through the daemon (config, REST, events)', () => {
-  it('health settings reach the servers, a per-server ping interval wins, and /servers/:name shows the retry state', async () => {
-    const dir = await tempDir();
+  it.concurrent('health settings reach the servers, a per-server ping interval wins, and /servers/:name shows the retry state', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const pidFile = join(dir, 'pid.json');
     const daemon = await startDaemon({
+      cleanup: onTestFinished,
       // Pings every 30 s by default here; the frozen server asks for 200 ms itself.
       config: { health: { pingIntervalMs: 30_000, pingTimeoutMs: 300 } },
       servers: { frozen: { ...fixtureServerConfig('supervised', { env: { PID_FILE: pidFile } }), pingIntervalMs: 200 } },
@@ -336,8 +345,9 @@ describe('supervision through the daemon (config, REST, events)', () => {
     expect(body.lastExit).toMatchObject({ signal: 'SIGKILL' });
   });
 
-  it('with health off, a crashed server stays disconnected', async () => {
+  it.concurrent('with health off, a crashed server stays disconnected', async ({ expect, onTestFinished }) => {
     const daemon = await startDaemon({
+      cleanup: onTestFinished,
       config: { health: false },
       servers: { crashy: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER: 'tools/list', EXIT_AFTER_MS: '300' } }) },
     });

@@ -1,6 +1,6 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, it, onTestFinished, vi } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { PublishEvent } from '../../src/events/daemon-events.js';
 import { MCPManager } from '../../src/upstream/manager.js';
@@ -26,9 +26,9 @@ async function store(dir: string, cleanup: Cleanup = onTestFinished): Promise<To
   return opened.store;
 }
 
-async function start(servers: Record<string, ServerConfig>, cache: ToolCacheStore, publish?: PublishEvent): Promise<MCPManager> {
+async function start(servers: Record<string, ServerConfig>, cache: ToolCacheStore, cleanup: Cleanup, publish?: PublishEvent): Promise<MCPManager> {
   const manager = new MCPManager({ store: cache, startupGateMs: 60_000, ...(publish ? { publish } : {}) });
-  onTestFinished(() => manager.disconnectAll());
+  cleanup(() => manager.disconnectAll());
   await manager.connectServers(servers);
   return manager;
 }
@@ -49,28 +49,34 @@ async function echo(manager: MCPManager, server: string): Promise<string> {
   return (result.content as Array<{ text: string }>)[0]?.text ?? JSON.stringify(result);
 }
 
+// Concurrent (issue #34): each test waits on its own servers (probes, handshakes, process exits)
+// with the box idle meanwhile; each has its own server, cache and manager, torn down by its own
+// context's onTestFinished (the global one may name another test while several run). Three at a
+// time, as each starts processes; the describes run one after another.
+vi.setConfig({ maxConcurrency: 3 });
+
 describe('stdio upstreams of either era', () => {
-  it.each([
+  it.concurrent.for([
     ['modern', 'modern', '2026-07-28', { starts: 1, discovers: 1, initializes: 0 }, 20_000],
     ['legacy', 'legacy', '2025-11-25', { starts: 1, discovers: 1, initializes: 1 }, 20_000],
     // Silent on the probe: it goes unanswered, and `initialize` follows on the same process (issue
     // #36 item 3). The probe waits half of a short connect timeout, not the 15 s of 20 s.
     ['legacy-silent', 'legacy', '2025-11-25', { starts: 1, discovers: 1, initializes: 1 }, 4_000],
     ['dual', 'modern', '2026-07-28', { starts: 1, discovers: 1, initializes: 0 }, 20_000],
-  ] as const)('%s: aggregated, called, era %s, probed on the first start only', async (era, expectedEra, version, firstStart, timeout) => {
-    const dir = await tempDir();
+  ] as const)('%s: aggregated, called, era %s, probed on the first start only', async ([era, expectedEra, version, firstStart, timeout], { expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const log = join(dir, 'events.log');
-    const cache = await store(dir);
+    const cache = await store(dir, onTestFinished);
     const config: ServerConfig = { ...fixtureServerConfig('era-stdio', { env: { ERA: era, EVENT_LOG: log } }), timeout };
     const name = era.replace('-', '_');
 
-    const cold = await start({ [name]: config }, cache);
+    const cold = await start({ [name]: config }, cache, onTestFinished);
     expect(cold.getServer(name)).toMatchObject({ status: 'connected', protocol: { era: expectedEra, version } });
     expect(await echo(cold, name)).toBe(`hi ${name}`);
     expect(await events(log)).toEqual(firstStart);
     await cold.disconnectAll();
 
-    const warm = await start({ [name]: config }, cache);
+    const warm = await start({ [name]: config }, cache, onTestFinished);
     expect(warm.getServer(name)).toMatchObject({ status: 'connected', protocol: { era: expectedEra } });
     expect(await echo(warm, name)).toBe(`hi ${name}`);
     // The warm start: one more process, and no probe at all.
@@ -79,42 +85,42 @@ describe('stdio upstreams of either era', () => {
     expect(after.discovers).toBe(firstStart.discovers);
   });
 
-  it('a cached modern verdict for a server that is 2025-only now is dropped and the server probed again', async () => {
-    const dir = await tempDir();
+  it.concurrent('a cached modern verdict for a server that is 2025-only now is dropped and the server probed again', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const log = join(dir, 'events.log');
-    const cache = await store(dir);
+    const cache = await store(dir, onTestFinished);
     const config = fixtureServerConfig('era-stdio', { env: { ERA: 'legacy', EVENT_LOG: log } });
     await cache.putVerdict('was_modern', configHash(config), { kind: 'modern', discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} } } });
-    const manager = await start({ was_modern: config }, cache);
+    const manager = await start({ was_modern: config }, cache, onTestFinished);
     expect(manager.getServer('was_modern')).toMatchObject({ status: 'connected', protocol: { era: 'legacy' } });
     expect(await echo(manager, 'was_modern')).toBe('hi was_modern');
     expect((await cache.getVerdict('was_modern', configHash(config)))?.verdict).toEqual({ kind: 'legacy' });
   });
 
-  it('a cached modern verdict for a lenient 2025-only server (it answers, without resultType) is dropped too', async () => {
-    const dir = await tempDir();
-    const cache = await store(dir);
+  it.concurrent('a cached modern verdict for a lenient 2025-only server (it answers, without resultType) is dropped too', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
+    const cache = await store(dir, onTestFinished);
     // Raw JSON-RPC: it answers a 2026-07-28 tools/list as a 2025 one, which the SDK refuses as
     // not MCP (UPSTREAM_PROTOCOL_ERROR) — here the sign of a stale verdict, not a failure.
     const config = fixtureServerConfig('many-tools');
     await cache.putVerdict('lenient', configHash(config), { kind: 'modern', discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} } } });
-    const manager = await start({ lenient: config }, cache);
+    const manager = await start({ lenient: config }, cache, onTestFinished);
     expect(manager.getServer('lenient')).toMatchObject({ status: 'connected', protocol: { era: 'legacy' } });
     expect((await cache.getVerdict('lenient', configHash(config)))?.verdict).toEqual({ kind: 'legacy' });
   });
 
-  it('a modern upstream announces tools/list_changed on its subscriptions/listen stream', async () => {
-    const dir = await tempDir();
+  it.concurrent('a modern upstream announces tools/list_changed on its subscriptions/listen stream', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
     const bus = new EventBus();
-    const manager = await start({ m: fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }) }, await store(dir), bus.publish);
-    const reader = readDaemonEvents(bus);
+    const manager = await start({ m: fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }) }, await store(dir, onTestFinished), onTestFinished, bus.publish);
+    const reader = readDaemonEvents(bus, onTestFinished);
     await callTool(manager, 'mcp_m_add_tool', { name: 'fresh' });
     expect(await reader.next('tools.changed', (e) => e.cause === 'list_changed')).toMatchObject({ server: 'm', added: ['mcp_m_fresh'] });
   });
 
-  it('protocol "legacy" against a modern-only server fails saying so, and "modern" against a 2025-only one too', async () => {
-    const dir = await tempDir();
-    const manager = new MCPManager({ store: await store(dir) });
+  it.concurrent('protocol "legacy" against a modern-only server fails saying so, and "modern" against a 2025-only one too', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
+    const manager = new MCPManager({ store: await store(dir, onTestFinished) });
     onTestFinished(() => manager.disconnectAll());
     const { errors } = await manager.connectServers({
       old_talk: { ...fixtureServerConfig('era-stdio', { env: { ERA: 'modern' } }), protocol: 'legacy' },
@@ -131,11 +137,10 @@ async function spawnLog(path: string): Promise<string[]> {
   return (await readFile(path, 'utf8').catch(() => '')).split('\n').filter(Boolean);
 }
 
-// Concurrent (issue #34): each of these waits seconds for a probe to go unanswered, with the box
-// idle meanwhile; each has its own server, cache and manager, torn down by its own context's
-// onTestFinished (the global one may name another test while several run).
-describe.concurrent('one process to learn a stdio server\'s era (issue #36 item 3)', () => {
-  it('a server slower to start than the probe waits is spawned once: initialize follows the unanswered probe on the same process', async ({ onTestFinished }) => {
+// Concurrent (issue #34): these wait seconds for a probe to go unanswered, with the box
+// idle meanwhile.
+describe('one process to learn a stdio server\'s era (issue #36 item 3)', () => {
+  it.concurrent('a server slower to start than the probe waits is spawned once: initialize follows the unanswered probe on the same process', async ({ expect, onTestFinished }) => {
     const dir = await tempDir(onTestFinished);
     const log = join(dir, 'spawn.log');
     const hold = join(dir, 'hold-start');
@@ -157,7 +162,7 @@ describe.concurrent('one process to learn a stdio server\'s era (issue #36 item 
     expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toEqual([`spawn ${pid}`]);
   });
 
-  it('a 2026-07-28-only server slower than the probe refuses the late initialize, and is started once more in its era', async ({ onTestFinished }) => {
+  it.concurrent('a 2026-07-28-only server slower than the probe refuses the late initialize, and is started once more in its era', async ({ expect, onTestFinished }) => {
     const dir = await tempDir(onTestFinished);
     const log = join(dir, 'spawn.log');
     const hold = join(dir, 'hold-start');
@@ -177,7 +182,7 @@ describe.concurrent('one process to learn a stdio server\'s era (issue #36 item 
     expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toHaveLength(2);
   });
 
-  it('a server that exits at once is spawned once per start, and its stderr is told once', async ({ onTestFinished }) => {
+  it.concurrent('a server that exits at once is spawned once per start, and its stderr is told once', async ({ expect, onTestFinished }) => {
     const dir = await tempDir(onTestFinished);
     const log = join(dir, 'spawn.log');
     const cache = await store(dir, onTestFinished);
@@ -200,30 +205,30 @@ describe.concurrent('one process to learn a stdio server\'s era (issue #36 item 
 });
 
 describe('Streamable HTTP upstreams of either era', () => {
-  it.each([
+  it.concurrent.for([
     ['modern', 'modern', 1, 0],
     ['legacy', 'legacy', 1, 1],
     ['dual', 'modern', 1, 0],
-  ] as const)('%s: aggregated, called, era %s, probed on the first start only', async (era, expectedEra, discovers, initializes) => {
-    const dir = await tempDir();
-    const cache = await store(dir);
+  ] as const)('%s: aggregated, called, era %s, probed on the first start only', async ([era, expectedEra, discovers, initializes], { expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
+    const cache = await store(dir, onTestFinished);
     const http = await startFixtureHttp('era-http', { env: { ERA: era } });
     onTestFinished(() => http.close());
     const config: ServerConfig = { type: 'http', url: http.url };
 
-    const cold = await start({ web: config }, cache);
+    const cold = await start({ web: config }, cache, onTestFinished);
     expect(cold.getServer('web')).toMatchObject({ status: 'connected', transport: 'http', protocol: { era: expectedEra } });
     expect(await echo(cold, 'web')).toBe('hi web');
     expect(await httpStats(http.url)).toMatchObject({ discover: discovers, initialize: initializes });
     await cold.disconnectAll();
 
-    const warm = await start({ web: config }, cache);
+    const warm = await start({ web: config }, cache, onTestFinished);
     expect(await echo(warm, 'web')).toBe('hi web');
     // No second probe; a 2025-era server gets its `initialize` again (it has sessions).
     expect(await httpStats(http.url)).toMatchObject({ discover: discovers, initialize: initializes * 2 });
   });
 
-  it('a modern-only server is not mistaken for a legacy SSE one', async () => {
+  it.concurrent('a modern-only server is not mistaken for a legacy SSE one', async ({ expect, onTestFinished }) => {
     const http = await startFixtureHttp('era-http', { env: { ERA: 'modern' } });
     onTestFinished(() => http.close());
     const manager = new MCPManager();
@@ -233,12 +238,12 @@ describe('Streamable HTTP upstreams of either era', () => {
     expect(errors[0]?.error.message).not.toMatch(/SSE/);
   });
 
-  it('keeps a modern upstream\'s caching hints with its list', async () => {
-    const dir = await tempDir();
-    const cache = await store(dir);
+  it.concurrent('keeps a modern upstream\'s caching hints with its list', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
+    const cache = await store(dir, onTestFinished);
     const http = await startFixtureHttp('era-http', { env: { ERA: 'modern', LIST_TTL_MS: '45000', LIST_CACHE_SCOPE: 'private' } });
     onTestFinished(() => http.close());
-    const manager = await start({ hinted: { type: 'http', url: http.url } }, cache);
+    const manager = await start({ hinted: { type: 'http', url: http.url } }, cache, onTestFinished);
     expect(manager.listHints(10_000)).toEqual({ ttlMs: 45_000, cacheScope: 'private' });
     expect((await cache.get('hinted', configHash({ type: 'http', url: http.url })))?.hints).toEqual({ ttlMs: 45_000, cacheScope: 'private' });
   });
