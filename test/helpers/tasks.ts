@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { addAgentKey, OPERATOR_TOKEN } from './agents.js';
 import { startDaemon, type TestDaemon } from './daemon.js';
 import { fixtureServerConfig } from './fixtures.js';
+import { tempDir } from './process.js';
+import { sharedWithCleanup } from './shared.js';
 
 /**
  * A 2026-07-28 client of the tasks extension (SEP-2663) as raw JSON-RPC POSTs to `/mcp`: the SDK
@@ -99,8 +101,9 @@ export async function pollTask(client: TaskClient, taskId: string, done: (task: 
  * cancellations written to `<dir>/cancelled`) has its tools named as tasks, `toolPrefix: ""`; and
  * `strict` whose tools are `required` tasks (`strict_*`). Two agents, alice and bob.
  */
-export async function taskDaemon(dir: string): Promise<{ d: TestDaemon; alice: string; bob: string }> {
+export async function taskDaemon(dir: string, options: { lifetime?: 'test' | 'manual' } = {}): Promise<{ d: TestDaemon; alice: string; bob: string }> {
   const d = await startDaemon({
+    ...(options.lifetime !== undefined ? { lifetime: options.lifetime } : {}),
     servers: {
       jobs: {
         ...fixtureServerConfig('task-tools', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }),
@@ -113,4 +116,19 @@ export async function taskDaemon(dir: string): Promise<{ d: TestDaemon; alice: s
     config: { token: OPERATOR_TOKEN },
   });
   return { d, alice: await addAgentKey(d, { name: 'alice' }), bob: await addAgentKey(d, { name: 'bob' }) };
+}
+
+/**
+ * One `taskDaemon` (and its folder) for the tests of a file or `describe` that each make their own
+ * tasks: two task-tools servers per test were most of a tasks file's CPU. Its folder holds the
+ * tests' files (`release`, `started`, `cancelled`), so each test names its own; alice and bob are
+ * shared, so a test that lists an agent's tasks adds agents of its own.
+ */
+export function sharedTaskDaemon(): () => Promise<{ d: TestDaemon; alice: string; bob: string; dir: string }> {
+  return sharedWithCleanup(async (cleanup) => {
+    const dir = await tempDir(cleanup);
+    const daemon = await taskDaemon(dir, { lifetime: 'manual' });
+    cleanup(() => daemon.d.close());
+    return { ...daemon, dir };
+  });
 }

@@ -53,6 +53,20 @@ async function daemonWith(audit: Record<string, unknown> = {}): Promise<TestDaem
   });
 }
 
+/**
+ * A daemon with `audit.arguments: true`, shared by the tests that read only their own rows or
+ * events (the newest row, an agent's rows, the next call.finished), never the whole log.
+ */
+const withArguments = sharedByTests(
+  async () =>
+    startDaemon({
+      servers: { echo: fixtureServerConfig('echo-stdio', { env: { ECHO_API_KEY: SECRET } }), rich: { type: 'http', url: (await richHttp()).url } },
+      config: { audit: { arguments: true } },
+      lifetime: 'manual',
+    }),
+  (d) => d.close(),
+);
+
 async function mcpAgent(d: TestDaemon, mode: 'legacy' | { pin: string }): Promise<Client> {
   const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode } });
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url)));
@@ -124,7 +138,7 @@ describe('audit rows', () => {
   });
 
   it('keeps argument values with audit.arguments, the configured secret values masked', async () => {
-    const d = await daemonWith({ arguments: true });
+    const d = await withArguments();
     await call(d, 'mcp_echo_echo', { text: `token=${SECRET} please` });
     const [row] = await auditRows(d);
     expect(row!.arguments).toBe(JSON.stringify({ text: 'token=**** please' }));
@@ -132,7 +146,7 @@ describe('audit rows', () => {
   });
 
   it("names the agent a request's key belonged to", async () => {
-    const d = await daemonWith();
+    const d = await withArguments();
     // The auth guard hands the gateway an AgentRef; here the daemon's gateway gets it directly.
     await d.daemon.gateway.call('mcp_echo_echo', { text: 'hi' }, { transport: 'mcp', agent: { name: 'ci-bot' } });
     expect(await auditRows(d, '?agent=ci-bot')).toMatchObject([{ agent: 'ci-bot', name: 'mcp_echo_echo', outcome: 'ok' }]);
@@ -190,7 +204,7 @@ describe('GET /audit', () => {
 
 describe('call.finished', () => {
   it('is on the event feed with sizes and outcome, never argument values', async () => {
-    const d = await daemonWith({ arguments: true });
+    const d = await withArguments();
     const ws = await openEvents(d.url);
     await call(d, 'mcp_echo_echo', { text: 'feed me' });
     const event = await nextEvent(ws, 'call.finished');

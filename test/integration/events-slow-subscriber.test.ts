@@ -21,7 +21,8 @@ function rawSocket(ws: object): Socket {
 describe('GET /events slow subscriber', () => {
   it('drops a subscriber that stops reading with 4008; a fast one receives everything', async () => {
     const daemon = await startDaemon({
-      servers: { [SERVER]: fixtureServerConfig('paginated', { env: { PAGES: '50', PAGE_SIZE: '200' } }) },
+      // The raw many-tools fixture (no SDK): each reload starts it again, so it had better start light.
+      servers: { [SERVER]: fixtureServerConfig('many-tools', { env: { TOOLS: '10000', PAGE_SIZE: '200' } }) },
     });
     expect(daemon.daemon.manager.getCatalogue().list()).toHaveLength(10_000);
 

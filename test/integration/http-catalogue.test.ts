@@ -199,7 +199,8 @@ describe('GET /resources/read', () => {
   });
 
   it('reads a resource a tool result linked to, though no list shows it', async () => {
-    const sb = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio') } });
+    // The file's daemon: no other test calls `link` or reads what it links to.
+    const { daemon: sb } = await richDaemon();
     const uri = encodeURIComponent('fixture://hidden/secret');
     expect((await sb.json<ErrorBody>(`/resources/read?uri=${uri}`)).status).toBe(404);
     expect((await sb.json('/tools/mcp_rich_link/call', { method: 'POST', body: {} })).status).toBe(200);

@@ -29,7 +29,8 @@ describe('POST /tools/:name/call as an event stream', () => {
   // The daemons start in beforeAll, all at once, instead of one after another (each start mostly
   // waits on its fixtures' processes). The first four tests only call tools, each its own server's
   // (the metric asserted below counts only the legacy server's calls), so they read one daemon;
-  // the last three end or cancel their calls and take a daemon each.
+  // the last three end or cancel their calls and take a daemon each. The plain-JSON and bad-input
+  // tests call the `dual` server (ERA dual is rich-stdio's default): one stdio server fewer to start.
   const rich = sharedWithCleanup(async (cleanup) => {
     const remote = await startFixtureHttp('rich-http', { env: { ERA: 'modern' }, cleanup });
     const sb = await startDaemon({
@@ -38,7 +39,6 @@ describe('POST /tools/:name/call as an event stream', () => {
         dual: fixtureServerConfig('rich-stdio', { env: { ERA: 'dual' } }),
         modern: { type: 'http', url: remote.url },
         burst: fixtureServerConfig('progress-burst'),
-        rich: fixtureServerConfig('rich-stdio'),
       },
       lifetime: 'manual',
     });
@@ -86,7 +86,7 @@ describe('POST /tools/:name/call as an event stream', () => {
   it('keeps plain JSON for any other Accept', async () => {
     const sb = await rich();
     for (const accept of [undefined, 'application/json', '*/*', 'application/json, text/event-stream;q=0.5', 'text/event-stream;q=0']) {
-      const res = await sb.fetch('/tools/mcp_rich_progress/call', {
+      const res = await sb.fetch('/tools/mcp_dual_progress/call', {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(accept !== undefined ? { accept } : {}) },
         body: JSON.stringify({ arguments: { steps: 2 } }),
@@ -98,12 +98,12 @@ describe('POST /tools/:name/call as an event stream', () => {
 
   it('answers an unknown tool and bad input with their JSON status before any stream starts', async () => {
     const sb = await rich();
-    const unknown = await streamCall(sb, 'mcp_rich_missing', {});
+    const unknown = await streamCall(sb, 'mcp_dual_missing', {});
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(((await unknown.json()) as ErrorBody).error).toEqual({ code: 'TOOL_NOT_FOUND', message: 'No tool named "mcp_rich_missing"' });
+    expect(((await unknown.json()) as ErrorBody).error).toEqual({ code: 'TOOL_NOT_FOUND', message: 'No tool named "mcp_dual_missing"' });
 
-    const bad = await sb.fetch('/tools/mcp_rich_progress/call', {
+    const bad = await sb.fetch('/tools/mcp_dual_progress/call', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify({ arguments: [] }),

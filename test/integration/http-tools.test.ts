@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ServerConfig } from '../../src/config/types.js';
 import { connectToServer } from '../../src/upstream/transport/client.js';
 import { deferred } from '../../src/util/deferred.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { sharedByTests } from '../helpers/shared.js';
-import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { holdInitialize } from '../helpers/hold-initialize.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
@@ -32,7 +33,13 @@ interface CallResult {
   isError?: boolean;
 }
 
-const echo = () => fixtureServerConfig('echo-stdio');
+/**
+ * The echo tools for every daemon of the file but the slow ones: one `echo-http` server, a session
+ * per daemon and server name, instead of an `echo-stdio` process each (five). Registered before
+ * the daemons, so closed after them.
+ */
+const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echo = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 
 /**
  * `connectToServer`, with every tool call's progress notifications reported to `onProgress`.
@@ -63,9 +70,9 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
 }
 
 /** One echo server as `a`, shared by the tests that only get and call its tools. */
-const oneEcho = sharedByTests(() => startDaemon({ servers: { a: echo() }, lifetime: 'manual' }), (d) => d.close());
+const oneEcho = sharedByTests(async () => startDaemon({ servers: { a: await echo() }, lifetime: 'manual' }), (d) => d.close());
 /** Two echo servers, shared by the tests that only read the catalogue. */
-const twoEchoes = sharedByTests(() => startDaemon({ servers: { a: echo(), b: echo() }, lifetime: 'manual' }), (d) => d.close());
+const twoEchoes = sharedByTests(async () => startDaemon({ servers: { a: await echo(), b: await echo() }, lifetime: 'manual' }), (d) => d.close());
 
 describe('GET /tools', () => {
   it('serves the live catalogue, filtered by server and by a case-insensitive text', async () => {
@@ -101,7 +108,7 @@ describe('GET /tools', () => {
   });
 
   it('answers If-None-Match with 304 and no body until the catalogue changes', async () => {
-    const sb = await startDaemon({ servers: { a: echo(), b: echo() } });
+    const sb = await startDaemon({ servers: { a: await echo(), b: await echo() } });
     const first = await sb.fetch('/tools');
     const etag = first.headers.get('etag');
     expect(etag).toMatch(/^".+"$/);
@@ -133,7 +140,7 @@ describe('GET /tools', () => {
 
   it('does not let an ETag from another daemon process validate', async () => {
     const one = await oneEcho();
-    const two = await startDaemon({ servers: { a: echo() } });
+    const two = await startDaemon({ servers: { a: await echo() } });
     const tag = (await one.fetch('/tools')).headers.get('etag');
     expect((await two.fetch('/tools', { headers: { 'if-none-match': tag! } })).status).toBe(200);
   });
@@ -182,8 +189,11 @@ describe('GET /tools/:name', () => {
   });
 });
 
-describe('POST /tools/:name/call', () => {
-  it('calls the tool and answers with its CallToolResult', async () => {
+// Concurrent: the three slow-tool tests each wait on a daemon and a server of their own (three
+// processes at most), so their waits overlap; the rest only read the file's shared daemon. Each
+// uses its test's own expect and onTestFinished (the global one may name another test while several run).
+describe.concurrent('POST /tools/:name/call', () => {
+  it('calls the tool and answers with its CallToolResult', async ({ expect }) => {
     const sb = await oneEcho();
     const echoed = await sb.json<CallResult>('/tools/mcp_a_echo/call', {
       method: 'POST',
@@ -199,7 +209,7 @@ describe('POST /tools/:name/call', () => {
     expect(added.body).toEqual({ content: [{ type: 'text', text: '5' }], structuredContent: { sum: 5 } });
   });
 
-  it('answers a tool-level failure as 200 with isError', async () => {
+  it('answers a tool-level failure as 200 with isError', async ({ expect }) => {
     const sb = await oneEcho();
     const res = await sb.json<CallResult>('/tools/mcp_a_echo/call', {
       method: 'POST',
@@ -211,20 +221,22 @@ describe('POST /tools/:name/call', () => {
     expect(res.body.content[0]?.text).toMatch(/Invalid arguments for tool echo/);
   });
 
-  it('answers an unknown tool with 404 TOOL_NOT_FOUND', async () => {
+  it('answers an unknown tool with 404 TOOL_NOT_FOUND', async ({ expect }) => {
     const sb = await oneEcho();
     const res = await sb.json<ErrorBody>('/tools/mcp_a_missing/call', { method: 'POST', body: { arguments: {} } });
     expect(res.status).toBe(404);
     expect(res.body.error).toEqual({ code: 'TOOL_NOT_FOUND', message: 'No tool named "mcp_a_missing"' });
   });
 
-  it('cancels the upstream call when the HTTP client goes away', async () => {
-    const marker = join(await tempDir(), 'cancelled');
+  it('cancels the upstream call when the HTTP client goes away', async ({ expect, onTestFinished }) => {
+    const marker = join(await tempDir(onTestFinished), 'cancelled');
     const running = deferred();
     const sb = await startDaemon({
+      lifetime: 'manual',
       servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) },
       deps: { connect: connectObservingProgress(() => running.resolve()) },
     });
+    onTestFinished(() => sb.close());
     const client = new AbortController();
     const call = sb.fetch('/tools/mcp_slow_slow/call', {
       method: 'POST',
@@ -243,12 +255,14 @@ describe('POST /tools/:name/call', () => {
     expect(metrics).toContain('switchboard_tool_calls_in_flight 0');
   });
 
-  it('ends a call whose server is disconnected mid-call with an MCP error result', async () => {
+  it('ends a call whose server is disconnected mid-call with an MCP error result', async ({ expect, onTestFinished }) => {
     const running = deferred();
     const sb = await startDaemon({
+      lifetime: 'manual',
       servers: { slow: fixtureServerConfig('slow-tool') },
       deps: { connect: connectObservingProgress(() => running.resolve()) },
     });
+    onTestFinished(() => sb.close());
     const call = sb.json<CallResult>('/tools/mcp_slow_slow/call', {
       method: 'POST',
       body: { arguments: { durationMs: 60_000, progressEveryMs: 20 } },
@@ -261,13 +275,15 @@ describe('POST /tools/:name/call', () => {
     expect(res.body.content[0]?.text).toMatch(/^MCP error: /);
   });
 
-  it('answers 503 SHUTTING_DOWN when shutdown outlasts the grace period', async () => {
+  it('answers 503 SHUTTING_DOWN when shutdown outlasts the grace period', async ({ expect, onTestFinished }) => {
     const running = deferred();
     const sb = await startDaemon({
+      lifetime: 'manual',
       config: { shutdownGraceMs: 100 },
       servers: { slow: fixtureServerConfig('slow-tool') },
       deps: { connect: connectObservingProgress(() => running.resolve()) },
     });
+    onTestFinished(() => sb.close());
     const call = sb.json<ErrorBody>('/tools/mcp_slow_slow/call', {
       method: 'POST',
       body: { arguments: { durationMs: 60_000, progressEveryMs: 20 } },

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Progress, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -8,7 +9,7 @@ import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
 import { metricValue } from '../helpers/metrics.js';
-import { sharedByTests } from '../helpers/shared.js';
+import { sharedByTests, sharedWithCleanup } from '../helpers/shared.js';
 import { tempDir, waitForFile } from '../helpers/process.js';
 
 /**
@@ -54,16 +55,33 @@ async function connect(d: TestDaemon, era: Era, options: { key?: string; elicita
 }
 
 const names = async (client: Client): Promise<string[]> => (await client.listTools()).tools.map((tool) => tool.name).sort();
-const echo = (config: Partial<DaemonConfigInput> = {}, servers: Record<string, ServerConfig> = { echo: fixtureServerConfig('echo-stdio') }) => startDaemon({ servers, config });
+/**
+ * The echo tools for every daemon of the file: one `echo-http` server (a session per daemon)
+ * instead of an `echo-stdio` process per daemon. Registered first, so closed after the daemons.
+ */
+const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echoServer = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
+/**
+ * A server whose `add_tool` {name} adds a tool (answering its own name when called, described
+ * "Added at runtime.") and announces the change: the raw `many-tools` fixture, which starts without
+ * the SDK. Four tools to begin with: `add_tool`, `echo`, `tool_2`, `tool_3`.
+ */
+const listChanged = (): ServerConfig => fixtureServerConfig('many-tools', { env: { TOOLS: '4' } });
+const LC_TOOLS = ['mcp_lc_add_tool', 'mcp_lc_echo', 'mcp_lc_tool_2', 'mcp_lc_tool_3'];
+const echo = async (config: Partial<DaemonConfigInput> = {}, servers?: Record<string, ServerConfig>) => startDaemon({ servers: servers ?? { echo: await echoServer() }, config });
 /** The echo daemon in each mode, shared by the tests that only list, search and call through it. */
-const sharedEcho = (catalogue: 'full' | 'search') =>
-  sharedByTests(() => startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { catalogue }, lifetime: 'manual' }), (d) => d.close());
-const fullEcho = sharedEcho('full');
-const searchEcho = sharedEcho('search');
-const pinnedSearchEcho = sharedByTests(
-  () => startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { catalogue: 'search', pinned: ['mcp_echo_rev*'] }, lifetime: 'manual' }),
-  (d) => d.close(),
-);
+const sharedEcho = (config: Partial<DaemonConfigInput>) =>
+  sharedByTests(async () => startDaemon({ servers: { echo: await echoServer() }, config, lifetime: 'manual' }), (d) => d.close());
+const fullEcho = sharedEcho({ catalogue: 'full' });
+const searchEcho = sharedEcho({ catalogue: 'search' });
+const pinnedSearchEcho = sharedEcho({ catalogue: 'search', pinned: ['mcp_echo_rev*'] });
+/** The slow fixture behind a search-mode daemon, for both eras' cancel tests (each clears the marker first). */
+const slowSearch = sharedWithCleanup(async (cleanup) => {
+  const marker = join(await tempDir(cleanup), 'cancelled');
+  const d = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) }, config: { catalogue: 'search' }, lifetime: 'manual' });
+  cleanup(() => d.close());
+  return { d, marker };
+});
 /** The rich fixture of each era behind a search-mode daemon, shared by the tests that call through it. */
 const sharedRich = (upstream: 'legacy' | 'modern') =>
   sharedByTests(
@@ -199,8 +217,9 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
   });
 
   it('call_tool is cancelled upstream when the client cancels, as a direct call is', async () => {
-    const marker = join(await tempDir(), 'cancelled');
-    const d = await startDaemon({ servers: { slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: marker } }) }, config: { catalogue: 'search' } });
+    const { d, marker } = await slowSearch();
+    // The other era's test ran through the same server: this one reads a fresh marker.
+    await rm(marker, { force: true });
     const { client } = await connect(d, era);
     const abort = new AbortController();
     const running = deferred<void>();
@@ -218,21 +237,21 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
   });
 
   it('auto crosses searchAbove at runtime for an agent\u2019s view: list_changed, then the meta-tools', async () => {
-    const d = await startDaemon({ servers: { lc: fixtureServerConfig('list-changed'), echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN, searchAbove: 4 } });
+    const d = await startDaemon({ servers: { lc: listChanged(), echo: await echoServer() }, config: { token: TOKEN, searchAbove: 4 } });
     const added = await d.json<{ key: string }>('/agents', { method: 'POST', body: { name: 'lc-only', servers: ['lc'] } });
     expect(added.status).toBe(201);
     const { client, changed } = await connect(d, era, { key: added.body.key });
     // Seven tools in all, four in its view: full.
-    expect(await names(client)).toEqual(['mcp_lc_add', 'mcp_lc_add_tool', 'mcp_lc_echo', 'mcp_lc_reverse']);
+    expect(await names(client)).toEqual(LC_TOOLS);
     await client.callTool({ name: 'mcp_lc_add_tool', arguments: { name: 'fifth' } });
     await changed.next.promise;
     expect(await names(client)).toEqual(META);
   });
 
   it('auto crosses searchAbove at runtime: list_changed, then the meta-tools', async () => {
-    const d = await echo({ searchAbove: 4 }, { lc: fixtureServerConfig('list-changed') });
+    const d = await echo({ searchAbove: 4 }, { lc: listChanged() });
     const { client, changed } = await connect(d, era);
-    expect(await names(client)).toEqual(['mcp_lc_add', 'mcp_lc_add_tool', 'mcp_lc_echo', 'mcp_lc_reverse']);
+    expect(await names(client)).toEqual(LC_TOOLS);
     await client.callTool({ name: 'mcp_lc_add_tool', arguments: { name: 'fifth' } });
     await changed.next.promise;
     expect(await names(client)).toEqual(META);
@@ -246,7 +265,7 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
 describe('catalogue modes per agent', () => {
   /** One daemon per config, shared by both eras' tests: each adds its own agents, named after its era. */
   const agentDaemon = (config: Partial<DaemonConfigInput>) =>
-    sharedByTests(() => startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN, ...config }, lifetime: 'manual' }), (d) => d.close());
+    sharedByTests(async () => startDaemon({ servers: { echo: await echoServer() }, config: { token: TOKEN, ...config }, lifetime: 'manual' }), (d) => d.close());
   const pinnedFull = agentDaemon({ catalogue: 'full', pinned: ['mcp_echo_add'] });
   const autoAboveTwo = agentDaemon({ searchAbove: 2 });
   async function withAgents(shared: () => Promise<TestDaemon>, era: string): Promise<{ d: TestDaemon; add: (body: Record<string, unknown>) => Promise<string> }> {
@@ -292,7 +311,7 @@ describe('catalogue modes per agent', () => {
 
 describe('a catalogue tool named like a meta-tool', () => {
   it.each(ERAS)('is shadowed by the meta-tool in search mode (call_tool still reaches it), and listed as itself in full mode (%s)', async (_era, era) => {
-    const servers = { lc: { ...fixtureServerConfig('list-changed'), toolPrefix: '' } };
+    const servers = { lc: { ...listChanged(), toolPrefix: '' } };
     const full = await echo({ catalogue: 'full' }, servers);
     const { client, changed } = await connect(full, era);
     await client.callTool({ name: 'add_tool', arguments: { name: 'call_tool' } });
@@ -305,10 +324,10 @@ describe('a catalogue tool named like a meta-tool', () => {
     await searchClient.callTool({ name: 'add_tool', arguments: { name: 'call_tool' } });
     await searchChanged.next.promise;
     const described = (await searchClient.callTool({ name: 'describe_tools', arguments: { names: ['call_tool'] } })) as CallToolResult;
-    expect((described.structuredContent as { tools: Array<{ description: string }> }).tools[0]?.description).toBe('Added at runtime');
+    expect((described.structuredContent as { tools: Array<{ description: string }> }).tools[0]?.description).toBe('Added at runtime.');
     const listed = (await searchClient.listTools()).tools.filter((tool) => tool.name === 'call_tool');
     expect(listed).toHaveLength(1);
-    expect(listed[0]?.description).not.toBe('Added at runtime');
+    expect(listed[0]?.description).not.toBe('Added at runtime.');
     expect(textOf(await searchClient.callTool({ name: 'call_tool', arguments: { name: 'call_tool', arguments: {} } }))).toBe('call_tool');
   });
 });

@@ -2,9 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RELATED_TASK_META_KEY, specTypeSchemas, type Client } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { agentClient } from '../helpers/agents.js';
-import { tempDir, waitForFile } from '../helpers/process.js';
-import { taskDaemon } from '../helpers/tasks.js';
+import { addAgentKey, agentClient } from '../helpers/agents.js';
+import { waitForFile } from '../helpers/process.js';
+import { sharedTaskDaemon } from '../helpers/tasks.js';
 
 /**
  * The 2025-11-25 task surface on /mcp (issue #41): SDK clients on 2025-era sessions that declared
@@ -21,9 +21,14 @@ function createTask(client: Client, name: string, args: Record<string, unknown>)
 }
 
 describe('the 2025-11-25 task surface on /mcp', () => {
+  /** One task daemon for the tests that each make and read their own tasks. */
+  const sharedTasks = sharedTaskDaemon();
+
   it('a task-augmented call answers CreateTaskResult at once; tasks/get polls it, tasks/result waits for the tool result, tasks/list shows only its agent\'s tasks', async () => {
-    const dir = await tempDir();
-    const { d, alice, bob } = await taskDaemon(dir);
+    const { d, dir } = await sharedTasks();
+    // tasks/list shows all of an agent's tasks, and the daemon is shared: agents of this test's own.
+    const alice = await addAgentKey(d, { name: 'lister' });
+    const bob = await addAgentKey(d, { name: 'other-lister' });
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
     const statuses: string[] = [];
     let onCompleted = (): void => undefined;
@@ -62,8 +67,7 @@ describe('the 2025-11-25 task surface on /mcp', () => {
   });
 
   it('tasks/cancel cancels the call on the server and answers the cancelled task; tasks/result then says TASK_CANCELLED', async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice, dir } = await sharedTasks();
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
     const started = join(dir, 'started');
     const { task } = await createTask(client, 'slow_compute', { untilFile: join(dir, 'never'), startedFile: started });
@@ -79,8 +83,7 @@ describe('the 2025-11-25 task surface on /mcp', () => {
   });
 
   it("a question the server asks mid-call is asked on tasks/result, related to the task, and the client's answer reaches the server", async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice } = await sharedTasks();
     const client = await agentClient(d, alice, 'legacy', { ...TASKS_CAPABILITY, elicitation: { form: {} } });
     const asked: { message: string; related: unknown }[] = [];
     client.setRequestHandler('elicitation/create', (request) => {
@@ -94,16 +97,14 @@ describe('the 2025-11-25 task surface on /mcp', () => {
   });
 
   it('a failed call answers tasks/result with its JSON-RPC error', async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice } = await sharedTasks();
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
     const { task } = await createTask(client, 'protocol_error_job', {});
     await expect(client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema)).rejects.toMatchObject({ message: expect.stringContaining('The job crashed') });
   });
 
   it('a client that did not declare the tasks capability gets the plain result, and tasks/list is unknown to it', async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice } = await sharedTasks();
     const client = await agentClient(d, alice, 'legacy');
     const plain = await client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 60_000 } } }, CallToolResultSchema);
     expect(textOf(plain)).toBe('Computed after 0 s');

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { tempDir, waitForFile } from '../helpers/process.js';
-import { pollTask, taskClient, taskDaemon } from '../helpers/tasks.js';
+import { waitForFile } from '../helpers/process.js';
+import { pollTask, sharedTaskDaemon, taskClient } from '../helpers/tasks.js';
 
 /**
  * Gateway-run tasks (issue #41): a plain 2025-era server (task-tools, no task support of its own)
@@ -14,9 +14,11 @@ import { pollTask, taskClient, taskDaemon } from '../helpers/tasks.js';
 const textOf = (result: Record<string, unknown> | undefined): string => ((result?.content as { text: string }[] | undefined) ?? []).map((part) => part.text).join('');
 
 describe('gateway-run tasks on /mcp', () => {
+  /** One task daemon for the tests that each make and read their own tasks. */
+  const sharedTasks = sharedTaskDaemon();
+
   it('a long call becomes a task at once, survives being polled, and completes with its result inlined', async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice, dir } = await sharedTasks();
     const client = taskClient(d.url, alice);
     const release = join(dir, 'release');
     const created = await client.request('tools/call', { name: 'slow_compute', arguments: { untilFile: release } });
@@ -34,8 +36,7 @@ describe('gateway-run tasks on /mcp', () => {
   });
 
   it('a client without the extension gets a plain result from an optional task tool, -32021 from a required one and from tasks/*', async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice } = await sharedTasks();
     const plain = taskClient(d.url, alice, { extension: false });
     const result = await plain.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
     expect(result.resultType).toBe('complete');
@@ -46,8 +47,7 @@ describe('gateway-run tasks on /mcp', () => {
   });
 
   it('tasks/cancel cancels the call on the server, and the task reads cancelled', async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice, dir } = await sharedTasks();
     const client = taskClient(d.url, alice);
     const started = join(dir, 'started');
     const created = await client.request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never'), startedFile: started } });
@@ -64,8 +64,7 @@ describe('gateway-run tasks on /mcp', () => {
   });
 
   it('a question the server asks mid-call puts the task in input_required, and tasks/update answers it', async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice } = await sharedTasks();
     const client = taskClient(d.url, alice);
     const created = await client.request('tools/call', { name: 'confirm_delete', arguments: { filename: 'a.txt' } });
     const taskId = created.taskId as string;
@@ -79,8 +78,7 @@ describe('gateway-run tasks on /mcp', () => {
   });
 
   it('another agent cannot see, update or cancel the task', async () => {
-    const dir = await tempDir();
-    const { d, alice, bob } = await taskDaemon(dir);
+    const { d, alice, bob, dir } = await sharedTasks();
     const mine = taskClient(d.url, alice);
     const theirs = taskClient(d.url, bob);
     const { taskId } = await mine.request('tools/call', { name: 'slow_compute', arguments: { untilFile: join(dir, 'never') } });
@@ -96,8 +94,7 @@ describe('gateway-run tasks on /mcp', () => {
   });
 
   it("a tool's own error completes the task with isError; a protocol error fails it with the error inlined", async () => {
-    const dir = await tempDir();
-    const { d, alice } = await taskDaemon(dir);
+    const { d, alice } = await sharedTasks();
     const client = taskClient(d.url, alice);
     const failing = await client.request('tools/call', { name: 'failing_job', arguments: {} });
     const crashed = await client.request('tools/call', { name: 'protocol_error_job', arguments: {} });
