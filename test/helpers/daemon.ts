@@ -12,6 +12,7 @@ import { createLogger } from '../../src/logger.js';
 import type { DaemonEvent, DaemonEventType } from '../../src/events/daemon-events.js';
 import { unstamped } from './daemon-events.js';
 import { fixtureServerConfig, type FixtureOptions } from './fixtures.js';
+import type { Cleanup } from './process.js';
 
 /**
  * A real daemon on 127.0.0.1:<random port> for integration tests, benchmarks and CLI tests.
@@ -53,6 +54,11 @@ export interface StartDaemonOptions {
    * @default "test"
    */
   lifetime?: 'test' | 'manual';
+  /**
+   * Where a `'test'` lifetime's close is registered: a concurrent test's own `onTestFinished`
+   * (the global one may name another test while several run). @default vitest's `onTestFinished`
+   */
+  cleanup?: Cleanup;
 }
 
 export interface LogCapture {
@@ -152,7 +158,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Tes
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= daemon.close().finally(() => rm(dir, { recursive: true, force: true })));
-  if (options.lifetime !== 'manual') onTestFinished(close);
+  if (options.lifetime !== 'manual') (options.cleanup ?? onTestFinished)(close);
 
   await daemon.app.listen({ host: config.host, port: config.port });
   const { port } = daemon.app.server.address() as AddressInfo;
