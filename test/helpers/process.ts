@@ -87,11 +87,16 @@ export function processRef(pid: number): ProcessRef {
  * undefined or already gone are skipped.
  */
 export function killAtTestEnd(...pids: Array<number | undefined>): void {
+  killThrough(onTestFinished, ...pids);
+}
+
+/** `killAtTestEnd` through `cleanup`: a concurrent test's own `onTestFinished`, say. */
+export function killThrough(cleanup: Cleanup, ...pids: Array<number | undefined>): void {
   const refs = pids.flatMap((pid) => {
     const stat = pid === undefined ? undefined : readStat(pid);
     return stat && isRunning(stat) ? [{ pid: stat.pid, startTime: stat.startTime }] : [];
   });
-  onTestFinished(() => signalProcesses(refs, 'SIGKILL'));
+  cleanup(() => signalProcesses(refs, 'SIGKILL'));
 }
 
 /** `killAtTestEnd` for processes already taken as references. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { inject, onTestFinished } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import { createDatabase } from './postgres-server.js';
-import { tempDir } from './process.js';
+import { tempDir, type Cleanup } from './process.js';
 import { spawnServe, type LogEntry, type ServeProcess } from './serve-process.js';
 
 /**
@@ -29,6 +29,8 @@ export interface ReplicaClusterOptions {
   token?: string | null;
   /** More of the config file every replica reads (e.g. `agents`). @default none */
   config?: Record<string, unknown>;
+  /** Where the database's drop, the files and the processes are cleaned up: a concurrent test's own `onTestFinished`. @default vitest's `onTestFinished` */
+  cleanup?: Cleanup;
 }
 
 export interface ReplicaStartOptions {
@@ -43,9 +45,10 @@ export async function replicaCluster(
   options: ReplicaClusterOptions = {},
 ): Promise<{ start(options?: ReplicaStartOptions): Promise<Replica>; dbUrl: string }> {
   const token = options.token === undefined ? TOKEN : options.token;
+  const cleanup = options.cleanup ?? onTestFinished;
   const db = await createDatabase(inject('postgresUrl'));
-  onTestFinished(() => db.drop());
-  const dir = await tempDir();
+  cleanup(() => db.drop());
+  const dir = await tempDir(cleanup);
   let n = 0;
   return {
     dbUrl: db.url,
@@ -55,7 +58,7 @@ export async function replicaCluster(
       const own = join(dir, `r${n}`);
       const configPath = `${own}.json`;
       await writeFile(configPath, JSON.stringify({ ...options.config, store: db.url, ...(token !== null ? { token } : {}), dbPath: join(own, 'unused.db'), mcpServers: startOptions.servers ?? servers }));
-      const serve = spawnServe(['--config', configPath, '--port', String(startOptions.port ?? 0)], { home: dir, cwd: dir });
+      const serve = spawnServe(['--config', configPath, '--port', String(startOptions.port ?? 0)], { home: dir, cwd: dir }, cleanup);
       const url = await serve.listening();
       const ready = await serve.waitForLog((e) => e.msg === 'ready');
       const json = async <T>(path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { startReplica } from '../helpers/in-process-replica.js';
 import { freshDatabaseUrl } from '../helpers/pg-stores.js';
@@ -21,9 +21,11 @@ interface Status {
   servers: Array<{ name: string; status: string; lastError: { code: string; message: string } | null }>;
 }
 
-describe('one cluster, one operator key, one identity per replica', () => {
-  it('no token: two replicas starting at once make one operator key, and the key one replica printed opens every replica', async () => {
-    const replicas = await replicaCluster({}, { token: null });
+// The two tests run side by side (each its own database; serve processes in one, daemons in this
+// process in the other), registering their cleanups and asserting through their own context.
+describe.concurrent('one cluster, one operator key, one identity per replica', () => {
+  it('no token: two replicas starting at once make one operator key, and the key one replica printed opens every replica', async ({ expect, onTestFinished }) => {
+    const replicas = await replicaCluster({}, { token: null, cleanup: onTestFinished });
     const [a, b] = await Promise.all([replicas.start(), replicas.start()]);
     const c = await replicas.start();
 
@@ -47,11 +49,11 @@ describe('one cluster, one operator key, one identity per replica', () => {
     }
   }, SPAWN_TIMEOUT_MS);
 
-  it('each replica has its own instance id and the cluster\'s id; A linking to B of its own cluster is refused as a loop', async () => {
+  it('each replica has its own instance id and the cluster\'s id; A linking to B of its own cluster is refused as a loop', async ({ expect, onTestFinished }) => {
     // Not about a replica's process: two daemons in this process, made as `serve` makes them.
-    const dbUrl = await freshDatabaseUrl();
-    const b = await startReplica(dbUrl, { servers: { echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN } });
-    const a = await startReplica(dbUrl, { servers: { peer: { type: 'http', url: `${b.url}/mcp`, headers: { authorization: `Bearer ${TOKEN}` } } }, config: { token: TOKEN } });
+    const dbUrl = await freshDatabaseUrl(onTestFinished);
+    const b = await startReplica(dbUrl, { servers: { echo: fixtureServerConfig('echo-stdio') }, config: { token: TOKEN }, cleanup: onTestFinished });
+    const a = await startReplica(dbUrl, { servers: { peer: { type: 'http', url: `${b.url}/mcp`, headers: { authorization: `Bearer ${TOKEN}` } } }, config: { token: TOKEN }, cleanup: onTestFinished });
 
     const [sa, sb] = [(await a.json<Status>('/status')).body, (await b.json<Status>('/status')).body];
     expect(sa.instance.id).not.toBe(sb.instance.id);

@@ -73,10 +73,8 @@ async function replicaPair(servers: Record<string, ServerConfig>): Promise<Repli
  */
 const HEARTBEAT_MS = 500;
 
-const ECHO_ONLY: Record<string, ServerConfig> = { echo: fixtureServerConfig('echo-stdio') };
-
-/** Two replicas of their own for this test, closed when it finishes. */
-async function twoReplicas(servers: Record<string, ServerConfig> = ECHO_ONLY): Promise<[Replica, Replica]> {
+/** Two replicas of their own for this test, running `servers`, closed when it finishes. */
+async function twoReplicas(servers: Record<string, ServerConfig>): Promise<[Replica, Replica]> {
   const pair = await replicaPair(servers);
   onTestFinished(() => pair.close());
   return pair.replicas;
@@ -111,7 +109,8 @@ describe('replicas on one PostgreSQL database', () => {
   });
 
   it('a reload on one replica reloads the other, and both feeds show it with the replica it happened on', async () => {
-    const [a, b] = await twoReplicas();
+    // No server: what is relayed is the reload itself, not what it starts.
+    const [a, b] = await twoReplicas({});
     const feed = await openEvents(b.sb.url);
     onTestFinished(() => feed.close());
 
@@ -179,7 +178,8 @@ describe('replicas on one PostgreSQL database', () => {
   });
 
   it('a session whose replica is gone answers 404, so the client starts a new one', async () => {
-    const [a, b] = await twoReplicas();
+    // No server: a session is made by initialize alone.
+    const [a, b] = await twoReplicas({});
     const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
     onTestFinished(() => client.close());
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', a.sb.url)));

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import pg from 'pg';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, it } from 'vitest';
 import type { ReplicaTraffic } from '../../src/cluster/replica-traffic.js';
+import type { ServerConfig } from '../../src/config/types.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { startReplica } from '../helpers/in-process-replica.js';
@@ -14,6 +15,8 @@ import { tempDir, waitForFile } from '../helpers/process.js';
  * (calls and errors per second, totals, calls in flight, each server's concurrency limit) and
  * the live replicas' sum. Heartbeats raise no event, so the reads poll at 100 ms; the replicas beat
  * every 500 ms instead of 2 s, as what is tested is what a beat carries, not how often one comes.
+ * The two tests run side by side (each its own database, replicas and temp dir), registering
+ * their cleanups and asserting through their own context.
  */
 
 /** Long enough that a busy box's late beat leaves a replica live (three intervals), short enough not to wait on. */
@@ -39,13 +42,16 @@ async function trafficOf(viewer: TestDaemon, id: string): Promise<ReplicaTraffic
   return (await clusterStatus(viewer)).replicas.find((r) => r.id === id)?.traffic;
 }
 
-describe('the cluster view of GET /status', () => {
-  it('shows each replica\'s calls, errors, in-flight calls and limits, and their sum, on every replica', async () => {
-    const dir = await tempDir();
-    const url = await freshDatabaseUrl();
-    const servers = { echo: fixtureServerConfig('echo-stdio'), gated: { ...fixtureServerConfig('gated', { env: { WORK_DIR: dir } }), maxConcurrentCalls: 3 } };
-    const options = { servers, heartbeatIntervalMs: HEARTBEAT_MS };
-    const [a, b, c] = await Promise.all([startReplica(url, options), startReplica(url, options), startReplica(url, options)]);
+describe.concurrent('the cluster view of GET /status', () => {
+  it('shows each replica\'s calls, errors, in-flight calls and limits, and their sum, on every replica', async ({ expect, onTestFinished }) => {
+    const dir = await tempDir(onTestFinished);
+    const url = await freshDatabaseUrl(onTestFinished);
+    const echo = fixtureServerConfig('echo-stdio');
+    const gated = { ...fixtureServerConfig('gated', { env: { WORK_DIR: dir } }), maxConcurrentCalls: 3 };
+    // Each replica runs only the servers it is called on: what C shows of A comes from A's
+    // heartbeat, not from C's own servers (three fixture processes fewer to start).
+    const options = (servers: Record<string, ServerConfig>) => ({ servers, heartbeatIntervalMs: HEARTBEAT_MS, cleanup: onTestFinished });
+    const [a, b, c] = await Promise.all([startReplica(url, options({ echo, gated })), startReplica(url, options({ echo })), startReplica(url, options({}))]);
     const [idA, idB] = [await selfId(a), await selfId(b)];
 
     // A: 6 calls that answer and one held at the server; B: 2 calls.
@@ -79,9 +85,9 @@ describe('the cluster view of GET /status', () => {
     await expect.poll(async () => (await trafficOf(b, idA))?.callsPerSecond, POLL).toBe(0);
   });
 
-  it('a replica told to beat every 500 ms counts another silent for 3 s as not live (under the 2 s default it still would be)', async () => {
-    const url = await freshDatabaseUrl();
-    const replica = await startReplica(url, { heartbeatIntervalMs: HEARTBEAT_MS });
+  it('a replica told to beat every 500 ms counts another silent for 3 s as not live (under the 2 s default it still would be)', async ({ expect, onTestFinished }) => {
+    const url = await freshDatabaseUrl(onTestFinished);
+    const replica = await startReplica(url, { heartbeatIntervalMs: HEARTBEAT_MS, cleanup: onTestFinished });
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     onTestFinished(() => db.end());

@@ -1,6 +1,6 @@
 import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { fixtureServerConfig, fixturePath } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/free-port.js';
 import { tempDir } from '../helpers/process.js';
@@ -32,10 +32,13 @@ function waitForWarning(serve: ServeProcess, text: string): Promise<LogEntry> {
   return serve.waitForLog((entry) => isConfigWarning(entry) && entry.msg?.includes(text) === true);
 }
 
-describe('config mistakes in the log (real serve, real client files)', () => {
-  it('logs each mistake once at start and with the live edit that makes or mends it', async () => {
-    const home = await realpath(await tempDir());
-    const cwd = await realpath(await tempDir());
+// The three tests run side by side, each with its own HOME, working directory, port and `serve`
+// (three daemons at most): each waits mostly on its daemon's start and its config watcher. Being
+// concurrent, each registers its cleanups and asserts through its own context.
+describe.concurrent('config mistakes in the log (real serve, real client files)', () => {
+  it('logs each mistake once at start and with the live edit that makes or mends it', async ({ expect, onTestFinished }) => {
+    const home = await realpath(await tempDir(onTestFinished));
+    const cwd = await realpath(await tempDir(onTestFinished));
     const port = await freePort();
     const echo = fixtureServerConfig('echo-stdio');
     const files = {
@@ -53,7 +56,7 @@ describe('config mistakes in the log (real serve, real client files)', () => {
     await writeJson(files.vscode, { servers: { github: { type: 'stdio', command: 'github-mcp', env: { TOKEN: '${input:token}' } } } });
     await writeJson(files.gemini, { mcpServers: { self: { httpUrl: `http://127.0.0.1:${port}/mcp` } } });
 
-    const serve = spawnServe(['--port', String(port)], { home, cwd });
+    const serve = spawnServe(['--port', String(port)], { home, cwd }, onTestFinished);
     await serve.waitForLog((entry) => entry.msg === 'ready');
 
     // At start: each kind, with its file and its reason.
@@ -118,9 +121,9 @@ describe('config mistakes in the log (real serve, real client files)', () => {
     expect((await serve.exited).code).toBe(0);
   }, SPAWN_TIMEOUT_MS);
 
-  it('starts with a typo in its own file and a broken client file: the bad parts are skipped as a live edit skips them, the rest connects (issue #36 item 2)', async () => {
-    const home = await realpath(await tempDir());
-    const cwd = await realpath(await tempDir());
+  it('starts with a typo in its own file and a broken client file: the bad parts are skipped as a live edit skips them, the rest connects (issue #36 item 2)', async ({ expect, onTestFinished }) => {
+    const home = await realpath(await tempDir(onTestFinished));
+    const cwd = await realpath(await tempDir(onTestFinished));
     const echo = fixtureServerConfig('echo-stdio');
     const own = join(home, '.config', 'switchboard', 'config.json');
     const claude = join(home, '.claude.json');
@@ -130,7 +133,7 @@ describe('config mistakes in the log (real serve, real client files)', () => {
     await mkdir(dirname(cursor), { recursive: true });
     await writeFile(cursor, '{\n  "mcpServers": {\n    "half": { "command": node }\n  }\n}\n');
 
-    const serve = spawnServe(['--port', '0'], { home, cwd });
+    const serve = spawnServe(['--port', '0'], { home, cwd }, onTestFinished);
     const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
     expect(ready).toMatchObject({ servers: 2, failed: 0 });
     const url = await serve.listening();
@@ -159,9 +162,9 @@ describe('config mistakes in the log (real serve, real client files)', () => {
     expect((await serve.exited).code).toBe(0);
   }, SPAWN_TIMEOUT_MS);
 
-  it('logs the same mistakes when a live edit brings them in, and nothing again on an edit that changes nothing', async () => {
-    const home = await realpath(await tempDir());
-    const cwd = await realpath(await tempDir());
+  it('logs the same mistakes when a live edit brings them in, and nothing again on an edit that changes nothing', async ({ expect, onTestFinished }) => {
+    const home = await realpath(await tempDir(onTestFinished));
+    const cwd = await realpath(await tempDir(onTestFinished));
     const port = await freePort();
     const echo = fixtureServerConfig('echo-stdio');
     const claude = join(home, '.claude.json');
@@ -170,7 +173,7 @@ describe('config mistakes in the log (real serve, real client files)', () => {
     const gemini = join(home, '.gemini', 'settings.json');
     await writeJson(claude, { mcpServers: { echo } });
 
-    const serve = spawnServe(['--port', String(port)], { home, cwd });
+    const serve = spawnServe(['--port', String(port)], { home, cwd }, onTestFinished);
     await serve.waitForLog((entry) => entry.msg === 'ready');
     expect(serve.entries().filter(isConfigWarning)).toEqual([]);
 

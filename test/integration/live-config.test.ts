@@ -1,13 +1,14 @@
 import { mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { ConfigChangedEvent } from '../../src/events/daemon-events.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { isProcessGone, readPidFile, tempDir } from '../helpers/process.js';
+import { isProcessGone, readPidFile, tempDir, type Cleanup } from '../helpers/process.js';
+import { testSlots } from '../helpers/shared.js';
 
 /**
  * Live config (SPEC §8, issue #15): a real daemon with the real discovery over a temp HOME and
@@ -28,9 +29,9 @@ interface Tree {
   cursorFile: string;
 }
 
-async function tree(): Promise<Tree> {
-  const home = await realpath(await tempDir());
-  const cwd = await realpath(await tempDir());
+async function tree(cleanup: Cleanup): Promise<Tree> {
+  const home = await realpath(await tempDir(cleanup));
+  const cwd = await realpath(await tempDir(cleanup));
   return { home, cwd, cursorFile: join(home, '.cursor', 'mcp.json') };
 }
 
@@ -45,8 +46,8 @@ async function writeJson(path: string, value: unknown): Promise<void> {
 }
 
 /** A reconcile answers once its servers are connected: no deferred tools from a warm cache. */
-async function liveDaemon(t: Tree, config: Record<string, unknown> = {}): Promise<TestDaemon> {
-  return startDaemon({ realDiscovery: true, deps: { home: t.home, cwd: t.cwd, env: {} }, config: { startupGateMs: 60_000, ...config } });
+async function liveDaemon(t: Tree, cleanup: Cleanup, config: Record<string, unknown> = {}): Promise<TestDaemon> {
+  return startDaemon({ realDiscovery: true, deps: { home: t.home, cwd: t.cwd, env: {} }, config: { startupGateMs: 60_000, ...config }, cleanup });
 }
 
 async function pidOf(t: Tree, name: string): Promise<number> {
@@ -66,11 +67,19 @@ async function nextConfigChange(ws: WebSocket): Promise<ConfigChangedEvent> {
   return nextEvent(ws, 'config.changed') as Promise<ConfigChangedEvent>;
 }
 
-describe('live config', () => {
-  it('applies edits, new files and deleted files, moving only the servers whose config moved', async () => {
-    const t = await tree();
+/**
+ * Each test has its own HOME, project and daemon, and waits mostly on its echo servers' starts
+ * and its watcher: they run side by side, three of those that start servers at a time, registering their cleanups and
+ * asserting through their own context.
+ */
+const slot = testSlots(3);
+
+describe.concurrent('live config', () => {
+  it('applies edits, new files and deleted files, moving only the servers whose config moved', async ({ expect, onTestFinished }) => {
+    await slot(onTestFinished);
+    const t = await tree(onTestFinished);
     await writeJson(t.cursorFile, { mcpServers: { a: echo('a'), b: echo('b') } });
-    const d = await liveDaemon(t);
+    const d = await liveDaemon(t, onTestFinished);
     const ws = await openEvents(d.url);
     await nextEvent(ws, 'hello');
     expect(await toolServers(d)).toEqual(['a', 'b']);
@@ -107,10 +116,11 @@ describe('live config', () => {
     expect(await pidOf(t, 'v')).toBe(v);
   });
 
-  it('keeps the last good servers when a file or an entry becomes invalid, and says why', async () => {
-    const t = await tree();
+  it('keeps the last good servers when a file or an entry becomes invalid, and says why', async ({ expect, onTestFinished }) => {
+    await slot(onTestFinished);
+    const t = await tree(onTestFinished);
     await writeJson(t.cursorFile, { mcpServers: { a: echo('a'), b: echo('b') } });
-    const d = await liveDaemon(t, {});
+    const d = await liveDaemon(t, onTestFinished);
     const ws = await openEvents(d.url);
     await nextEvent(ws, 'hello');
     const a0 = await pidOf(t, 'a');
@@ -144,10 +154,11 @@ describe('live config', () => {
     expect(await pidOf(t, 'a')).toBe(a0);
   });
 
-  it('POST /reload reconciles the same way; ?force=true restarts everything; watch: false watches nothing', async () => {
-    const t = await tree();
+  it('POST /reload reconciles the same way; ?force=true restarts everything; watch: false watches nothing', async ({ expect, onTestFinished }) => {
+    await slot(onTestFinished);
+    const t = await tree(onTestFinished);
     await writeJson(t.cursorFile, { mcpServers: { a: echo('a') } });
-    const d = await liveDaemon(t, { watch: false });
+    const d = await liveDaemon(t, onTestFinished, { watch: false });
     expect(d.daemon.runtime.watchedDirs).toEqual([]);
     const a0 = await pidOf(t, 'a');
     const ws = await openEvents(d.url);
@@ -170,9 +181,9 @@ describe('live config', () => {
     expect(isProcessGone(a0)).toBe(true);
   });
 
-  it('watches the directories of every config file, including ones that do not exist yet', async () => {
-    const t = await tree();
-    const d = await liveDaemon(t);
+  it('watches the directories of every config file, including ones that do not exist yet', async ({ expect, onTestFinished }) => {
+    const t = await tree(onTestFinished);
+    const d = await liveDaemon(t, onTestFinished);
     // Nothing exists but the two temp directories: everything is watched through them.
     expect(d.daemon.runtime.watchedDirs).toEqual([t.home, t.cwd].sort());
   });

@@ -4,6 +4,8 @@ import type { ServerConfig } from '../../src/config/types.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import type { Cleanup } from '../helpers/process.js';
+import { sharedWithCleanup } from '../helpers/shared.js';
 
 /**
  * Issue #21, across eras: a dual-era HTTP server answered in 2026-07-28 can ask only its 2025
@@ -19,9 +21,9 @@ interface Stats {
   modernPosts: number;
 }
 
-async function dualServer(era: 'dual' | 'modern' = 'dual'): Promise<{ config: ServerConfig; stats: () => Promise<Stats> }> {
+async function dualServer(era: 'dual' | 'modern' = 'dual', cleanup: Cleanup = onTestFinished): Promise<{ config: ServerConfig; stats: () => Promise<Stats> }> {
   const http = await startFixtureHttp('dual-asks-http', { env: { ERA: era } });
-  onTestFinished(() => http.close());
+  cleanup(() => http.close());
   const stats = async () => (await (await fetch(new URL('/stats', http.url))).json()) as Stats;
   return { config: { type: 'http', url: http.url }, stats };
 }
@@ -39,6 +41,13 @@ async function companionOf(daemon: TestDaemon, server: string): Promise<string> 
   const { body } = await daemon.json<{ companion: string; protocol: { era: string } | null }>(`/servers/${server}`);
   return body.companion;
 }
+
+/**
+ * A dual-era server no companion is ever opened to, shared by the two tests that prove none is
+ * (a 2026-07-28 agent; `eraCompanion: false`): each asserts it saw no initialize at all, which
+ * holds in any order; one fixture process fewer.
+ */
+const neverAsked = sharedWithCleanup((cleanup) => dualServer('dual', cleanup));
 
 const ASKED = 'sampled: hello; elicited: accept Ada';
 const NOBODY = 'nobody asked (2026-07-28)';
@@ -69,7 +78,7 @@ describe('the era companion of a dual-era HTTP server spoken to in 2026-07-28', 
   });
 
   it('leaves a 2026-07-28 agent on the live connection, opening nothing', async () => {
-    const { config, stats } = await dualServer();
+    const { config, stats } = await neverAsked();
     const daemon = await startDaemon({ servers: { dual: config } });
     const client = await agent(daemon, { pin: '2026-07-28' });
     expect(textOf(await client.callTool({ name: 'mcp_dual_ask', arguments: {} }))).toBe(NOBODY);
@@ -106,7 +115,7 @@ describe('the era companion of a dual-era HTTP server spoken to in 2026-07-28', 
   });
 
   it('is off with eraCompanion: false', async () => {
-    const { config, stats } = await dualServer();
+    const { config, stats } = await neverAsked();
     const daemon = await startDaemon({ servers: { dual: { ...config, eraCompanion: false } } });
     const client = await agent(daemon, 'legacy');
     expect(textOf(await client.callTool({ name: 'mcp_dual_ask', arguments: {} }))).toBe(NOBODY);

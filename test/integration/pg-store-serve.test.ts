@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, it } from 'vitest';
 import { migratePostgres } from '../../src/store/pg/pg-migrations.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/free-port.js';
@@ -34,13 +34,15 @@ async function configWith(dir: string, settings: Record<string, unknown>): Promi
   return { configPath, marker };
 }
 
-describe('serve on a PostgreSQL store that cannot be used', () => {
-  it('exits 1 naming host:port (never the password) when the database is unreachable, before anything starts', async () => {
-    const home = await tempDir();
+// The three tests run side by side, each with its own database, HOME and `serve` (three at
+// most), registering their cleanups and asserting through their own context.
+describe.concurrent('serve on a PostgreSQL store that cannot be used', () => {
+  it('exits 1 naming host:port (never the password) when the database is unreachable, before anything starts', async ({ expect, onTestFinished }) => {
+    const home = await tempDir(onTestFinished);
     const port = await freePort();
     const { configPath, marker } = await configWith(home, { store: `postgres://switchboard:${PASSWORD}@127.0.0.1:${port}/sb` });
 
-    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home }, onTestFinished);
     expect(await serve.exited).toEqual({ code: 1, signal: null });
     expect(serve.stderr()).toBe(`switchboard: cannot use the PostgreSQL store at 127.0.0.1:${port}/sb: connect ECONNREFUSED 127.0.0.1:${port}\n`);
     expect(existsSync(marker)).toBe(false);
@@ -48,16 +50,16 @@ describe('serve on a PostgreSQL store that cannot be used', () => {
     expect(serve.lines().join('\n')).not.toContain(PASSWORD);
   }, SPAWN_TIMEOUT_MS);
 
-  it('refuses a database whose schema is from a newer version, and says why (SWITCHBOARD_DATABASE_URL)', async () => {
-    const home = await tempDir();
-    const url = await freshDatabaseUrl();
+  it('refuses a database whose schema is from a newer version, and says why (SWITCHBOARD_DATABASE_URL)', async ({ expect, onTestFinished }) => {
+    const home = await tempDir(onTestFinished);
+    const url = await freshDatabaseUrl(onTestFinished);
     const admin = new pg.Pool({ connectionString: url });
     onTestFinished(() => admin.end());
     await migratePostgres(admin);
     await admin.query("INSERT INTO migrations (id, name, applied_at) VALUES (42, 'from-the-future', 0)");
     const { configPath, marker } = await configWith(home, {});
 
-    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home, env: { SWITCHBOARD_DATABASE_URL: withPassword(url) } });
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home, env: { SWITCHBOARD_DATABASE_URL: withPassword(url) } }, onTestFinished);
     expect(await serve.exited).toEqual({ code: 1, signal: null });
     const { host, port, pathname } = new URL(url);
     expect(serve.stderr()).toBe(
@@ -68,12 +70,12 @@ describe('serve on a PostgreSQL store that cannot be used', () => {
   }, SPAWN_TIMEOUT_MS);
 });
 
-describe('serve on a PostgreSQL store that goes away while running', () => {
-  it('keeps serving calls, says so in /status, and clears it when the database returns', async () => {
-    const home = await tempDir();
-    const url = await freshDatabaseUrl();
+describe.concurrent('serve on a PostgreSQL store that goes away while running', () => {
+  it('keeps serving calls, says so in /status, and clears it when the database returns', async ({ expect, onTestFinished }) => {
+    const home = await tempDir(onTestFinished);
+    const url = await freshDatabaseUrl(onTestFinished);
     const { configPath } = await configWith(home, { store: withPassword(url) });
-    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home }, onTestFinished);
     const using = await serve.waitForLog((entry) => entry.msg === 'using the PostgreSQL store');
     expect(using.store).toBe(withPassword(url).replace(PASSWORD, '***'));
     const base = await serve.listening();

@@ -2,11 +2,12 @@ import type { ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, it } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
-import { isProcessGone, killAtTestEnd, readPidFile, tempDir, waitForFile, type PidFile } from '../helpers/process.js';
+import { isProcessGone, killThrough, readPidFile, tempDir, waitForFile, type Cleanup, type PidFile } from '../helpers/process.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { spawnServe, type LogEntry } from '../helpers/serve-process.js';
+import { testSlots } from '../helpers/shared.js';
 
 /**
  * SIGTERM/SIGINT on a real `switchboard serve` process (SPEC §1.7): the daemon keeps listening
@@ -27,27 +28,29 @@ interface ServeProcess {
 
 interface SlowServe extends ServeProcess {
   fixture: PidFile;
+  /** The test's temp directory (config, pid file), for its marker files. */
+  dir: string;
 }
 
 /**
  * Starts `serve` with the slow-tool fixture (and its grandchild, and a helper that left its process
- * group with setsid) and waits for the startup gate.
+ * group with setsid) and waits for the startup gate; everything is gone when the test finishes.
  */
-async function serveSlowTool(config: Record<string, unknown> = {}): Promise<SlowServe> {
-  const dir = await tempDir();
+async function serveSlowTool(onTestFinished: Cleanup, config: Record<string, unknown> = {}): Promise<SlowServe> {
+  const dir = await tempDir(onTestFinished);
   const pidFile = join(dir, 'slow.pid');
   const configPath = join(dir, 'switchboard.json');
   const slow = fixtureServerConfig('slow-tool', { env: { PID_FILE: pidFile, SPAWN_GRANDCHILD: '1', SPAWN_SETSID_GRANDCHILD: '1' } });
   await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db'), mcpServers: { slow }, ...config }));
 
-  const spawned = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+  const spawned = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir }, onTestFinished);
   const serve = { ...spawned, url: await spawned.listening() };
   await serve.waitForLog((entry) => entry.msg === 'ready');
   await waitForFile(pidFile);
   const fixture = await readPidFile(pidFile);
   // Whatever the test does to the daemon, leave no fixture behind.
-  killAtTestEnd(fixture.pid, fixture.grandchildPid, fixture.setsidPid);
-  return { ...serve, fixture };
+  killThrough(onTestFinished, fixture.pid, fixture.grandchildPid, fixture.setsidPid);
+  return { ...serve, fixture, dir };
 }
 
 function callSlow(url: string, args: { durationMs: number; untilFile?: string; startedFile?: string }): Promise<{ status: number; body: unknown }> {
@@ -59,7 +62,7 @@ function callSlow(url: string, args: { durationMs: number; untilFile?: string; s
 }
 
 /** An MCP client on the daemon's /mcp (a 2025-era session, or pinned to 2026-07-28), closed when the test ends. */
-async function mcpClient(url: string, era: 'legacy' | 'modern' = 'legacy'): Promise<Client> {
+async function mcpClient(url: string, era: 'legacy' | 'modern', onTestFinished: Cleanup): Promise<Client> {
   const mode = era === 'legacy' ? 'legacy' : { pin: '2026-07-28' };
   const client = new Client({ name: 'shutdown-test', version: '1.0.0' }, { versionNegotiation: { mode } });
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
@@ -68,26 +71,36 @@ async function mcpClient(url: string, era: 'legacy' | 'modern' = 'legacy'): Prom
 }
 
 /**
- * Resolves once the daemon counts `n` REST calls in flight. The slow fixture gives no
- * call-started marker, so this reads the daemon's own gauge: each round is a real request, and
- * the loop ends on the state it observed, not on elapsed time.
+ * A slow call in flight: resolves once the fixture has it (its `startedFile` written), so a
+ * signal sent next finds it running, with the call's answer to come (wrapped: an async function
+ * returning the promise itself would wait for it).
  */
-async function inFlight(url: string, n: number): Promise<void> {
-  for (;;) {
-    const metrics = await (await fetch(`${url}/metrics`)).text();
-    const count = Number(/^switchboard_tool_calls_in_flight (\d+)$/m.exec(metrics)?.[1] ?? 0);
-    if (count >= n) return;
-  }
+async function slowCallInFlight(serve: SlowServe, name: string, args: { durationMs: number; untilFile?: string }): Promise<{ answer: Promise<{ status: number; body: unknown }> }> {
+  const startedFile = join(serve.dir, `${name}-started`);
+  const answer = callSlow(serve.url, { ...args, startedFile });
+  await waitForFile(startedFile);
+  return { answer };
 }
 
-describe('serve shutdown', () => {
-  it('SIGTERM lets an in-flight call finish, then exits 0 with no child process left', async () => {
-    const serve = await serveSlowTool();
+/**
+ * Each test has its own `serve`, fixture processes and temp dir, and waits mostly on them (starts,
+ * drains, exits): they run side by side, three at a time, registering their cleanups and
+ * asserting through their own context.
+ */
+const slot = testSlots(3);
+
+describe.concurrent('serve shutdown', () => {
+  it('SIGTERM lets an in-flight call finish, then exits 0 with no child process left', async ({ expect, onTestFinished }) => {
+    await slot(onTestFinished);
+    const serve = await serveSlowTool(onTestFinished);
     expect(isProcessGone(serve.fixture.pid)).toBe(false);
 
-    const call = callSlow(serve.url, { durationMs: 1500 });
-    await inFlight(serve.url, 1);
+    // The call runs until the test writes `release`, after the daemon began shutting down.
+    const release = join(serve.dir, 'release');
+    const { answer: call } = await slowCallInFlight(serve, 'call', { durationMs: 0, untilFile: release });
     serve.child.kill('SIGTERM');
+    await serve.waitForLog((entry) => entry.msg === 'shutting down');
+    await writeFile(release, 'go');
 
     const { status, body } = await call;
     expect(status).toBe(200);
@@ -101,8 +114,9 @@ describe('serve shutdown', () => {
     expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
-  it('SIGHUP (the terminal or SSH session closed) stops as SIGTERM does: shutdown line, exit 0, no child process left', async () => {
-    const serve = await serveSlowTool();
+  it('SIGHUP (the terminal or SSH session closed) stops as SIGTERM does: shutdown line, exit 0, no child process left', async ({ expect, onTestFinished }) => {
+    await slot(onTestFinished);
+    const serve = await serveSlowTool(onTestFinished);
     expect(isProcessGone(serve.fixture.pid)).toBe(false);
 
     serve.child.kill('SIGHUP');
@@ -113,16 +127,17 @@ describe('serve shutdown', () => {
     for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid), String(pid)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
-  it('drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls (both eras) in flight finish', async () => {
-    const serve = await serveSlowTool();
-    const dir = await tempDir();
+  it('drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls (both eras) in flight finish', async ({ expect, onTestFinished }) => {
+    await slot(onTestFinished);
+    const serve = await serveSlowTool(onTestFinished);
+    const dir = await tempDir(onTestFinished);
     const release = join(dir, 'release');
     // Both calls run until the test writes `release`: the drain is observed, not raced.
     const rest = callSlow(serve.url, { durationMs: 0, untilFile: release, startedFile: join(dir, 'rest-started') });
     // One /mcp call per protocol era: a 2025 session's POST and a stateless 2026-07-28 one.
     const mcp = await Promise.all(
       (['legacy', 'modern'] as const).map(async (era) => {
-        const client = await mcpClient(serve.url, era);
+        const client = await mcpClient(serve.url, era, onTestFinished);
         const args = { durationMs: 0, untilFile: release, startedFile: join(dir, `${era}-started`) };
         return { call: client.callTool({ name: 'mcp_slow_slow', arguments: args }, { timeout: 30_000 }) };
       }),
@@ -149,11 +164,11 @@ describe('serve shutdown', () => {
     for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
-  it('cancels a call that outlives shutdownGraceMs with SHUTTING_DOWN, still exiting 0 and cleanly', async () => {
-    const serve = await serveSlowTool({ shutdownGraceMs: 200 });
+  it('cancels a call that outlives shutdownGraceMs with SHUTTING_DOWN, still exiting 0 and cleanly', async ({ expect, onTestFinished }) => {
+    await slot(onTestFinished);
+    const serve = await serveSlowTool(onTestFinished, { shutdownGraceMs: 200 });
 
-    const call = callSlow(serve.url, { durationMs: 60_000 });
-    await inFlight(serve.url, 1);
+    const { answer: call } = await slowCallInFlight(serve, 'call', { durationMs: 60_000 });
     serve.child.kill('SIGINT');
 
     const { status, body } = await call;
@@ -165,11 +180,11 @@ describe('serve shutdown', () => {
     expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
   }, SPAWN_TIMEOUT_MS);
 
-  it('a second signal during the drain forces exit 1', async () => {
-    const serve = await serveSlowTool({ shutdownGraceMs: 60_000 });
+  it('a second signal during the drain forces exit 1', async ({ expect, onTestFinished }) => {
+    await slot(onTestFinished);
+    const serve = await serveSlowTool(onTestFinished, { shutdownGraceMs: 60_000 });
 
-    const call = callSlow(serve.url, { durationMs: 60_000 }).catch((err: unknown) => err);
-    await inFlight(serve.url, 1);
+    const call = (await slowCallInFlight(serve, 'call', { durationMs: 60_000 })).answer.catch((err: unknown) => err);
     serve.child.kill('SIGTERM');
     await serve.waitForLog((entry) => entry.msg === 'shutting down');
     serve.child.kill('SIGTERM');
