@@ -74,24 +74,3 @@ export function sharedWithCleanup<T>(start: (cleanup: Cleanup) => Promise<T>): (
     () => stack.run(),
   );
 }
-
-/**
- * At most `n` of a `describe.concurrent`'s tests at a time past `await slot(onTestFinished)`: for
- * tests that each start processes (a `serve`, its fixture servers), so their waits overlap
- * without every process of the file starting at once on a two-core box. The slot is given back
- * when the test finishes, after its other cleanups (registered later, so run first).
- */
-export function testSlots(n: number): (cleanup: Cleanup) => Promise<void> {
-  let free = n;
-  const waiting: Array<() => void> = [];
-  const release = (): void => {
-    const next = waiting.shift();
-    if (next) next();
-    else free += 1;
-  };
-  return async (cleanup) => {
-    if (free > 0) free -= 1;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    cleanup(release);
-  };
-}

@@ -1,14 +1,13 @@
 import { mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
-import { describe, it } from 'vitest';
+import { describe, it, vi } from 'vitest';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { ConfigChangedEvent } from '../../src/events/daemon-events.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { nextEvent, openEvents } from '../helpers/events.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { isProcessGone, readPidFile, tempDir, type Cleanup } from '../helpers/process.js';
-import { testSlots } from '../helpers/shared.js';
 
 /**
  * Live config (SPEC §8, issue #15): a real daemon with the real discovery over a temp HOME and
@@ -69,14 +68,13 @@ async function nextConfigChange(ws: WebSocket): Promise<ConfigChangedEvent> {
 
 /**
  * Each test has its own HOME, project and daemon, and waits mostly on its echo servers' starts
- * and its watcher: they run side by side, three of those that start servers at a time, registering their cleanups and
- * asserting through their own context.
+ * and its watcher: they run side by side, three at a time (the cap is this file's: vitest resets
+ * it after the file), registering their cleanups and asserting through their own context.
  */
-const slot = testSlots(3);
+vi.setConfig({ maxConcurrency: 3 });
 
 describe.concurrent('live config', () => {
   it('applies edits, new files and deleted files, moving only the servers whose config moved', async ({ expect, onTestFinished }) => {
-    await slot(onTestFinished);
     const t = await tree(onTestFinished);
     await writeJson(t.cursorFile, { mcpServers: { a: echo('a'), b: echo('b') } });
     const d = await liveDaemon(t, onTestFinished);
@@ -117,7 +115,6 @@ describe.concurrent('live config', () => {
   });
 
   it('keeps the last good servers when a file or an entry becomes invalid, and says why', async ({ expect, onTestFinished }) => {
-    await slot(onTestFinished);
     const t = await tree(onTestFinished);
     await writeJson(t.cursorFile, { mcpServers: { a: echo('a'), b: echo('b') } });
     const d = await liveDaemon(t, onTestFinished);
@@ -155,7 +152,6 @@ describe.concurrent('live config', () => {
   });
 
   it('POST /reload reconciles the same way; ?force=true restarts everything; watch: false watches nothing', async ({ expect, onTestFinished }) => {
-    await slot(onTestFinished);
     const t = await tree(onTestFinished);
     await writeJson(t.cursorFile, { mcpServers: { a: echo('a') } });
     const d = await liveDaemon(t, onTestFinished, { watch: false });

@@ -2,12 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { describe, it } from 'vitest';
+import { describe, it, vi } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { isProcessGone, killThrough, readPidFile, tempDir, waitForFile, type Cleanup, type PidFile } from '../helpers/process.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { spawnServe, type LogEntry } from '../helpers/serve-process.js';
-import { testSlots } from '../helpers/shared.js';
 
 /**
  * SIGTERM/SIGINT on a real `switchboard serve` process (SPEC §1.7): the daemon keeps listening
@@ -84,14 +83,13 @@ async function slowCallInFlight(serve: SlowServe, name: string, args: { duration
 
 /**
  * Each test has its own `serve`, fixture processes and temp dir, and waits mostly on them (starts,
- * drains, exits): they run side by side, three at a time, registering their cleanups and
- * asserting through their own context.
+ * drains, exits): they run side by side, three at a time (the cap is this file's: vitest resets it
+ * after the file), registering their cleanups and asserting through their own context.
  */
-const slot = testSlots(3);
+vi.setConfig({ maxConcurrency: 3 });
 
 describe.concurrent('serve shutdown', () => {
   it('SIGTERM lets an in-flight call finish, then exits 0 with no child process left', async ({ expect, onTestFinished }) => {
-    await slot(onTestFinished);
     const serve = await serveSlowTool(onTestFinished);
     expect(isProcessGone(serve.fixture.pid)).toBe(false);
 
@@ -115,7 +113,6 @@ describe.concurrent('serve shutdown', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('SIGHUP (the terminal or SSH session closed) stops as SIGTERM does: shutdown line, exit 0, no child process left', async ({ expect, onTestFinished }) => {
-    await slot(onTestFinished);
     const serve = await serveSlowTool(onTestFinished);
     expect(isProcessGone(serve.fixture.pid)).toBe(false);
 
@@ -128,7 +125,6 @@ describe.concurrent('serve shutdown', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls (both eras) in flight finish', async ({ expect, onTestFinished }) => {
-    await slot(onTestFinished);
     const serve = await serveSlowTool(onTestFinished);
     const dir = await tempDir(onTestFinished);
     const release = join(dir, 'release');
@@ -165,7 +161,6 @@ describe.concurrent('serve shutdown', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('cancels a call that outlives shutdownGraceMs with SHUTTING_DOWN, still exiting 0 and cleanly', async ({ expect, onTestFinished }) => {
-    await slot(onTestFinished);
     const serve = await serveSlowTool(onTestFinished, { shutdownGraceMs: 200 });
 
     const { answer: call } = await slowCallInFlight(serve, 'call', { durationMs: 60_000 });
@@ -181,7 +176,6 @@ describe.concurrent('serve shutdown', () => {
   }, SPAWN_TIMEOUT_MS);
 
   it('a second signal during the drain forces exit 1', async ({ expect, onTestFinished }) => {
-    await slot(onTestFinished);
     const serve = await serveSlowTool(onTestFinished, { shutdownGraceMs: 60_000 });
 
     const call = (await slowCallInFlight(serve, 'call', { durationMs: 60_000 })).answer.catch((err: unknown) => err);
