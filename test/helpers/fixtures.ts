@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import type { ServerConfig } from '../../src/config/types.js';
 import { FIXTURE_BUILD_DIR } from './build-fixtures.js';
 import type { Cleanup } from './process.js';
+import { hostedStdioConfig } from './stdio-fixture-host.js';
 
 /**
  * Fixture MCP servers are TypeScript files under test/fixtures/servers. The vitest global setup
@@ -16,6 +17,11 @@ export interface FixtureOptions {
   args?: string[];
   /** `startFixtureHttp` only: where to register `close` (e.g. `onTestFinished`, a `cleanupStack`). @default none: the caller closes it */
   cleanup?: Cleanup;
+  /**
+   * Run the fixture as its own `node` process even where the test worker could host it
+   * (stdio-fixture-host.ts): for a test about the server's process (its pid, signals, exit). @default false
+   */
+  process?: boolean;
 }
 
 /** The runnable bundle of fixture `name`. */
@@ -23,8 +29,13 @@ export function fixturePath(name: string): string {
   return join(FIXTURE_BUILD_DIR, `${name}.mjs`);
 }
 
-/** A stdio ServerConfig that runs fixture `name` (e.g. 'echo-stdio'). */
+/**
+ * A stdio ServerConfig that runs fixture `name` (e.g. 'echo-stdio'): hosted in this test worker
+ * behind socat where the fixture allows it (stdio-fixture-host.ts), else as `node <bundle>`.
+ */
 export function fixtureServerConfig(name: string, options: FixtureOptions = {}): ServerConfig {
+  const hosted = hostedStdioConfig(name, options);
+  if (hosted) return hosted;
   return {
     command: process.execPath,
     args: [fixturePath(name), ...(options.args ?? [])],

@@ -1,0 +1,101 @@
+import { existsSync, unlinkSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { ServerConfig } from '../../src/config/types.js';
+import { createEchoServer } from '../fixtures/servers/lib/echo-server.js';
+import { serveRichStdio } from '../fixtures/servers/lib/rich-stdio.js';
+import { createSlowToolServer } from '../fixtures/servers/lib/slow-tool-server.js';
+
+/**
+ * Stdio fixtures served from inside the test worker. A fixture process costs ~0.22 s of CPU before
+ * it answers (Node's start, then the SDK and zod building their schemas), and the suite starts
+ * hundreds; the worker has the SDK loaded already. So for a fixture whose behaviour needs no
+ * process of its own, the daemon spawns `socat STDIO UNIX-CONNECT:<socket>` instead of `node
+ * <bundle>`: still a real child speaking newline-delimited JSON-RPC on its stdin and stdout, which
+ * the daemon spawns, supervises, signals and reaps as any stdio server, but its other end is a
+ * Unix socket this worker listens on, where the fixture's own server code answers through the
+ * SDK's StdioServerTransport, one server per connection, as one per process. socat starts in a
+ * few ms. Its exit ends the connection, and the end of the daemon's stdin ends socat, as EOF ends
+ * a fixture process.
+ *
+ * Not hosted (a `node` process as before): a fixture not listed here, one given `args`, `process:
+ * true`, or an env key that asks for process behaviour (a pid file, stderr at start, grandchildren,
+ * ignoring SIGTERM or EOF, held starts: lib/startup.ts and lib/stdio.ts), or an env key the hosted
+ * code cannot take (it reads process.env). Without socat on PATH nothing is hosted.
+ */
+type Serve = (env: Record<string, string>, transport: StdioServerTransport) => Promise<unknown>;
+
+interface HostedFixture {
+  serve: Serve;
+  /** Env keys this fixture's code reads from process.env, which a hosted instance would miss. */
+  unhostableEnv?: readonly string[];
+}
+
+const HOSTED: Record<string, HostedFixture> = {
+  'echo-stdio': { serve: (_env, transport) => createEchoServer('echo-stdio').connect(transport) },
+  'slow-tool': { serve: (env, transport) => createSlowToolServer(env).connect(transport) },
+  'rich-stdio': { serve: (env, transport) => serveRichStdio(env, transport), unhostableEnv: ['URI_SCHEME', 'INSTRUCTIONS'] },
+};
+
+/** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
+const PROCESS_ENV = /^(PID_FILE|SPAWN_GRANDCHILD|SPAWN_SETSID_GRANDCHILD|SPAWN_LOG|STDERR_AT_START|IGNORE_STDIN_EOF|IGNORE_SIGTERM|HOLD_INITIALIZE_WHILE|HOLD_START_WHILE)$/;
+
+const SOCAT = (process.env.PATH ?? '')
+  .split(delimiter)
+  .map((dir) => join(dir, 'socat'))
+  .find((path) => existsSync(path));
+
+/** One listening socket per fixture and env, kept for the worker's life: a daemon restarts servers. */
+const sockets = new Map<string, string>();
+const servers: Server[] = [];
+
+export interface HostOptions {
+  env?: Record<string, string>;
+  args?: string[];
+  process?: boolean;
+}
+
+/** The ServerConfig that runs fixture `name` hosted in this worker, or undefined where it needs a process. */
+export function hostedStdioConfig(name: string, options: HostOptions): ServerConfig | undefined {
+  const fixture = HOSTED[name];
+  const env = options.env ?? {};
+  if (SOCAT === undefined || fixture === undefined || options.process || options.args?.length) return undefined;
+  if (Object.keys(env).some((key) => PROCESS_ENV.test(key) || fixture.unhostableEnv?.includes(key))) return undefined;
+  const key = `${name} ${JSON.stringify(env)}`;
+  let path = sockets.get(key);
+  if (path === undefined) {
+    path = join(tmpdir(), `switchboard-fixture-${process.pid}-${sockets.size}.sock`);
+    listen(path, fixture, env);
+    sockets.set(key, path);
+  }
+  // The env still goes to the daemon: tests check how it treats a server's env (e.g. never logging it).
+  return { command: SOCAT, args: ['STDIO', `UNIX-CONNECT:${path}`], ...(options.env ? { env: options.env } : {}) };
+}
+
+function listen(path: string, fixture: HostedFixture, env: Record<string, string>): void {
+  if (existsSync(path)) unlinkSync(path);
+  const server = createServer((socket) => {
+    // socat killed mid-write resets the connection: as a fixture whose client died, nothing to do.
+    socket.on('error', () => {});
+    void fixture.serve(env, new StdioServerTransport(socket, socket)).catch(() => socket.destroy());
+  });
+  // Bound and listening when listen() returns (a pipe binds synchronously), so a daemon started
+  // right after finds it. Unref'd: the sockets never keep a worker alive.
+  server.listen(path);
+  server.unref();
+  servers.push(server);
+  if (servers.length === 1) process.once('exit', closeAll);
+}
+
+function closeAll(): void {
+  for (const server of servers) server.close();
+  for (const path of sockets.values()) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // Gone already.
+    }
+  }
+}
