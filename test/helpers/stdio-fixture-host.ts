@@ -79,7 +79,16 @@ function listen(path: string, fixture: HostedFixture, env: Record<string, string
   const server = createServer((socket) => {
     // socat killed mid-write resets the connection: as a fixture whose client died, nothing to do.
     socket.on('error', () => {});
-    void fixture.serve(env, new StdioServerTransport(socket, socket)).catch(() => socket.destroy());
+    const transport = new StdioServerTransport(socket, socket);
+    // What the server still sends once socat is gone goes nowhere, as a fixture process's writes
+    // after its client left: not a rejection (a fixture's `void notify(…)` would make it an
+    // unhandled one, which fails the worker's test where it would only end the fixture's process).
+    const send = transport.send.bind(transport);
+    transport.send = (message) =>
+      send(message).catch((error: unknown) => {
+        if (socket.writable) throw error;
+      });
+    void fixture.serve(env, transport).catch(() => socket.destroy());
   });
   // Bound and listening when listen() returns (a pipe binds synchronously), so a daemon started
   // right after finds it. Unref'd: the sockets never keep a worker alive.

@@ -51,6 +51,9 @@ async function replicaPair(servers: Record<string, ServerConfig>): Promise<Repli
     const started = await Promise.allSettled(
       [0, 1].map(async () => {
         const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+        // pool.end() resolves before its clients' sockets close; the DROP DATABASE … WITH (FORCE)
+        // right after may terminate one still open, and an unheard pool 'error' is an uncaught exception.
+        pool.on('error', () => {});
         pools.push(pool);
         const settings: ClusterSettings = { connectionString: db.url, pool, replicaId: newReplicaId(), sealKey, heartbeatIntervalMs: HEARTBEAT_MS };
         return { sb: await startDaemon({ servers, deps: { cluster: settings }, lifetime: 'manual' }), id: settings.replicaId };
