@@ -5,8 +5,12 @@ import { delimiter, join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../../src/config/types.js';
 import { createEchoServer } from '../fixtures/servers/lib/echo-server.js';
+import { createListChangedServer } from '../fixtures/servers/lib/list-changed-server.js';
+import { createPinningServer } from '../fixtures/servers/lib/pinning-server.js';
+import { createPolicyTargetServer } from '../fixtures/servers/lib/policy-target-server.js';
 import { serveRichStdio } from '../fixtures/servers/lib/rich-stdio.js';
 import { createSlowToolServer } from '../fixtures/servers/lib/slow-tool-server.js';
+import { serveStdio } from '../fixtures/servers/lib/stdio.js';
 
 /**
  * Stdio fixtures served from inside the test worker. A fixture process costs ~0.22 s of CPU before
@@ -34,9 +38,12 @@ interface HostedFixture {
 }
 
 const HOSTED: Record<string, HostedFixture> = {
-  'echo-stdio': { serve: (_env, transport) => createEchoServer('echo-stdio').connect(transport) },
-  'slow-tool': { serve: (env, transport) => createSlowToolServer(env).connect(transport) },
+  'echo-stdio': { serve: (_env, transport) => serveStdio(createEchoServer('echo-stdio'), { transport }) },
+  'slow-tool': { serve: (env, transport) => serveStdio(createSlowToolServer(env), { transport }) },
   'rich-stdio': { serve: (env, transport) => serveRichStdio(env, transport), unhostableEnv: ['URI_SCHEME', 'INSTRUCTIONS'] },
+  pinning: { serve: (env, transport) => serveStdio(createPinningServer(env), { transport }) },
+  'policy-target': { serve: (_env, transport) => serveStdio(createPolicyTargetServer(), { transport }) },
+  'list-changed': { serve: (_env, transport) => serveStdio(createListChangedServer(), { transport }) },
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
