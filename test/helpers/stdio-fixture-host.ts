@@ -49,7 +49,8 @@ const HOSTED: Record<string, HostedFixture> = {
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
 const PROCESS_ENV = /^(PID_FILE|SPAWN_GRANDCHILD|SPAWN_SETSID_GRANDCHILD|SPAWN_LOG|STDERR_AT_START|IGNORE_STDIN_EOF|IGNORE_SIGTERM|HOLD_INITIALIZE_WHILE|HOLD_START_WHILE)$/;
 
-const SOCAT = (process.env.PATH ?? '')
+/** socat on PATH, if any. */
+export const SOCAT = (process.env.PATH ?? '')
   .split(delimiter)
   .map((dir) => join(dir, 'socat'))
   .find((path) => existsSync(path));
@@ -57,6 +58,12 @@ const SOCAT = (process.env.PATH ?? '')
 /** One listening socket per fixture and env, kept for the worker's life: a daemon restarts servers. */
 const sockets = new Map<string, string>();
 const servers: Server[] = [];
+let connections = 0;
+
+/** How many connections the hosted fixtures have served in this worker (one per server start). */
+export function hostedConnections(): number {
+  return connections;
+}
 
 export interface HostOptions {
   env?: Record<string, string>;
@@ -86,6 +93,7 @@ function listen(path: string, fixture: HostedFixture, env: Record<string, string
   const server = createServer((socket) => {
     // socat killed mid-write resets the connection: as a fixture whose client died, nothing to do.
     socket.on('error', () => {});
+    connections += 1;
     const transport = new StdioServerTransport(socket, socket);
     // What the server still sends once socat is gone goes nowhere, as a fixture process's writes
     // after its client left: not a rejection (a fixture's `void notify(…)` would make it an
