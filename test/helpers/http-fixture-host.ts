@@ -6,17 +6,17 @@ import { startGoneThenBadHttp } from '../fixtures/servers/lib/gone-then-bad-http
 import type { FixtureEnv, HttpApp } from '../fixtures/servers/lib/http.js';
 import { startOAuthHttp } from '../fixtures/servers/lib/oauth-http-app.js';
 import { startRichHttp } from '../fixtures/servers/lib/rich-http-app.js';
+import { startTraceMetaHttp } from '../fixtures/servers/lib/trace-meta-app.js';
 
 /**
- * The HTTP fixtures `startFixtureHttp` serves inside the test worker: the same app function the
+ * The HTTP fixtures, by name and args, `startFixtureHttp` serves inside the test worker: the same app function the
  * fixture's entry file runs as a process (test/fixtures/servers/lib/<name>-app.ts), on a real
  * node:http server, without a Node start (~0.4 s CPU each: Node boot plus the SDK and zod, which
  * the worker has loaded already).
  *
  * Not here, so still a process of their own:
- * - `native-tasks --http` and `trace-meta --http`: each entry is a stdio fixture too, with its
- *   state (native tasks, their timers and file waits; the last traceparent) at module level; not
- *   split into an app yet. One start each per suite run.
+ * - `native-tasks --http`: the entry is a stdio fixture too, with its state (the tasks, their
+ *   timers and file waits) at module level; not split into an app yet. One start per suite run.
  * - any fixture started with `options.process: true`: a test that needs the server's own pid, its
  *   stdout/stderr, or to signal, pause or kill it.
  */
@@ -28,9 +28,10 @@ const HOSTED: Readonly<Record<string, (env: FixtureEnv) => Promise<HttpApp>>> = 
   'gone-then-bad-http': startGoneThenBadHttp,
   'oauth-http': startOAuthHttp,
   'rich-http': startRichHttp,
+  'trace-meta --http': startTraceMetaHttp,
 };
 
-/** The app of fixture `name` when it can be hosted in the worker (no args asked for), else undefined. */
+/** The app of fixture `name` started with `args`, when it can be hosted in the worker; else undefined. */
 export function hostedHttpFixture(name: string, args: readonly string[] = []): ((env: FixtureEnv) => Promise<HttpApp>) | undefined {
-  return args.length === 0 ? HOSTED[name] : undefined;
+  return HOSTED[[name, ...args].join(' ')];
 }
