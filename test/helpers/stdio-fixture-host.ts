@@ -26,24 +26,20 @@ import { serveStdio } from '../fixtures/servers/lib/stdio.js';
  *
  * Not hosted (a `node` process as before): a fixture not listed here, one given `args`, `process:
  * true`, or an env key that asks for process behaviour (a pid file, stderr at start, grandchildren,
- * ignoring SIGTERM or EOF, held starts: lib/startup.ts and lib/stdio.ts), or an env key the hosted
- * code cannot take (it reads process.env). Without socat on PATH nothing is hosted.
+ * ignoring SIGTERM or EOF, held starts: lib/startup.ts and lib/stdio.ts). Each connection gets
+ * its own server and state, made from the config's env, as each process did. Without socat on
+ * PATH nothing is hosted.
  */
 type Serve = (env: Record<string, string>, transport: StdioServerTransport) => Promise<unknown>;
 
-interface HostedFixture {
-  serve: Serve;
-  /** Env keys this fixture's code reads from process.env, which a hosted instance would miss. */
-  unhostableEnv?: readonly string[];
-}
-
-const HOSTED: Record<string, HostedFixture> = {
-  'echo-stdio': { serve: (_env, transport) => serveStdio(createEchoServer('echo-stdio'), { transport }) },
-  'slow-tool': { serve: (env, transport) => serveStdio(createSlowToolServer(env), { transport }) },
-  'rich-stdio': { serve: (env, transport) => serveRichStdio(env, transport), unhostableEnv: ['URI_SCHEME', 'INSTRUCTIONS'] },
-  pinning: { serve: (env, transport) => serveStdio(createPinningServer(env), { transport }) },
-  'policy-target': { serve: (_env, transport) => serveStdio(createPolicyTargetServer(), { transport }) },
-  'list-changed': { serve: (_env, transport) => serveStdio(createListChangedServer(), { transport }) },
+/** The fixtures served here: each serves one connection's server on `transport`. */
+const HOSTED: Record<string, Serve> = {
+  'echo-stdio': (_env, transport) => serveStdio(createEchoServer('echo-stdio'), { transport }),
+  'slow-tool': (env, transport) => serveStdio(createSlowToolServer(env), { transport }),
+  'rich-stdio': (env, transport) => serveRichStdio(env, transport),
+  pinning: (env, transport) => serveStdio(createPinningServer(env), { transport }),
+  'policy-target': (_env, transport) => serveStdio(createPolicyTargetServer(), { transport }),
+  'list-changed': (_env, transport) => serveStdio(createListChangedServer(), { transport }),
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
@@ -76,7 +72,7 @@ export function hostedStdioConfig(name: string, options: HostOptions): ServerCon
   const fixture = HOSTED[name];
   const env = options.env ?? {};
   if (SOCAT === undefined || fixture === undefined || options.process || options.args?.length) return undefined;
-  if (Object.keys(env).some((key) => PROCESS_ENV.test(key) || fixture.unhostableEnv?.includes(key))) return undefined;
+  if (Object.keys(env).some((key) => PROCESS_ENV.test(key))) return undefined;
   const key = `${name} ${JSON.stringify(env)}`;
   let path = sockets.get(key);
   if (path === undefined) {
@@ -88,7 +84,7 @@ export function hostedStdioConfig(name: string, options: HostOptions): ServerCon
   return { command: SOCAT, args: ['STDIO', `UNIX-CONNECT:${path}`], ...(options.env ? { env: options.env } : {}) };
 }
 
-function listen(path: string, fixture: HostedFixture, env: Record<string, string>): void {
+function listen(path: string, serve: Serve, env: Record<string, string>): void {
   if (existsSync(path)) unlinkSync(path);
   const server = createServer((socket) => {
     // socat killed mid-write resets the connection: as a fixture whose client died, nothing to do.
@@ -103,7 +99,7 @@ function listen(path: string, fixture: HostedFixture, env: Record<string, string
       send(message).catch((error: unknown) => {
         if (socket.writable) throw error;
       });
-    void fixture.serve(env, transport).catch(() => socket.destroy());
+    void serve(env, transport).catch(() => socket.destroy());
   });
   // Bound and listening when listen() returns (a pipe binds synchronously), so a daemon started
   // right after finds it. Unref'd: the sockets never keep a worker alive.

@@ -29,7 +29,7 @@ describe('stdio fixtures hosted in the test worker', () => {
       fixtureServerConfig('echo-stdio', { env: { PID_FILE: '/nonexistent/pid' } }),
       fixtureServerConfig('echo-stdio', { args: ['--anything'] }),
       fixtureServerConfig('echo-stdio', { process: true }),
-      fixtureServerConfig('rich-stdio', { env: { URI_SCHEME: 'other' } }),
+      fixtureServerConfig('rich-stdio', { env: { STDERR_AT_START: 'hello' } }),
       fixtureServerConfig('many-tools'),
     ]) {
       expect(own.command).toBe(process.execPath);

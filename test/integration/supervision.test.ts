@@ -114,7 +114,9 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
 
   it.concurrent('an HTTP upstream killed and restarted on the same port works again without a reload', async ({ expect, onTestFinished }) => {
     const port = String(await freePort());
-    let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+    // Killed as a process, restarted as one (not served inside the worker): a new process takes its
+    // time to listen again, and the old session's streams see a dead server meanwhile.
+    let http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
     onTestFinished(() => http.close());
     const { manager, bus } = newManager(onTestFinished, { health: QUICK_RETRY });
     const events = readDaemonEvents(bus, onTestFinished);
@@ -127,7 +129,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     await events.next('server.status', (e) => e.server === 'web' && e.status === 'reconnecting');
     // …and is answered once the server is back on the same port.
     const restartedAt = performance.now();
-    http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+    http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
     expect(await whileDown).toEqual({ content: [{ type: 'text', text: 'two' }] });
     const worksAgainMs = performance.now() - restartedAt;
     await events.next('server.status', (e) => e.server === 'web' && e.status === 'connected');
@@ -135,7 +137,7 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     // Restarted behind our back (no failed request in between): the old session is unknown to
     // the new process; the next call re-initializes and is answered, never "Session not found".
     await http.close();
-    http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+    http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
     expect(await callTool(manager, 'mcp_web_echo', { text: 'three' })).toEqual({ content: [{ type: 'text', text: 'three' }] });
     expect(manager.getServer('web')?.status).toBe('connected');
     console.info(`[measure] HTTP restart → calls work again: ${worksAgainMs.toFixed(0)} ms`);
