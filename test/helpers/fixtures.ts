@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ServerConfig } from '../../src/config/types.js';
 import { FIXTURE_BUILD_DIR } from './build-fixtures.js';
+import { peersReadTheClose } from '../fixtures/servers/lib/http.js';
 import { hostedHttpFixture } from './http-fixture-host.js';
 import type { Cleanup } from './process.js';
 import { hostedStdioConfig } from './stdio-fixture-host.js';
@@ -82,6 +83,7 @@ export async function startFixtureHttp(name: string, options: FixtureOptions = {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         await exited;
+        await peersReadTheClose();
       }
     })());
   options.cleanup?.(close);
