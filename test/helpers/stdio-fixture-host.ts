@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../../src/config/types.js';
+import type { FixtureOptions } from './fixtures.js';
 import { createEchoServer } from '../fixtures/servers/lib/echo-server.js';
 import { createListChangedServer } from '../fixtures/servers/lib/list-changed-server.js';
 import { createPinningServer } from '../fixtures/servers/lib/pinning-server.js';
@@ -61,14 +62,8 @@ export function hostedConnections(): number {
   return connections;
 }
 
-export interface HostOptions {
-  env?: Record<string, string>;
-  args?: string[];
-  process?: boolean;
-}
-
 /** The ServerConfig that runs fixture `name` hosted in this worker, or undefined where it needs a process. */
-export function hostedStdioConfig(name: string, options: HostOptions): ServerConfig | undefined {
+export function hostedStdioConfig(name: string, options: Pick<FixtureOptions, 'env' | 'args' | 'process'>): ServerConfig | undefined {
   const fixture = HOSTED[name];
   const env = options.env ?? {};
   if (SOCAT === undefined || fixture === undefined || options.process || options.args?.length) return undefined;
