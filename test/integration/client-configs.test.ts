@@ -2,6 +2,7 @@ import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { waitForStatus } from '../helpers/status-watch.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { textOf } from '../helpers/connect.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
@@ -96,8 +97,23 @@ async function startClientsDaemon(cleanup: Cleanup): Promise<{ d: TestDaemon; ho
     deps: { home, cwd, env: { SB_TEST_VALUE: 'from-env' } },
     cleanup,
   });
+  // The tests read these servers connected (cdxhang failed). The startup gate may end before six
+  // servers have all started on a busy box (load 14 once: cdx still connecting), so wait for them.
+  await waitForStatus<{ servers: Array<{ name: string; status: string }> }>(d.url, (status) =>
+    SETTLED.every(([name, want]) => status.servers.some((server) => server.name === name && server.status === want)),
+  );
   return { d, home, cwd };
 }
+
+/** What each server the files declare ends as; `prompted` is invalid, so never started. */
+const SETTLED = [
+  ['cursor', 'connected'],
+  ['gem', 'connected'],
+  ['gemslow', 'connected'],
+  ['cdx', 'connected'],
+  ['nat', 'connected'],
+  ['cdxhang', 'failed'],
+] as const;
 
 /**
  * One daemon over these files for the file's tests (issue #34): they only read it (lists, calls,
