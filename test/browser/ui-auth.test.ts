@@ -1,7 +1,7 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
-import { launchBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems } from '../helpers/browser.js';
+import { openTestBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems, type TestBrowser } from '../helpers/browser.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
 
@@ -13,7 +13,7 @@ import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../help
  */
 
 let d: TestDaemon;
-let browser: Browser;
+let browser: TestBrowser;
 let page: Page;
 let watched: PageProblems;
 let oauth: FixtureHttp;
@@ -34,7 +34,7 @@ beforeAll(async () => {
       // Argument audit on: approvals show the call's arguments only then (issue #40 item 3).
       config: { token: OPERATOR_TOKEN, audit: { arguments: true } },
     }),
-    launchBrowser(),
+    openTestBrowser(),
   ]);
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.setDefaultTimeout(10_000);

@@ -1,6 +1,5 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshot, seriousA11yViolations, watchProblems } from '../helpers/browser.js';
+import { openTestBrowser, screenshot, seriousA11yViolations, watchProblems, type TestBrowser } from '../helpers/browser.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { startReplica } from '../helpers/in-process-replica.js';
 import { freshDatabaseUrl } from '../helpers/pg-stores.js';
@@ -11,10 +10,10 @@ import { freshDatabaseUrl } from '../helpers/pg-stores.js';
  * while the view is open.
  */
 
-let browser: Browser;
+let browser: TestBrowser;
 
 beforeAll(async () => {
-  browser = await launchBrowser();
+  browser = await openTestBrowser();
 });
 
 afterAll(async () => {

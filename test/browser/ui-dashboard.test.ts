@@ -1,9 +1,9 @@
 import { copyFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems } from '../helpers/browser.js';
+import { openTestBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems, type TestBrowser } from '../helpers/browser.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
@@ -18,7 +18,7 @@ const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
 const UPDATE_DOCS = process.env.UPDATE_DOCS_SCREENSHOTS === '1';
 
 let d: TestDaemon;
-let browser: Browser;
+let browser: TestBrowser;
 let page: Page;
 let watched: PageProblems;
 /** Feed sockets as they arrive at the daemon, so a test can drop them like a network would. */
@@ -45,7 +45,7 @@ beforeAll(async () => {
         boxed: { ...fixtureServerConfig('echo-stdio'), sandbox: { network: 'none' } },
       },
     }),
-    launchBrowser(),
+    openTestBrowser(),
   ]);
   d.daemon.app.server.on('upgrade', (_request, socket: Socket) => upgrades.push(socket));
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

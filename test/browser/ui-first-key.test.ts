@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, seriousA11yViolations, watchProblems, type PageProblems } from '../helpers/browser.js';
+import { openTestBrowser, seriousA11yViolations, watchProblems, type PageProblems, type TestBrowser } from '../helpers/browser.js';
 import { startEchoDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 /**
@@ -13,12 +13,12 @@ import { startEchoDaemon, type TestDaemon } from '../helpers/daemon.js';
  */
 
 let d: TestDaemon;
-let browser: Browser;
+let browser: TestBrowser;
 let page: Page;
 let watched: PageProblems;
 
 beforeAll(async () => {
-  [d, browser] = await Promise.all([startEchoDaemon({ lifetime: 'manual' }), launchBrowser()]);
+  [d, browser] = await Promise.all([startEchoDaemon({ lifetime: 'manual' }), openTestBrowser()]);
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.setDefaultTimeout(10_000);
   // Once the first key exists the page's next requests are refused: that is this file's story.

@@ -1,6 +1,5 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshot, seriousA11yViolations, watchProblems } from '../helpers/browser.js';
+import { openTestBrowser, screenshot, seriousA11yViolations, watchProblems, type TestBrowser } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
@@ -9,10 +8,10 @@ import { fixtureServerConfig } from '../helpers/fixtures.js';
  * what it would have refused, summed by agent × tool from `GET /policies/impact`.
  */
 
-let browser: Browser;
+let browser: TestBrowser;
 
 beforeAll(async () => {
-  browser = await launchBrowser();
+  browser = await openTestBrowser();
 });
 
 afterAll(async () => {

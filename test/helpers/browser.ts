@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page, type Request } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Page, type Request } from 'playwright-core';
 
 /**
  * Headless Chromium from Debian (`apt-get install chromium`, see .ci/run), driven by
- * playwright-core: no browser download. One browser per test file; pages are cheap.
+ * playwright-core: no browser download. One browser per test worker; pages are cheap.
  */
 export const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'];
@@ -13,8 +13,53 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgro
 /** Where screenshots go (gitignored); `UPDATE_DOCS_SCREENSHOTS=1` also copies two of them to docs/ for the README. */
 export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+/** The browser a test file drives: its pages, each in a context of its own, closed together. */
+export interface TestBrowser {
+  /** A page in a new browser context: cookies, storage and cache of its own, as in a browser of its own. */
+  newPage(options?: BrowserContextOptions): Promise<Page>;
+  /** Closes every page this file opened (and their contexts); the worker's browser stays. */
+  close(): Promise<void>;
+}
+
+let shared: Promise<Browser> | undefined;
+
+/**
+ * The worker's Chromium, launched by the first browser test file the worker runs and kept for the
+ * worker's life (files share a worker, `isolate: false`): a launch and its first page cost ~2 s of
+ * CPU, paid once per worker instead of once per file. Launched again if it went away.
+ *
+ * It ends with the worker, however the worker ends: Chromium exits when its control pipe closes.
+ * Playwright's signal handlers are left out: on SIGTERM (how vitest stops a worker) they would close
+ * the browser and keep the worker running until vitest's SIGKILL.
+ */
+function workerBrowser(): Promise<Browser> {
+  const launched = shared;
+  if (launched) return launched.then((browser) => (browser.isConnected() ? browser : launchAgain()));
+  return launchAgain();
+}
+
+function launchAgain(): Promise<Browser> {
+  shared = chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true, handleSIGTERM: false, handleSIGINT: false, handleSIGHUP: false });
+  // A failed launch is not kept: the next file tries again.
+  shared.catch(() => (shared = undefined));
+  return shared;
+}
+
+/** A file's view of the worker's browser (see workerBrowser): close() in afterAll closes the file's pages. */
+export async function openTestBrowser(): Promise<TestBrowser> {
+  const browser = await workerBrowser();
+  const pages: Page[] = [];
+  return {
+    newPage: async (options) => {
+      const page = await browser.newPage(options);
+      pages.push(page);
+      return page;
+    },
+    // Browser.newPage's context belongs to its page: closing the page closes the context.
+    close: async () => {
+      await Promise.all(pages.map((page) => page.close()));
+    },
+  };
 }
 
 /** What went wrong in the page: console errors, uncaught exceptions and requests that failed. */
