@@ -6,6 +6,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { FixtureOptions } from './fixtures.js';
 import { createEchoServer } from '../fixtures/servers/lib/echo-server.js';
+import { serveEraStdio } from '../fixtures/servers/lib/era-stdio.js';
 import { createListChangedServer } from '../fixtures/servers/lib/list-changed-server.js';
 import { createPinningServer } from '../fixtures/servers/lib/pinning-server.js';
 import { createPolicyTargetServer } from '../fixtures/servers/lib/policy-target-server.js';
@@ -41,6 +42,7 @@ const HOSTED: Record<string, Serve> = {
   pinning: (env, transport) => serveStdio(createPinningServer(env), { transport }),
   'policy-target': (_env, transport) => serveStdio(createPolicyTargetServer(), { transport }),
   'list-changed': (_env, transport) => serveStdio(createListChangedServer(), { transport }),
+  'era-stdio': (env, transport) => serveEraStdio(env, transport),
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
