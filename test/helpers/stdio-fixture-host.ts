@@ -5,6 +5,7 @@ import { delimiter, join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { FixtureOptions } from './fixtures.js';
+import { createBigResultsServer } from '../fixtures/servers/lib/big-results-server.js';
 import { createEchoServer } from '../fixtures/servers/lib/echo-server.js';
 import { serveEraStdio } from '../fixtures/servers/lib/era-stdio.js';
 import { createListChangedServer } from '../fixtures/servers/lib/list-changed-server.js';
@@ -43,6 +44,7 @@ const HOSTED: Record<string, Serve> = {
   'policy-target': (_env, transport) => serveStdio(createPolicyTargetServer(), { transport }),
   'list-changed': (_env, transport) => serveStdio(createListChangedServer(), { transport }),
   'era-stdio': (env, transport) => serveEraStdio(env, transport),
+  'big-results': (_env, transport) => serveStdio(createBigResultsServer(), { transport }),
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
