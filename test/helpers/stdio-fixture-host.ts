@@ -9,6 +9,7 @@ import { createBigResultsServer } from '../fixtures/servers/lib/big-results-serv
 import { createEchoServer } from '../fixtures/servers/lib/echo-server.js';
 import { serveEraStdio } from '../fixtures/servers/lib/era-stdio.js';
 import { createListChangedServer } from '../fixtures/servers/lib/list-changed-server.js';
+import { createPaginatedServer } from '../fixtures/servers/lib/paginated-server.js';
 import { createPinningServer } from '../fixtures/servers/lib/pinning-server.js';
 import { createPolicyTargetServer } from '../fixtures/servers/lib/policy-target-server.js';
 import { serveRichStdio } from '../fixtures/servers/lib/rich-stdio.js';
@@ -45,6 +46,7 @@ const HOSTED: Record<string, Serve> = {
   'list-changed': (_env, transport) => serveStdio(createListChangedServer(), { transport }),
   'era-stdio': (env, transport) => serveEraStdio(env, transport),
   'big-results': (_env, transport) => serveStdio(createBigResultsServer(), { transport }),
+  paginated: (env, transport) => serveStdio(createPaginatedServer(env), { transport }),
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
