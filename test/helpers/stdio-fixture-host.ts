@@ -14,6 +14,7 @@ import { createPinningServer } from '../fixtures/servers/lib/pinning-server.js';
 import { createPolicyTargetServer } from '../fixtures/servers/lib/policy-target-server.js';
 import { serveRichStdio } from '../fixtures/servers/lib/rich-stdio.js';
 import { createSlowToolServer } from '../fixtures/servers/lib/slow-tool-server.js';
+import { createTraceServer } from '../fixtures/servers/lib/trace-meta-app.js';
 import { serveStdio } from '../fixtures/servers/lib/stdio.js';
 
 /**
@@ -47,6 +48,8 @@ const HOSTED: Record<string, Serve> = {
   'era-stdio': (env, transport) => serveEraStdio(env, transport),
   'big-results': (_env, transport) => serveStdio(createBigResultsServer(), { transport }),
   paginated: (env, transport) => serveStdio(createPaginatedServer(env), { transport }),
+  // Its stdio mode: no HTTP header to report (`--http`, an args config, stays a process).
+  'trace-meta': (_env, transport) => serveStdio(createTraceServer({ lastCallHeader: null }), { transport }),
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
