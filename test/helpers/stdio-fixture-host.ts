@@ -16,6 +16,7 @@ import { serveRichStdio } from '../fixtures/servers/lib/rich-stdio.js';
 import { createSlowToolServer } from '../fixtures/servers/lib/slow-tool-server.js';
 import { createTraceServer } from '../fixtures/servers/lib/trace-meta-app.js';
 import { serveStdio } from '../fixtures/servers/lib/stdio.js';
+import { createTaskToolsServer } from '../fixtures/servers/lib/task-tools-server.js';
 
 /**
  * Stdio fixtures served from inside the test worker. A fixture process costs ~0.22 s of CPU before
@@ -50,6 +51,8 @@ const HOSTED: Record<string, Serve> = {
   paginated: (env, transport) => serveStdio(createPaginatedServer(env), { transport }),
   // Its stdio mode: no HTTP header to report (`--http`, an args config, stays a process).
   'trace-meta': (_env, transport) => serveStdio(createTraceServer({ lastCallHeader: null }), { transport }),
+  // A cancelled slow_compute's stderr line has no stderr here to go to (no test reads it).
+  'task-tools': (env, transport) => serveStdio(createTaskToolsServer(env), { transport }),
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
