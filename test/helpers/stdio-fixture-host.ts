@@ -9,6 +9,7 @@ import { createBigResultsServer } from '../fixtures/servers/lib/big-results-serv
 import { createEchoServer } from '../fixtures/servers/lib/echo-server.js';
 import { serveEraStdio } from '../fixtures/servers/lib/era-stdio.js';
 import { createListChangedServer } from '../fixtures/servers/lib/list-changed-server.js';
+import { nativeTasks } from '../fixtures/servers/lib/native-tasks-server.js';
 import { createPaginatedServer } from '../fixtures/servers/lib/paginated-server.js';
 import { createPinningServer } from '../fixtures/servers/lib/pinning-server.js';
 import { createPolicyTargetServer } from '../fixtures/servers/lib/policy-target-server.js';
@@ -53,6 +54,8 @@ const HOSTED: Record<string, Serve> = {
   'trace-meta': (_env, transport) => serveStdio(createTraceServer({ lastCallHeader: null }), { transport }),
   // A cancelled slow_compute's stderr line has no stderr here to go to (no test reads it).
   'task-tools': (env, transport) => serveStdio(createTaskToolsServer(env), { transport }),
+  // Its stdio mode: tasks of its own per connection, as per process (`--http` has args: a process).
+  'native-tasks': (env, transport) => serveStdio(nativeTasks(env).createServer(), { transport }),
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
