@@ -5,13 +5,19 @@ import { delimiter, join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { FixtureOptions } from './fixtures.js';
+import { createBigResultsServer } from '../fixtures/servers/lib/big-results-server.js';
 import { createEchoServer } from '../fixtures/servers/lib/echo-server.js';
+import { serveEraStdio } from '../fixtures/servers/lib/era-stdio.js';
 import { createListChangedServer } from '../fixtures/servers/lib/list-changed-server.js';
+import { nativeTasks } from '../fixtures/servers/lib/native-tasks-server.js';
+import { createPaginatedServer } from '../fixtures/servers/lib/paginated-server.js';
 import { createPinningServer } from '../fixtures/servers/lib/pinning-server.js';
 import { createPolicyTargetServer } from '../fixtures/servers/lib/policy-target-server.js';
 import { serveRichStdio } from '../fixtures/servers/lib/rich-stdio.js';
 import { createSlowToolServer } from '../fixtures/servers/lib/slow-tool-server.js';
+import { createTraceServer } from '../fixtures/servers/lib/trace-meta-app.js';
 import { serveStdio } from '../fixtures/servers/lib/stdio.js';
+import { createTaskToolsServer } from '../fixtures/servers/lib/task-tools-server.js';
 
 /**
  * Stdio fixtures served from inside the test worker. A fixture process costs ~0.22 s of CPU before
@@ -41,6 +47,15 @@ const HOSTED: Record<string, Serve> = {
   pinning: (env, transport) => serveStdio(createPinningServer(env), { transport }),
   'policy-target': (_env, transport) => serveStdio(createPolicyTargetServer(), { transport }),
   'list-changed': (_env, transport) => serveStdio(createListChangedServer(), { transport }),
+  'era-stdio': (env, transport) => serveEraStdio(env, transport),
+  'big-results': (_env, transport) => serveStdio(createBigResultsServer(), { transport }),
+  paginated: (env, transport) => serveStdio(createPaginatedServer(env), { transport }),
+  // Its stdio mode: no HTTP header to report (`--http`, an args config, stays a process).
+  'trace-meta': (_env, transport) => serveStdio(createTraceServer({ lastCallHeader: null }), { transport }),
+  // A cancelled slow_compute's stderr line has no stderr here to go to (no test reads it).
+  'task-tools': (env, transport) => serveStdio(createTaskToolsServer(env), { transport }),
+  // Its stdio mode: tasks of its own per connection, as per process (`--http` has args: a process).
+  'native-tasks': (env, transport) => serveStdio(nativeTasks(env).createServer(), { transport }),
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
