@@ -39,6 +39,10 @@ export default defineConfig({
     // longer than that to show what a poll waits for. A poll still returns as soon as it is met.
     expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
+    // A worker runs ~125 files' daemons, clients and hosted fixtures, allocating fast: with young
+    // generations of 32 MiB instead of V8's 16 MiB at most, it scavenges half as often. Measured on
+    // the 2-core box, whole suite: GC in the two workers 11.5 → 9.5 s, their CPU 123 → 117 s.
+    execArgv: ['--max-semi-space-size=32'],
     maxWorkers: 2,
     // Test files share a worker's module cache: importing the daemon's modules again for every file
     // cost about 40 s of a 136 s run. Nothing here relies on a fresh module: no vi.mock, env and
