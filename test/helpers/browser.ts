@@ -39,10 +39,13 @@ function workerBrowser(): Promise<Browser> {
 }
 
 function launchAgain(): Promise<Browser> {
-  shared = chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true, handleSIGTERM: false, handleSIGINT: false, handleSIGHUP: false });
+  const launching = chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true, handleSIGTERM: false, handleSIGINT: false, handleSIGHUP: false });
   // A failed launch is not kept: the next file tries again.
-  shared.catch(() => (shared = undefined));
-  return shared;
+  launching.catch(() => {
+    if (shared === launching) shared = undefined;
+  });
+  shared = launching;
+  return launching;
 }
 
 /** A file's view of the worker's browser (see workerBrowser): close() in afterAll closes the file's pages. */
