@@ -37,7 +37,7 @@ import { createTaskToolsServer } from '../fixtures/servers/lib/task-tools-server
  * its own server and state, made from the config's env, as each process did. Without socat on
  * PATH nothing is hosted.
  */
-type Serve = (env: Record<string, string>, transport: StdioServerTransport) => Promise<unknown>;
+type Serve = (env: Record<string, string>, transport: StdioServerTransport, ended: AbortSignal) => Promise<unknown>;
 
 /** The fixtures served here: each serves one connection's server on `transport`. */
 const HOSTED: Record<string, Serve> = {
@@ -54,8 +54,13 @@ const HOSTED: Record<string, Serve> = {
   'trace-meta': (_env, transport) => serveStdio(createTraceServer({ lastCallHeader: null }), { transport }),
   // A cancelled slow_compute's stderr line has no stderr here to go to (no test reads it).
   'task-tools': (env, transport) => serveStdio(createTaskToolsServer(env), { transport }),
-  // Its stdio mode: tasks of its own per connection, as per process (`--http` has args: a process).
-  'native-tasks': (env, transport) => serveStdio(nativeTasks(env).createServer(), { transport }),
+  // Its stdio mode (`--http` has args: a process). Tasks of its own per connection, as per process,
+  // and they end with the connection as with the process: no timer or file watch left in the worker.
+  'native-tasks': (env, transport, ended) => {
+    const tasks = nativeTasks(env);
+    ended.addEventListener('abort', tasks.end, { once: true });
+    return serveStdio(tasks.createServer(), { transport });
+  },
 };
 
 /** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
@@ -100,6 +105,8 @@ function listen(path: string, serve: Serve, env: Record<string, string>): void {
     // socat killed mid-write resets the connection: as a fixture whose client died, nothing to do.
     socket.on('error', () => {});
     connections += 1;
+    const ended = new AbortController();
+    socket.once('close', () => ended.abort());
     const transport = new StdioServerTransport(socket, socket);
     // What the server still sends once socat is gone goes nowhere, as a fixture process's writes
     // after its client left: not a rejection (a fixture's `void notify(…)` would make it an
@@ -109,7 +116,7 @@ function listen(path: string, serve: Serve, env: Record<string, string>): void {
       send(message).catch((error: unknown) => {
         if (socket.writable) throw error;
       });
-    void serve(env, transport).catch(() => socket.destroy());
+    void serve(env, transport, ended.signal).catch(() => socket.destroy());
   });
   // Bound and listening when listen() returns (a pipe binds synchronously), so a daemon started
   // right after finds it. Unref'd: the sockets never keep a worker alive.
