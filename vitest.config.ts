@@ -39,11 +39,16 @@ export default defineConfig({
     // longer than that to show what a poll waits for. A poll still returns as soon as it is met.
     expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
-    // A worker runs ~125 files' daemons, clients and hosted fixtures, allocating fast: with young
+    // A worker runs ~80 files' daemons, clients and hosted fixtures, allocating fast: with young
     // generations of 32 MiB instead of V8's 16 MiB at most, it scavenges half as often. Measured on
-    // the 2-core box, whole suite: GC in the two workers 11.5 → 9.5 s, their CPU 123 → 117 s.
+    // the 2-core box, whole suite: GC in the (then two) workers 11.5 → 9.5 s, their CPU 123 → 117 s.
     execArgv: ['--max-semi-space-size=32'],
-    maxWorkers: 2,
+    // Three workers on the two-core CI box, one more than its cores: a worker spends part of each
+    // file waiting (on child processes, timers, sockets), and with two the box stood ~9 % idle
+    // during the files. Alternating full runs there, 2 vs 3 (stop 57, BENCHMARKS.md): 183 → 173 s
+    // (means of four each), CPU about the same. A fourth only added contention. At stop 51 (every
+    // file importing the daemon afresh, no fixtures hosted) a third worker was slower; not now.
+    maxWorkers: 3,
     // Test files share a worker's module cache: importing the daemon's modules again for every file
     // cost about 40 s of a 136 s run. Nothing here relies on a fresh module: no vi.mock, env and
     // timer changes are undone by the test that made them, and the warning trap is per worker.
