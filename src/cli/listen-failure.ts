@@ -1,8 +1,13 @@
 import { isIP } from 'node:net';
 import { errorMessage } from '../errors.js';
 
-/** How long the probe of a port's holder may take: a start that fails should fail quickly. */
-const PROBE_TIMEOUT_MS = 1_000;
+/**
+ * How long the probe of a port's holder may take. A start that fails should fail quickly, but a
+ * Switchboard that is busy (or a machine that is) may take more than a second to answer its
+ * `/health`: at 1 s, a daemon on a two-core box at load ~20 was named "another program" (issue #34).
+ * The wait is only ever paid when the port is taken and its holder stays silent.
+ */
+const PROBE_TIMEOUT_MS = 3_000;
 
 /** `[::1]` for an IPv6 literal, the host unchanged otherwise. */
 export function urlHost(host: string): string {
