@@ -45,9 +45,9 @@ export default defineConfig({
     execArgv: ['--max-semi-space-size=32'],
     // Three workers on the two-core CI box, one more than its cores: a worker spends part of each
     // file waiting (on child processes, timers, sockets), and with two the box stood ~9 % idle
-    // during the files. Alternating full runs there, 2 vs 3 (stop 57, BENCHMARKS.md): 183 → 173 s
-    // (means of four each), CPU about the same. A fourth only added contention. At stop 51 (every
-    // file importing the daemon afresh, no fixtures hosted) a third worker was slower; not now.
+    // during the files. Five alternating pairs of full runs there (stop 57, BENCHMARKS.md): 184 →
+    // 172 s (means), CPU ~2 % more. A fourth only added contention. At stop 51 (every file
+    // importing the daemon afresh, no fixtures hosted) a third worker was slower; not now.
     maxWorkers: 3,
     // Test files share a worker's module cache: importing the daemon's modules again for every file
     // cost about 40 s of a 136 s run. Nothing here relies on a fresh module: no vi.mock, env and
