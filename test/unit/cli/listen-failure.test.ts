@@ -33,6 +33,20 @@ describe('describeListenFailure', () => {
     expect(await holderIsSwitchboard('127.0.0.1', 7337, answering(200, 'not json'))).toBe(false);
   });
 
+  it('waits past a second for a busy holder: one answering /health after 1.2 s is still a Switchboard', async () => {
+    // A real wait, not the clock: the probe's deadline is AbortSignal.timeout. Both are timers of
+    // this process, so the answer's (1.2 s) always fires before the deadline's (3 s).
+    const slow: typeof fetch = (_input, init) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => resolve(new Response('{"status":"ok"}', { status: 200 })), 1_200);
+        init?.signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(init.signal?.reason);
+        });
+      });
+    expect(await holderIsSwitchboard('127.0.0.1', 7337, slow)).toBe(true);
+  });
+
   it('says what to do about the other listen errors', async () => {
     expect(await describeListenFailure(listenError('EACCES'), '127.0.0.1', 80)).toMatch(/^cannot listen on 127\.0\.0\.1:80: permission denied/);
     expect(await describeListenFailure(listenError('EADDRNOTAVAIL'), '10.9.9.9', 7337)).toMatch(/no such address on this machine \(check --host\)$/);
