@@ -1,5 +1,5 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+import { tmpfsForTheRun } from './test/helpers/run-tmpdir.js';
 
 // Every test talks to 127.0.0.1 only, and Node parses NODE_EXTRA_CA_CERTS's bundle at every
 // start, TLS or not: about 0.1 s of CPU per process on the CI box, where a run starts ~700 Node
@@ -7,24 +7,8 @@ import { defineConfig } from 'vitest/config';
 // nor anything they start pays for it.
 delete process.env.NODE_EXTRA_CA_CERTS;
 
-// The tests' state directories (SQLite caches, configs, pid files, nginx and PostgreSQL data) go
-// to tmpfs where the box has one: an fsync on the CI box's disk takes ~3 ms, and every daemon a
-// test starts syncs its SQLite file as it opens, migrates and closes it, with the test's worker
-// blocked meanwhile. Nothing here tests durability across a power cut. Set before the workers
-// fork, so they and everything they start (os.tmpdir() reads TMPDIR) inherit it; removed when the run ends.
-// Only with room to spare: a container's /dev/shm is often 64 MiB, and PostgreSQL's data alone is 40.
-if (process.env.TMPDIR === undefined && existsSync('/dev/shm') && freeBytes('/dev/shm') > 2 ** 30) {
-  const dir = mkdtempSync('/dev/shm/switchboard-tests-');
-  // As /tmp is: PostgreSQL's initdb runs as the `postgres` user when the tests run as root.
-  chmodSync(dir, 0o1777);
-  process.env.TMPDIR = dir;
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-}
-
-function freeBytes(path: string): number {
-  const { bavail, bsize } = statfsSync(path);
-  return bavail * bsize;
-}
+// The tests' state directories on tmpfs where the box has one, removed when the run ends.
+tmpfsForTheRun();
 
 export default defineConfig({
   test: {
