@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
+import { readCmdline } from '../../src/util/process-tree.js';
 
 /** How long the run's end waits for the processes still using its directory to go. */
 const STRAGGLERS_WAIT_MS = 10_000;
@@ -58,13 +59,9 @@ function processesNaming(dir: string): Array<{ pid: number; command: string }> {
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
-    let command: string;
-    try {
-      command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-    } catch {
-      continue; // exited while we looked
-    }
-    if (command.includes(`${dir}/`)) found.push({ pid, command: command.slice(0, 200) });
+    // undefined: it exited while we looked.
+    const command = readCmdline(pid)?.join(' ');
+    if (command?.includes(`${dir}/`)) found.push({ pid, command: command.slice(0, 200) });
   }
   return found;
 }
