@@ -18,8 +18,8 @@ import { spawnServe } from '../helpers/serve-process.js';
 
 const LINUX = process.platform === 'linux';
 /**
- * Up to twenty real daemon processes and their fixtures: a quiet two-core box takes ~10 s for the
- * 10-run tests, one running beside another suite at load 15–20 took 30 s and more. A deadline, not
+ * Up to six real daemon processes at once and their fixtures: a quiet two-core box took ~10 s for
+ * ten of them, one running beside another suite at load 15–20 took 30 s and more. A deadline, not
  * what the tests measure (each run's own budget below is).
  */
 const SPAWN_TIMEOUT_MS = 150_000;
@@ -80,13 +80,15 @@ describe.skipIf(!LINUX)('no orphans', () => {
     expect(isProcessGone(fixture.setsidPid!)).toBe(true);
   });
 
-  it('a daemon killed with SIGKILL takes its servers along within seconds, one that ignores SIGTERM and stdin EOF too (10 times)', async () => {
-    // Ten daemons killed at once: every run shares the box with nine others starting and dying, the
-    // load under which a watchdog is slowest to boot. Twenty were here (two batches of ten): the
-    // second batch repeated the first's conditions for ~11 s more of the suite's CPU.
-    const RUNS = 10;
+  it('a daemon killed with SIGKILL takes its servers along within seconds, one that ignores SIGTERM and stdin EOF too (6 times)', async () => {
+    // Six daemons killed at once: every run shares the box with five others starting and dying (24
+    // node processes on two cores, beside the rest of the suite), the load under which a watchdog is
+    // slowest to boot. Twenty were here, then ten: each run is ~1 s of the suite's CPU (a `serve`
+    // start is most of it), and four more repeated the same load for a twentieth of this file's CPU.
+    // What a run checks has its deterministic tests in child-watchdog.test.ts.
+    const RUNS = 6;
     /** Daemons killed at once: the kills' grace periods overlap, the starts share the two cores. */
-    const AT_ONCE = 10;
+    const AT_ONCE = 6;
     const run = async (n: number): Promise<void> => {
       // The two kinds of server the watchdog ends: one that goes by itself once its stdin closes,
       // and one that only SIGKILL ends. Two records, so the watchdog ends every record, not only the
@@ -101,7 +103,7 @@ describe.skipIf(!LINUX)('no orphans', () => {
 
       serve.child.kill('SIGKILL');
       // The servers go (the stubborn one after the watchdog's 1 s grace), and so does the watchdog.
-      // The budget is wide because thirty node processes start and stop at once on two cores while
+      // The budget is wide because two dozen node processes start and stop at once on two cores while
       // other test files run: the watchdog itself may need a second or two to boot under that load.
       const gone = await waitForProcessesExit(refs, EXIT_BUDGET_MS);
       expect(gone ? [] : survivors(refs), `run ${n}: still running`).toEqual([]);
@@ -112,13 +114,14 @@ describe.skipIf(!LINUX)('no orphans', () => {
     }
   }, SPAWN_TIMEOUT_MS);
 
-  it('a clean stop (SIGTERM, SIGINT, SIGHUP) leaves nothing running 500 ms after the exit: no watchdog, no server (10 times)', async () => {
-    // Each signal three or four times, in two batches. The race this hunts (a watchdog still booting
-    // outlives a daemon stopped at once) has its deterministic test in child-watchdog.test.ts; this
-    // is the end-to-end check. Twenty runs cost ~11 s more of the suite's CPU for the same three paths.
-    const RUNS = 10;
-    /** Stopped at once: four batches keep the suite's time low without starving the two cores. */
-    const AT_ONCE = 5;
+  it('a clean stop (SIGTERM, SIGINT, SIGHUP) leaves nothing running 500 ms after the exit: no watchdog, no server (6 times)', async () => {
+    // Each signal twice, all at once. The race this hunts (a watchdog still booting outlives a
+    // daemon stopped at once) has its deterministic test in child-watchdog.test.ts; this is the
+    // end-to-end check. Twenty runs were here, then ten (two batches of five): each run is ~1 s of
+    // the suite's CPU for the same three paths.
+    const RUNS = 6;
+    /** Stopped at once: one batch, every stop while five other daemons start or stop. */
+    const AT_ONCE = 6;
     const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
     /**
      * Counted from the exit as this process observed it (the 'close' of the daemon's pipes), which
