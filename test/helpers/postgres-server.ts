@@ -107,7 +107,12 @@ export async function createDatabase(serverUrl: string): Promise<{ url: string; 
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    // FILE_COPY: the template's files copied as files (on tmpfs, test/helpers/run-tmpdir.ts) rather
+    // than block by block through the WAL, PostgreSQL 15's default. Measured on the CI box, a
+    // create, a first connection and a drop: ~110 ms of the server's CPU instead of ~160. Before
+    // 15 there was no choice, and file copy was the only way.
+    const version = Number((await admin.query<{ server_version_num: string }>('SHOW server_version_num')).rows[0]?.server_version_num);
+    await admin.query(`CREATE DATABASE ${name}${version >= 150000 ? ' STRATEGY FILE_COPY' : ''}`);
   } finally {
     await admin.end();
   }
