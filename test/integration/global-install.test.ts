@@ -35,7 +35,10 @@ async function stagePackage(): Promise<string> {
   const stage = await tempDir();
   for (const file of ['package.json', 'README.md', 'openapi.yaml']) cpSync(new URL(file, ROOT), join(stage, file));
   const bundle = join(FIXTURE_BUILD_DIR, 'cli');
-  for (const entry of readdirSync(bundle)) if (entry !== 'meta.json') cpSync(join(bundle, entry), join(stage, 'dist', entry), { recursive: true });
+  // Source maps aside: the bin never reads them, and they are 11 of the bundle's 15 MB, which
+  // npm pack would gzip and tar unpack for a second of CPU to no purpose here.
+  const filter = (source: string): boolean => !source.endsWith('.map');
+  for (const entry of readdirSync(bundle)) if (entry !== 'meta.json' && filter(entry)) cpSync(join(bundle, entry), join(stage, 'dist', entry), { recursive: true, filter });
   return stage;
 }
 
