@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { tempDir } from './process.js';
 
 export interface InitializeHold {
-  /** Env for a stdio fixture: it holds its `initialize` answer while the hold lasts (fixtures/servers/lib/stdio.ts). */
+  /**
+   * Env for a stdio fixture: it holds its `initialize` answer while the hold lasts (a process:
+   * fixtures/servers/lib/stdio.ts; one hosted in the worker: stdio-fixture-host.ts).
+   */
   env: { HOLD_INITIALIZE_WHILE: string };
   /** Ends the hold: the server answers `initialize` now. */
   release(): Promise<void>;

@@ -1,7 +1,7 @@
-import { existsSync, unlinkSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { existsSync, unlinkSync, watch } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { FixtureOptions } from './fixtures.js';
@@ -42,6 +42,7 @@ type Serve = (env: Record<string, string>, transport: StdioServerTransport, ende
 /** The fixtures served here: each serves one connection's server on `transport`. */
 const HOSTED: Record<string, Serve> = {
   'echo-stdio': (_env, transport) => serveStdio(createEchoServer('echo-stdio'), { transport }),
+  'slow-initialize': (env, transport) => serveStdio(createEchoServer('slow-initialize'), { transport, initializeDelayMs: Number(env.INIT_DELAY_MS ?? 1000) }),
   'slow-tool': (env, transport) => serveStdio(createSlowToolServer(env), { transport }),
   'rich-stdio': (env, transport) => serveRichStdio(env, transport),
   pinning: (env, transport) => serveStdio(createPinningServer(env), { transport }),
@@ -63,8 +64,11 @@ const HOSTED: Record<string, Serve> = {
   },
 };
 
-/** lib/startup.ts and lib/stdio.ts: behaviour of the process itself. */
-const PROCESS_ENV = /^(PID_FILE|SPAWN_GRANDCHILD|SPAWN_SETSID_GRANDCHILD|SPAWN_LOG|STDERR_AT_START|IGNORE_STDIN_EOF|IGNORE_SIGTERM|HOLD_INITIALIZE_WHILE|HOLD_START_WHILE)$/;
+/**
+ * lib/startup.ts and lib/stdio.ts: behaviour of the process itself. HOLD_INITIALIZE_WHILE is not:
+ * a hosted connection holds it here (holdInput).
+ */
+const PROCESS_ENV = /^(PID_FILE|SPAWN_GRANDCHILD|SPAWN_SETSID_GRANDCHILD|SPAWN_LOG|STDERR_AT_START|IGNORE_STDIN_EOF|IGNORE_SIGTERM|HOLD_START_WHILE)$/;
 
 /** socat on PATH, if any. */
 export const SOCAT = (process.env.PATH ?? '')
@@ -108,6 +112,7 @@ function listen(path: string, serve: Serve, env: Record<string, string>): void {
     const ended = new AbortController();
     socket.once('close', () => ended.abort());
     const transport = new StdioServerTransport(socket, socket);
+    if (env.HOLD_INITIALIZE_WHILE) holdInput(socket, env.HOLD_INITIALIZE_WHILE, ended.signal);
     // What the server still sends once socat is gone goes nowhere, as a fixture process's writes
     // after its client left: not a rejection (a fixture's `void notify(…)` would make it an
     // unhandled one, which fails the worker's test where it would only end the fixture's process).
@@ -124,6 +129,31 @@ function listen(path: string, serve: Serve, env: Record<string, string>): void {
   server.unref();
   servers.push(server);
   if (servers.length === 1) process.once('exit', closeAll);
+}
+
+/**
+ * HOLD_INITIALIZE_WHILE=<file> (test/helpers/hold-initialize.ts) for a hosted connection: its input
+ * is not read while the file exists. A client's first message is its `initialize`, and it sends
+ * nothing before the answer, so this holds `initialize` as a fixture process does (lib/stdio.ts).
+ * Paused before the transport listens: a 'data' listener does not resume an explicit pause.
+ */
+function holdInput(socket: Socket, file: string, ended: AbortSignal): void {
+  if (!existsSync(file)) return;
+  socket.pause();
+  const watcher = watch(dirname(file), (_event, name) => {
+    if (name === basename(file) && !existsSync(file)) release();
+  });
+  let held = true;
+  const release = (): void => {
+    if (!held) return;
+    held = false;
+    watcher.close();
+    ended.removeEventListener('abort', release);
+    if (!socket.destroyed) socket.resume();
+  };
+  ended.addEventListener('abort', release, { once: true });
+  // It may have gone between the check and the watch.
+  if (!existsSync(file)) release();
 }
 
 function closeAll(): void {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { startDaemon } from '../helpers/daemon.js';
+import { nextDaemonEvent, startDaemon } from '../helpers/daemon.js';
 import { fixturePath, fixtureServerConfig } from '../helpers/fixtures.js';
+import { holdInitialize } from '../helpers/hold-initialize.js';
 import { SOCAT, hostedConnections } from '../helpers/stdio-fixture-host.js';
 
 /**
@@ -25,14 +26,17 @@ describe('stdio fixtures hosted in the test worker', () => {
   it('a config without process behaviour runs socat; one with PID_FILE, args or process: true runs the bundle with node', () => {
     expect(SOCAT, 'socat is not on PATH: apt-get install socat (.ci/run does)').toBeDefined();
     expect(fixtureServerConfig('echo-stdio').command).toBe(SOCAT);
-    for (const name of ['slow-tool', 'rich-stdio', 'pinning', 'policy-target', 'list-changed', 'era-stdio', 'big-results', 'paginated', 'trace-meta', 'task-tools', 'native-tasks']) {
+    for (const name of ['slow-initialize', 'slow-tool', 'rich-stdio', 'pinning', 'policy-target', 'list-changed', 'era-stdio', 'big-results', 'paginated', 'trace-meta', 'task-tools', 'native-tasks']) {
       expect(fixtureServerConfig(name).command, name).toBe(SOCAT);
     }
+    // A held `initialize` is held by the host (next test).
+    expect(fixtureServerConfig('echo-stdio', { env: { HOLD_INITIALIZE_WHILE: '/nonexistent/hold' } }).command).toBe(SOCAT);
     for (const own of [
       fixtureServerConfig('echo-stdio', { env: { PID_FILE: '/nonexistent/pid' } }),
       fixtureServerConfig('echo-stdio', { args: ['--anything'] }),
       fixtureServerConfig('echo-stdio', { process: true }),
       fixtureServerConfig('rich-stdio', { env: { STDERR_AT_START: 'hello' } }),
+      fixtureServerConfig('echo-stdio', { env: { HOLD_START_WHILE: '/nonexistent/hold' } }),
       fixtureServerConfig('many-tools'),
     ]) {
       expect(own.command).toBe(process.execPath);
@@ -63,5 +67,21 @@ describe('stdio fixtures hosted in the test worker', () => {
     expect(again.body.content[0]?.text).toBe('cba');
     // Two servers started, then one again: one connection per start, none shared.
     expect(hostedConnections() - before).toBe(3);
+  });
+
+  it('holds a hosted server’s initialize while HOLD_INITIALIZE_WHILE’s file exists, and answers it on the same connection once the file is gone', async () => {
+    const hold = await holdInitialize();
+    const before = hostedConnections();
+    const sb = await startDaemon({ servers: { held: fixtureServerConfig('echo-stdio', { env: hold.env }) }, until: 'listening' });
+    // The connection reached this worker's host: unheld, its `initialize` is answered at once.
+    await expect.poll(hostedConnections).toBe(before + 1);
+    const status = async (): Promise<string> => (await sb.json<{ status: string }>('/servers/held')).body.status;
+    expect(await status()).toBe('connecting');
+    const connected = nextDaemonEvent(sb.daemon, 'server.status', (e) => e.server === 'held' && e.status === 'connected');
+    await hold.release();
+    await connected;
+    expect(hostedConnections()).toBe(before + 1);
+    const echoed = await sb.json<CallResult>('/tools/mcp_held_echo/call', { method: 'POST', body: { arguments: { text: 'released' } } });
+    expect(echoed.body.content[0]?.text).toBe('released');
   });
 });
