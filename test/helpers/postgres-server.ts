@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './free-port.js';
 
@@ -47,11 +48,13 @@ export async function startPostgres(): Promise<PostgresServer> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-pg-'));
   if (user) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
-  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'switchboard', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C'], {
-    encoding: 'utf8',
-    ...user,
-  });
-  if (init.status !== 0) throw new Error(`initdb failed (${init.status}): ${init.stderr}`);
+  // Not spawnSync: the run's other setup (the fixtures' and the dashboard's bundles) goes on
+  // meanwhile; blocked by initdb's ~1 s, it began only once initdb was done.
+  await promisify(execFile)(join(bin, 'initdb'), ['-D', data, '-U', 'switchboard', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C'], { encoding: 'utf8', ...user }).catch(
+    (err: { code?: unknown; stderr?: string }) => {
+      throw new Error(`initdb failed (${String(err.code)}): ${err.stderr ?? String(err)}`);
+    },
+  );
 
   const port = await freePort();
   const server = spawn(
