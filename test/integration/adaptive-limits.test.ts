@@ -113,11 +113,13 @@ describe.concurrent('adaptive concurrency and a queue bounded by deadlines (issu
     expect(await limitGauge(d, 'wide')).toBe(after.limit);
   });
 
-  it('a server that serves one call at a time: the limit settles at ≤ 4 within 5 s of calls, its own queue never grows past it, and an unmeetable deadline is refused at once', async ({ expect, onTestFinished }) => {
+  it('a server that serves one call at a time: the limit settles at ≤ 4 within 10 s of calls, its own queue never grows past it, and an unmeetable deadline is refused at once', async ({ expect, onTestFinished }) => {
     const { d, dir } = await serveWith('narrow', onTestFinished, { CAPACITY: '1' });
 
     // 20 callers, each calling again as soon as it is answered, until 50 calls of 100 ms (5 s of
-    // the server's time; the issue allows 10 s) are answered.
+    // the server's time) are answered; then ten more at a time while the limit is above 4, up to the
+    // issue's 10 s. A box at load ~20 (two suites side by side) blurs the latencies the fit sees, and
+    // the limit stood at 5 after the first 50 once (stop 58).
     let started = 0;
     const callers = (phase: string, calls: number) =>
       Promise.all(
@@ -130,6 +132,7 @@ describe.concurrent('adaptive concurrency and a queue bounded by deadlines (issu
         }),
       );
     await callers('warm', 50);
+    for (let calls = 50; calls < 100 && (await traffic(d, 'narrow')).limit > 4; calls += 10) await callers('warm', calls + 10);
     const settled = await traffic(d, 'narrow');
     expect(settled.limit).toBeLessThanOrEqual(4);
     // Its last move was a cut for the rise, or a step back up that the rise still allows.
