@@ -1,7 +1,7 @@
-import { existsSync, unlinkSync, watch } from 'node:fs';
+import { existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, delimiter, dirname, join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { FixtureOptions } from './fixtures.js';
@@ -16,7 +16,7 @@ import { createPolicyTargetServer } from '../fixtures/servers/lib/policy-target-
 import { serveRichStdio } from '../fixtures/servers/lib/rich-stdio.js';
 import { createSlowToolServer } from '../fixtures/servers/lib/slow-tool-server.js';
 import { createTraceServer } from '../fixtures/servers/lib/trace-meta-app.js';
-import { serveStdio } from '../fixtures/servers/lib/stdio.js';
+import { serveStdio, whenGone } from '../fixtures/servers/lib/stdio.js';
 import { createTaskToolsServer } from '../fixtures/servers/lib/task-tools-server.js';
 
 /**
@@ -140,20 +140,13 @@ function listen(path: string, serve: Serve, env: Record<string, string>): void {
 function holdInput(socket: Socket, file: string, ended: AbortSignal): void {
   if (!existsSync(file)) return;
   socket.pause();
-  const watcher = watch(dirname(file), (_event, name) => {
-    if (name === basename(file) && !existsSync(file)) release();
-  });
-  let held = true;
-  const release = (): void => {
-    if (!held) return;
-    held = false;
-    watcher.close();
-    ended.removeEventListener('abort', release);
-    if (!socket.destroyed) socket.resume();
-  };
-  ended.addEventListener('abort', release, { once: true });
-  // It may have gone between the check and the watch.
-  if (!existsSync(file)) release();
+  whenGone(
+    file,
+    () => {
+      if (!socket.destroyed) socket.resume();
+    },
+    ended,
+  );
 }
 
 function closeAll(): void {
