@@ -100,6 +100,8 @@ async function waitForAccepting(url: string, server: ChildProcess, log: () => st
 }
 
 let counter = 0;
+/** Whether the suite's server (one per run) takes `STRATEGY FILE_COPY`: asked once per process. */
+let fileCopy: Promise<boolean> | undefined;
 
 /**
  * A database of its own on the suite's server (started by test/global-setup.ts): the URL to it.
@@ -114,8 +116,14 @@ export async function createDatabase(serverUrl: string): Promise<{ url: string; 
     // than block by block through the WAL, PostgreSQL 15's default. Measured on the CI box, a
     // create, a first connection and a drop: ~110 ms of the server's CPU instead of ~160. Before
     // 15 there was no choice, and file copy was the only way.
-    const version = Number((await admin.query<{ server_version_num: string }>('SHOW server_version_num')).rows[0]?.server_version_num);
-    await admin.query(`CREATE DATABASE ${name}${version >= 150000 ? ' STRATEGY FILE_COPY' : ''}`);
+    fileCopy ??= admin.query<{ server_version_num: string }>('SHOW server_version_num').then(
+      (r) => Number(r.rows[0]?.server_version_num) >= 150000,
+      (err: unknown) => {
+        fileCopy = undefined; // asked again by the next create
+        throw err;
+      },
+    );
+    await admin.query(`CREATE DATABASE ${name}${(await fileCopy) ? ' STRATEGY FILE_COPY' : ''}`);
   } finally {
     await admin.end();
   }
