@@ -365,6 +365,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
         await closed;
       } finally {
         shutdown.abort(new Error('shutting down'));
+        // Code mode's warm workers: no run is left to take one.
+        await gateway.scripts.close();
         // Leaves the cluster (its heartbeat row goes) while the store is still open.
         await cluster?.close();
         // Disconnects every server, then closes the store and the child records.

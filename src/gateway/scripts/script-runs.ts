@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SwitchboardError } from '../../errors.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import { DEFAULT_SCRIPT_LIMITS, runScript, type ScriptHost, type ScriptLimits, type ScriptOutcome } from './script-sandbox.js';
+import { ScriptWorkers } from './script-workers.js';
 
 /** Code mode's settings (issue #39): whether it is on, how many runs at once, each run's limits. */
 export interface ScriptSettings {
@@ -35,14 +36,17 @@ interface Run {
  */
 export class ScriptRuns {
   readonly limits: ScriptLimits;
+  /** The worker threads the runs take turns in, kept warm between runs. */
+  readonly workers: ScriptWorkers;
   readonly #settings: ScriptSettings;
   readonly #agentSetting: (name: string) => boolean | undefined;
   readonly #runs = new Map<string, Run>();
 
-  constructor(settings: ScriptSettings, agentSetting: (name: string) => boolean | undefined) {
+  constructor(settings: ScriptSettings, agentSetting: (name: string) => boolean | undefined, workers = new ScriptWorkers()) {
     this.#settings = settings;
     this.#agentSetting = agentSetting;
     this.limits = { ...DEFAULT_SCRIPT_LIMITS, ...settings.limits };
+    this.workers = workers;
   }
 
   /** Whether `agent` (absent: the operator) may run scripts: its own `codeMode`, else the daemon's. */
@@ -89,9 +93,14 @@ export class ScriptRuns {
     };
     const limits = { ...this.limits, timeoutMs: Math.min(timeoutMs ?? this.limits.timeoutMs, this.limits.timeoutMs) };
     try {
-      return { ...(await runScript(code, limits, counted, signal)), runId };
+      return { ...(await runScript(code, limits, counted, signal, this.workers)), runId };
     } finally {
       this.#runs.delete(runId);
     }
+  }
+
+  /** Stops the workers waiting for a run (the daemon's shutdown, once its requests are done). */
+  close(): Promise<void> {
+    return this.workers.close();
   }
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
-import { scriptWorkerMain, type ScriptFault, type WorkerData, type WorkerIn, type WorkerOut } from './script-worker.js';
+import type { ScriptFault, RunData, WorkerIn, WorkerOut } from './script-worker.js';
+import type { ScriptWorkers } from './script-workers.js';
 
 /** The sandbox's limits for one run (issue #39 item 2). */
 export interface ScriptLimits {
@@ -23,7 +23,7 @@ export const DEFAULT_SCRIPT_LIMITS: Readonly<ScriptLimits> = { memoryBytes: 64 *
 export interface ScriptHost {
   call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal): Promise<unknown>;
   search(query: string, signal: AbortSignal): Promise<unknown>;
-  tools: WorkerData['tools'];
+  tools: RunData['tools'];
 }
 
 /** How a run ended. */
@@ -31,12 +31,10 @@ export type ScriptOutcome =
   | { ok: true; value: unknown; logs: string[]; logsCut: boolean; calls: number }
   | { ok: false; error: ScriptFault; logs: string[]; logsCut: boolean; calls: number };
 
-// Resolved here, where module resolution works: the worker is an eval worker and resolves nothing.
-const QUICKJS_URL = createRequire(import.meta.url).resolve('quickjs-emscripten');
 // The WebAssembly of the variant the worker uses, resolved from quickjs-emscripten (whose dependency it is).
-const WASM_PATH = createRequire(QUICKJS_URL).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+const WASM_PATH = createRequire(createRequire(import.meta.url).resolve('quickjs-emscripten')).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
 
-type CompiledModule = NonNullable<WorkerData['wasmModule']>;
+type CompiledModule = NonNullable<RunData['wasmModule']>;
 let compiled: Promise<CompiledModule> | undefined;
 
 /**
@@ -52,44 +50,41 @@ function compiledModule(): Promise<CompiledModule> {
   });
   return compiled;
 }
-// A transpiler that keeps function names (tsx, esbuild's keepNames) calls its `__name` helper inside the function.
-const WORKER_SOURCE = `var __name = (f) => f;\n(${String(scriptWorkerMain)})(require)`;
-
 /**
- * Runs one script in a fresh worker with a fresh QuickJS runtime and context, and answers its host
- * calls: at most `maxCalls`, at most `concurrency` at once (the others queue), each aborted when
- * the run ends. The run ends at its deadline (`SCRIPT_TIMEOUT`), when `signal` aborts (its reason
- * is thrown), or when the script returns or throws; the worker is terminated on every exit path,
- * so a script stuck in a busy loop is stopped even if its interrupt handler were not reached.
+ * Runs one script in a worker of `workers` with a fresh QuickJS instance, runtime and context, and
+ * answers its host calls: at most `maxCalls`, at most `concurrency` at once (the others queue),
+ * each aborted when the run ends. The run ends at its deadline (`SCRIPT_TIMEOUT`), when `signal`
+ * aborts (its reason is thrown), or when the script returns or throws. The worker is given back
+ * only when it said the run is over (the script returned, threw, or was interrupted inside); on
+ * every other exit path it is terminated, so a script stuck in a busy loop is stopped even if its
+ * interrupt handler were not reached.
  */
-export async function runScript(code: string, limits: ScriptLimits, host: ScriptHost, signal: AbortSignal | undefined): Promise<ScriptOutcome> {
+export async function runScript(code: string, limits: ScriptLimits, host: ScriptHost, signal: AbortSignal | undefined, workers: ScriptWorkers): Promise<ScriptOutcome> {
   const wasmModule = await compiledModule();
+  signal?.throwIfAborted();
   return new Promise<ScriptOutcome>((resolve, reject) => {
     const inner = new AbortController();
-    const data: WorkerData = { quickjs: QUICKJS_URL, wasmModule, code, memoryBytes: limits.memoryBytes, deadline: Date.now() + limits.timeoutMs, maxOutputChars: limits.maxOutputChars, tools: host.tools };
-    // The QuickJS heap is WebAssembly memory; the worker's own V8 heap holds only the glue.
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: data, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 } });
+    const data: RunData = { wasmModule, code, memoryBytes: limits.memoryBytes, deadline: Date.now() + limits.timeoutMs, maxOutputChars: limits.maxOutputChars, tools: host.tools };
+    const worker = workers.take();
     let calls = 0;
     let running = 0;
     const queue: Array<() => void> = [];
     let settled = false;
 
-    const end = (outcome: ScriptOutcome | { thrown: unknown }): void => {
+    const end = (outcome: ScriptOutcome | { thrown: unknown }, reusable = false): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       inner.abort(new Error('the script ended'));
-      void worker.terminate();
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      if (reusable) workers.giveBack(worker);
+      else void worker.terminate();
       if ('thrown' in outcome) reject(outcome.thrown);
       else resolve(outcome);
     };
     const failed = (error: ScriptFault): ScriptOutcome => ({ ok: false, error, logs: [], logsCut: false, calls });
     const onAbort = (): void => end({ thrown: signal?.reason });
-    // The interrupt handler stops the script at the same deadline; this covers a run waiting on calls.
-    const timer = setTimeout(() => end(failed({ code: 'SCRIPT_TIMEOUT', message: `The script ran past its time limit (${limits.timeoutMs} ms)` })), limits.timeoutMs + 50);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) onAbort();
 
     const reply = (message: WorkerIn): void => {
       if (!settled) worker.postMessage(message);
@@ -109,13 +104,13 @@ export async function runScript(code: string, limits: ScriptLimits, host: Script
       else queue.push(start);
     };
 
-    worker.on('message', (message: WorkerOut) => {
+    const onMessage = (message: WorkerOut): void => {
       if (message.type === 'done') {
-        end({ ok: true, value: message.value === undefined ? null : JSON.parse(message.value), logs: message.logs, logsCut: message.logsCut, calls });
+        end({ ok: true, value: message.value === undefined ? null : JSON.parse(message.value), logs: message.logs, logsCut: message.logsCut, calls }, true);
         return;
       }
       if (message.type === 'failed') {
-        end({ ok: false, error: message.error, logs: message.logs, logsCut: message.logsCut, calls });
+        end({ ok: false, error: message.error, logs: message.logs, logsCut: message.logsCut, calls }, message.retired !== true);
         return;
       }
       if (++calls > limits.maxCalls) {
@@ -130,13 +125,18 @@ export async function runScript(code: string, limits: ScriptLimits, host: Script
         }
         answer(message.id, () => host.call(message.name, args as Record<string, unknown> | undefined, inner.signal));
       } else answer(message.id, () => host.search(message.query, inner.signal));
-    });
-    worker.on('error', (err) => {
+    };
+    const onError = (err: Error): void => {
       // The worker's own heap ran out (ERR_WORKER_OUT_OF_MEMORY) or it failed to start.
       const code = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'SCRIPT_MEMORY_LIMIT' : 'SCRIPT_ERROR';
       end(failed({ code, message: err.message }));
-    });
-    worker.on('exit', () => end(failed({ code: 'SCRIPT_ERROR', message: 'The sandbox stopped before the script finished' })));
+    };
+    const onExit = (): void => end(failed({ code: 'SCRIPT_ERROR', message: 'The sandbox stopped before the script finished' }));
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    // The interrupt handler stops the script at the same deadline; this covers a run waiting on calls.
+    const timer = setTimeout(() => end(failed({ code: 'SCRIPT_TIMEOUT', message: `The script ran past its time limit (${limits.timeoutMs} ms)` })), limits.timeoutMs + 50);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.postMessage({ type: 'run', run: data } satisfies WorkerIn);
   });
 }
 

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { ScriptRuns } from '../../../../src/gateway/scripts/script-runs.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { ScriptRuns, type ScriptSettings } from '../../../../src/gateway/scripts/script-runs.js';
 import type { ScriptHost } from '../../../../src/gateway/scripts/script-sandbox.js';
 import { deferred } from '../../../../src/util/deferred.js';
 
@@ -23,17 +23,24 @@ function heldHost() {
 
 const HOLD = 'return await tools.call("x", {})';
 
+/** Script runs whose warm workers are stopped when the test ends. */
+function scriptRuns(settings: ScriptSettings, agentSetting: (name: string) => boolean | undefined = () => undefined): ScriptRuns {
+  const runs = new ScriptRuns(settings, agentSetting);
+  onTestFinished(() => runs.close());
+  return runs;
+}
+
 describe('script runs: admission, the running list, cancellation (issue #39)', () => {
   it('is off unless codeMode is on, the agent\'s own setting winning', async () => {
-    const runs = new ScriptRuns({ enabled: false }, (name) => (name === 'yes' ? true : name === 'no' ? false : undefined));
+    const runs = scriptRuns({ enabled: false }, (name) => (name === 'yes' ? true : name === 'no' ? false : undefined));
     expect(runs.enabledFor(undefined)).toBe(false);
     expect(runs.enabledFor({ name: 'yes' })).toBe(true);
-    expect(new ScriptRuns({ enabled: true }, (name) => (name === 'no' ? false : undefined)).enabledFor({ name: 'no' })).toBe(false);
+    expect(scriptRuns({ enabled: true }, (name) => (name === 'no' ? false : undefined)).enabledFor({ name: 'no' })).toBe(false);
     await expect(runs.run('return 1', undefined, { name: 'other' }, 'rest', undefined, () => heldHost().host)).rejects.toMatchObject({ code: 'CODE_MODE_DISABLED' });
   });
 
   it('refuses past maxRunsPerAgent and maxRuns with SERVER_BUSY, lists the running ones, and admits again once one ends', async () => {
-    const runs = new ScriptRuns({ enabled: true, maxRuns: 2, maxRunsPerAgent: 1 }, () => undefined);
+    const runs = scriptRuns({ enabled: true, maxRuns: 2, maxRunsPerAgent: 1 });
     const first = heldHost();
     const running = runs.run(HOLD, undefined, { name: 'a' }, 'mcp', undefined, () => first.host);
     await expect(runs.run(HOLD, undefined, { name: 'a' }, 'mcp', undefined, () => heldHost().host)).rejects.toMatchObject({ code: 'SERVER_BUSY', retryAfterMs: 1000 });
@@ -51,7 +58,7 @@ describe('script runs: admission, the running list, cancellation (issue #39)', (
   });
 
   it('a cancelled run rejects with the reason and aborts its calls in flight', async () => {
-    const runs = new ScriptRuns({ enabled: true }, () => undefined);
+    const runs = scriptRuns({ enabled: true });
     const held = heldHost();
     const controller = new AbortController();
     const running = runs.run(HOLD, undefined, undefined, 'rest', controller.signal, () => held.host);
@@ -64,8 +71,43 @@ describe('script runs: admission, the running list, cancellation (issue #39)', (
   });
 
   it('takes a shorter timeoutMs than its limit, never a longer one', async () => {
-    const runs = new ScriptRuns({ enabled: true, limits: { timeoutMs: 500 } }, () => undefined);
+    const runs = scriptRuns({ enabled: true, limits: { timeoutMs: 500 } });
     const outcome = await runs.run('while (true) {}', 60_000, undefined, 'rest', undefined, () => heldHost().host);
     expect(outcome).toMatchObject({ ok: false, error: { code: 'SCRIPT_TIMEOUT' } });
+  });
+});
+
+describe('warm workers between runs (issue #34: code mode without a worker start per run)', () => {
+  it('runs one after another in one worker, each in a fresh context: a global one script sets is not there for the next', async () => {
+    const runs = scriptRuns({ enabled: true });
+    const host = heldHost().host;
+    expect(await runs.run('globalThis.leak = 42; return leak', undefined, undefined, 'rest', undefined, () => host)).toMatchObject({ ok: true, value: 42 });
+    expect(await runs.run('return typeof globalThis.leak', undefined, undefined, 'rest', undefined, () => host)).toMatchObject({ ok: true, value: 'undefined' });
+    expect(runs.workers.started).toBe(1);
+    expect(runs.workers.idle).toBe(1);
+  });
+
+  it('a script that ran out of memory leaves a worker whose next run has all its memory again', async () => {
+    const runs = scriptRuns({ enabled: true, limits: { memoryBytes: 8 * 1024 * 1024 } });
+    const host = heldHost().host;
+    const bomb = await runs.run('const a = []; while (true) a.push("x".repeat(100000) + a.length);', undefined, undefined, 'rest', undefined, () => host);
+    expect(bomb).toMatchObject({ ok: false, error: { code: 'SCRIPT_MEMORY_LIMIT' } });
+    // 6 MiB of strings: more than was left to the bomb's runtime, less than a fresh one's limit.
+    const fresh = await runs.run('const a = []; for (let i = 0; i < 60; i++) a.push("y".repeat(100000) + i); return a.length', undefined, undefined, 'rest', undefined, () => host);
+    expect(fresh).toMatchObject({ ok: true, value: 60 });
+    expect(runs.workers.started).toBe(1);
+  });
+
+  it('a run stopped from outside (cancelled) does not give its worker back: the next run starts another', async () => {
+    const runs = scriptRuns({ enabled: true });
+    const held = heldHost();
+    const controller = new AbortController();
+    const running = runs.run(HOLD, undefined, undefined, 'rest', controller.signal, () => held.host);
+    await held.started.promise;
+    controller.abort(new Error('gave up'));
+    await expect(running).rejects.toThrow('gave up');
+    expect(runs.workers.idle).toBe(0);
+    expect(await runs.run('return 1', undefined, undefined, 'rest', undefined, () => held.host)).toMatchObject({ ok: true, value: 1 });
+    expect(runs.workers.started).toBe(2);
   });
 });
