@@ -13,8 +13,12 @@ import { onTestFinished } from 'vitest';
 export const TEST_ISSUER = 'https://idp.test.example';
 export const TEST_AUDIENCE = 'switchboard';
 
+/** The algorithms a test key is made for. ES256 unless a test asks: an RS256 key takes ~50–200 ms of CPU to make, an ES256 one ~1 ms. */
+export type SigningAlg = 'ES256' | 'RS256';
+
 export interface SigningKey {
   kid: string;
+  alg: SigningAlg;
   privateKey: CryptoKey;
   publicJwk: JWK;
   /** The public key as PEM: what an attacker would use as an HMAC secret. */
@@ -39,18 +43,19 @@ export interface JwksServer {
 
 let kids = 0;
 
-export async function newSigningKey(): Promise<SigningKey> {
-  const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
+export async function newSigningKey(alg: SigningAlg = 'ES256'): Promise<SigningKey> {
+  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
   const kid = `test-key-${++kids}`;
-  return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }, publicPem: await exportSPKI(publicKey) };
+  return { kid, alg, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }, publicPem: await exportSPKI(publicKey) };
 }
 
 /**
- * Starts a JWKS server; closed when the test finishes, or with `lifetime: 'manual'` by the caller
- * (a server shared by the tests of a file, see `sharedByTests`).
+ * Starts a JWKS server whose keys are made for `alg` (ES256 by default); closed when the test
+ * finishes, or with `lifetime: 'manual'` by the caller (a server shared by the tests of a file, see
+ * `sharedByTests`).
  */
-export async function startJwksServer(options: { lifetime?: 'test' | 'manual' } = {}): Promise<JwksServer> {
-  let current = await newSigningKey();
+export async function startJwksServer(options: { lifetime?: 'test' | 'manual'; alg?: SigningAlg } = {}): Promise<JwksServer> {
+  let current = await newSigningKey(options.alg);
   let fetches = 0;
   const state = { cacheControl: 'max-age=300' };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -81,14 +86,14 @@ export async function startJwksServer(options: { lifetime?: 'test' | 'manual' } 
       state.cacheControl = value;
     },
     async rotate() {
-      current = await newSigningKey();
+      current = await newSigningKey(options.alg);
       return current;
     },
     sign(claims, options = {}) {
       const key = options.key ?? current;
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({ iss: TEST_ISSUER, aud: TEST_AUDIENCE, iat: now, exp: now + 600, ...claims })
-        .setProtectedHeader({ alg: 'RS256', kid: options.kid ?? key.kid, typ: 'JWT' })
+        .setProtectedHeader({ alg: key.alg, kid: options.kid ?? key.kid, typ: 'JWT' })
         .sign(key.privateKey);
     },
     close,

@@ -44,7 +44,8 @@ const twoRich = async (config: Record<string, unknown>, options: Parameters<type
  */
 const signedIn = sharedByTests(
   async () => {
-    const jwks = await startJwksServer({ lifetime: 'manual' });
+    // RS256 here, the tests' other JWKS servers ES256: both families verify.
+    const jwks = await startJwksServer({ lifetime: 'manual', alg: 'RS256' });
     const d = await startTwoRichServers('manual', { ...jwtConfig(jwks), requestLogging: true }, { captureLogs: 'trace', upstreams: await upstreams() }).catch(async (err: unknown) => {
       await jwks.close();
       throw err;
@@ -111,7 +112,7 @@ describe('agents signed in by JWT', () => {
 
   it('each bad token class answers 401 with its own code, and nothing of a token is logged', async () => {
     const { jwks, d } = await signedIn();
-    const other = await newSigningKey();
+    const other = await newSigningKey(jwks.current.alg);
     const t = now();
     const kid = jwks.current.kid;
     const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
