@@ -284,7 +284,7 @@ describe('errors that name the real cause (real processes)', () => {
   it.concurrent('reports an answer over the 64 MiB cap as such, not as the kill that followed', async ({ expect, onTestFinished }) => {
     const { manager } = newManager(onTestFinished);
     await manager.connectServers({ big: fixtureServerConfig('introspect') });
-    const result = await callTool(manager, 'mcp_big_big', { bytes: 70 * 1024 * 1024 });
+    const result = await callTool(manager, 'mcp_big_big', { bytes: 70 * 1024 * 1024, ascii: true });
     expect(errorCode(result)).toBe('UPSTREAM_MESSAGE_TOO_LARGE');
     expect(text(result)).toMatch(/MCP server "big" sent a message over the 64 MiB limit; the connection was closed/);
     expect(text(result)).not.toMatch(/SIGTERM|killed/);
