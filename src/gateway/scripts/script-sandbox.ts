@@ -136,7 +136,11 @@ export async function runScript(code: string, limits: ScriptLimits, host: Script
     // The interrupt handler stops the script at the same deadline; this covers a run waiting on calls.
     const timer = setTimeout(() => end(failed({ code: 'SCRIPT_TIMEOUT', message: `The script ran past its time limit (${limits.timeoutMs} ms)` })), limits.timeoutMs + 50);
     signal?.addEventListener('abort', onAbort, { once: true });
-    worker.postMessage({ type: 'run', run: data } satisfies WorkerIn);
+    try {
+      worker.postMessage({ type: 'run', run: data } satisfies WorkerIn);
+    } catch (err) {
+      end({ thrown: err });
+    }
   });
 }
 

@@ -71,7 +71,12 @@ export class ScriptWorkers {
       return idle.worker;
     }
     this.#started++;
-    return this.#start();
+    const worker = this.#start();
+    // A run listens for its worker's errors while it runs; one that comes after (the worker dying
+    // while it waits, or as it is terminated) must not be an unhandled 'error' in the daemon. Its
+    // 'exit' follows, and takes it out of the pool.
+    worker.on('error', () => undefined);
+    return worker;
   }
 
   /** A worker whose run ended cleanly: kept for the next run, or stopped when enough wait already. */

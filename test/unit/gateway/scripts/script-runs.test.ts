@@ -99,6 +99,13 @@ describe('warm workers between runs (issue #34: code mode without a worker start
     // 6 MiB of strings: more than was left to the bomb's runtime, less than a fresh one's limit.
     const fresh = await runs.run('const a = []; for (let i = 0; i < 60; i++) a.push("y".repeat(100000) + i); return a.length', undefined, undefined, 'rest', undefined, () => host);
     expect(fresh).toMatchObject({ ok: true, value: 60 });
+    // ArrayBuffers fill the WebAssembly memory itself (QuickJS does not count them): only a new
+    // instance, not a new runtime in the old one, has room for the next run's 16 MiB.
+    // Held by a global: the run's runtime is dropped, never freed, so they stay in its memory.
+    const buffers = await runs.run('globalThis.kept = []; while (true) kept.push(new ArrayBuffer(1 << 20));', undefined, undefined, 'rest', undefined, () => host);
+    expect(buffers).toMatchObject({ ok: false });
+    const room = await runs.run('const a = []; for (let i = 0; i < 16; i++) a.push(new ArrayBuffer(1 << 20)); return a.length', undefined, undefined, 'rest', undefined, () => host);
+    expect(room).toMatchObject({ ok: true, value: 16 });
     expect(runs.workers.started).toBe(1);
   });
 });
