@@ -1,11 +1,10 @@
-import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCall, runDisconnect, runReload, runStatus, runTools, type CommandIo } from '../../src/cli/client/index.js';
 import { formatTable } from '../../src/cli/client/table.js';
 import { startDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { sharedByTests } from '../helpers/shared.js';
+import { freePort } from '../helpers/free-port.js';
 
 type Command = (io: CommandIo) => Promise<number>;
 
@@ -28,16 +27,6 @@ async function run(command: Command, argv: string[], env: NodeJS.ProcessEnv = {}
   return { code, stdout, stderr };
 }
 
-/** A port nothing listens on: bound once by us, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** The echo daemon of the tests that only read it (status, tools, calls, unknown names). */
 const echoDaemon = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
@@ -78,7 +67,7 @@ describe('switchboard status', () => {
   });
 
   it('fails with exit 1 when no daemon answers: the error, then how to start one', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     for (const command of [runStatus, runTools, runReload] as const) {
       const result = await run(command, ['--url', url]);
       expect(result.code).toBe(1);
@@ -158,7 +147,7 @@ describe('switchboard call', () => {
 
   it('exits 2 on arguments that are not a JSON object, before any request', async () => {
     // A closed port: were a request sent, the exit code would be 1.
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     const invalid = await run(runCall, ['--url', url, 'mcp_echo_echo', '{text:']);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(/^switchboard: invalid JSON arguments: /);

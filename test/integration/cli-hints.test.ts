@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
@@ -7,6 +5,7 @@ import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { sharedByTests } from '../helpers/shared.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * Issue #25, item 3: a careless call gets guidance, not only an error — the real `switchboard`
@@ -41,15 +40,6 @@ const echoDaemon = sharedByTests(
   (d) => d.close(),
 );
 
-/** A port nothing listens on: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** The real CLI and a real daemon: one process start each is seconds on a loaded two-core box. */
 const TIMEOUT_MS = 60_000;
@@ -126,7 +116,7 @@ describe('switchboard CLI hints', () => {
   }, TIMEOUT_MS);
 
   it('no daemon: names the URL tried and where it came from, and how to start one', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     const run = await cli(['status', '--url', url]);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
