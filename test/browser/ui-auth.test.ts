@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
-import { openTestBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems, type TestBrowser } from '../helpers/browser.js';
+import { openTestBrowser, screenshot, seriousA11yViolations, waitForServerRow, watchProblems, type PageProblems, type TestBrowser } from '../helpers/browser.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
 
@@ -70,7 +70,7 @@ describe('the dashboard with a key configured', () => {
 
     await page.getByLabel('Key').fill(OPERATOR_TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('tr[data-server="echo"][data-status="connected"]').waitFor();
+    await waitForServerRow(page, d, 'echo', 'connected');
     // The feed is live too: its handshake carried the key in the subprotocol list.
     await page.locator('[data-feed="live"]').waitFor();
     expect(await page.evaluate<string | null>("sessionStorage.getItem('switchboard.key')")).toBe(OPERATOR_TOKEN);
@@ -80,11 +80,11 @@ describe('the dashboard with a key configured', () => {
 
   it('signs in to a server that needs it: the sign-in link, the round trip, the row connected', async () => {
     const row = page.locator('tr[data-server="remote"]');
-    await row.and(page.locator('[data-status="needs_auth"]')).waitFor();
+    await waitForServerRow(page, d, 'remote', 'needs_auth');
     // The authorization server approves at once and sends the browser back to the daemon's callback.
     const [popup] = await Promise.all([page.waitForEvent('popup'), row.getByRole('button', { name: 'Sign in to remote' }).click()]);
     await popup.waitForURL(/\/oauth\/callback/);
-    await row.and(page.locator('[data-status="connected"]')).waitFor();
+    await waitForServerRow(page, d, 'remote', 'connected');
     await popup.close();
   });
 

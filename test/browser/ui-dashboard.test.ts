@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestBrowser, screenshot, seriousA11yViolations, watchProblems, type PageProblems, type TestBrowser } from '../helpers/browser.js';
+import { openTestBrowser, screenshot, seriousA11yViolations, waitForServerRow, watchProblems, type PageProblems, type TestBrowser } from '../helpers/browser.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 
@@ -81,8 +81,8 @@ describe('the dashboard at /ui', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain('unsafe-inline');
-    await row('echo').and(page.locator('[data-status="connected"]')).waitFor();
-    await row('slow').and(page.locator('[data-status="connected"]')).waitFor();
+    await waitForServerRow(page, d, 'echo', 'connected');
+    await waitForServerRow(page, d, 'slow', 'connected');
     await expect.poll(() => row('echo').locator('td').nth(5).textContent()).toMatch(/^\d+$/); // pid
     await expect.poll(() => row('echo').textContent()).toContain('connected');
     // Each server's concurrency limit (issue #35): adaptive from 16 by default, with why on hover; pinned by maxConcurrentCalls.
@@ -98,7 +98,7 @@ describe('the dashboard at /ui', () => {
   });
 
   it('keeps a row with a long error three lines high, broken inside the column, the whole text on hover', async () => {
-    await row('broken').and(page.locator('[data-status="failed"]')).waitFor();
+    await waitForServerRow(page, d, 'broken', 'failed');
     const cell = row('broken').locator('td.last-error');
     const title = await cell.locator('.clamp').getAttribute('title');
     expect(title).toContain('b'.repeat(200));
@@ -111,7 +111,7 @@ describe('the dashboard at /ui', () => {
   });
 
   it('marks a sandboxed server, with what it may touch on hover, and shows why its sandbox could not be set up', async () => {
-    await row('boxed').and(page.locator('[data-status="failed"]')).waitFor();
+    await waitForServerRow(page, d, 'boxed', 'failed');
     const mark = row('boxed').locator('td[data-label="Transport"] .sandboxed');
     expect(await mark.textContent()).toBe(' 🔒 sandboxed');
     expect(await mark.getAttribute('title')).toBe('sandboxed: reads /; writes /tmp; network none');
@@ -126,16 +126,16 @@ describe('the dashboard at /ui', () => {
     process.kill(pid, 'SIGKILL');
     // Reconnecting, with the next attempt counting down.
     await row('echo').and(page.locator('[data-status="reconnecting"]:has(.retry), [data-status="failed"]')).waitFor({ timeout: 2000 });
-    await row('echo').and(page.locator('[data-status="connected"]')).waitFor({ timeout: 10_000 });
+    await waitForServerRow(page, d, 'echo', 'connected', { timeout: 10_000 });
     await expect.poll(() => row('echo').locator('td').nth(5).textContent()).not.toBe(String(pid));
     expect(await page.evaluate<boolean | undefined>('window.notReloaded')).toBe(true);
   });
 
   it('disconnects and reloads a server from its row', async () => {
     await row('slow').getByRole('button', { name: 'Disconnect slow' }).click();
-    await row('slow').and(page.locator('[data-status="disconnected"]')).waitFor();
+    await waitForServerRow(page, d, 'slow', 'disconnected');
     await row('slow').getByRole('button', { name: 'Reload slow' }).click();
-    await row('slow').and(page.locator('[data-status="connected"]')).waitFor();
+    await waitForServerRow(page, d, 'slow', 'connected');
   });
 
   it('calls a tool from the form generated from its schema, with live progress, and cancels one', async () => {

@@ -112,6 +112,30 @@ export function watchProblems(page: Page, expected: RegExp[] = []): PageProblems
   return { problems };
 }
 
+/** What the dashboard's server rows are checked against: the daemon's own `/status`. */
+interface StatusSource {
+  json<T = unknown>(path: string): Promise<{ body: T }>;
+}
+
+/**
+ * Waits until the dashboard's row of server `name` shows `status`. On a timeout the error says
+ * what the row showed and what the daemon's `/status` said of that server at that moment, so a
+ * failure tells a row that never caught up from a server that never got there.
+ */
+export async function waitForServerRow(page: Page, daemon: StatusSource, name: string, status: string, options: { timeout?: number } = {}): Promise<void> {
+  const row = page.locator(`tr[data-server="${name}"]`);
+  try {
+    await row.and(page.locator(`[data-status="${status}"]`)).waitFor(options);
+  } catch (err) {
+    const shown = await row.getAttribute('data-status', { timeout: 1000 }).catch(() => 'no row');
+    const known = await daemon
+      .json<{ servers: { name: string; status: string; lastError?: { code?: string; message?: string } }[] }>('/status')
+      .then(({ body }) => JSON.stringify(body.servers.find((server) => server.name === name) ?? 'not in /status'))
+      .catch((statusErr: unknown) => `unreadable (${String(statusErr)})`);
+    throw new Error(`server row "${name}" never showed ${status}: the row shows ${shown}; /status has ${known}`, { cause: err });
+  }
+}
+
 const require = createRequire(import.meta.url);
 
 interface Violation {
