@@ -4,6 +4,7 @@ import { addAgentKey, OPERATOR_TOKEN } from '../helpers/agents.js';
 import { openTestBrowser, screenshot, seriousA11yViolations, waitForServerRow, watchProblems, type PageProblems, type TestBrowser } from '../helpers/browser.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
+import { serverStatus } from '../helpers/oauth.js';
 
 /**
  * The dashboard of a daemon with a key (issue #24 item 4): the page and its files load without
@@ -80,13 +81,17 @@ describe('the dashboard with a key configured', () => {
 
   it('signs in to a server that needs it: the sign-in link, the round trip, the row connected', async () => {
     const row = page.locator('tr[data-server="remote"]');
+    // The daemon first, on its own feed (20 s): beside another suite (load ~20) the row once waited
+    // out the page's 10 s here, in both suites at once. Nothing here measures time; the row must
+    // then follow a daemon that is there.
+    await serverStatus(d, 'remote', 'needs_auth');
     await waitForServerRow(page, d, 'remote', 'needs_auth');
     // The authorization server approves at once and sends the browser back to the daemon's callback.
     const [popup] = await Promise.all([page.waitForEvent('popup'), row.getByRole('button', { name: 'Sign in to remote' }).click()]);
     await popup.waitForURL(/\/oauth\/callback/);
     await waitForServerRow(page, d, 'remote', 'connected');
     await popup.close();
-  });
+  }, 60_000);
 
   it('renders a result by content type: text, image, audio, embedded resource, resource link, structured content', async () => {
     await view('Tools');

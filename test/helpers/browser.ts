@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContextOptions, type Page, type Request } from 'playwright-core';
+import type { ServerRow } from './oauth.js';
 
 /**
  * Headless Chromium from Debian (`apt-get install chromium`, see .ci/run), driven by
@@ -129,7 +130,7 @@ export async function waitForServerRow(page: Page, daemon: StatusSource, name: s
   } catch (err) {
     const shown = await row.getAttribute('data-status', { timeout: 1000 }).catch(() => 'no row');
     const known = await daemon
-      .json<{ servers: { name: string; status: string; lastError?: { code?: string; message?: string } }[] }>('/status')
+      .json<{ servers: ServerRow[] }>('/status')
       .then(({ body }) => JSON.stringify(body.servers.find((server) => server.name === name) ?? 'not in /status'))
       .catch((statusErr: unknown) => `unreadable (${String(statusErr)})`);
     throw new Error(`server row "${name}" never showed ${status}: the row shows ${shown}; /status has ${known}`, { cause: err });
