@@ -114,8 +114,9 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
 
   // Three process starts and two reconnects. Beside a second suite (two cores) it once ran out of
   // the suite's 30 s at a step nobody saw (stop 61; 24 copies at once under load took 12–18 s each
-  // and passed). So every wait has a deadline of its own, the test 60 s, and a failure lists the
-  // steps it reached, when, and the server's status events.
+  // and passed). So every call and event wait has a deadline of its own (a fixture start ends with
+  // its URL or its exit), the test 60 s, and a failure lists the steps it reached, when, and the
+  // server's status events.
   it.concurrent('an HTTP upstream killed and restarted on the same port works again without a reload', async ({ expect, onTestFinished, onTestFailed }) => {
     const began = performance.now();
     const steps: string[] = [];
