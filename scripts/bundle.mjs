@@ -7,11 +7,12 @@
 // starts (src/watchdog.ts) is a second entry, dist/watchdog.js, sharing only the /proc helpers.
 // `tsc` still type-checks and emits the library (dist/index.js and the .d.ts files): see
 // `npm run build`.
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { removeOthers, writeChanged } from './write-changed.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
@@ -116,7 +117,6 @@ const lazyHttp2InFastify = {
  */
 export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' } = {}) {
   const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
-  rmSync(`${outdir}/chunks`, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: root,
     entryPoints: { cli: 'src/cli.ts', watchdog: 'src/watchdog.ts' },
@@ -144,10 +144,21 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
     // `node --enable-source-maps` maps their positions back to the sources.
     minifyWhitespace: true,
     minifySyntax: true,
+    // Written below, only what changed (scripts/write-changed.mjs): a test run may be loading these.
+    write: false,
   });
-  for (const output of Object.keys(result.metafile.outputs)) if (output.endsWith('.js')) asciiOnly(`${root}${output}`);
-  // The bin (`#!/usr/bin/env node`): runnable as ./dist/cli.js, not only through npm's bin link.
-  chmodSync(`${outdir}/cli.js`, 0o755);
+  const cli = join(outdir, 'cli.js');
+  const outputs = result.outputFiles.map(({ path, contents, text }) => ({
+    path,
+    contents: path.endsWith('.js') ? asciiOnly(text) : contents,
+    // The bin (`#!/usr/bin/env node`): runnable as ./dist/cli.js, not only through npm's bin link.
+    mode: path === cli ? 0o755 : undefined,
+  }));
+  mkdirSync(join(outdir, 'chunks'), { recursive: true });
+  writeChanged(outputs);
+  // Chunks are named by their content: those of an older build are no longer imported by anything.
+  removeOthers(join(outdir, 'chunks'), new Set(outputs.map(({ path }) => path)));
+  chmodSync(cli, 0o755);
   return result.metafile;
 }
 
@@ -161,9 +172,8 @@ export async function bundleCli({ outdir = `${root}dist`, logLevel = 'warning' }
  * the same character in a string, a template, an identifier or a regular expression, and is
  * harmless text in a comment; only columns after it on its line move in the source map.
  */
-function asciiOnly(file) {
-  const text = readFileSync(file, 'utf8');
-  if (/[\u0080-\uffff]/.test(text)) writeFileSync(file, text.replace(/[\u0080-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`));
+function asciiOnly(text) {
+  return text.replace(/[\u0080-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**
@@ -172,8 +182,6 @@ function asciiOnly(file) {
  * bundled (Preact, signals, uPlot): the page loads nothing from outside. Returns the metafile.
  */
 export async function bundleUi({ outdir = `${root}dist/ui`, logLevel = 'warning' } = {}) {
-  rmSync(outdir, { recursive: true, force: true });
-  mkdirSync(outdir, { recursive: true });
   const result = await build({
     absWorkingDir: root,
     entryPoints: { app: 'ui/main.tsx' },
@@ -189,8 +197,13 @@ export async function bundleUi({ outdir = `${root}dist/ui`, logLevel = 'warning'
     metafile: true,
     legalComments: 'none',
     logLevel,
+    // Written below, only what changed (scripts/write-changed.mjs): a running daemon may be serving these.
+    write: false,
   });
-  copyFileSync(`${root}ui/index.html`, `${outdir}/index.html`);
+  const outputs = [...result.outputFiles, { path: join(outdir, 'index.html'), contents: readFileSync(`${root}ui/index.html`) }];
+  mkdirSync(outdir, { recursive: true });
+  writeChanged(outputs);
+  removeOthers(outdir, new Set(outputs.map(({ path }) => path)));
   return result.metafile;
 }
 

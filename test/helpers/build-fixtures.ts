@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { bundleCli } from '../../scripts/bundle.mjs';
+import { writeChanged } from '../../scripts/write-changed.mjs';
 
 export const FIXTURE_SOURCE_DIR = fileURLToPath(new URL('../fixtures/servers/', import.meta.url));
 export const FIXTURE_BUILD_DIR = fileURLToPath(new URL('../fixtures/.build/', import.meta.url));
@@ -17,8 +18,12 @@ export const CLI_METAFILE = join(FIXTURE_BUILD_DIR, 'cli', 'meta.json');
 const REQUIRE_BANNER =
   "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
-/** What every fixture script is built for: one file each, run by the Node the tests run on. */
-const FOR_NODE = { bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' } as const;
+/**
+ * What every fixture script is built for: one file each, run by the Node the tests run on. Written
+ * only where the bytes changed (scripts/write-changed.mjs), so a second test run in this checkout
+ * leaves the first one's fixtures, mid-start, their files.
+ */
+const FOR_NODE = { bundle: true, platform: 'node', target: 'node20', logLevel: 'warning', write: false } as const;
 
 /** The packages a fixture takes from the shared, code-cached script instead of bundling its own. */
 const SHARED_PACKAGES = /^(@modelcontextprotocol\/(server|server\/stdio|node|server-legacy\/sse)|zod)$/;
@@ -50,7 +55,7 @@ export async function buildFixtures(): Promise<void> {
   mkdirSync(FIXTURE_BUILD_DIR, { recursive: true });
   // All three at once: the CLI bundle took as long as the other two together, after them (~1–2 s
   // of the run's start, before any test file can begin).
-  const [, , meta] = await Promise.all([
+  const [fixtures, , meta] = await Promise.all([
     build({
       entryPoints,
       outdir: FIXTURE_BUILD_DIR,
@@ -64,7 +69,7 @@ export async function buildFixtures(): Promise<void> {
     buildSharedPackages(),
     bundleCli({ outdir: join(FIXTURE_BUILD_DIR, 'cli') }),
   ]);
-  writeFileSync(CLI_METAFILE, JSON.stringify(meta));
+  writeChanged([...fixtures.outputFiles, { path: CLI_METAFILE, contents: JSON.stringify(meta) }]);
 }
 
 /**
@@ -75,7 +80,7 @@ export async function buildFixtures(): Promise<void> {
  */
 async function buildSharedPackages(): Promise<void> {
   const lib = join(FIXTURE_BUILD_DIR, 'packages-lib.js');
-  await build({
+  const libBuild = await build({
     entryPoints: [join(PACKAGES_SOURCE_DIR, 'entry.ts')],
     outfile: lib,
     ...FOR_NODE,
@@ -86,13 +91,16 @@ async function buildSharedPackages(): Promise<void> {
     footer: { js: 'return module.exports.packages; })' },
   });
   const loader = join(FIXTURE_BUILD_DIR, 'packages.cjs');
-  await build({
+  const loaderBuild = await build({
     entryPoints: [join(PACKAGES_SOURCE_DIR, 'loader.ts')],
     outfile: loader,
     ...FOR_NODE,
     format: 'cjs',
   });
-  rmSync(join(FIXTURE_BUILD_DIR, 'packages-lib.cache'), { force: true });
+  const changed = writeChanged([...libBuild.outputFiles, ...loaderBuild.outputFiles]);
+  // The same lib as the run before: its cache is still the one to use (one V8 refuses is written
+  // again by the first fixture that finds it so; see fixtures/packages/loader.ts).
+  if (changed.length === 0 && existsSync(join(FIXTURE_BUILD_DIR, 'packages-lib.cache'))) return;
   const warm = `const l = require(${JSON.stringify(loader)}); for (const name of Object.keys(l.packages)) void l.packages[name]; l.writeCache();`;
   // Not execFileSync: the other bundles' results are handled on this thread meanwhile.
   const warming = spawn(process.execPath, ['-e', warm], { stdio: 'inherit' });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -32,6 +32,17 @@ describe('the dashboard bundle', () => {
   it('carries no daemon code: the wire types it imports from src/ are type-only and erased', () => {
     expect(inputs.some((path) => path.startsWith('ui/'))).toBe(true);
     expect(inputs.filter((path) => path.startsWith('src/'))).toEqual([]);
+  });
+
+  it("built again from the same tree, touches no file: a daemon serving the first build is never left without one", async () => {
+    const files = (): Record<string, string> =>
+      Object.fromEntries(readdirSync(dir).map((name) => [name, `${statSync(join(dir, name)).ino}:${statSync(join(dir, name)).mtimeMs}`]));
+    const before = files();
+
+    await bundleUi({ outdir: dir });
+
+    expect(files()).toEqual(before);
+    expect(Object.keys(before).sort()).toEqual(['app.css', 'app.css.map', 'app.js', 'app.js.map', 'index.html']);
   });
 
   it('loads only its own files: no inline script, nothing from another origin', () => {
