@@ -161,6 +161,24 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
     console.info(`[measure] HTTP restart → calls work again: ${worksAgainMs.toFixed(0)} ms`);
   }, 60_000);
 
+  it.concurrent('an HTTP upstream restarted at once on the same port: a call that meets the new server with the old session runs on a new one, never CALL_OUTCOME_UNKNOWN', async ({ expect, onTestFinished }) => {
+    const port = String(await freePort());
+    // Served in the worker: closed and listening again within the same turn of the test, so the
+    // old session's streams end while the call goes out, and the call gets the new server's 404.
+    let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+    onTestFinished(() => http.close());
+    const { manager } = newManager(onTestFinished, { health: QUICK_RETRY });
+    await manager.connectServers({ web: { type: 'http', url: http.url } });
+    expect(await callTool(manager, 'mcp_web_echo', { text: 'one' }, { timeoutMs: 20_000 })).toEqual({ content: [{ type: 'text', text: 'one' }] });
+
+    for (const text of ['two', 'three', 'four']) {
+      await http.close();
+      http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+      // `echo` is not marked read-only: only a request the server provably never ran is sent again.
+      expect(await callTool(manager, 'mcp_web_echo', { text }, { timeoutMs: 20_000 })).toEqual({ content: [{ type: 'text', text }] });
+    }
+  });
+
   it.concurrent('an HTTP upstream that forgot the session (404) gets a new one at once: UPSTREAM_SESSION_EXPIRED, and the call is answered', async ({ expect, onTestFinished }) => {
     const http = await startFixtureHttp('echo-http');
     onTestFinished(() => http.close());

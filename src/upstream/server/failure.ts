@@ -25,7 +25,9 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 
 const LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_PREMATURE_CLOSE']);
 
 export function classifyFailure(err: unknown): FailureKind {
-  if (isSwitchboardError(err, 'SERVER_CLOSED')) return 'connection-lost';
+  // A server restarted at once on its port: the old session's streams end, the connection closes,
+  // and the request's 404 from the new server arrives wrapped in that close. Still a refusal.
+  if (isSwitchboardError(err, 'SERVER_CLOSED')) return httpStatusOf(err.cause) === 404 ? 'session-expired' : 'connection-lost';
   if (isSwitchboardError(err, 'UPSTREAM_AUTH_REQUIRED')) return 'auth-required';
   if (isStepUpRefusal(err)) return 'auth-failed';
   if (httpStatusOf(err) === 404) return 'session-expired';
