@@ -87,7 +87,8 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
     // The global exists in every Node; the project's type libraries declare only its types.
     type Options = NonNullable<Parameters<typeof quickjs.newVariant>[1]>;
     const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => Options['wasmMemory'] } }).WebAssembly;
-    const variant = quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory: new Memory({ initial: Math.min(256, maximum), maximum }), ...(data.wasmModule ? { wasmModule: data.wasmModule } : {}) });
+    const memory = new Memory({ initial: Math.min(256, maximum), maximum });
+    const variant = quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory: memory, ...(data.wasmModule ? { wasmModule: data.wasmModule } : {}) });
     const module = await quickjs.newQuickJSWASMModule(variant);
     const runtime = module.newRuntime();
     runtime.setMemoryLimit(data.memoryBytes);
@@ -108,6 +109,10 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
       let code = 'SCRIPT_ERROR';
       if (error.message === 'interrupted') code = 'SCRIPT_TIMEOUT';
       else if (error.message === 'out of memory' || /out of memory/i.test(error.message ?? '')) code = 'SCRIPT_MEMORY_LIMIT';
+      // Objects can fill the capped WebAssembly memory before QuickJS's own count reaches its limit
+      // (its allocator's overhead is not counted); QuickJS then has no room for its "out of memory"
+      // error either and throws null (measured: 8 and 16 MiB limits, the memory at its maximum).
+      else if (dumped === null && memory.buffer.byteLength >= maximum * 65536) code = 'SCRIPT_MEMORY_LIMIT';
       return { code, message: code === 'SCRIPT_TIMEOUT' ? 'The script ran past its time limit' : code === 'SCRIPT_MEMORY_LIMIT' ? 'The script ran out of its memory limit' : message, ...(line !== undefined ? { line } : {}) };
     };
 

@@ -91,6 +91,16 @@ describe('warm workers between runs (issue #34: code mode without a worker start
     expect(runs.workers.idle).toBe(1);
   });
 
+  it('objects that fill the capped WebAssembly memory before QuickJS counts its limit: SCRIPT_MEMORY_LIMIT, not "Error: null"; a script that throws null is still its own error', async () => {
+    const runs = scriptRuns({ enabled: true, limits: { memoryBytes: 16 * 1024 * 1024 } });
+    const host = heldHost().host;
+    const bomb = await runs.run('const kept = [];\nfor (let i = 0;; i++) kept.push({ i, s: "x" + i });', undefined, undefined, 'rest', undefined, () => host);
+    expect(bomb).toMatchObject({ ok: false, error: { code: 'SCRIPT_MEMORY_LIMIT', message: 'The script ran out of its memory limit' } });
+    const thrown = await runs.run('throw null', undefined, undefined, 'rest', undefined, () => host);
+    expect(thrown).toMatchObject({ ok: false, error: { code: 'SCRIPT_ERROR', message: 'Error: null' } });
+    expect(runs.workers.started).toBe(1);
+  });
+
   it('a script that ran out of memory leaves a worker whose next run has all its memory again', async () => {
     const runs = scriptRuns({ enabled: true, limits: { memoryBytes: 8 * 1024 * 1024 } });
     const host = heldHost().host;
