@@ -65,8 +65,7 @@ export class ScriptWorkers {
   take(): Worker {
     const idle = this.#idle.pop();
     if (idle) {
-      clearTimeout(idle.timer);
-      idle.worker.off('exit', idle.onExit);
+      unwatch(idle);
       idle.worker.ref();
       return idle.worker;
     }
@@ -101,8 +100,7 @@ export class ScriptWorkers {
     const idle = this.#idle.splice(0);
     await Promise.all(
       idle.map((entry) => {
-        clearTimeout(entry.timer);
-        entry.worker.off('exit', entry.onExit);
+        unwatch(entry);
         return entry.worker.terminate();
       }),
     );
@@ -111,8 +109,13 @@ export class ScriptWorkers {
   #retire(idle: Idle, terminate: boolean): void {
     const at = this.#idle.indexOf(idle);
     if (at >= 0) this.#idle.splice(at, 1);
-    clearTimeout(idle.timer);
-    idle.worker.off('exit', idle.onExit);
+    unwatch(idle);
     if (terminate) void idle.worker.terminate();
   }
+}
+
+/** Ends what watched a waiting worker (its idle timer, its exit listener): it leaves the pool. */
+function unwatch(idle: Idle): void {
+  clearTimeout(idle.timer);
+  idle.worker.off('exit', idle.onExit);
 }
