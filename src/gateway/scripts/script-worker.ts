@@ -86,7 +86,8 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
     const maximum = Math.ceil((data.memoryBytes + 32 * 1024 * 1024) / 65536);
     // The global exists in every Node; the project's type libraries declare only its types.
     type Options = NonNullable<Parameters<typeof quickjs.newVariant>[1]>;
-    const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => Options['wasmMemory'] } }).WebAssembly;
+    type WasmMemory = Extract<NonNullable<Options['wasmMemory']>, { buffer: ArrayBuffer }>;
+    const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => WasmMemory } }).WebAssembly;
     const memory = new Memory({ initial: Math.min(256, maximum), maximum });
     const variant = quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory: memory, ...(data.wasmModule ? { wasmModule: data.wasmModule } : {}) });
     const module = await quickjs.newQuickJSWASMModule(variant);
