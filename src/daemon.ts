@@ -5,6 +5,8 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createCluster, type ClusterSettings } from './cluster/join-cluster.js';
+import { OwnerWatch } from './cluster/owner-watch.js';
+import { HEARTBEAT_INTERVAL_MS } from './cluster/replica-heartbeats.js';
 import { trafficTotals } from './cluster/traffic-totals.js';
 import { discoverMCPServers } from './config/discover.js';
 import { defaultDbPath, resolveConfigPath } from './config/load.js';
@@ -325,7 +327,11 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     : undefined;
   const app = buildApp({
     config, manager, runtime, bus, events, oauth, gateway, logger, shutdownSignal: shutdown.signal, drain,
-    ...(cluster && clusterSettings ? { cluster: { replicaId: cluster.replicaId, sealKey: clusterSettings.sealKey, replicas: () => cluster.replicas(), findReplica: (id: string) => cluster.findReplica(id) } } : {}),
+    ...(cluster && clusterSettings ? { cluster: {
+      replicaId: cluster.replicaId, sealKey: clusterSettings.sealKey, replicas: () => cluster.replicas(), findReplica: (id: string) => cluster.findReplica(id),
+      // Checked as often as replicas beat: an owner that stopped is cut off within ~4 intervals.
+      owners: new OwnerWatch((id) => cluster.findReplica(id), clusterSettings.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS),
+    } } : {}),
   });
 
   const start = async (): Promise<LoadError[]> => {

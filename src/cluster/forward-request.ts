@@ -70,6 +70,11 @@ export interface ForwardOptions {
    * the client gets, or undefined to reset its connection as the owner's was.
    */
   lostStream?: () => string | undefined;
+  /**
+   * Aborts when the owner stopped running (owner-watch.ts): the request is cut off then, as if the
+   * owner had died, instead of waiting for an answer that will not come.
+   */
+  ownerGone?: AbortSignal;
 }
 
 /**
@@ -85,6 +90,8 @@ export function forwardRequest(request: FastifyRequest, reply: FastifyReply, own
     const target = new URL(request.url, ownerUrl);
     const outgoing = httpRequest(target, { method: request.method, headers, agent });
     let answered = false;
+    /** Ends an answer being relayed as its owner's death would; set while the owner's answer streams. */
+    let lost: (() => void) | undefined;
     const connectTimer = setTimeout(() => outgoing.destroy(new Error('owner did not accept the connection in time')), CONNECT_TIMEOUT_MS);
     outgoing.once('socket', (socket) => {
       if (!socket.connecting) clearTimeout(connectTimer);
@@ -97,23 +104,39 @@ export function forwardRequest(request: FastifyRequest, reply: FastifyReply, own
       reply.raw.writeHead(response.statusCode ?? 502, endToEnd(response.headers));
       // A stream (SSE) is relayed as it comes: flushed chunk by chunk by pipe.
       response.pipe(reply.raw);
-      response.once('error', () => {
+      // The owner died mid-answer, or was cut off (below): a stream ends with the last events the
+      // caller gives (the call's outcome unknown), else the client's connection is reset as the owner's was.
+      lost = () => {
+        lost = undefined;
         const last = String(response.headers['content-type']).startsWith('text/event-stream') ? options.lostStream?.() : undefined;
         response.unpipe(reply.raw);
         if (last === undefined || reply.raw.writableEnded) reply.raw.destroy();
         else reply.raw.end(last);
-      });
+      };
+      response.once('end', () => (lost = undefined));
+      response.once('error', () => lost?.());
       resolve(true);
     });
     outgoing.once('error', () => {
       clearTimeout(connectTimer);
       if (!answered) resolve(false);
-      else reply.raw.destroy();
+      else if (lost) lost();
+      else if (!reply.raw.writableEnded) reply.raw.destroy();
     });
     // The client went away: so does the forwarded request (the owner cancels what it ran).
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) outgoing.destroy();
     });
+    // The owner stopped (frozen, partitioned): cut off as if it had died, not waited for.
+    const { ownerGone } = options;
+    if (ownerGone) {
+      const cut = (): void => void outgoing.destroy(ownerGone.reason instanceof Error ? ownerGone.reason : new Error('the owner stopped'));
+      if (ownerGone.aborted) cut();
+      else {
+        ownerGone.addEventListener('abort', cut, { once: true });
+        outgoing.once('close', () => ownerGone.removeEventListener('abort', cut));
+      }
+    }
     outgoing.end(body);
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forwardRequest, wasForwarded } from '../cluster/forward-request.js';
+import type { OwnerWatch } from '../cluster/owner-watch.js';
 import { ownerOf } from '../util/replica-id.js';
 import { lostCallEvents } from './errors/lost-call-events.js';
 
@@ -19,6 +20,8 @@ export interface ReplicaRoutingOptions {
   sealKey: Buffer;
   /** The live replica of this id, if any. */
   findReplica(id: string): Promise<{ url: string } | undefined>;
+  /** Ends forwarded requests whose owner stopped beating (cluster/owner-watch.ts). @default none */
+  owners?: OwnerWatch;
 }
 
 /** The replica named by what `request` continues, if another one's. */
@@ -45,7 +48,11 @@ export function addReplicaRouting(app: FastifyInstance, options: ReplicaRoutingO
     const replica = await options.findReplica(owner);
     // A relayed call whose owner dies mid-stream gets an answer: its outcome is unknown.
     const lostStream = (): string | undefined => (request.method === 'POST' ? lostCallEvents(request.body) : undefined);
-    if (replica && (await forwardRequest(request, reply, replica.url, options.replicaId, options.sealKey, { lostStream }))) return reply;
+    // Watched until the client's response is over, relayed or answered here.
+    const watched = replica ? options.owners?.watch(owner) : undefined;
+    if (watched) reply.raw.once('close', watched.release);
+    const forwarding = { lostStream, ...(watched ? { ownerGone: watched.gone } : {}) };
+    if (replica && (await forwardRequest(request, reply, replica.url, options.replicaId, options.sealKey, forwarding))) return reply;
     request.log.info({ owner }, 'the replica owning this request is gone; answered here');
   });
 }

@@ -128,4 +128,40 @@ describe('a 2025-era session whose replica is SIGKILLed and restarted on its por
     expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
     expect((failure as { message: string }).message).toMatch(/may or may not have run/);
   }, SPAWN_TIMEOUT_MS);
+
+  it('a forwarded call whose owner stops (SIGSTOP: its socket open, no answer, no heartbeat) is cut off once the owner is no longer live: CALL_OUTCOME_UNKNOWN, not the client\'s timeout', async () => {
+    const dir = await tempDir();
+    const servers = { slow: fixtureServerConfig('slow-tool') };
+    const replicas = await replicaCluster(servers);
+    const [a, b] = await Promise.all([replicas.start(), forwarder(replicas.dbUrl, servers)]);
+    // Whatever happens below, the stopped owner goes (a stopped process still takes SIGKILL).
+    onTestFinished(() => void a.serve.child.kill('SIGKILL'));
+    const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    onTestFinished(() => client.close().catch(() => undefined));
+    let target = a.url;
+    const steered: typeof fetch = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      url.host = new URL(target).host;
+      return fetch(url, init);
+    };
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', a.url), { fetch: steered, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+    target = b.url;
+
+    let progressed!: () => void;
+    const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
+    const call = client
+      .callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), progressEveryMs: 100 } }, { timeout: CALL_TIMEOUT_MS, onprogress: () => progressed() })
+      .then(
+        () => ({ answered: true }),
+        (err: unknown) => ({ message: err instanceof Error ? err.message : String(err), data: (err as { data?: unknown }).data }),
+      );
+    await firstProgress;
+    // Frozen, not dead: the connection B forwarded on stays open, and nothing more comes on it.
+    a.serve.child.kill('SIGSTOP');
+    // B's replicas beat every 2 s and one silent three beats is not live: cut off within ~8 s,
+    // well inside the client's 15 s (a call still waiting then fails "timed out" instead).
+    const failure = await call;
+    expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
+    expect((failure as { message: string }).message).toMatch(/may or may not have run/);
+  }, SPAWN_TIMEOUT_MS);
 });
