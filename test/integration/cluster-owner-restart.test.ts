@@ -9,7 +9,7 @@ import type { TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { startReplica } from '../helpers/in-process-replica.js';
 import { tempDir } from '../helpers/process.js';
-import { replicaCluster, TOKEN } from '../helpers/replica-cluster.js';
+import { replicaCluster, TOKEN, type Replica } from '../helpers/replica-cluster.js';
 
 /**
  * Issue #43, the cluster soak's hung 2025-session call: a replica SIGKILLed while a 2025-era
@@ -17,7 +17,8 @@ import { replicaCluster, TOKEN } from '../helpers/replica-cluster.js';
  * because the replica had already flushed `200 text/event-stream` and the stream then ended
  * without an answer. The call must fail at once — directly, and through the replica that
  * forwarded it — and once the replica is back on its port the session answers 404, so the
- * client starts a new one.
+ * client starts a new one. An owner that stops without dying (SIGSTOP) is cut off the same way
+ * once its heartbeat lapses, by the replica that forwarded to it.
  */
 
 const SPAWN_TIMEOUT_MS = 60_000;
@@ -40,6 +41,39 @@ function outcome(promise: Promise<unknown>): Promise<string> {
  */
 function forwarder(dbUrl: string, servers: Record<string, ServerConfig>): Promise<TestDaemon> {
   return startReplica(dbUrl, { servers, config: { token: TOKEN } });
+}
+
+/**
+ * A 2025-era session made on the owner (A, a `serve` process), and a slow call of it sent through
+ * B, which forwards it: resolved once the owner's stream has reached the client through B (headers
+ * and a progress event are out). `call` settles with the answer or the client's error.
+ */
+async function forwardedCallThatStreamed(): Promise<{ owner: Replica; call: Promise<{ answered: true } | { message: string; data: unknown }> }> {
+  const dir = await tempDir();
+  const servers = { slow: fixtureServerConfig('slow-tool') };
+  const replicas = await replicaCluster(servers);
+  const [a, b] = await Promise.all([replicas.start(), forwarder(replicas.dbUrl, servers)]);
+  const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+  onTestFinished(() => client.close().catch(() => undefined));
+  let target = a.url;
+  const steered: typeof fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    url.host = new URL(target).host;
+    return fetch(url, init);
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', a.url), { fetch: steered, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+  target = b.url;
+
+  let progressed!: () => void;
+  const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
+  const call = client
+    .callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), progressEveryMs: 100 } }, { timeout: CALL_TIMEOUT_MS, onprogress: () => progressed() })
+    .then(
+      () => ({ answered: true as const }),
+      (err: unknown) => ({ message: err instanceof Error ? err.message : String(err), data: (err as { data?: unknown }).data }),
+    );
+  await firstProgress;
+  return { owner: a, call };
 }
 
 describe('a 2025-era session whose replica is SIGKILLed and restarted on its port', () => {
@@ -98,68 +132,21 @@ describe('a 2025-era session whose replica is SIGKILLed and restarted on its por
   }, SPAWN_TIMEOUT_MS);
 
   it('a forwarded call whose owner dies after it streamed progress is answered CALL_OUTCOME_UNKNOWN by the forwarding replica', async () => {
-    const dir = await tempDir();
-    const servers = { slow: fixtureServerConfig('slow-tool') };
-    const replicas = await replicaCluster(servers);
-    const [a, b] = await Promise.all([replicas.start(), forwarder(replicas.dbUrl, servers)]);
-    const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
-    onTestFinished(() => client.close().catch(() => undefined));
-    let target = a.url;
-    const steered: typeof fetch = (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      url.host = new URL(target).host;
-      return fetch(url, init);
-    };
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', a.url), { fetch: steered, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-    target = b.url;
-
-    let progressed!: () => void;
-    const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
-    const call = client
-      .callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), progressEveryMs: 100 } }, { timeout: CALL_TIMEOUT_MS, onprogress: () => progressed() })
-      .then(
-        () => ({ answered: true }),
-        (err: unknown) => ({ message: err instanceof Error ? err.message : String(err), data: (err as { data?: unknown }).data }),
-      );
-    // The owner's stream has reached the client through B: headers and an event are out.
-    await firstProgress;
-    a.serve.child.kill('SIGKILL');
+    const { owner, call } = await forwardedCallThatStreamed();
+    owner.serve.child.kill('SIGKILL');
     const failure = await call;
     expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
     expect((failure as { message: string }).message).toMatch(/may or may not have run/);
   }, SPAWN_TIMEOUT_MS);
 
   it('a forwarded call whose owner stops (SIGSTOP: its socket open, no answer, no heartbeat) is cut off once the owner is no longer live: CALL_OUTCOME_UNKNOWN, not the client\'s timeout', async () => {
-    const dir = await tempDir();
-    const servers = { slow: fixtureServerConfig('slow-tool') };
-    const replicas = await replicaCluster(servers);
-    const [a, b] = await Promise.all([replicas.start(), forwarder(replicas.dbUrl, servers)]);
+    const { owner, call } = await forwardedCallThatStreamed();
     // Whatever happens below, the stopped owner goes (a stopped process still takes SIGKILL).
-    onTestFinished(() => void a.serve.child.kill('SIGKILL'));
-    const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
-    onTestFinished(() => client.close().catch(() => undefined));
-    let target = a.url;
-    const steered: typeof fetch = (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      url.host = new URL(target).host;
-      return fetch(url, init);
-    };
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', a.url), { fetch: steered, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-    target = b.url;
-
-    let progressed!: () => void;
-    const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
-    const call = client
-      .callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), progressEveryMs: 100 } }, { timeout: CALL_TIMEOUT_MS, onprogress: () => progressed() })
-      .then(
-        () => ({ answered: true }),
-        (err: unknown) => ({ message: err instanceof Error ? err.message : String(err), data: (err as { data?: unknown }).data }),
-      );
-    await firstProgress;
+    onTestFinished(() => void owner.serve.child.kill('SIGKILL'));
     // Frozen, not dead: the connection B forwarded on stays open, and nothing more comes on it.
-    a.serve.child.kill('SIGSTOP');
-    // B's replicas beat every 2 s and one silent three beats is not live: cut off within ~8 s,
-    // well inside the client's 15 s (a call still waiting then fails "timed out" instead).
+    owner.serve.child.kill('SIGSTOP');
+    // B's replicas beat every 2 s and one silent three beats is not live: cut off within ~9 s,
+    // inside the client's 15 s (a call still waiting then fails "Request timed out" instead).
     const failure = await call;
     expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
     expect((failure as { message: string }).message).toMatch(/may or may not have run/);
