@@ -23,6 +23,8 @@ const newest = Math.max(...sources.map((path) => (statSync(path).isDirectory() ?
 if (!existsSync(marker) || !existsSync('dist/ui/app.js') || statSync(marker).mtimeMs < newest) {
   process.stderr.write(`switchboard: ${existsSync(marker) ? 'sources changed, rebuilding' : 'first start, building'} dist/cli.js with esbuild… `);
   const started = performance.now();
+  // What the marker will say was built: the sources as they were when the build began.
+  const builtAt = new Date();
   let bundleCli;
   let bundleUi;
   try {
@@ -37,8 +39,8 @@ if (!existsSync(marker) || !existsSync('dist/ui/app.js') || statSync(marker).mti
   await bundleCli();
   await bundleUi();
   // The bundles rewrite only files whose bytes changed (scripts/write-changed.mjs): after an edit
-  // that builds the same bytes (a comment), the marker is marked as built now all the same.
-  const now = new Date();
-  utimesSync(marker, now, now);
+  // that builds the same bytes (a comment), the marker is marked as built all the same, as of the
+  // build's start, so an edit made while it ran still counts as newer.
+  utimesSync(marker, builtAt, builtAt);
   process.stderr.write(`done in ${(Math.round(performance.now() - started) / 1000).toFixed(1)} s\n`);
 }

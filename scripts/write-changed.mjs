@@ -5,8 +5,8 @@
 // are the same is not touched at all (the same tree builds the same bytes), and a changed one is
 // written beside its target and renamed over it: whoever opens it gets the old file or the new one.
 import { Buffer } from 'node:buffer';
-import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 let temps = 0;
 /** The name `writeChanged` gives a file before it is renamed over its target. */
@@ -29,11 +29,17 @@ export function writeChanged(files) {
   return written;
 }
 
+/** A temp file this old is a crashed build's, not one between its write and its rename. */
+const STALE_TEMP_MS = 10 * 60_000;
+
 /**
  * Removes the files directly in `dir` that are not in `keep` (absolute paths): an older build's
- * leftovers. Another build's temp file, between its write and its rename, is left alone.
+ * leftovers. Another build's temp file, between its write and its rename, is left alone. When
+ * `keep` names nothing in `dir`, nothing is removed: paths spelt otherwise than `dir` would
+ * otherwise take the new build's files too.
  */
 export function removeOthers(dir, keep) {
+  if (![...keep].some((path) => dirname(path) === dir)) return;
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -42,7 +48,16 @@ export function removeOthers(dir, keep) {
   }
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isFile() && !keep.has(path) && !TEMP.test(entry.name)) rmSync(path, { force: true });
+    if (!entry.isFile() || keep.has(path)) continue;
+    if (!TEMP.test(entry.name) || isOlderThan(path, STALE_TEMP_MS)) rmSync(path, { force: true });
+  }
+}
+
+function isOlderThan(path, ms) {
+  try {
+    return statSync(path).mtimeMs < Date.now() - ms;
+  } catch {
+    return false;
   }
 }
 

@@ -1,3 +1,4 @@
+import { linkSignal } from '../util/abort.js';
 import { systemClock, type Clock, type ClockTimer } from '../util/clock.js';
 
 /**
@@ -24,19 +25,24 @@ export class OwnerWatch {
     this.#clock = clock;
   }
 
-  /** A signal that aborts once `owner` is no longer live; `release()` when the forwarded request is over. */
+  /**
+   * A signal that aborts once `owner` is no longer live; `release()` when the forwarded request is
+   * over. Each request's signal is its own, linked to the owner's through one listener.
+   */
   watch(owner: string): { gone: AbortSignal; release(): void } {
     let entry = this.#owners.get(owner);
     if (!entry) this.#owners.set(owner, (entry = { gone: new AbortController(), requests: 0 }));
     entry.requests += 1;
     this.#schedule();
     const held = entry;
+    const linked = linkSignal(held.gone.signal);
     let released = false;
     return {
-      gone: held.gone.signal,
+      gone: linked.signal,
       release: () => {
         if (released) return;
         released = true;
+        linked.dispose();
         held.requests -= 1;
         if (held.requests === 0 && this.#owners.get(owner) === held) this.#owners.delete(owner);
       },
@@ -49,16 +55,31 @@ export class OwnerWatch {
   }
 
   async #check(): Promise<void> {
-    const owners = [...this.#owners];
-    await Promise.all(
-      owners.map(async ([owner, entry]) => {
-        const live = await this.#find(owner).catch(() => true);
-        if (live !== undefined) return;
-        if (this.#owners.get(owner) === entry) this.#owners.delete(owner);
-        entry.gone.abort(new Error(`replica ${owner}, which holds this request, stopped beating`));
-      }),
-    );
-    this.#timer = undefined;
-    if (this.#owners.size > 0) this.#schedule();
+    try {
+      await Promise.all(
+        [...this.#owners].map(async ([owner, entry]) => {
+          if ((await this.#lookUp(owner)) !== undefined) return;
+          if (this.#owners.get(owner) === entry) this.#owners.delete(owner);
+          entry.gone.abort(new Error(`replica ${owner}, which holds this request, stopped beating`));
+        }),
+      );
+    } finally {
+      this.#timer = undefined;
+      if (this.#owners.size > 0) this.#schedule();
+    }
+  }
+
+  /**
+   * The owner as `find` answers it within one period. A lookup that fails or does not answer in
+   * time (the store away or stuck) says nothing against the owner: it counts as live.
+   */
+  async #lookUp(owner: string): Promise<unknown> {
+    let timer: ClockTimer | undefined;
+    const unanswered = new Promise<unknown>((resolve) => (timer = this.#clock.setTimeout(() => resolve(true), this.#everyMs)));
+    try {
+      return await Promise.race([Promise.resolve().then(() => this.#find(owner)).catch(() => true), unanswered]);
+    } finally {
+      this.#clock.clearTimeout(timer);
+    }
   }
 }

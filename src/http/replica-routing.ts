@@ -48,9 +48,11 @@ export function addReplicaRouting(app: FastifyInstance, options: ReplicaRoutingO
     const replica = await options.findReplica(owner);
     // A relayed call whose owner dies mid-stream gets an answer: its outcome is unknown.
     const lostStream = (): string | undefined => (request.method === 'POST' ? lostCallEvents(request.body) : undefined);
-    // Watched until the client's response is over, relayed or answered here.
+    // Watched until the client's response is over, relayed or answered here (at once when the
+    // client left while the owner was looked up: its 'close' has come already).
     const watched = replica ? options.owners?.watch(owner) : undefined;
-    if (watched) reply.raw.once('close', watched.release);
+    if (watched && request.raw.socket?.destroyed) watched.release();
+    else if (watched) reply.raw.once('close', watched.release);
     const forwarding = { lostStream, ...(watched ? { ownerGone: watched.gone } : {}) };
     if (replica && (await forwardRequest(request, reply, replica.url, options.replicaId, options.sealKey, forwarding))) return reply;
     request.log.info({ owner }, 'the replica owning this request is gone; answered here');

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -97,10 +97,14 @@ async function buildSharedPackages(): Promise<void> {
     ...FOR_NODE,
     format: 'cjs',
   });
+  const cache = join(FIXTURE_BUILD_DIR, 'packages-lib.cache');
   const changed = writeChanged([...libBuild.outputFiles, ...loaderBuild.outputFiles]);
   // The same lib as the run before: its cache is still the one to use (one V8 refuses is written
   // again by the first fixture that finds it so; see fixtures/packages/loader.ts).
-  if (changed.length === 0 && existsSync(join(FIXTURE_BUILD_DIR, 'packages-lib.cache'))) return;
+  if (changed.length === 0 && existsSync(cache)) return;
+  // V8 checks a cache against its script's length, not its text: a changed lib of the same length
+  // would take the old one's code. Made anew below.
+  rmSync(cache, { force: true });
   const warm = `const l = require(${JSON.stringify(loader)}); for (const name of Object.keys(l.packages)) void l.packages[name]; l.writeCache();`;
   // Not execFileSync: the other bundles' results are handled on this thread meanwhile.
   const warming = spawn(process.execPath, ['-e', warm], { stdio: 'inherit' });

@@ -1,4 +1,4 @@
-import { mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -21,7 +21,9 @@ describe('writeChanged', () => {
     writeFileSync(path, 'same');
     const before = statSync(path);
 
-    expect(writeChanged([{ path, contents: 'same' }, { path: join(dir, 'new.js'), contents: new Uint8Array([104, 105]) }])).toEqual([join(dir, 'new.js')]);
+    // esbuild's contents are views into a larger buffer: only the view's bytes are the file's.
+    const view = Buffer.from('xxhixx').subarray(2, 4);
+    expect(writeChanged([{ path, contents: 'same' }, { path: join(dir, 'new.js'), contents: new Uint8Array(view.buffer, view.byteOffset, view.byteLength) }])).toEqual([join(dir, 'new.js')]);
 
     const after = statSync(path);
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
@@ -56,7 +58,27 @@ describe('removeOthers', () => {
     expect(readdirSync(dir).sort()).toEqual(['serve-NEW.js', 'serve-NEW.js.4242-1.tmp']);
   });
 
+  it("removes a crashed build's temp file once it is ten minutes old", () => {
+    const temp = join(dir, 'serve-NEW.js.4242-1.tmp');
+    writeFileSync(temp, '');
+    const old = new Date(Date.now() - 11 * 60_000);
+    utimesSync(temp, old, old);
+    writeFileSync(join(dir, 'serve-NEW.js'), '');
+
+    removeOthers(dir, new Set([join(dir, 'serve-NEW.js')]));
+
+    expect(readdirSync(dir)).toEqual(['serve-NEW.js']);
+  });
+
+  it('removes nothing when the new build names no file in the folder (its paths spelt otherwise)', () => {
+    writeFileSync(join(dir, 'serve-NEW.js'), '');
+
+    removeOthers(dir, new Set(['/elsewhere/serve-NEW.js']));
+
+    expect(readdirSync(dir)).toEqual(['serve-NEW.js']);
+  });
+
   it('does nothing for a folder that is not there', () => {
-    expect(() => removeOthers(join(dir, 'missing'), new Set())).not.toThrow();
+    expect(() => removeOthers(join(dir, 'missing'), new Set([join(dir, 'missing', 'a.js')]))).not.toThrow();
   });
 });

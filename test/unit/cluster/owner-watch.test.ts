@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OwnerWatch } from '../../../src/cluster/owner-watch.js';
+import { deferred } from '../../../src/util/deferred.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 
 /** Lets the watch's lookups (promises) settle after the clock fired its check. */
@@ -52,6 +53,51 @@ describe('OwnerWatch: forwarded requests whose owner stopped beating', () => {
 
     watch.watch('a');
     expect(clock.pendingDelays()).toEqual([2_000]);
+  });
+
+  it('ends twenty requests to one owner through one listener on its signal (no MaxListeners warning, which fails the test)', async () => {
+    const clock = new ManualClock();
+    const r = replicas({ a: false });
+    const watch = new OwnerWatch(r.find, 2_000, clock);
+    const held = Array.from({ length: 20 }, () => watch.watch('a'));
+    // As forward-request.ts listens to each: one listener per request's signal.
+    let cut = 0;
+    for (const h of held) h.gone.addEventListener('abort', () => cut++, { once: true });
+    clock.advance(2_000);
+    await settle();
+    expect(cut).toBe(20);
+    expect(r.lookups).toEqual(['a']);
+  });
+
+  it('a check that finds the owner gone after its requests ended leaves a request watched since alone, and watches it on', async () => {
+    const clock = new ManualClock();
+    const answer = deferred<unknown>();
+    const lookups: string[] = [];
+    const watch = new OwnerWatch((id) => (lookups.push(id), answer.promise), 2_000, clock);
+    const before = watch.watch('a');
+    clock.advance(2_000);
+    before.release();
+    const after = watch.watch('a');
+    answer.resolve(undefined);
+    await settle();
+    expect(after.gone.aborted).toBe(false);
+    expect(clock.pendingDelays()).toEqual([2_000]);
+  });
+
+  it('counts a lookup that does not answer within the period as live, and checks again', async () => {
+    const clock = new ManualClock();
+    const lookups: string[] = [];
+    const watch = new OwnerWatch((id) => (lookups.push(id), new Promise(() => undefined)), 2_000, clock);
+    const held = watch.watch('a');
+    clock.advance(2_000);
+    await settle();
+    clock.advance(2_000);
+    await settle();
+    expect(held.gone.aborted).toBe(false);
+    expect(clock.pendingDelays()).toEqual([2_000]);
+    clock.advance(2_000);
+    await settle();
+    expect(lookups).toEqual(['a', 'a']);
   });
 
   it('does not end anything when the lookup itself fails (the store away): the owner may well run', async () => {
