@@ -1,5 +1,6 @@
 import { linkSignal } from '../util/abort.js';
 import { systemClock, type Clock, type ClockTimer } from '../util/clock.js';
+import { waitFor } from '../util/wait-for.js';
 
 /**
  * Whether the replicas that hold forwarded requests still run. A request forwarded to its owner
@@ -73,13 +74,8 @@ export class OwnerWatch {
    * The owner as `find` answers it within one period. A lookup that fails or does not answer in
    * time (the store away or stuck) says nothing against the owner: it counts as live.
    */
-  async #lookUp(owner: string): Promise<unknown> {
-    let timer: ClockTimer | undefined;
-    const unanswered = new Promise<unknown>((resolve) => (timer = this.#clock.setTimeout(() => resolve(true), this.#everyMs)));
-    try {
-      return await Promise.race([Promise.resolve().then(() => this.#find(owner)).catch(() => true), unanswered]);
-    } finally {
-      this.#clock.clearTimeout(timer);
-    }
+  #lookUp(owner: string): Promise<unknown> {
+    const found = Promise.resolve().then(() => this.#find(owner)).catch(() => true);
+    return waitFor(found, { deadlineMs: this.#everyMs, onDeadline: () => true, clock: this.#clock });
   }
 }

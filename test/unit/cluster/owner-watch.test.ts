@@ -80,6 +80,7 @@ describe('OwnerWatch: forwarded requests whose owner stopped beating', () => {
     const after = watch.watch('a');
     answer.resolve(undefined);
     await settle();
+    expect(lookups).toEqual(['a']);
     expect(after.gone.aborted).toBe(false);
     expect(clock.pendingDelays()).toEqual([2_000]);
   });
