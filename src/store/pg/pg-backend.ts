@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { errorMessage } from '../../errors.js';
 import type { StoreLogger } from '../db.js';
+import { holdConnection, type HeldConnection } from './held-connection.js';
 import { databaseTarget, withoutPassword } from './pg-url.js';
 
 /** How soon after an outage starts the database is first probed. */
@@ -102,13 +103,14 @@ export class PgBackend {
 
   /** Runs `fn` in one transaction on one connection; throws on failure, after a rollback. */
   async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
+    let held: HeldConnection;
     try {
-      client = await this.pool.connect();
+      held = await this.hold();
     } catch (err) {
       this.#failed('connect', err);
       throw err;
     }
+    const { client } = held;
     let broken: unknown;
     try {
       await client.query('BEGIN');
@@ -123,8 +125,13 @@ export class PgBackend {
       throw err;
     } finally {
       // A connection that failed mid-transaction may be dead: destroy it rather than reuse it.
-      client.release(broken instanceof Error ? broken : undefined);
+      held.release(broken instanceof Error ? broken : undefined);
     }
+  }
+
+  /** One connection held for several statements (held-connection.ts); losing it opens an outage. */
+  hold(): Promise<HeldConnection> {
+    return holdConnection(this.pool, (err) => this.#failed('held connection', err));
   }
 
   /**

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { SchemaTooNewError, type Migration } from '../migrations.js';
+import { holdConnection } from './held-connection.js';
 
 /**
  * The PostgreSQL schema (issue #28), as an ordered, append-only list like the SQLite one in
@@ -188,7 +189,8 @@ export async function migratePostgres(
   migrations: readonly Migration[] = PG_MIGRATIONS,
   now: () => number = Date.now,
 ): Promise<number[]> {
-  const client = await pool.connect();
+  const held = await holdConnection(pool);
+  const { client } = held;
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
@@ -215,6 +217,6 @@ export async function migratePostgres(
     if (!(err instanceof SchemaTooNewError)) broken = err instanceof Error ? err : new Error(String(err));
     throw err;
   } finally {
-    client.release(broken);
+    held.release(broken);
   }
 }

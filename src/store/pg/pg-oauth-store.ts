@@ -182,12 +182,13 @@ export class PgOAuthStore implements OAuthStore {
    */
   async withRefreshLock<T>(key: OAuthKey, refresh: () => Promise<T>): Promise<T> {
     if (!this.#pg.reachable) return refresh();
-    let client;
+    let held;
     try {
-      client = await this.#pg.pool.connect();
+      held = await this.#pg.hold();
     } catch {
       return refresh();
     }
+    const { client } = held;
     let locked = false;
     try {
       await client.query('BEGIN');
@@ -203,7 +204,7 @@ export class PgOAuthStore implements OAuthStore {
       return await refresh();
     } finally {
       if (locked) await client.query('COMMIT').catch(() => undefined);
-      client.release();
+      held.release();
     }
   }
 

@@ -3,6 +3,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStores } from '../../../src/store/open-stores.js';
 import { SqliteToolCacheStore } from '../../../src/store/tool-cache-store.js';
 import { openPostgresStores, StoreUnavailableError } from '../../../src/store/pg/open-postgres.js';
+import { PgBackend } from '../../../src/store/pg/pg-backend.js';
 import { migratePostgres, PG_MIGRATIONS } from '../../../src/store/pg/pg-migrations.js';
 import { maskDatabaseUrl } from '../../../src/store/pg/pg-url.js';
 import { freePort } from '../../helpers/free-port.js';
@@ -23,6 +24,11 @@ async function pool(url: string): Promise<pg.Pool> {
   p.on('error', () => {});
   onTestFinished(() => p.end());
   return p;
+}
+
+/** Resolves when the connection has ended (events.once would reject on the 'error' before it). */
+function ending(client: pg.PoolClient): Promise<void> {
+  return new Promise((resolve) => client.once('end', () => resolve()));
 }
 
 describe('PostgreSQL migrations', () => {
@@ -157,5 +163,51 @@ describe('the PostgreSQL store losing its database while running', () => {
     await expect.poll(() => stores.liveWarnings?.(), { timeout: 10_000 }).toEqual([]);
     await stores.store.put('echo', HASH, TOOLS);
     expect((await stores.store.get('echo', HASH))?.tools).toEqual(TOOLS);
+  });
+
+  // pg-pool hears no error on a connection it has handed out: before held-connection.ts, the
+  // database ending one between two statements was an uncaught exception (seen in
+  // agent-budgets.test.ts, a tool pin write held during cutOff), and vitest fails this file on it.
+  it('a transaction whose connection the database ends between its statements fails as a write, heard, never thrown', async () => {
+    const url = await freshDatabaseUrl();
+    const logger = spyLogger();
+    const backend = new PgBackend(url, { logger, probeIntervalMs: 100, checkIntervalMs: 0 });
+    onTestFinished(() => backend.close());
+    let outage: Awaited<ReturnType<typeof cutOff>> | undefined;
+    onTestFinished(() => outage?.restore());
+    const kept = await backend.write('test write', { step: 'held' }, () =>
+      backend.transaction(async (client) => {
+        await client.query('SELECT 1');
+        const ended = ending(client);
+        outage = await cutOff(url);
+        await ended;
+      }),
+    );
+    expect(kept).toBe(false);
+    expect(backend.warnings()).toEqual([expect.stringContaining('unreachable since')]);
+    expect(logger.warn).toHaveBeenCalledWith(expect.objectContaining({ what: 'held connection' }), 'PostgreSQL store unreachable; serving from memory');
+
+    await outage!.restore();
+    await expect.poll(() => backend.warnings()).toEqual([]);
+    // The lost connection went, not back to the pool: the next transaction commits.
+    expect(await backend.write('test write', { step: 'after' }, () => backend.transaction((client) => client.query('SELECT 1')))).toBe(true);
+  });
+
+  it('an OAuth refresh holding the lock while the database ends its connection still answers, and nothing is thrown', async () => {
+    const url = await freshDatabaseUrl();
+    const stores = await postgresStores({ url, probeIntervalMs: 100 });
+    const key = { server: 'remote', authHash: 'h' };
+    let held: pg.PoolClient | undefined;
+    stores.pool!.on('acquire', (client) => (held = client));
+    let outage: Awaited<ReturnType<typeof cutOff>> | undefined;
+    onTestFinished(() => outage?.restore());
+    const answer = await stores.oauth.withRefreshLock!(key, async () => {
+      const ended = ending(held!);
+      outage = await cutOff(url);
+      await ended;
+      return 'refreshed';
+    });
+    expect(answer).toBe('refreshed');
+    expect(stores.liveWarnings?.()).toEqual([expect.stringContaining('unreachable since')]);
   });
 });
