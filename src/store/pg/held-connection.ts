@@ -30,7 +30,7 @@ export async function holdConnection(pool: pg.Pool, onLost?: (err: Error) => voi
   return {
     client,
     release(err) {
-      // The pool puts its own listener back as it takes the connection: none is left unheard.
+      // The pool listens again from the moment it takes the connection back: no gap unheard.
       client.removeListener('error', heard);
       client.release(lost ?? err);
     },
