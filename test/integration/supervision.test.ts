@@ -357,6 +357,27 @@ describe('an upstream that does not speak MCP (real processes, the daemon)', () 
     expect(detail.body).toMatchObject({ status: 'failed', lastError: { code: 'UPSTREAM_PROTOCOL_ERROR' } });
     expect((await daemon.json<{ status: string }>('/servers/fine')).body.status).toBe('connected');
   });
+
+  // Tool search indexes a tool's description and title as text: a number there once threw in the
+  // background indexer, an uncaught exception that took every other server down with the daemon.
+  it.concurrent('fails a server that lists a tool whose description or title is not a string; the daemon and its other servers go on', async ({ expect, onTestFinished }) => {
+    const daemon = await startDaemon({
+      cleanup: onTestFinished,
+      servers: {
+        'odd-description': fixtureServerConfig('many-tools', { env: { ODD_TOOL: 'description' } }),
+        'odd-title': fixtureServerConfig('many-tools', { env: { ODD_TOOL: 'title' } }),
+        fine: fixtureServerConfig('many-tools'),
+      },
+    });
+    const { body } = await daemon.json<{ errors: Array<{ path: string; error: { code: string; message: string } }> }>('/status');
+    expect(body.errors).toEqual([
+      { path: 'odd-description', error: { code: 'UPSTREAM_PROTOCOL_ERROR', message: expect.stringMatching(/sent something that is not MCP: .*tool "odd": "description" is not a string/) } },
+      { path: 'odd-title', error: { code: 'UPSTREAM_PROTOCOL_ERROR', message: expect.stringMatching(/sent something that is not MCP: .*tool "odd": "title" is not a string/) } },
+    ]);
+    const search = await daemon.json<{ tools: Array<{ name: string }> }>('/tools/search?q=echo');
+    expect(search.status).toBe(200);
+    expect(search.body.tools.map((tool) => tool.name)).toContain('mcp_fine_echo');
+  });
 });
 
 describe('supervision through the daemon (config, REST, events)', () => {

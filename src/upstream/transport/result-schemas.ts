@@ -30,15 +30,43 @@ export const PassThroughResult = schema<Record<string, unknown>>((value) => (isO
 /** A `tools/call` result as the server sent it: any JSON object. */
 export const PassThroughCallToolResult = schema<CallToolResult>((value) => (isObject(value) ? undefined : 'the result is not an object'));
 
-/** One `tools/list` page: `tools` is an array of objects with a string `name`; the rest is kept as is. */
+/**
+ * One `tools/list` page: `tools` is an array of tools (`toolProblem`); the rest is kept as is. A
+ * page with one bad tool is refused whole, as the SDK's own schema would refuse it.
+ */
 export const ToolPageResult = schema<ToolPage>((value) => {
   if (!isObject(value)) return 'the result is not an object';
   const { tools, nextCursor } = value;
   if (!Array.isArray(tools)) return '"tools" is not an array';
-  if (!tools.every((tool) => isObject(tool) && typeof tool.name === 'string')) return 'a tool has no name';
+  for (const tool of tools) {
+    const problem = toolProblem(tool);
+    if (problem !== undefined) return problem;
+  }
   if (nextCursor !== undefined && typeof nextCursor !== 'string') return '"nextCursor" is not a string';
   return undefined;
 });
+
+const TEXT_FIELDS = ['description', 'title'] as const;
+const OBJECT_FIELDS = ['inputSchema', 'outputSchema', 'annotations'] as const;
+
+/**
+ * What is wrong with a listed tool, in the fields Switchboard itself reads: its name, the text
+ * tool search indexes (description, titles; a number there once broke search for every agent) and
+ * the objects it looks into. Absent optional fields are fine; `null` is not (MCP has no null here).
+ */
+function toolProblem(tool: unknown): string | undefined {
+  if (!isObject(tool) || typeof tool.name !== 'string') return 'a tool has no name';
+  const named = `tool ${JSON.stringify(tool.name.slice(0, 100))}`;
+  for (const field of TEXT_FIELDS) {
+    if (tool[field] !== undefined && typeof tool[field] !== 'string') return `${named}: "${field}" is not a string`;
+  }
+  for (const field of OBJECT_FIELDS) {
+    if (tool[field] !== undefined && !isObject(tool[field])) return `${named}: "${field}" is not an object`;
+  }
+  const title = isObject(tool.annotations) ? tool.annotations.title : undefined;
+  if (title !== undefined && typeof title !== 'string') return `${named}: "annotations.title" is not a string`;
+  return undefined;
+}
 
 /**
  * Whether the SDK refused what a server answered as not MCP: a result that fails its schema (one
