@@ -15,6 +15,7 @@ export interface PrettyOptions {
 
 interface Writable {
   write(chunk: string): unknown;
+  on?(event: 'error', listener: (err: Error) => void): unknown;
 }
 
 const LEVELS: Record<number, { name: string; color: string }> = {
@@ -30,11 +31,21 @@ const DIM = '\x1b[2m';
 /** Shown elsewhere on the line, or noise on a terminal. */
 const HIDDEN = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg', 'server', 'component', 'v']);
 
-/** A pino destination that writes `formatLine` of every line to `out`. */
+/**
+ * A pino destination that writes `formatLine` of every line to `out`. Once `out` fails — its reader
+ * gone (`serve | head`: EPIPE), its terminal closed (EIO, as the SIGHUP that follows starts the
+ * drain) — nothing more is written and nothing is thrown: the daemon goes on serving and stops
+ * cleanly without its log, as it does with JSON logs (pino drops them after EPIPE). Unheard, the
+ * stream's 'error' was an uncaught exception that ended the daemon mid-call.
+ */
 export function prettyDestination(out: Writable, options: PrettyOptions = {}): { write(line: string): void } {
+  let failed = false;
+  out.on?.('error', () => {
+    failed = true;
+  });
   return {
     write(line: string) {
-      out.write(`${formatLine(line, options)}\n`);
+      if (!failed) out.write(`${formatLine(line, options)}\n`);
     },
   };
 }
