@@ -358,8 +358,8 @@ describe('an upstream that does not speak MCP (real processes, the daemon)', () 
     expect((await daemon.json<{ status: string }>('/servers/fine')).body.status).toBe('connected');
   });
 
-  // Tool search indexes a tool's description and title as text: a number there once threw in the
-  // background indexer, an uncaught exception that took every other server down with the daemon.
+  // Tool search indexes a tool's description and title as text: a number there once made every
+  // agent's search fail (GET /tools/search answered 500 INTERNAL_ERROR), whatever server it asked.
   it.concurrent('fails a server that lists a tool whose description or title is not a string; the daemon and its other servers go on', async ({ expect, onTestFinished }) => {
     const daemon = await startDaemon({
       cleanup: onTestFinished,
