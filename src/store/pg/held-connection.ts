@@ -18,7 +18,6 @@ export interface HeldConnection {
 }
 
 export async function holdConnection(pool: pg.Pool, onLost?: (err: Error) => void): Promise<HeldConnection> {
-  const client = await pool.connect();
   let lost: Error | undefined;
   // pg emits twice for one loss (the server's message, then the socket's end): reported once.
   const heard = (err: Error): void => {
@@ -26,7 +25,16 @@ export async function holdConnection(pool: pg.Pool, onLost?: (err: Error) => voi
     lost = err;
     onLost?.(err);
   };
-  client.on('error', heard);
+  // The callback form: a new connection is handed over while pg parses the server's ready message,
+  // and the rest of that read (a termination already on its way) follows before any promise
+  // settles. Listening inside the callback leaves no moment unheard.
+  const client = await new Promise<pg.PoolClient>((resolve, reject) => {
+    pool.connect((err, connected) => {
+      if (err || !connected) return reject(err ?? new Error('no connection'));
+      connected.on('error', heard);
+      resolve(connected);
+    });
+  });
   return {
     client,
     release(err) {

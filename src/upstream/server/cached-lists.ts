@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
 import type { ListHints, ToolCacheStore } from '../../store/ports.js';
+import { toolListProblem } from '../transport/result-schemas.js';
 
 /** What the cache holds for one server's config: its last tool list and the hints that came with it. */
 export interface CachedList {
@@ -43,7 +44,15 @@ export class CachedLists {
     const entry: Entry = {
       configHash: key.configHash,
       loading: this.store.get(key.name, key.configHash).then(
-        (cached) => cached && { tools: cached.tools, hints: cached.hints },
+        (cached) => {
+          if (!cached) return undefined;
+          // Written before the listing was checked as it is now (or by an older replica): a list
+          // a server would be failed for today is a miss, not tools served to agents.
+          const problem = toolListProblem(cached.tools);
+          if (problem === undefined) return { tools: cached.tools, hints: cached.hints };
+          this.log.warn({ server: key.name, problem }, 'cached tool list ignored: not MCP');
+          return undefined;
+        },
         (err: unknown) => {
           this.log.warn({ server: key.name, err: errorMessage(err) }, 'tool cache read failed');
           return undefined;

@@ -38,13 +38,20 @@ export const ToolPageResult = schema<ToolPage>((value) => {
   if (!isObject(value)) return 'the result is not an object';
   const { tools, nextCursor } = value;
   if (!Array.isArray(tools)) return '"tools" is not an array';
+  const problem = toolListProblem(tools);
+  if (problem !== undefined) return problem;
+  if (nextCursor !== undefined && typeof nextCursor !== 'string') return '"nextCursor" is not a string';
+  return undefined;
+});
+
+/** The first problem of a list of tools (`toolProblem`): a listed page's, or a cached list's. */
+export function toolListProblem(tools: readonly unknown[]): string | undefined {
   for (const tool of tools) {
     const problem = toolProblem(tool);
     if (problem !== undefined) return problem;
   }
-  if (nextCursor !== undefined && typeof nextCursor !== 'string') return '"nextCursor" is not a string';
   return undefined;
-});
+}
 
 const TEXT_FIELDS = ['description', 'title'] as const;
 const OBJECT_FIELDS = ['inputSchema', 'outputSchema', 'annotations'] as const;
