@@ -39,15 +39,22 @@ const HIDDEN = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg', 'serv
  * stream's 'error' was an uncaught exception that ended the daemon mid-call.
  */
 export function prettyDestination(out: Writable, options: PrettyOptions = {}): { write(line: string): void } {
-  let failed = false;
-  out.on?.('error', () => {
-    failed = true;
-  });
+  watchForFailure(out);
   return {
     write(line: string) {
-      if (!failed) out.write(`${formatLine(line, options)}\n`);
+      if (!failedOutputs.has(out)) out.write(`${formatLine(line, options)}\n`);
     },
   };
+}
+
+/** Outputs that failed, and those listened to: one listener per stream, however many loggers share it. */
+const failedOutputs = new WeakSet<Writable>();
+const watchedOutputs = new WeakSet<Writable>();
+
+function watchForFailure(out: Writable): void {
+  if (!out.on || watchedOutputs.has(out)) return;
+  watchedOutputs.add(out);
+  out.on('error', () => failedOutputs.add(out));
 }
 
 /** One pino JSON line (with or without its newline) as text; anything unparsable passes through. */
