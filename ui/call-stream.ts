@@ -1,11 +1,8 @@
 import { ApiError, request } from './api.js';
-import type { CallResult } from './types.js';
+import type { CallResult, ProgressData } from './types.js';
 
-export interface Progress {
-  progress: number;
-  total?: number;
-  message?: string;
-}
+/** What a `progress` event carries (the daemon's own type). */
+export type Progress = ProgressData;
 
 /**
  * `POST /tools/:name/call` with `Accept: text/event-stream`: `progress` events as the server

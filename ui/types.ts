@@ -13,6 +13,11 @@ import type { HelloEvent } from '../src/http/ws/event-hub.js';
 import type { RuntimeState } from '../src/runtime/runtime.js';
 import type { AuditEntry } from '../src/store/ports.js';
 import type { SearchStatsSnapshot } from '../src/gateway/lists/search-stats.js';
+import type { AgentInfo } from '../src/gateway/agents/agent-types.js';
+import type { BudgetStatus } from '../src/gateway/agents/agent-budgets.js';
+import type { PendingApproval } from '../src/gateway/approvals/approval-types.js';
+import type { ProgressData } from '../src/http/streaming/progress-data.js';
+import type { HeldToolView } from '../src/upstream/catalogue/tool-pins.js';
 import type { ImpactRow } from '../src/gateway/policies/policy-impact.js';
 import type { PolicyRule } from '../src/config/policy-schema.js';
 import type { BridgedTool } from '../src/upstream/catalogue/tool-bridge.js';
@@ -49,6 +54,11 @@ export type CallFinished = Pick<CallFinishedEvent, 'type' | 'server' | 'name' | 
 
 /** A `GET /audit` entry: the store's entry, its `ts` as the ISO `time` the route answers with. */
 export type AuditEntryBody = Omit<AuditEntry, 'ts'> & { id: number; time: string };
+
+/** An agent as `GET /agents` lists it, with its budget's windows when it has one (issue #38). */
+export type AgentRow = AgentInfo & { spent?: BudgetStatus };
+
+export type { HeldToolView, PendingApproval, ProgressData };
 
 /** A hit of `GET /tools/search` (an entry of `GET /tools` has no score). */
 export type ToolSummary = Pick<BridgedTool, 'name' | 'server' | 'title' | 'description'> & { score?: number };

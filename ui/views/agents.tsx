@@ -5,37 +5,15 @@ import { issuedKey, type IssuedKey } from '../issued-key.js';
 import { approvalsVersion, auditVersion } from '../state.js';
 import { IssuedKeyNote } from './issued-key-note.js';
 import { Approvals } from './approvals.js';
-
-interface Agent {
-  name: string;
-  source: string;
-  status: string;
-  keyInConfig: boolean;
-  servers?: string[];
-  access?: string;
-  /** A token budget's windows (issue #38): limit, spent, left, resetsAt. */
-  spent?: Partial<Record<'hour' | 'day', { limit: number; spent: number; left: number; resetsAt: string }>>;
-}
+import type { AgentRow, AuditEntryBody } from '../types.js';
 
 /** "1 234 / 50 000 this hour, resets 13:00" per window of an agent's budget; "—" without one. */
-function budgetText(agent: Agent): string {
+function budgetText(agent: AgentRow): string {
   const windows = (['hour', 'day'] as const).flatMap((name) => {
     const w = agent.spent?.[name];
     return w ? [`${w.spent.toLocaleString()} / ${w.limit.toLocaleString()} this ${name}, resets ${clockTime(w.resetsAt)}`] : [];
   });
   return windows.length > 0 ? windows.join('; ') : '—';
-}
-
-interface AuditEntry {
-  id: number;
-  time: string;
-  agent?: string;
-  server: string;
-  kind: string;
-  name: string;
-  outcome: string;
-  code?: string;
-  durationMs: number;
 }
 
 /** The create form's scope fields, as typed. */
@@ -62,8 +40,8 @@ function settingsOf(scope: Scope): Record<string, unknown> {
 
 /** Agents and keys (create shows the key once, revoke), pending approvals, held tools and the audit table. */
 export function AgentsView() {
-  const [agents, setAgents] = useState<Agent[]>([]);
-  const [audit, setAudit] = useState<AuditEntry[]>([]);
+  const [agents, setAgents] = useState<AgentRow[]>([]);
+  const [audit, setAudit] = useState<AuditEntryBody[]>([]);
   const [name, setName] = useState('');
   const [scope, setScope] = useState<Scope>(NO_SCOPE);
   const [error, setError] = useState<string | null>(null);
@@ -72,18 +50,18 @@ export function AgentsView() {
   const audited = auditVersion.value;
 
   useEffect(() => {
-    getJson<{ agents: Agent[] }>('/agents').then((body) => setAgents(body.agents), (err: unknown) => setError(describeError(err)));
+    getJson<{ agents: AgentRow[] }>('/agents').then((body) => setAgents(body.agents), (err: unknown) => setError(describeError(err)));
   }, [version, reloads]);
 
   useEffect(() => {
-    getJson<{ entries: AuditEntry[] }>('/audit?limit=50').then((body) => setAudit(body.entries), (err: unknown) => setError(describeError(err)));
+    getJson<{ entries: AuditEntryBody[] }>('/audit?limit=50').then((body) => setAudit(body.entries), (err: unknown) => setError(describeError(err)));
   }, [version, audited]);
 
   const create = async (event: Event) => {
     event.preventDefault();
     setError(null);
     try {
-      const added = await postJson<{ agent: Agent } & Omit<IssuedKey, 'name'>>('/agents', { name: name.trim(), ...settingsOf(scope) });
+      const added = await postJson<{ agent: AgentRow } & Omit<IssuedKey, 'name'>>('/agents', { name: name.trim(), ...settingsOf(scope) });
       issuedKey.value = { name: added.agent.name, key: added.key, ...(added.firstKey ? { firstKey: added.firstKey } : {}) };
       setName('');
       setScope(NO_SCOPE);

@@ -1,19 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { describeError, getJson, postJson } from '../api.js';
 import { serverList } from '../state.js';
-
-interface Pending {
-  id: string;
-  server: string;
-  name: string;
-  /** Only with `audit.arguments: true`; else the digest names them. */
-  arguments?: Record<string, unknown>;
-  argumentsDigest: string;
-  rule?: string;
-  mode: 'held' | 'input_required';
-  agent?: string;
-  expiresAt: string;
-}
+import type { HeldToolView, PendingApproval } from '../types.js';
 
 /** "The same call for 1 h": identical calls of that agent pass until then. */
 const SAME_CALL_MS = 60 * 60 * 1000;
@@ -24,19 +12,13 @@ const focusedId = (): string | undefined => {
   return match ? decodeURIComponent(match[1]!) : undefined;
 };
 
-interface HeldTool {
-  name: string;
-  exposedName: string;
-  changed: string[];
-}
-
 /**
  * Pending approvals (approve this call, approve the same call for 1 h, deny) and held tools
  * (approve), reloaded when the feed says they changed. `#/approvals/<id>` scrolls to and marks one.
  */
 export function Approvals({ version }: { version: number }) {
-  const [pending, setPending] = useState<Pending[]>([]);
-  const [held, setHeld] = useState<Array<{ server: string; tools: HeldTool[] }>>([]);
+  const [pending, setPending] = useState<PendingApproval[]>([]);
+  const [held, setHeld] = useState<Array<{ server: string; tools: HeldToolView[] }>>([]);
   const [error, setError] = useState<string | null>(null);
   const [reloads, setReloads] = useState(0);
   const heldServers = serverList.value.filter((s) => s.heldToolCount > 0).map((s) => s.name);
@@ -50,8 +32,8 @@ export function Approvals({ version }: { version: number }) {
   useEffect(() => {
     void (async () => {
       try {
-        setPending((await getJson<{ approvals: Pending[] }>('/approvals')).approvals);
-        const details = await Promise.all(heldServers.map((name) => getJson<{ name: string; heldTools: HeldTool[] }>(`/servers/${encodeURIComponent(name)}`)));
+        setPending((await getJson<{ approvals: PendingApproval[] }>('/approvals')).approvals);
+        const details = await Promise.all(heldServers.map((name) => getJson<{ name: string; heldTools: HeldToolView[] }>(`/servers/${encodeURIComponent(name)}`)));
         setHeld(details.map((d) => ({ server: d.name, tools: d.heldTools })));
       } catch (err) {
         setError(describeError(err));

@@ -1,4 +1,3 @@
-import type { Progress } from '@modelcontextprotocol/client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toolNotFound } from '../../gateway/index.js';
 import type { MCPManager } from '../../upstream/manager.js';
@@ -8,15 +7,9 @@ import { CLIENT_GONE } from '../../gateway/index.js';
 import { logHttpError } from '../error-handler.js';
 import { errorBody } from '../errors/http-error.js';
 import { EventStream } from './event-stream.js';
+import { progressData } from './progress-data.js';
 import { restTrace } from '../../telemetry/agent-trace.js';
 import type { CallToolBody } from '../schemas.js';
-
-/** The data of a `progress` event: the server's notification without its token. */
-export interface ProgressData {
-  progress: number;
-  total?: number;
-  message?: string;
-}
 
 /**
  * `POST /tools/:name/call` with `Accept: text/event-stream` (SPEC §9): one `progress` event per
@@ -63,8 +56,4 @@ export async function streamCall(
     stream.end();
   }
   return reply;
-}
-
-function progressData({ progress, total, message }: Progress): ProgressData {
-  return { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
 }
