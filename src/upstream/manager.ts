@@ -140,14 +140,18 @@ export class MCPManager {
   }
 
   /** The aggregated tools, sorted by name (a shorthand for `getCatalogue().list()`). */
-  getTools = (): ReturnType<ToolCatalogue['list']> => this.catalogues.tools.list();
+  getTools(): ReturnType<ToolCatalogue['list']> {
+    return this.catalogues.tools.list();
+  }
 
   /** The aggregated prompts and resources (SPEC §7). */
   getPrompts(): Catalogues['prompts'] {
     return this.catalogues.prompts;
   }
 
-  getResources = (): Catalogues['resources'] => this.catalogues.resources;
+  getResources(): Catalogues['resources'] {
+    return this.catalogues.resources;
+  }
 
   /** What the connected servers can do, together: the capabilities `/mcp` advertises. */
   capabilities(): AggregateCapabilities {

@@ -1,10 +1,11 @@
-import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from '@modelcontextprotocol/client';
-import { expect, onTestFinished } from 'vitest';
+import { Client, type ClientCapabilities } from '@modelcontextprotocol/client';
+import { expect } from 'vitest';
 import type { DaemonConfigInput } from '../../src/config/schema.js';
 import { startDaemon, type StartDaemonOptions, type TestDaemon } from './daemon.js';
 import type { ServerConfig } from '../../src/config/types.js';
 import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from './fixtures.js';
 import { sharedByTests } from './shared.js';
+import { mcpClient } from './mcp-client.js';
 
 /** The operator key (`token`) of the agent tests' daemons. */
 export const OPERATOR_TOKEN = 'operator-secret-token-0123456789';
@@ -73,9 +74,6 @@ export const AGENT_ERAS = [['2025-11-25', 'legacy'], ['2026-07-28', { pin: '2026
  * An SDK client on `d`'s `/mcp` with an agent's key, in `era`, declaring `capabilities` (none by
  * default); closed when the test finishes.
  */
-export async function agentClient(d: TestDaemon, key: string, era: (typeof AGENT_ERAS)[number][1] = { pin: '2026-07-28' }, capabilities?: ClientCapabilities): Promise<Client> {
-  const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: era }, ...(capabilities ? { capabilities } : {}) });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-  onTestFinished(() => client.close());
-  return client;
+export function agentClient(d: TestDaemon, key: string, era: (typeof AGENT_ERAS)[number][1] = { pin: '2026-07-28' }, capabilities?: ClientCapabilities): Promise<Client> {
+  return mcpClient(d.url, { key, era, name: 'agent', ...(capabilities ? { capabilities } : {}) });
 }

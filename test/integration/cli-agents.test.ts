@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
+import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { tempDir } from '../helpers/process.js';
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 
@@ -15,22 +14,11 @@ import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 const SPAWN_TIMEOUT_MS = 60_000;
 const CONFIG_KEY = 'config-agent-key-0123456789abcdef';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `switchboard <args>` with HOME set (where a daemon without a token keeps the operator key). */
-function cli(args: string[], home: string, url: string): Promise<Run> {
+function cli(args: string[], home: string, url: string): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, SWITCHBOARD_URL: url };
   for (const name of ['SWITCHBOARD_TOKEN', 'SWITCHBOARD_CONFIG', 'XDG_STATE_HOME']) delete env[name];
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  return runCli(args, { env });
 }
 
 async function serveWith(home: string, agents: Record<string, unknown>): Promise<{ serve: ServeProcess; url: string }> {

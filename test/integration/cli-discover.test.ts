@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLI_BUNDLE } from '../helpers/build-fixtures.js';
+import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -13,18 +11,8 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * Runs the real entry point as a child process. The environment is built from scratch so the
  * child can only see the temporary HOME, never the real one (no XDG_*, APPDATA, CODEX_HOME).
  */
-async function cli(args: string[], home: string) {
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
-    cwd: repo,
-    env: { PATH: process.env.PATH, HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
+function cli(args: string[], home: string): Promise<CliRun> {
+  return runCli(args, { cwd: repo, env: { PATH: process.env.PATH, HOME: home } });
 }
 
 async function tree(files: Record<string, unknown>) {

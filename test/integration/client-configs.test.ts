@@ -1,13 +1,13 @@
 import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitForStatus } from '../helpers/status-watch.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { textOf } from '../helpers/connect.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, type Cleanup } from '../helpers/process.js';
 import { sharedWithCleanup, startAhead } from '../helpers/shared.js';
+import { mcpClient } from '../helpers/mcp-client.js';
 
 /**
  * Issue #15, item 1: a real daemon with the real discovery over a temp HOME and project holding
@@ -122,13 +122,6 @@ const SETTLED = [
  */
 const clientsDaemon = sharedWithCleanup(startClientsDaemon);
 
-async function mcpClient(d: TestDaemon): Promise<Client> {
-  const client = new Client({ name: 'client-configs-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url)));
-  onTestFinished(() => client.close());
-  return client;
-}
-
 describe('client config files, read as their clients read them', () => {
   startAhead(clientsDaemon);
 
@@ -177,7 +170,7 @@ describe('client config files, read as their clients read them', () => {
     const ok = await d.json<{ content: unknown[] }>('/tools/mcp_gem_echo/call', { method: 'POST', body: { arguments: { text: 'hi' } } });
     expect(textOf(ok.body)).toBe('hi');
 
-    const client = await mcpClient(d);
+    const client = await mcpClient(d.url, { name: 'client-configs-test' });
     const listed = (await client.listTools()).tools.map((t) => t.name);
     expect(listed).toContain('mcp_gem_echo');
     expect(listed).not.toContain('mcp_gem_reverse');

@@ -13,8 +13,9 @@ import { tempDir } from '../helpers/process.js';
 import { callTool } from '../helpers/route-call.js';
 
 /**
- * Issue #20 item 5: one composition root (`runtime/compose.ts`) builds the runtime for the daemon
- * and for the embedding API, and one event bus numbers every event, whoever publishes it.
+ * Issue #20 item 5, issue #34 item 4: one composition root (`createDaemon` in `src/daemon.ts`)
+ * builds the daemon for `serve` and for the embedding API, and one event bus numbers every event,
+ * whoever publishes it.
  */
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);

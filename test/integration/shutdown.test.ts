@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, it, vi } from 'vitest';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { isProcessGone, killThrough, readPidFile, tempDir, waitForFile, type Cleanup, type PidFile } from '../helpers/process.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { spawnServe, type LogEntry } from '../helpers/serve-process.js';
+import { mcpClient } from '../helpers/mcp-client.js';
 
 /**
  * SIGTERM/SIGINT on a real `switchboard serve` process (SPEC §1.7): the daemon keeps listening
@@ -61,14 +61,6 @@ function callSlow(url: string, args: { durationMs: number; untilFile?: string; s
 }
 
 /** An MCP client on the daemon's /mcp (a 2025-era session, or pinned to 2026-07-28), closed when the test ends. */
-async function mcpClient(url: string, era: 'legacy' | 'modern', onTestFinished: Cleanup): Promise<Client> {
-  const mode = era === 'legacy' ? 'legacy' : { pin: '2026-07-28' };
-  const client = new Client({ name: 'shutdown-test', version: '1.0.0' }, { versionNegotiation: { mode } });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
-  onTestFinished(() => client.close().catch(() => undefined));
-  return client;
-}
-
 /**
  * A slow call in flight: resolves once the fixture has it (its `startedFile` written), so a
  * signal sent next finds it running, with the call's answer to come (wrapped: an async function
@@ -133,7 +125,7 @@ describe.concurrent('serve shutdown', () => {
     // One /mcp call per protocol era: a 2025 session's POST and a stateless 2026-07-28 one.
     const mcp = await Promise.all(
       (['legacy', 'modern'] as const).map(async (era) => {
-        const client = await mcpClient(serve.url, era, onTestFinished);
+        const client = await mcpClient(serve.url, { era: era === 'legacy' ? 'legacy' : { pin: '2026-07-28' }, name: 'shutdown-test', cleanup: onTestFinished });
         const args = { durationMs: 0, untilFile: release, startedFile: join(dir, `${era}-started`) };
         return { call: client.callTool({ name: 'mcp_slow_slow', arguments: args }, { timeout: 30_000 }) };
       }),

@@ -1,12 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, ProtocolError, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runStatus, runTools, type CommandIo } from '../../src/cli/client/index.js';
 import type { ServerConfig } from '../../src/config/types.js';
 import { nextDaemonEvent, recordDaemonEvents, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
+import { mcpClient } from '../helpers/mcp-client.js';
 
 /**
  * Issue #22 item 6, tool pinning: a served tool whose definition changes is held — off every
@@ -37,13 +38,6 @@ async function mutate(d: TestDaemon, description = CHANGED) {
   return held;
 }
 
-async function mcpClient(d: TestDaemon, mode: 'legacy' | { pin: string }): Promise<Client> {
-  const client = new Client({ name: 'pin-test', version: '1.0.0' }, { versionNegotiation: { mode } });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url)));
-  onTestFinished(() => client.close());
-  return client;
-}
-
 async function run(command: (io: CommandIo) => Promise<number>, argv: string[]) {
   let stdout = '';
   let stderr = '';
@@ -59,8 +53,8 @@ describe('tool pinning', () => {
     const before = await d.json<ToolList>('/tools');
     expect(before.body.tools.find((t) => t.name === 'mcp_pin_target')?.description).toBe('Target, as first served');
     const etag = before.headers.get('etag') as string;
-    const legacy = await mcpClient(d, 'legacy');
-    const modern = await mcpClient(d, { pin: '2026-07-28' });
+    const legacy = await mcpClient(d.url, { era: 'legacy', name: 'pin-test' });
+    const modern = await mcpClient(d.url, { era: { pin: '2026-07-28' }, name: 'pin-test' });
 
     expect(await mutate(d)).toEqual({
       type: 'tools.held',
