@@ -6,6 +6,8 @@
 export { Gateway, type Authentication, type CatalogueOptions, type GatewayDeps } from './gateway.js';
 export type { AgentRef } from './agents/agent-ref.js';
 export type { AgentView, ViewedTool } from './agents/agent-view.js';
+// What an agent's event feed may carry (issue #22): the face decides it, /events only delivers.
+export { scopeEvent, scopeHello, type ScopeTools, type ScopedHello } from './agents/event-scope.js';
 export type { AgentRegistry } from './agents/agent-registry.js';
 export type { AgentInfo } from './agents/agent-types.js';
 export type { Policies, PolicyCounts } from './policies/policies.js';

@@ -2,7 +2,7 @@ import type { ServerSnapshot } from '../../upstream/server-snapshot.js';
 import type { EventBus, StampedEvent } from '../../events/event-bus.js';
 import type { RuntimeState, SwitchboardRuntime } from '../../runtime/runtime.js';
 import type { AgentRef } from '../../gateway/index.js';
-import { scopeEvent, scopeHello, type ScopeTools } from './event-scope.js';
+import { scopeEvent, scopeHello, type ScopeTools } from '../../gateway/index.js';
 
 export type { StampedEvent } from '../../events/event-bus.js';
 
@@ -69,7 +69,7 @@ export interface EventHubOptions {
 export interface SubscribeOptions {
   /** Replay the events after this seq, or send a fresh hello when they are no longer kept. */
   since?: number;
-  /** The agent the subscriber is: it gets only what its scope allows (event-scope.ts). @default everything */
+  /** The agent the subscriber is: it gets only what its scope allows (gateway/agents/event-scope.ts). @default everything */
   agent?: AgentRef;
   /** With a hello (no `since`, or one no longer kept): up to this many of the latest kept events in it. @default 0 */
   recent?: number;

@@ -1,7 +1,7 @@
-import type { AgentView, ViewedTool } from '../../gateway/index.js';
-import type { ServerSnapshot } from '../../upstream/server-snapshot.js';
 import type { StampedEvent } from '../../events/event-bus.js';
-import type { AgentRef } from '../../gateway/index.js';
+import type { ServerSnapshot } from '../../upstream/server-snapshot.js';
+import type { AgentRef } from './agent-ref.js';
+import type { AgentView, ViewedTool } from './agent-view.js';
 
 /** What scoping reads of the catalogue: a tool's annotations, a server's tools. */
 export interface ScopeTools {

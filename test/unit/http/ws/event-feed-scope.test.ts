@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventHub, type EventSink, type WireEvent } from '../../../../src/http/ws/event-hub.js';
-import { scopeEvent } from '../../../../src/http/ws/event-scope.js';
+import { scopeEvent } from '../../../../src/gateway/agents/event-scope.js';
 import { listChangedFor } from '../../../../src/http/endpoint/session-relay.js';
 import { compileAgentView } from '../../../../src/gateway/agents/agent-view.js';
 import type { DaemonEvent } from '../../../../src/events/daemon-events.js';
