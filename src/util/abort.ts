@@ -116,20 +116,3 @@ export function createDeadline(parent: AbortSignal | undefined, timeoutMs: numbe
     },
   };
 }
-
-/**
- * Settles like `promise`, or rejects with `signal.reason` as soon as the signal aborts. This is
- * only a race: use it where aborting also tears the work down (e.g. the caller closes the
- * transport), never as the only means of cancellation.
- */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}

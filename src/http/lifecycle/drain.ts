@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { delay } from '../../util/delay.js';
+import { waitFor } from '../../util/wait-for.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 
 /**
@@ -42,12 +42,7 @@ export class RequestDrain {
   async settle(ms: number): Promise<boolean> {
     if (this.#active === 0) return true;
     this.#idle ??= deferred();
-    const stop = new AbortController();
-    try {
-      return await Promise.race([this.#idle.promise.then(() => true), delay(ms, stop.signal).then(() => false)]);
-    } finally {
-      stop.abort();
-    }
+    return waitFor(this.#idle.promise.then(() => true), { deadlineMs: ms, onDeadline: () => false });
   }
 
   #begin(request: FastifyRequest, reply: FastifyReply): void {

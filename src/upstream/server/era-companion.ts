@@ -1,5 +1,5 @@
 import { errorMessage } from '../../errors.js';
-import { abortable } from '../../util/abort.js';
+import { waitFor } from '../../util/wait-for.js';
 import type { CallerChannel } from '../transport/caller.js';
 import type { ServerConnection } from '../transport/client.js';
 import type { BackPressure } from './back-pressure.js';
@@ -66,7 +66,7 @@ export class EraCompanion {
   async route(primary: ServerConnection, method: string, name: unknown, caller: CallerChannel | undefined, signal: AbortSignal | undefined): Promise<ServerConnection | undefined> {
     if (!this.applies(primary, method, name, caller) || typeof name !== 'string') return undefined;
     const opening = (this.#opening ??= this.#start());
-    const open = this.#open ?? (await (signal ? abortable(opening, signal) : opening));
+    const open = this.#open ?? (await waitFor(opening, { signal }));
     if (!open) return undefined;
     return (method === 'tools/call' ? open.tools : open.prompts).has(name) ? open.connection : undefined;
   }

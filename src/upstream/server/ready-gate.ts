@@ -1,5 +1,5 @@
 import { SwitchboardError, type ErrorInfo } from '../../errors.js';
-import { abortable } from '../../util/abort.js';
+import { waitFor } from '../../util/wait-for.js';
 import type { Clock } from '../../util/clock.js';
 import { deferred, type Deferred } from '../../util/deferred.js';
 
@@ -48,7 +48,7 @@ export class ReadyGate<T> {
     const onAbort = (): void => timedOut.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await abortable(pending.promise, timedOut.signal);
+      return await waitFor(pending.promise, { signal: timedOut.signal });
     } finally {
       clock.clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);

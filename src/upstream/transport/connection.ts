@@ -1,7 +1,8 @@
 import type { CallToolResult, ServerCapabilities, StandardSchemaV1 } from '@modelcontextprotocol/client';
 import type { TransportKind } from '../../config/types.js';
 import { errorMessage, SwitchboardError, type ErrorCode as SwitchboardErrorCode } from '../../errors.js';
-import { MAX_TIMER_MS, abortable, createDeadline, linkSignal } from '../../util/abort.js';
+import { MAX_TIMER_MS, createDeadline, linkSignal } from '../../util/abort.js';
+import { waitFor } from '../../util/wait-for.js';
 import { collectPages, collectToolPages, type Listing, type Page, type ToolListing } from './list-tools.js';
 import { authErrorOf } from '../oauth/auth-errors.js';
 import type { EraVerdict, ProtocolEra } from './protocol-era.js';
@@ -233,7 +234,7 @@ export class McpServerConnection implements ServerConnection {
     if (transport instanceof sdk().StreamableHTTPClientTransport) {
       // Let the server free the session; closing the transport below aborts the DELETE if it hangs.
       const deadline = createDeadline(undefined, TERMINATE_SESSION_MS);
-      await abortable(transport.terminateSession(), deadline.signal).catch(() => {});
+      await waitFor(transport.terminateSession(), { signal: deadline.signal }).catch(() => {});
       deadline.dispose();
     }
     await closeClient(client, transport);

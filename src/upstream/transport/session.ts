@@ -2,7 +2,8 @@ import type { Client, OAuthClientProvider, Root, Transport } from '@modelcontext
 import type { Logger } from 'pino';
 import type { ServerConfig, TransportKind } from '../../config/types.js';
 import { errorMessage } from '../../errors.js';
-import { MAX_TIMER_MS, abortable, type Deadline } from '../../util/abort.js';
+import { MAX_TIMER_MS, type Deadline } from '../../util/abort.js';
+import { waitFor } from '../../util/wait-for.js';
 import type { ListenerSet } from '../../util/listeners.js';
 import { closeClient } from './connection.js';
 import { versionNegotiation, type EraVerdict, type ProtocolMode } from './protocol-era.js';
@@ -103,7 +104,7 @@ export async function openSession(kind: TransportKind, attempt: Attempt, era: { 
   try {
     // The race is safe: losing it closes the transport below, which ends the work for real.
     const options = era.prior ? { signal, timeout: MAX_TIMER_MS, prior: era.prior } : { signal, timeout: MAX_TIMER_MS };
-    await abortable(client.connect(transport, options), signal);
+    await waitFor(client.connect(transport, options), { signal });
     return { client, transport };
   } catch (err) {
     // Closed first, so a child that died (say, right after answering initialize, failing our

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { ReadBuffer } from '@modelcontextprotocol/client';
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { SwitchboardError } from '../../errors.js';
-import { delay } from '../../util/delay.js';
+import { waitFor } from '../../util/wait-for.js';
 import { deferred } from '../../util/deferred.js';
 import { PROCESS_GROUPS_SUPPORTED, signalGroup, trackGroup, untrackGroup, waitForGroupExit } from '../process/process-group.js';
 import { signalProcesses, strayDescendants, waitForProcessesExit } from '../../util/process-tree.js';
@@ -285,13 +285,8 @@ function spawnTurn(): Promise<void> {
 }
 
 /** Whether `promise` settled within `ms`; the timer is cleared either way. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  const stop = new AbortController();
-  try {
-    return await Promise.race([promise.then(() => true), delay(ms, stop.signal).then(() => false)]);
-  } finally {
-    stop.abort();
-  }
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return waitFor(promise.then(() => true), { deadlineMs: ms, onDeadline: () => false });
 }
 
 function isResponse(message: JSONRPCMessage): boolean {

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { abortable, createDeadline, linkSignal, perCallController } from '../../../src/util/abort.js';
+import { createDeadline, linkSignal, perCallController } from '../../../src/util/abort.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -77,20 +77,5 @@ describe('createDeadline', () => {
     expect(deadline.signal.aborted).toBe(true);
     expect(deadline.timedOut).toBe(false);
     deadline.dispose();
-  });
-});
-
-describe('abortable', () => {
-  it('settles like the promise when the signal stays quiet, leaving no listener', async () => {
-    const controller = new AbortController();
-    await expect(abortable(Promise.resolve(7), controller.signal)).resolves.toBe(7);
-    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
-  });
-
-  it('rejects with the abort reason as soon as the signal aborts', async () => {
-    const controller = new AbortController();
-    const pending = abortable(new Promise(() => {}), controller.signal);
-    controller.abort(new Error('stop'));
-    await expect(pending).rejects.toThrow('stop');
   });
 });
