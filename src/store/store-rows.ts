@@ -246,6 +246,11 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
+/** A `tasks` row as read back, on both backends: the task's JSON document (issue #41). */
+export interface TaskRow {
+  document: string;
+}
+
 /** A row of `budget_usage` (issue #38), on both backends. */
 export interface BudgetRow {
   window: string;

@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import type { StoreLogger } from './db.js';
+import type { TaskRow } from './store-rows.js';
 
 /**
  * Where tasks are kept (issue #41): each task as one JSON document under its id, until its TTL
@@ -58,9 +59,9 @@ export class MemoryTaskStore implements TaskStore {
 export class SqliteTaskStore implements TaskStore {
   readonly #memory = new MemoryTaskStore();
   readonly #upsert: Statement<[string, string, number]>;
-  readonly #select: Statement<[string, number], { document: string }>;
+  readonly #select: Statement<[string, number], TaskRow>;
   readonly #trim: Statement<[number]>;
-  readonly #byAgent: Statement<[string, number], { document: string }>;
+  readonly #byAgent: Statement<[string, number], TaskRow>;
 
   /** Throws if the `tasks` table is missing (a database of a version without it). */
   constructor(

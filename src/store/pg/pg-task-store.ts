@@ -1,5 +1,6 @@
 import { MemoryTaskStore, type TaskStore } from '../task-store.js';
 import type { PgBackend } from './pg-backend.js';
+import type { TaskRow } from '../store-rows.js';
 
 /**
  * `tasks` in PostgreSQL (issue #41): the replica running a task writes each change, and any
@@ -26,15 +27,15 @@ export class PgTaskStore implements TaskStore {
   }
 
   async get(taskId: string, now: number): Promise<string | undefined> {
-    const row = await this.#pg.read('task read', { task: taskId }, undefined as { document: string } | undefined, async () =>
-      (await this.#pg.query<{ document: string }>('SELECT document FROM tasks WHERE task_id = $1 AND expires_at > $2', [taskId, now])).rows[0],
+    const row = await this.#pg.read('task read', { task: taskId }, undefined as TaskRow | undefined, async () =>
+      (await this.#pg.query<TaskRow>('SELECT document FROM tasks WHERE task_id = $1 AND expires_at > $2', [taskId, now])).rows[0],
     );
     return row?.document ?? this.#memory.get(taskId, now);
   }
 
   async list(agent: string, now: number): Promise<string[]> {
-    const rows = await this.#pg.read('task list', { agent }, [] as { document: string }[], async () =>
-      (await this.#pg.query<{ document: string }>("SELECT document FROM tasks WHERE (document::jsonb)->>'agent' = $1 AND expires_at > $2", [agent, now])).rows,
+    const rows = await this.#pg.read('task list', { agent }, [] as TaskRow[], async () =>
+      (await this.#pg.query<TaskRow>("SELECT document FROM tasks WHERE (document::jsonb)->>'agent' = $1 AND expires_at > $2", [agent, now])).rows,
     );
     return [...rows.map((row) => row.document), ...(await this.#memory.list(agent, now))];
   }
