@@ -28,11 +28,14 @@ const LAYERS: Array<{ name: string; owns: (file: string) => boolean }> = [
 
 /**
  * The sub-folders of a layer that are ordered too (docs/architecture.md), lowest first. A
- * sub-folder imports from itself and those before it; `(root)` stands for the folder's own files,
- * and a folder whose root is not listed leaves its root files outside the order.
+ * sub-folder imports from itself and those before it. A root file named here (`sdk.ts`) has a
+ * rank of its own; `(root)` stands for the folder's other files. Every file of an ordered folder
+ * has a rank: a root file neither named nor covered by `(root)` is an error, as a new sub-folder is.
  */
 const SUB_FOLDER_ORDERS: Record<string, string[]> = {
-  upstream: ['process', 'oauth', 'transport', 'catalogue', 'server'],
+  // The SDK loader and the instance tree are read by the sub-folders; the manager and its parts
+  // (options, the startup gate, the server snapshot) read them all.
+  upstream: ['sdk.ts', 'instance.ts', 'process', 'oauth', 'transport', 'catalogue', 'server', '(root)'],
   gateway: ['agents', 'approvals', 'audit', 'policies', 'results', 'lists', 'scripts', 'requests', 'tasks', '(root)'],
 };
 
@@ -77,9 +80,11 @@ function upwardSubFolderImports(graph: Graph, orders: Record<string, string[]>):
     const [folder, name] = sub.split('/') as [string, string];
     const order = orders[folder];
     if (!order) return undefined;
-    const index = order.indexOf(name);
-    if (index < 0 && name !== '(root)') throw new Error(`${sub} is in no order of docs/architecture.md`);
-    return index < 0 ? undefined : { folder, index };
+    // A root file by its own name first, else as one of the folder's other root files.
+    const own = name === '(root)' ? order.indexOf(file.slice(folder.length + 1)) : -1;
+    const index = own >= 0 ? own : order.indexOf(name);
+    if (index < 0) throw new Error(`${name === '(root)' ? file : sub} is in no order of docs/architecture.md`);
+    return { folder, index };
   };
   const upward: string[] = [];
   for (const [file, targets] of graph) {
@@ -185,17 +190,24 @@ describe('the shape of src/ (docs/architecture.md)', () => {
       expect(() => upwardImports(new Map([['stray.ts', ['util/clock.ts']]]))).toThrow(/belongs to no layer/);
     });
 
-    it('finds an upward import between sub-folders', () => {
+    it('finds an upward import between sub-folders, root files ranked too', () => {
       const made: Graph = new Map([
         ['upstream/process/a.ts', ['upstream/transport/b.ts']],
-        ['upstream/transport/b.ts', ['upstream/process/c.ts', 'upstream/instance.ts']],
+        ['upstream/transport/b.ts', ['upstream/process/c.ts', 'upstream/instance.ts', 'upstream/sdk.ts']],
         ['gateway/agents/d.ts', ['gateway/gateway.ts']],
+        // A named root file below the sub-folders, and the rest of the root above them.
+        ['upstream/sdk.ts', ['upstream/oauth/e.ts']],
+        ['upstream/server/f.ts', ['upstream/startup-gate.ts']],
+        ['upstream/manager.ts', ['upstream/server/f.ts', 'upstream/sdk.ts']],
       ]);
       expect(upwardSubFolderImports(made, SUB_FOLDER_ORDERS)).toEqual([
         'upstream/process/a.ts → upstream/transport/b.ts',
         'gateway/agents/d.ts → gateway/gateway.ts',
+        'upstream/sdk.ts → upstream/oauth/e.ts',
+        'upstream/server/f.ts → upstream/startup-gate.ts',
       ]);
       expect(() => upwardSubFolderImports(new Map([['upstream/newroom/a.ts', []]]), SUB_FOLDER_ORDERS)).toThrow(/in no order/);
+      expect(() => upwardSubFolderImports(new Map([['cli/a.ts', []], ['x/y.ts', []]]), { x: ['z'] })).toThrow(/x\/y.ts is in no order/);
     });
 
     it('finds an http/ import past the gateway face', () => {
