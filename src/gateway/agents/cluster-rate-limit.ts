@@ -1,5 +1,6 @@
 import { SwitchboardError } from '../../errors.js';
 import type { SharedRateLimits } from '../../store/ports.js';
+import { waitFor } from '../../util/wait-for.js';
 import type { AgentLimiter, AgentLimitSettings, AgentSlot } from './agent-limits.js';
 
 /** How long a take may wait for the database before this replica limits on its own. */
@@ -57,7 +58,7 @@ export class ClusterRateLimiter {
     const perMs = rateLimit.perMinute / 60_000;
     const settings = JSON.stringify([rateLimit.perMinute, capacity]);
     const now = this.now();
-    const answer = await withTimeout(this.shared.take(agent, settings, capacity, perMs, now), TAKE_TIMEOUT_MS);
+    const answer = await waitFor(this.shared.take(agent, settings, capacity, perMs, now), { deadlineMs: TAKE_TIMEOUT_MS });
     let tokens: number;
     if (answer !== undefined) {
       this.#known.set(agent, { settings, tokens: answer.tokens, at: now, replicas: answer.replicas });
@@ -91,16 +92,6 @@ export class ClusterRateLimiter {
     share.tokens -= 1;
     return -1;
   }
-}
-
-/** `promise`'s value, or undefined once `ms` passed (the take may still land: a token spent, never one too many). */
-function withTimeout<T>(promise: Promise<T | undefined>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../../errors.js';
 import { ERROR_META_KEY } from '../../upstream/catalogue/tool-bridge.js';
 import { systemClock, type Clock } from '../../util/clock.js';
+import { waitFor } from '../../util/wait-for.js';
 import { MemoryTaskStore, type TaskStore } from '../../store/task-store.js';
 import type { AgentRef } from '../agents/agent-ref.js';
 import type { RequestOptions } from '../requests/pipeline.js';
@@ -142,28 +142,25 @@ export class Tasks {
   /**
    * The task once `done` accepts it (a 2025-11-25 `tasks/result`: finished, or waiting for
    * input): at once when it does, else at its next change here, or — run by another replica — as
-   * the store shows it (read at its `pollIntervalMs`). Rejects with `signal`'s reason when the
-   * request goes away first.
+   * the store shows it (read at its `pollIntervalMs`, on the clock). Rejects with `signal`'s
+   * reason when the request goes away first.
    */
   async until(taskId: string, agent: AgentRef | undefined, signal: AbortSignal, done: (task: TaskRecord) => boolean): Promise<TaskRecord> {
-    let onAbort = (): void => undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason as Error);
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
-    aborted.catch(() => undefined);
-    try {
-      for (;;) {
-        // Listening before reading: a change in between still wakes this wait.
-        const running = this.#running.get(taskId);
-        const changed = running ? new Promise<void>((resolve) => running.waiters.add(resolve)) : undefined;
+    for (;;) {
+      if (signal.aborted) throw signal.reason;
+      // Listening before reading: a change in between still wakes this wait.
+      const running = this.#running.get(taskId);
+      let wake = (): void => undefined;
+      const changed = new Promise<void>((resolve) => (wake = resolve));
+      running?.waiters.add(wake);
+      try {
         const record = await this.get(taskId, agent);
         if (done(record)) return record;
-        await Promise.race([changed ?? delay(Math.max(50, record.pollIntervalMs), undefined, { signal }), aborted]);
+        const pollMs = running ? undefined : Math.max(50, record.pollIntervalMs);
+        await waitFor(changed, { signal, deadlineMs: pollMs, clock: this.#clock });
+      } finally {
+        running?.waiters.delete(wake);
       }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
     }
   }
 

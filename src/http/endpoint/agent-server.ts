@@ -4,6 +4,7 @@ import { INSTANCE_META_KEY } from '../../upstream/instance.js';
 import type { AggregateCapabilities } from '../../upstream/manager.js';
 import { UI_EXTENSION } from '../../upstream/transport/ui-extension.js';
 import type { SwitchboardRuntime } from '../../runtime/runtime.js';
+import { waitFor } from '../../util/wait-for.js';
 import { PACKAGE_VERSION } from '../package-info.js';
 import { callerOf } from './request-agent.js';
 import type { AgentServerOptions } from './agent-server-options.js';
@@ -106,15 +107,6 @@ export function advertised(available: AggregateCapabilities): ServerCapabilities
 }
 
 async function untilReadyOrAborted(runtime: Pick<SwitchboardRuntime, 'whenReady'>, signal: AbortSignal): Promise<void> {
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<void>((resolve) => {
-    onAbort = () => resolve();
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    // A failed start still leaves a (possibly empty) catalogue worth serving.
-    await Promise.race([runtime.whenReady().catch(() => undefined), aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  }
+  // A failed start still leaves a (possibly empty) catalogue worth serving; an aborted wait ends quietly.
+  await waitFor(runtime.whenReady().catch(() => undefined), { signal }).catch(() => undefined);
 }

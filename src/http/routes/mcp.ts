@@ -111,7 +111,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     sessions.stop();
     closing = true;
     for (const session of sessions.values()) session.transport.closeStandaloneSSEStream();
-    await Promise.race([posts.drained(), whenAborted(shutdownSignal)]);
+    // Until the posts in flight end or the grace runs out (the shutdown signal aborts).
+    await waitFor(posts.drained(), { signal: shutdownSignal }).catch(() => undefined);
     // Calls just aborted by the grace still answer with an error; give them a moment to.
     await waitFor(posts.drained(), { deadlineMs: ABORTED_ANSWER_MS });
     await stop();
@@ -290,9 +291,4 @@ function claimsEnvelope(body: unknown): boolean {
 function headerOf(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
-}
-
-function whenAborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ChildRecord } from '../../store/child-records.js';
+import { waitFor } from '../../util/wait-for.js';
 
 /**
  * The daemon's side of the child watchdog (src/watchdog.ts): started with the first recorded
@@ -117,13 +118,11 @@ async function endProcess(child: ChildProcess, timeoutMs: number): Promise<void>
   // Held while waiting: an unref'd child would not keep the daemon's event loop alive until its exit.
   child.ref();
   const exited = once(child, 'exit').catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
   try {
     // Not reaped yet (no 'exit' so far), so the pid is still this process's, a zombie at worst.
     child.kill('SIGKILL');
-    await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await waitFor(exited, { deadlineMs: timeoutMs });
   } finally {
-    clearTimeout(timer);
     child.unref();
   }
 }

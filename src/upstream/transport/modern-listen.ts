@@ -1,7 +1,8 @@
 import type { Client, McpSubscription } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
-import { systemClock, type Clock, type ClockTimer } from '../../util/clock.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { waitFor } from '../../util/wait-for.js';
 
 /** How long a resource subscription waits for the listen stream that carries it. */
 export const SUBSCRIBE_WAIT_MS = 2_000;
@@ -63,13 +64,7 @@ export class ModernListen {
 
   /** `work`, or nothing once `SUBSCRIBE_WAIT_MS` passed (it goes on in the background). */
   async #awhile(work: Promise<void>): Promise<void> {
-    let timer: ClockTimer | undefined;
-    const waited = new Promise<void>((resolve) => (timer = this.clock.setTimeout(resolve, SUBSCRIBE_WAIT_MS)));
-    try {
-      await Promise.race([work, waited]);
-    } finally {
-      this.clock.clearTimeout(timer);
-    }
+    await waitFor(work, { deadlineMs: SUBSCRIBE_WAIT_MS, clock: this.clock });
   }
 
   close(): void {

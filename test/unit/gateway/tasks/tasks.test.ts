@@ -55,7 +55,7 @@ describe('Tasks', () => {
     expect((await tasks.get(task.taskId, alice)).status).toBe('cancelled');
   });
 
-  it('until waits for a change of a task running here, and reads the store for one running elsewhere', async () => {
+  it('until waits for a change of a task running here, and reads the store for one running elsewhere at its poll interval, on the clock', async () => {
     const clock = new ManualClock();
     const store = new MemoryTaskStore();
     const { tasks, result } = room(clock, store);
@@ -64,9 +64,16 @@ describe('Tasks', () => {
     const task = await tasks.create({ name: 'slow', arguments: {}, agent: alice, capabilities: undefined });
     const finished = (t: { status: string }): boolean => t.status === 'completed';
     const here = tasks.until(task.taskId, alice, new AbortController().signal, finished);
-    const there = elsewhere.until(task.taskId, alice, new AbortController().signal, finished);
+    let thereSettled = false;
+    const there = elsewhere.until(task.taskId, alice, new AbortController().signal, finished).finally(() => (thereSettled = true));
+    // The replica that does not run it reads the store, then waits its poll interval (50 ms here).
+    await expect.poll(() => clock.pendingDelays()).toContain(50);
     result.resolve({ content: [{ type: 'text', text: 'done' }] });
     expect((await here).result).toEqual({ content: [{ type: 'text', text: 'done' }] });
+    // The task is done, but the other replica reads the store only when its interval is up.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(thereSettled).toBe(false);
+    clock.advance(50);
     expect((await there).status).toBe('completed');
     // Another agent's wait is refused as an unknown task; an aborted wait rejects with its reason.
     await expect(tasks.until(task.taskId, { name: 'bob' } as never, new AbortController().signal, finished)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
