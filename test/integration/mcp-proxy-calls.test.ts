@@ -4,6 +4,7 @@ import { deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { metricValue } from '../helpers/metrics.js';
 import { sharedByTests } from '../helpers/shared.js';
 import type { ServerConfig } from '../../src/config/types.js';
 
@@ -268,6 +269,37 @@ describe('resource subscriptions through /mcp', () => {
     await bystander.listTools();
     expect(strays).toEqual([]);
     await subscriber.unsubscribeResource({ uri: 'fixture://static/hello' });
+  });
+
+  /** Upstream unsubscribes through `/mcp` that `/metrics` counted: they took the request path. */
+  const UNSUBSCRIBES = 'switchboard_upstream_requests_total{transport="mcp",server="rich",method="resources/unsubscribe",outcome="ok"}';
+
+  it("unsubscribes a 2025-11-25 session's resources when the session ends, through the request path (#34 item 5)", async () => {
+    const daemon = await stdioDaemon();
+    const before = await metricValue(daemon, UNSUBSCRIBES);
+    const transport = new StreamableHTTPClientTransport(new URL('/mcp', daemon.url));
+    const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    await client.connect(transport);
+    onTestFinished(() => client.close());
+    await client.subscribeResource({ uri: 'fixture://static/hello' });
+    await client.subscribeResource({ uri: 'fixture://static/blob' });
+    // The client ends its session (DELETE /mcp) without unsubscribing: the daemon does it for
+    // it, each unsubscribe counted as the requests an agent sends are.
+    await transport.terminateSession();
+    await expect.poll(() => metricValue(daemon, UNSUBSCRIBES), { interval: 100, timeout: 10_000 }).toBe(before + 2);
+  });
+
+  it("unsubscribes a 2026-07-28 listen stream's resources when the stream closes, through the request path (#34 item 5)", async () => {
+    const daemon = await stdioDaemon();
+    const subscribes = UNSUBSCRIBES.replace('resources/unsubscribe', 'resources/subscribe');
+    const before = await metricValue(daemon, UNSUBSCRIBES);
+    const subscribedBefore = await metricValue(daemon, subscribes);
+    const client = await agent(daemon, { pin: '2026-07-28' });
+    const subscription = await client.listen({ resourceSubscriptions: ['fixture://static/hello'] });
+    // The stream's URI is subscribed upstream in the background; once it is, the stream closes.
+    await expect.poll(() => metricValue(daemon, subscribes), { interval: 100, timeout: 10_000 }).toBe(subscribedBefore + 1);
+    await subscription.close();
+    await expect.poll(() => metricValue(daemon, UNSUBSCRIBES), { interval: 100, timeout: 10_000 }).toBe(before + 1);
   });
 
   it("subscribes a 2026-07-28 client's listen stream to a 2026-07-28 server's resource", async () => {
