@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { folderGraph, importCircles, importGraph, sourceFiles, subFolderOf } from '../helpers/import-graph.js';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const UNIT = fileURLToPath(new URL('./', import.meta.url));
 
 type Graph = Map<string, string[]>;
 
@@ -121,6 +122,22 @@ function sizeFindings(lengths: Map<string, number>, allowed: Record<string, stri
   return findings;
 }
 
+/**
+ * Folders of `test/unit/` holding tests whose path is no folder of `src/` (docs/architecture.md,
+ * "Where the tests live"): a unit test sits at its module's path. A folder of helpers only (the
+ * store's contracts) holds no test and is not asked.
+ */
+function strayTestFolders(unit: string, isSrcFolder: (folder: string) => boolean): string[] {
+  const stray: string[] = [];
+  const walk = (folder: string): void => {
+    const entries = readdirSync(`${unit}${folder}`, { withFileTypes: true });
+    if (folder !== '' && entries.some((e) => e.isFile() && e.name.endsWith('.test.ts')) && !isSrcFolder(folder)) stray.push(folder);
+    for (const entry of entries) if (entry.isDirectory()) walk(folder === '' ? entry.name : `${folder}/${entry.name}`);
+  };
+  walk('');
+  return stray;
+}
+
 /** The sub-folder graph counts true sub-folders only: a folder's root files compose its sub-folders. */
 function subFolderCircles(graph: Graph): string[][] {
   const folders = folderGraph(graph);
@@ -152,6 +169,10 @@ describe('the shape of src/ (docs/architecture.md)', () => {
 
   it('reaches the gateway from http/ only through its face', () => {
     expect(pastTheFace(graph)).toEqual([]);
+  });
+
+  it('keeps each unit test in the folder of src/ its module is in', () => {
+    expect(strayTestFolders(UNIT, (folder) => existsSync(`${SRC}${folder}`))).toEqual([]);
   });
 
   it(`keeps every file at ${MAX_LINES} lines or fewer, or on the allowlist with its reason`, () => {
@@ -216,6 +237,14 @@ describe('the shape of src/ (docs/architecture.md)', () => {
         ['runtime/b.ts', ['gateway/agents/agent-registry.ts']],
       ]);
       expect(pastTheFace(made)).toEqual(['http/routes/a.ts → gateway/agents/agent-registry.ts']);
+    });
+
+    it('finds a test folder that mirrors no folder of src/', () => {
+      const srcFolders = new Set(['http', 'http/guards', 'store']);
+      expect(strayTestFolders(UNIT, (folder) => srcFolders.has(folder))).toContain('gateway/tasks');
+      expect(strayTestFolders(UNIT, (folder) => srcFolders.has(folder))).not.toContain('http/guards');
+      // The store's contracts are helpers only: no test there, so no question asked.
+      expect(strayTestFolders(UNIT, () => false)).not.toContain('store/contracts');
     });
 
     it('finds a long file off the allowlist and a stale allowlist entry', () => {

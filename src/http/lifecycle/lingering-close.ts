@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import { systemClock, type Clock } from '../../util/clock.js';
 
 /**
  * A lingering close, as Apache and nginx do it, for connections the daemon ends while its client
@@ -24,11 +25,14 @@ export const DEFAULT_LINGER: LingerLimits = { maxBytes: 64 * 1024 * 1024, maxMs:
 
 export class LingeringClose {
   readonly #limits: LingerLimits;
+  readonly #clock: Clock;
   readonly #sockets = new Set<Socket>();
   #stopped = false;
 
-  constructor(limits: Partial<LingerLimits> = {}) {
+  /** `clock` times `maxMs` (its timers never hold the process open); tests inject a manual one. */
+  constructor(limits: Partial<LingerLimits> = {}, clock: Clock = systemClock) {
     this.#limits = { ...DEFAULT_LINGER, ...limits };
+    this.#clock = clock;
   }
 
   /**
@@ -76,11 +80,11 @@ export class LingeringClose {
       read += chunk.length;
       if (read > this.#limits.maxBytes) socket.destroy();
     };
-    const timer = setTimeout(() => socket.destroy(), this.#limits.maxMs).unref();
+    const timer = this.#clock.setTimeout(() => socket.destroy(), this.#limits.maxMs);
     const done = (): void => void socket.destroy();
     this.#sockets.add(socket);
     socket.once('close', () => {
-      clearTimeout(timer);
+      this.#clock.clearTimeout(timer);
       source.off('data', drop);
       socket.off('end', done);
       this.#sockets.delete(socket);

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { cutOff, freshDatabaseUrl, postgresStores } from '../../helpers/pg-stores.js';
-import { spyLogger } from './store-helpers.js';
+import { cutOff, freshDatabaseUrl, postgresStores } from '../../../helpers/pg-stores.js';
+import { spyLogger } from '../store-helpers.js';
 
 /**
  * Issue #43 item 1 at the store: the rate buckets every replica takes from, and budgets that stay

@@ -2,7 +2,9 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { LingeringClose, type LingerLimits } from '../../src/http/lifecycle/lingering-close.js';
+import { LingeringClose, type LingerLimits } from '../../../../src/http/lifecycle/lingering-close.js';
+import type { Clock } from '../../../../src/util/clock.js';
+import { ManualClock } from '../../../helpers/manual-clock.js';
 
 /*
  * The bounds of the lingering close (src/http/lifecycle/lingering-close.ts) on a plain Node HTTP
@@ -12,21 +14,19 @@ import { LingeringClose, type LingerLimits } from '../../src/http/lifecycle/ling
  * after our FIN (allowHalfOpen), as a client that does not read would.
  */
 
-/** The server side of one connection once it has closed: what it read, and how long it lived. */
+/** The server side of one connection once it has closed: what it read. */
 interface Closed {
   bytesRead: number;
-  ms: number;
 }
 
-async function refusingServer(limits: LingerLimits): Promise<{ port: number; closed: Promise<Closed> }> {
+async function refusingServer(limits: LingerLimits, clock?: Clock): Promise<{ port: number; closed: Promise<Closed> }> {
   const server = createServer((_request, response) => {
     response.writeHead(413, { 'content-type': 'text/plain', connection: 'close' }).end('too large');
   });
-  new LingeringClose(limits).install(server);
+  new LingeringClose(limits, clock).install(server);
   const closed = new Promise<Closed>((resolve) =>
     server.once('connection', (socket: Socket) => {
-      const started = Date.now();
-      socket.once('close', () => resolve({ bytesRead: socket.bytesRead, ms: Date.now() - started }));
+      socket.once('close', () => resolve({ bytesRead: socket.bytesRead }));
     }),
   );
   server.listen(0, '127.0.0.1');
@@ -83,12 +83,22 @@ describe('the lingering close', () => {
 
   it('gives up after maxMs on a client that neither sends nor closes', async () => {
     const maxMs = 300;
-    const { port, closed } = await refusingServer({ maxBytes: 64 * MiB, maxMs });
+    const clock = new ManualClock();
+    const { port, closed } = await refusingServer({ maxBytes: 64 * MiB, maxMs }, clock);
+    let ended = false;
+    void closed.then(() => (ended = true));
     const { answer } = client(port, 'POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n', 10);
 
     expect(await answer).toMatch(/^HTTP\/1\.1 413 /);
-    // It did linger (a plain close comes at once), and not for ever.
-    expect((await closed).ms).toBeGreaterThanOrEqual(maxMs - 20);
+    // Our FIN is out and the linger's deadline set; the client keeps its side open.
+    expect(clock.pendingDelays()).toEqual([maxMs]);
+    clock.advance(maxMs - 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    // It lingers (a plain close would have come at once), and not for ever: maxMs ends it.
+    expect(ended).toBe(false);
+    clock.advance(1);
+    expect((await closed).bytesRead).toBeGreaterThan(0);
+    expect(clock.pendingDelays()).toEqual([]);
   });
 
   it('closes as soon as the client has closed its side', async () => {

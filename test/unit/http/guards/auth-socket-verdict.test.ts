@@ -2,8 +2,8 @@ import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { AgentRef, Authentication } from '../../../src/gateway/index.js';
-import { createAuthHook, type KeyCheck } from '../../../src/http/guards/auth.js';
+import type { AgentRef, Authentication } from '../../../../src/gateway/index.js';
+import { createAuthHook, type KeyCheck } from '../../../../src/http/guards/auth.js';
 
 /**
  * Issue #44 item 4: a keep-alive connection's accepted key verdict stays with its socket — a real

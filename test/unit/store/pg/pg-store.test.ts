@@ -1,15 +1,15 @@
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { openStores } from '../../../src/store/open-stores.js';
-import { SqliteToolCacheStore } from '../../../src/store/tool-cache-store.js';
-import { openPostgresStores, StoreUnavailableError } from '../../../src/store/pg/open-postgres.js';
-import { PgBackend } from '../../../src/store/pg/pg-backend.js';
-import { migratePostgres, PG_MIGRATIONS } from '../../../src/store/pg/pg-migrations.js';
-import { maskDatabaseUrl } from '../../../src/store/pg/pg-url.js';
-import { freePort } from '../../helpers/free-port.js';
-import { cutOff, freshDatabaseUrl, postgresStores } from '../../helpers/pg-stores.js';
-import { HASH, TOOLS } from './cache-fixtures.js';
-import { spyLogger, tempDir } from './store-helpers.js';
+import { openStores } from '../../../../src/store/open-stores.js';
+import { SqliteToolCacheStore } from '../../../../src/store/tool-cache-store.js';
+import { openPostgresStores, StoreUnavailableError } from '../../../../src/store/pg/open-postgres.js';
+import { PgBackend } from '../../../../src/store/pg/pg-backend.js';
+import { migratePostgres, PG_MIGRATIONS } from '../../../../src/store/pg/pg-migrations.js';
+import { maskDatabaseUrl } from '../../../../src/store/pg/pg-url.js';
+import { freePort } from '../../../helpers/free-port.js';
+import { cutOff, freshDatabaseUrl, postgresStores } from '../../../helpers/pg-stores.js';
+import { HASH, TOOLS } from '../cache-fixtures.js';
+import { spyLogger, tempDir } from '../store-helpers.js';
 import { join } from 'node:path';
 
 /**
