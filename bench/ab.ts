@@ -31,7 +31,12 @@ const upstream = process.env.AB_UPSTREAM === 'everything' ? everythingUpstream()
 
 await buildFixtures();
 const builds = { old: resolve(oldCli), new: resolve(newCli) };
-const daemons = await Promise.all(Object.entries(builds).map(async ([label, cli]) => ({ label, serve: await startServe({ servers: { echo: upstream.server }, cli, ...(process.env.AB_PROF ? { cpuProfileDir: join(process.env.AB_PROF, label) } : {}) }) })));
+const daemons = await Promise.all(
+  Object.entries(builds).map(async ([label, cli]) => ({
+    label,
+    serve: await startServe({ servers: { echo: upstream.server }, cli, ...(process.env.AB_PROF ? { cpuProfileDir: join(process.env.AB_PROF, label) } : {}) }),
+  })),
+);
 const paths: CallPath[] = [];
 let direct: DirectClient | undefined;
 try {
@@ -43,9 +48,10 @@ try {
     const url = await serve.listening;
     for (const kind of kinds) {
       const id = `${kind}:${label}`;
-      const path = kind === 'rest'
-        ? switchboardRestPath(url, serve.pid, inFlight, id, upstream)
-        : await mcpClientPath({ id, url: `${url}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: kind === 'modern' ? 'modern' : 'legacy', upstream });
+      const path =
+        kind === 'rest'
+          ? switchboardRestPath(url, serve.pid, inFlight, id, upstream)
+          : await mcpClientPath({ id, url: `${url}/mcp`, frontPid: serve.pid, tool: 'mcp_echo_echo', era: kind === 'modern' ? 'modern' : 'legacy', upstream });
       await path.check();
       paths.push(path);
     }
@@ -56,7 +62,9 @@ try {
   for (const kind of kinds) {
     const o = results.get(`${kind}:old`)!;
     const n = results.get(`${kind}:new`)!;
-    console.log(`| ${kind}${inFlight > 1 ? ` ×${inFlight}` : ''} | ${o.stats.p50!.toFixed(3)} ms | ${n.stats.p50!.toFixed(3)} ms | ${(n.stats.p50! / o.stats.p50!).toFixed(2)}× | ${o.frontCpuPerCallMs.toFixed(3)} ms | ${n.frontCpuPerCallMs.toFixed(3)} ms | ${(n.frontCpuPerCallMs / o.frontCpuPerCallMs).toFixed(2)}× |`);
+    console.log(
+      `| ${kind}${inFlight > 1 ? ` ×${inFlight}` : ''} | ${o.stats.p50!.toFixed(3)} ms | ${n.stats.p50!.toFixed(3)} ms | ${(n.stats.p50! / o.stats.p50!).toFixed(2)}× | ${o.frontCpuPerCallMs.toFixed(3)} ms | ${n.frontCpuPerCallMs.toFixed(3)} ms | ${(n.frontCpuPerCallMs / o.frontCpuPerCallMs).toFixed(2)}× |`,
+    );
   }
   const floor = withDirect ? results.get('direct')!.stats.p50! : undefined;
   if (floor !== undefined) {
@@ -71,7 +79,9 @@ try {
     // The agent's side is on every call's critical path too: the SDK client over HTTP (fetch, SSE
     // parsing, its result check) costs the bench process more per call than a node:http REST client.
     const clientCpu = (id: string): string => `${results.get(id)!.benchCpuPerCallMs.toFixed(3)} ms`;
-    console.log(`\nclient (bench process) CPU per call: direct ${clientCpu('direct')}; ${kinds.map((kind) => `${kind} old ${clientCpu(`${kind}:old`)} / new ${clientCpu(`${kind}:new`)}`).join('; ')}`);
+    console.log(
+      `\nclient (bench process) CPU per call: direct ${clientCpu('direct')}; ${kinds.map((kind) => `${kind} old ${clientCpu(`${kind}:old`)} / new ${clientCpu(`${kind}:new`)}`).join('; ')}`,
+    );
   }
 } finally {
   await direct?.close().catch(() => undefined);

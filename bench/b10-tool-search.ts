@@ -53,9 +53,33 @@ export const b10: Benchmark = {
     }
     for (const [name, scores] of answers) {
       const label = `${name}, search_tools answers (limit 5, ${ANSWER_BUDGET / 1024} KB)`;
-      rows.push({ id: 'B10', metric: `right tool named in the answer, ${label}`, value: scores.namedInAnswer.toFixed(3), baseline: '—', ratio: '—', target: `≥ ${TARGET_NAMED}`, verdict: verdict(scores.namedInAnswer >= TARGET_NAMED) });
-      rows.push({ id: 'B10', metric: `right tool among the matches with schemas, ${label}`, value: scores.inMatches.toFixed(3), baseline: '—', ratio: '—', target: '—', verdict: 'report' });
-      rows.push({ id: 'B10', metric: `answer bytes median / p90, ${label}`, value: `${scores.medianBytes} / ${scores.p90Bytes}`, baseline: '—', ratio: '—', target: `median ≤ ${ANSWER_BUDGET}`, verdict: verdict(scores.medianBytes <= ANSWER_BUDGET) });
+      rows.push({
+        id: 'B10',
+        metric: `right tool named in the answer, ${label}`,
+        value: scores.namedInAnswer.toFixed(3),
+        baseline: '—',
+        ratio: '—',
+        target: `≥ ${TARGET_NAMED}`,
+        verdict: verdict(scores.namedInAnswer >= TARGET_NAMED),
+      });
+      rows.push({
+        id: 'B10',
+        metric: `right tool among the matches with schemas, ${label}`,
+        value: scores.inMatches.toFixed(3),
+        baseline: '—',
+        ratio: '—',
+        target: '—',
+        verdict: 'report',
+      });
+      rows.push({
+        id: 'B10',
+        metric: `answer bytes median / p90, ${label}`,
+        value: `${scores.medianBytes} / ${scores.p90Bytes}`,
+        baseline: '—',
+        ratio: '—',
+        target: `median ≤ ${ANSWER_BUDGET}`,
+        verdict: verdict(scores.medianBytes <= ANSWER_BUDGET),
+      });
     }
     for (const [name, scores] of sets) {
       const label = `${name} (${scores.n} queries, ${catalogue.list().length} tools)`;
@@ -84,7 +108,15 @@ export const b10: Benchmark = {
     const full = await listTokens(servers, { catalogue: 'full' });
     const search = await listTokens(servers, {});
     const share = search.tokens / full.tokens;
-    rows.push({ id: 'B10', metric: `tools/list tokens, full (${full.tools} tools)`, value: full.tokens.toLocaleString('en-US'), baseline: '—', ratio: '—', target: '—', verdict: 'report' });
+    rows.push({
+      id: 'B10',
+      metric: `tools/list tokens, full (${full.tools} tools)`,
+      value: full.tokens.toLocaleString('en-US'),
+      baseline: '—',
+      ratio: '—',
+      target: '—',
+      verdict: 'report',
+    });
     rows.push({
       id: 'B10',
       metric: `tools/list tokens, search mode (defaults; ${search.tools} tools)`,
@@ -94,7 +126,15 @@ export const b10: Benchmark = {
       target: `< ${TARGET_SEARCH_SHARE * 100} %`,
       verdict: verdict(share < TARGET_SEARCH_SHARE),
     });
-    rows.push({ id: 'B10', metric: 'search_tools result tokens (limit 5)', value: search.searchResultTokens.toLocaleString('en-US'), baseline: '—', ratio: '—', target: '—', verdict: 'report' });
+    rows.push({
+      id: 'B10',
+      metric: 'search_tools result tokens (limit 5)',
+      value: search.searchResultTokens.toLocaleString('en-US'),
+      baseline: '—',
+      ratio: '—',
+      target: '—',
+      verdict: 'report',
+    });
     return { rows, data: { quality: Object.fromEntries(sets), answers: Object.fromEntries(answers), latency, tokens: { full, search } } };
   },
 };

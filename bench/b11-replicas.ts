@@ -58,7 +58,6 @@ interface PathTotals {
 
 const cpuOf = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + cpuTimeMs(pid), 0);
 
-
 /** Busy and total CPU time of the whole machine so far, in ms. */
 function machineTimes(): { busy: number; total: number } {
   let busy = 0;
@@ -145,9 +144,7 @@ export const b11: Benchmark = {
           total.cpu.replicas += cpuOf(replicaPids) - replicas0;
           total.busy.push((machine1.busy - machine0.busy) / (machine1.total - machine0.total));
         }
-        ctx.log(
-          `  round ${round + 1}/${ROUNDS}: ${paths.map((path) => `${path.id} ${perSecond(totals.get(path.id)!.rounds.at(-1)!.callsPerSecond)}`).join(', ')}`,
-        );
+        ctx.log(`  round ${round + 1}/${ROUNDS}: ${paths.map((path) => `${path.id} ${perSecond(totals.get(path.id)!.rounds.at(-1)!.callsPerSecond)}`).join(', ')}`);
       }
 
       const results = paths.map((path) => {

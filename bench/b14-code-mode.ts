@@ -30,7 +30,8 @@ const records = await Promise.all(Array.from({ length: ${RECORDS} }, (_, i) => t
 const prices = await Promise.all(records.map((r, i) => tools.call('mcp_price_add', { a: r.quantity, b: 1000 * i })));
 return prices.reduce((total, p) => total + p.sum, 0);`;
 
-const seen = (result: CallToolResult): string => JSON.stringify({ content: result.content, ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}) });
+const seen = (result: CallToolResult): string =>
+  JSON.stringify({ content: result.content, ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}) });
 
 interface Way {
   calls: number;
@@ -73,7 +74,10 @@ export const b14: Benchmark = {
   id: 'B14',
   title: 'code mode: 20 reads, 20 lookups and a sum, direct calls against one script',
   async run(ctx: BenchContext): Promise<BenchResult> {
-    const serve = await startServe({ servers: { inv: fixtureServerConfig('echo-stdio'), price: fixtureServerConfig('echo-stdio', { env: { BENCH_ROLE: 'price' } }) }, config: { codeMode: true } });
+    const serve = await startServe({
+      servers: { inv: fixtureServerConfig('echo-stdio'), price: fixtureServerConfig('echo-stdio', { env: { BENCH_ROLE: 'price' } }) },
+      config: { codeMode: true },
+    });
     const client = new Client({ name: 'b14', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     try {
       const url = await serve.listening;
@@ -96,9 +100,33 @@ export const b14: Benchmark = {
       const [dWall, sWall] = [median(ways.direct.map((w) => w.wallMs)), median(ways.script.map((w) => w.wallMs))];
       const rows: Row[] = [
         { id: 'B14', metric: 'calls the agent makes', value: `${s.calls}`, baseline: `direct ${d.calls}`, ratio: ratio(s.calls, d.calls), target: '1', verdict: 'report' },
-        { id: 'B14', metric: 'o200k tokens the agent receives', value: `${s.receivedTokens}`, baseline: `direct ${d.receivedTokens}`, ratio: ratio(s.receivedTokens, d.receivedTokens), target: '—', verdict: 'report' },
-        { id: 'B14', metric: 'o200k tokens the agent sends (arguments)', value: `${s.sentTokens}`, baseline: `direct ${d.sentTokens}`, ratio: ratio(s.sentTokens, d.sentTokens), target: '—', verdict: 'report' },
-        { id: 'B14', metric: `wall time of the calls, median of ${ROUNDS} (no model time)`, value: ms(sWall), baseline: `direct ${ms(dWall)}`, ratio: ratio(sWall, dWall), target: '—', verdict: 'report' },
+        {
+          id: 'B14',
+          metric: 'o200k tokens the agent receives',
+          value: `${s.receivedTokens}`,
+          baseline: `direct ${d.receivedTokens}`,
+          ratio: ratio(s.receivedTokens, d.receivedTokens),
+          target: '—',
+          verdict: 'report',
+        },
+        {
+          id: 'B14',
+          metric: 'o200k tokens the agent sends (arguments)',
+          value: `${s.sentTokens}`,
+          baseline: `direct ${d.sentTokens}`,
+          ratio: ratio(s.sentTokens, d.sentTokens),
+          target: '—',
+          verdict: 'report',
+        },
+        {
+          id: 'B14',
+          metric: `wall time of the calls, median of ${ROUNDS} (no model time)`,
+          value: ms(sWall),
+          baseline: `direct ${ms(dWall)}`,
+          ratio: ratio(sWall, dWall),
+          target: '—',
+          verdict: 'report',
+        },
       ];
       return { rows, data: { ways, total: d.total } };
     } finally {

@@ -139,7 +139,12 @@ export const b15: Benchmark = {
       const { rows } = await probe.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()');
       const n = Number(rows[0]?.n ?? 0);
       dbConnections = Math.max(dbConnections, n);
-      timeline.push({ atS: Math.round((performance.now() - t0run) / 1000), rssMiB: replicas.map((r) => Math.round((r.rss.at(-1) ?? Number.NaN) / 1048576)), load1: loadavg()[0]!, dbConnections: n });
+      timeline.push({
+        atS: Math.round((performance.now() - t0run) / 1000),
+        rssMiB: replicas.map((r) => Math.round((r.rss.at(-1) ?? Number.NaN) / 1048576)),
+        load1: loadavg()[0]!,
+        dbConnections: n,
+      });
     };
     const chaos = async (): Promise<void> => {
       let next = 0;
@@ -172,11 +177,7 @@ export const b15: Benchmark = {
     };
     try {
       await sample();
-      await Promise.all([
-        ...Array.from({ length: AGENTS.modern }, () => agent('modern')),
-        ...Array.from({ length: AGENTS.legacy }, () => agent('legacy')),
-        chaos(),
-      ]);
+      await Promise.all([...Array.from({ length: AGENTS.modern }, () => agent('modern')), ...Array.from({ length: AGENTS.legacy }, () => agent('legacy')), chaos()]);
       await sample();
       for (const [i, replica] of replicas.entries()) lives.push({ replica: i + 1, rss: replica.rss });
     } finally {
@@ -217,10 +218,33 @@ export const b15: Benchmark = {
       if (t.firstOther.length > 0) ctx.log(`  ${era}: first failures away from a kill: ${t.firstOther.join(' | ')}`);
     }
     for (const life of lives.filter((l) => l.rss.length >= 2)) {
-      rows.push({ id: 'B15', metric: `replica ${life.replica}: RSS first → last reading of one life (${life.rss.length} readings)`, value: `${mib(life.rss[0]!)} → ${mib(life.rss.at(-1)!)}`, ...REPORT });
+      rows.push({
+        id: 'B15',
+        metric: `replica ${life.replica}: RSS first → last reading of one life (${life.rss.length} readings)`,
+        value: `${mib(life.rss[0]!)} → ${mib(life.rss.at(-1)!)}`,
+        ...REPORT,
+      });
     }
-    rows.push({ id: 'B15', metric: `PostgreSQL connections to the database, most seen (${kills.length} kills of replicas and upstreams in ${SECONDS} s)`, value: String(dbConnections), ...REPORT });
-    const data = { seconds: SECONDS, killS: KILL_S, chaosS: CHAOS_S, kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })), dbConnections, lives, timeline, restarts, badGateways, keepalive: KEEPALIVE, nginxErrors, tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])) };
+    rows.push({
+      id: 'B15',
+      metric: `PostgreSQL connections to the database, most seen (${kills.length} kills of replicas and upstreams in ${SECONDS} s)`,
+      value: String(dbConnections),
+      ...REPORT,
+    });
+    const data = {
+      seconds: SECONDS,
+      killS: KILL_S,
+      chaosS: CHAOS_S,
+      kills: kills.map((k) => ({ atS: Math.round((k.at - t0run) / 100) / 10, what: k.what })),
+      dbConnections,
+      lives,
+      timeline,
+      restarts,
+      badGateways,
+      keepalive: KEEPALIVE,
+      nginxErrors,
+      tallies: Object.fromEntries(Object.entries(tallies).map(([era, t]) => [era, { ...t, samples: t.samples.length }])),
+    };
     return { rows, data };
   },
 };

@@ -72,9 +72,33 @@ export const b16: Benchmark = {
     const [limited, free, select1] = [summarize(samples.limited), summarize(samples.free), summarize(samples.select1)];
     const n = ROUNDS * CALLS;
     const rows: Row[] = [
-      { id: 'B16', metric: 'REST echo p50 / p99: rate-limited agent (one upsert per call) vs unlimited', value: `${ms(limited.p50)} / ${ms(limited.p99)}`, baseline: `${ms(free.p50)} / ${ms(free.p99)}`, ratio: `${(limited.p50 / free.p50).toFixed(2)}× (+${ms(limited.p50 - free.p50)})`, target: '—', verdict: 'report' },
-      { id: 'B16', metric: 'daemon CPU per call: rate-limited vs unlimited', value: ms(cpu.limited / n), baseline: ms(cpu.free / n), ratio: `${(cpu.limited / cpu.free).toFixed(2)}×`, target: '—', verdict: 'report' },
-      { id: 'B16', metric: 'SELECT 1 round trip from the bench process, p50 / p99', value: `${ms(select1.p50)} / ${ms(select1.p99)}`, baseline: '—', ratio: '—', target: '—', verdict: 'report' },
+      {
+        id: 'B16',
+        metric: 'REST echo p50 / p99: rate-limited agent (one upsert per call) vs unlimited',
+        value: `${ms(limited.p50)} / ${ms(limited.p99)}`,
+        baseline: `${ms(free.p50)} / ${ms(free.p99)}`,
+        ratio: `${(limited.p50 / free.p50).toFixed(2)}× (+${ms(limited.p50 - free.p50)})`,
+        target: '—',
+        verdict: 'report',
+      },
+      {
+        id: 'B16',
+        metric: 'daemon CPU per call: rate-limited vs unlimited',
+        value: ms(cpu.limited / n),
+        baseline: ms(cpu.free / n),
+        ratio: `${(cpu.limited / cpu.free).toFixed(2)}×`,
+        target: '—',
+        verdict: 'report',
+      },
+      {
+        id: 'B16',
+        metric: 'SELECT 1 round trip from the bench process, p50 / p99',
+        value: `${ms(select1.p50)} / ${ms(select1.p99)}`,
+        baseline: '—',
+        ratio: '—',
+        target: '—',
+        verdict: 'report',
+      },
     ];
     return { rows, data: { rounds: ROUNDS, calls: CALLS, limited, free, select1, cpuMsPerCall: { limited: cpu.limited / n, free: cpu.free / n } } };
   },

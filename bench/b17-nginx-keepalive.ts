@@ -80,14 +80,43 @@ export const b17: Benchmark = {
         const where = `${result.protocol}, ${result.keepalive ? 'keepalive 32' : 'no keepalive'}`;
         const vs = (value: string): Pick<Row, 'baseline' | 'ratio'> => ({ baseline: isBase ? '—' : value, ratio: '—' });
         rows.push(
-          { id: 'B17', metric: `${where}: p50 (p99)`, value: `${ms(result.stats.p50)} (${ms(result.stats.p99)})`, ...vs(ms(base.stats.p50)), ...(isBase ? {} : { ratio: ratio(result.stats.p50, base.stats.p50) }), target: '—', verdict: 'report' },
-          { id: 'B17', metric: `${where}: calls/s`, value: perSecond(result.stats.callsPerSecond), ...vs(perSecond(base.stats.callsPerSecond)), ...(isBase ? {} : { ratio: ratio(result.stats.callsPerSecond, base.stats.callsPerSecond) }), target: '—', verdict: 'report' },
-          { id: 'B17', metric: `${where}: nginx CPU per call`, value: ms(result.nginxCpuPerCallMs), ...vs(ms(base.nginxCpuPerCallMs)), ...(isBase ? {} : { ratio: ratio(result.nginxCpuPerCallMs, base.nginxCpuPerCallMs) }), target: '—', verdict: 'report' },
+          {
+            id: 'B17',
+            metric: `${where}: p50 (p99)`,
+            value: `${ms(result.stats.p50)} (${ms(result.stats.p99)})`,
+            ...vs(ms(base.stats.p50)),
+            ...(isBase ? {} : { ratio: ratio(result.stats.p50, base.stats.p50) }),
+            target: '—',
+            verdict: 'report',
+          },
+          {
+            id: 'B17',
+            metric: `${where}: calls/s`,
+            value: perSecond(result.stats.callsPerSecond),
+            ...vs(perSecond(base.stats.callsPerSecond)),
+            ...(isBase ? {} : { ratio: ratio(result.stats.callsPerSecond, base.stats.callsPerSecond) }),
+            target: '—',
+            verdict: 'report',
+          },
+          {
+            id: 'B17',
+            metric: `${where}: nginx CPU per call`,
+            value: ms(result.nginxCpuPerCallMs),
+            ...vs(ms(base.nginxCpuPerCallMs)),
+            ...(isBase ? {} : { ratio: ratio(result.nginxCpuPerCallMs, base.nginxCpuPerCallMs) }),
+            target: '—',
+            verdict: 'report',
+          },
         );
       }
       return {
         rows,
-        data: { inFlight: IN_FLIGHT, rounds: ROUNDS, callsPerRound: CALLS_PER_ROUND, paths: results.map(({ id, protocol, keepalive, stats, nginxCpuPerCallMs }) => ({ id, protocol, keepalive, stats, nginxCpuPerCallMs })) },
+        data: {
+          inFlight: IN_FLIGHT,
+          rounds: ROUNDS,
+          callsPerRound: CALLS_PER_ROUND,
+          paths: results.map(({ id, protocol, keepalive, stats, nginxCpuPerCallMs }) => ({ id, protocol, keepalive, stats, nginxCpuPerCallMs })),
+        },
       };
     } finally {
       for (const path of paths) await path.call.close();
@@ -96,4 +125,3 @@ export const b17: Benchmark = {
     }
   },
 };
-

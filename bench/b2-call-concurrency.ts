@@ -74,9 +74,7 @@ export const b2: Benchmark = {
           if (viaTheDaemon) totals.daemon += cpuTimeMs(pids.daemon) - daemon0;
           totals.upstream += cpuTimeMs(pids.upstream) - upstream0;
         }
-        ctx.log(
-          `  round ${round + 1}/${ROUNDS}: daemon ${perSecond(daemonRounds.at(-1)!.callsPerSecond)}, direct ${perSecond(directRounds.at(-1)!.callsPerSecond)}`,
-        );
+        ctx.log(`  round ${round + 1}/${ROUNDS}: daemon ${perSecond(daemonRounds.at(-1)!.callsPerSecond)}, direct ${perSecond(directRounds.at(-1)!.callsPerSecond)}`);
       }
       const traffic = await trafficOf(url);
       ctx.log(`  echo's ${describeTraffic(traffic)}`);

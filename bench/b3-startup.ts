@@ -64,12 +64,23 @@ export const b3: Benchmark = {
       const label = `${size} server${size === 1 ? '' : 's'}`;
       if (size === SIZES[0]) {
         const listening = pick([...group.cold, ...group.warm], 'listeningMs');
-        rows.push({ id: 'B3', metric: 'process start → "listening" (node + module load)', value: ms(listening), baseline: baselineText, ratio: ratio(listening, baseline), target: '—', verdict: 'report' });
+        rows.push({
+          id: 'B3',
+          metric: 'process start → "listening" (node + module load)',
+          value: ms(listening),
+          baseline: baselineText,
+          ratio: ratio(listening, baseline),
+          target: '—',
+          verdict: 'report',
+        });
       }
       for (const phase of ['cold', 'warm'] as const) {
         const list = group[phase];
         const targeted = phase === 'warm' && size === 10;
-        for (const [key, what] of [['readyMs', '/ready 200'], ['toolsMs', 'first /tools']] as const) {
+        for (const [key, what] of [
+          ['readyMs', '/ready 200'],
+          ['toolsMs', 'first /tools'],
+        ] as const) {
           const value = pick(list, key);
           rows.push({
             id: 'B3',
@@ -84,10 +95,26 @@ export const b3: Benchmark = {
       }
       // CPU time, which descheduling on a shared box disturbs less than wall time (issue #44).
       const cpu = (list: StartSample[]): string => `${ms(pick(list, 'cpuListeningMs'))} / ${ms(pick(list, 'cpuReadyMs'))}`;
-      rows.push({ id: 'B3', metric: `${label}: daemon CPU at "listening" / at /ready 200, cold; warm`, value: `${cpu(group.cold)}; ${cpu(group.warm)}`, baseline: '—', ratio: '—', target: '—', verdict: 'report' });
+      rows.push({
+        id: 'B3',
+        metric: `${label}: daemon CPU at "listening" / at /ready 200, cold; warm`,
+        value: `${cpu(group.cold)}; ${cpu(group.warm)}`,
+        baseline: '—',
+        ratio: '—',
+        target: '—',
+        verdict: 'report',
+      });
       const peakCold = pick(group.cold, 'peakRssBytes');
       const peakWarm = pick(group.warm, 'peakRssBytes');
-      rows.push({ id: 'B3', metric: `${label}: daemon peak RSS (VmHWM), cold / warm`, value: `${mib(peakCold)} / ${mib(peakWarm)}`, baseline: '—', ratio: '—', target: '—', verdict: 'report' });
+      rows.push({
+        id: 'B3',
+        metric: `${label}: daemon peak RSS (VmHWM), cold / warm`,
+        value: `${mib(peakCold)} / ${mib(peakWarm)}`,
+        baseline: '—',
+        ratio: '—',
+        target: '—',
+        verdict: 'report',
+      });
       summary[size] = {
         cold: medianSample(group.cold),
         warm: medianSample(group.warm),

@@ -100,7 +100,9 @@ export const b6: Benchmark = {
           await sleep(100);
           rss.push(statusBytes(serve.pid, 'VmRSS'));
         }
-        const children = childPids(serve.pid).map((pid) => statusBytes(pid, 'VmRSS')).filter(Number.isFinite);
+        const children = childPids(serve.pid)
+          .map((pid) => statusBytes(pid, 'VmRSS'))
+          .filter(Number.isFinite);
         return { rssBytes: median(rss), childRssBytes: children.length > 0 ? median(children) : Number.NaN };
       } finally {
         const stopped = await serve.stop();

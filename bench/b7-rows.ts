@@ -20,7 +20,10 @@ export interface StartResults {
   samples: { cold: StartSample[]; warm: StartSample[]; hub: PeerStartSample[] };
 }
 
-/** Issue #17 item 2, in the same run: REST overhead p50 ≤ 0.3× mcp-hub's, throughput ≥ 2× mcp-hub's, /mcp overhead p50 ≤ 0.5× mcp-proxy's. */
+/**
+ * Issue #17 item 2, in the same run: REST overhead p50 ≤ 0.3× mcp-hub's, throughput ≥ 2× mcp-hub's,
+ * /mcp overhead p50 ≤ 0.5× mcp-proxy's.
+ */
 const TARGET = { restOverhead: 0.3, restThroughput: 2, mcpOverhead: 0.5 };
 
 interface Pair {

@@ -92,10 +92,7 @@ export const b8: Benchmark = {
     }
     const rows = custom
       ? curveRows('points', points, samples, (p) => p.tools)
-      : [
-          ...curveRows(`servers (${count(10_000)} tools)`, SERVERS_CURVE, samples, (p) => p.servers),
-          ...curveRows('tools (50 servers)', TOOLS_CURVE, samples, (p) => p.tools),
-        ];
+      : [...curveRows(`servers (${count(10_000)} tools)`, SERVERS_CURVE, samples, (p) => p.servers), ...curveRows('tools (50 servers)', TOOLS_CURVE, samples, (p) => p.tools)];
     return { rows, data: { options: OPTIONS, samples: [...samples.values()] } };
   },
 };

@@ -90,7 +90,10 @@ const rows: Array<[string, ...string[]]> = [
   ...kinds.map((kind): [string, ...string[]] => [kind, ...readings.map((r) => mib(r.parts[kind]))]),
   ['**total (smaps)**', ...readings.map((r) => mib(Object.values(r.parts).reduce((a, b) => a + b, 0)))],
   ['V8 heap used / total', ...readings.map((r) => `${mib(r.heap.heapUsed)} / ${mib(r.heap.heapTotal)}`)],
-  ...['new_space', 'old_space', 'code_space', 'large_object_space'].map((space): [string, ...string[]] => [`— ${space} (physical)`, ...readings.map((r) => mib(r.heap.spaces[space]))]),
+  ...['new_space', 'old_space', 'code_space', 'large_object_space'].map((space): [string, ...string[]] => [
+    `— ${space} (physical)`,
+    ...readings.map((r) => mib(r.heap.spaces[space])),
+  ]),
   ['external / arrayBuffers', ...readings.map((r) => `${mib(r.heap.external)} / ${mib(r.heap.arrayBuffers)}`)],
 ];
 console.log(`| MiB | ${readings.map((r) => r.label).join(' | ')} |`);

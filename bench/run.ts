@@ -63,9 +63,7 @@ async function main(): Promise<number> {
     loadavgAtStart: loadavg(),
     commit: gitDescribe(),
   };
-  log(
-    `machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadavgAtStart.map((l) => l.toFixed(2)).join(' ')}, commit ${machine.commit}`,
-  );
+  log(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadavgAtStart.map((l) => l.toFixed(2)).join(' ')}, commit ${machine.commit}`);
 
   const rows: Row[] = [];
   const results: Record<string, unknown> = {};

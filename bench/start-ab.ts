@@ -16,7 +16,10 @@ if (!oldCli) throw new Error('usage: bench/start-ab.ts <old cli.js> [new cli.js]
 const reps = Number(process.env.START_REPS ?? 7);
 const servers = echoStdioServers(Number(process.env.START_SERVERS ?? 10));
 await buildFixtures();
-const builds = [['old', resolve(oldCli)], ['new', resolve(newCli)]] as const;
+const builds = [
+  ['old', resolve(oldCli)],
+  ['new', resolve(newCli)],
+] as const;
 const samples = new Map<string, StartSample[]>(builds.map(([label]) => [label, []]));
 for (let rep = 0; rep < reps; rep++) {
   for (const [label, cli] of rep % 2 === 0 ? builds : [...builds].reverse()) {
@@ -27,7 +30,9 @@ for (let rep = 0; rep < reps; rep++) {
       const prof = label === 'new' && process.env.START_PROF ? { cpuProfileDir: process.env.START_PROF } : {};
       const warm = await measureServeStart(servers, workspace, { log, ...prof }, cli);
       samples.get(label)!.push(warm);
-      log(`${label} #${rep + 1}: listening ${warm.listeningMs.toFixed(0)} ms, ready ${warm.readyMs.toFixed(0)} ms, CPU ${warm.cpuListeningMs} / ${warm.cpuReadyMs} ms, VmHWM ${(warm.peakRssBytes / 2 ** 20).toFixed(1)} MiB, load ${loadavg()[0]!.toFixed(1)}`);
+      log(
+        `${label} #${rep + 1}: listening ${warm.listeningMs.toFixed(0)} ms, ready ${warm.readyMs.toFixed(0)} ms, CPU ${warm.cpuListeningMs} / ${warm.cpuReadyMs} ms, VmHWM ${(warm.peakRssBytes / 2 ** 20).toFixed(1)} MiB, load ${loadavg()[0]!.toFixed(1)}`,
+      );
     } finally {
       await workspace.remove();
     }
@@ -36,7 +41,13 @@ for (let rep = 0; rep < reps; rep++) {
 const pick = (label: string, key: keyof StartSample): number => median(samples.get(label)!.map((s) => s[key] as number));
 console.log(`| warm start, ${Object.keys(servers).length} servers | old | new | new ÷ old |`);
 console.log('|---|---:|---:|---:|');
-for (const [key, unit, scale] of [['listeningMs', 'ms', 1], ['readyMs', 'ms', 1], ['cpuListeningMs', 'ms', 1], ['cpuReadyMs', 'ms', 1], ['peakRssBytes', 'MiB', 2 ** 20]] as const) {
+for (const [key, unit, scale] of [
+  ['listeningMs', 'ms', 1],
+  ['readyMs', 'ms', 1],
+  ['cpuListeningMs', 'ms', 1],
+  ['cpuReadyMs', 'ms', 1],
+  ['peakRssBytes', 'MiB', 2 ** 20],
+] as const) {
   const [o, n] = [pick('old', key) / scale, pick('new', key) / scale];
   console.log(`| ${key} | ${o.toFixed(unit === 'ms' ? 0 : 1)} ${unit} | ${n.toFixed(unit === 'ms' ? 0 : 1)} ${unit} | ${(n / o).toFixed(2)}× |`);
 }

@@ -18,9 +18,22 @@ import { cpuTimeMs as cpuMs } from './lib/proc.js';
 import { createWorkspace, startServe } from './lib/serve.js';
 import { echoStdioServers, measureServeStart } from './lib/startup.js';
 
-interface Frame { functionName: string; url: string; lineNumber: number }
-interface ProfileNode { id: number; callFrame: Frame; children?: number[] }
-interface CpuProfile { nodes: ProfileNode[]; startTime: number; samples: number[]; timeDeltas: number[] }
+interface Frame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: Frame;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
 
 const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'switchboard-prof-'));
 const servers = echoStdioServers(Number(process.env.START_SERVERS ?? 10));
@@ -29,7 +42,12 @@ const marksFile = join(dir, 'marks.json');
 const marks = process.env.PROF_REUSE ? (JSON.parse(readFileSync(marksFile, 'utf8')) as Marks) : await profiledWarmStart();
 writeFileSync(marksFile, JSON.stringify(marks));
 
-interface Marks { listeningUs: number; readyUs: number; cpuListening: number; cpuReady: number }
+interface Marks {
+  listeningUs: number;
+  readyUs: number;
+  cpuListening: number;
+  cpuReady: number;
+}
 async function profiledWarmStart(): Promise<Marks> {
   await buildFixtures();
   const workspace = await createWorkspace();
@@ -55,7 +73,10 @@ async function profiledWarmStart(): Promise<Marks> {
   }
 }
 
-const file = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort().at(-1);
+const file = readdirSync(dir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort()
+  .at(-1);
 if (!file) throw new Error(`no profile in ${dir}`);
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
 
@@ -70,11 +91,13 @@ function moduleOf(frame: Frame): string {
   let starts = headers.get(path);
   if (!starts) {
     starts = [];
-    readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
-      // An ES module's header comment, or a CommonJS module's wrapper key.
-      const m = /^\/\/ (\S*(?:src|node_modules)\/\S+)$/.exec(line) ?? /^ {2}"(\S*node_modules\/[^"]+)"\(exports, module\)/.exec(line);
-      if (m) starts!.push([i, (m[1] as string).replace(/^(\.\.\/)+[^/]+\/(?=node_modules\/)/, '')]);
-    });
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        // An ES module's header comment, or a CommonJS module's wrapper key.
+        const m = /^\/\/ (\S*(?:src|node_modules)\/\S+)$/.exec(line) ?? /^ {2}"(\S*node_modules\/[^"]+)"\(exports, module\)/.exec(line);
+        if (m) starts!.push([i, (m[1] as string).replace(/^(\.\.\/)+[^/]+\/(?=node_modules\/)/, '')]);
+      });
     headers.set(path, starts);
   }
   let found = 'dist (chunk glue)';
@@ -91,7 +114,10 @@ function packageOf(path: string): string {
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const phases = [['start → listening', profile.startTime, marks.listeningUs], ['listening → /ready', marks.listeningUs, marks.readyUs]] as const;
+const phases = [
+  ['start → listening', profile.startTime, marks.listeningUs],
+  ['listening → /ready', marks.listeningUs, marks.readyUs],
+] as const;
 const sums = phases.map(() => ({ self: new Map<string, number>(), incl: new Map<string, number>(), busy: 0, idle: 0 }));
 let t = profile.startTime;
 for (let i = 0; i < profile.samples.length; i++) {
@@ -118,7 +144,10 @@ for (let i = 0; i < profile.samples.length; i++) {
 }
 
 const top = (map: Map<string, number>): string[] =>
-  [...map].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROF_TOP ?? 25)).map(([m, ms]) => `  ${ms.toFixed(1).padStart(7)} ms  ${m}`);
+  [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, Number(process.env.PROF_TOP ?? 25))
+    .map(([m, ms]) => `  ${ms.toFixed(1).padStart(7)} ms  ${m}`);
 const out = [
   `profile ${join(dir, file)}`,
   `wall: profile start → listening ${((marks.listeningUs - profile.startTime) / 1000).toFixed(0)} ms, → /ready ${((marks.readyUs - profile.startTime) / 1000).toFixed(0)} ms`,

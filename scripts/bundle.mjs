@@ -17,8 +17,7 @@ import { removeOthers, writeChanged } from './write-changed.mjs';
 const root = fileURLToPath(new URL('../', import.meta.url));
 
 // Bundled CommonJS dependencies call require(); an ESM bundle has to provide one.
-const REQUIRE_BANNER =
-  "import { createRequire as __sbCreateRequire } from 'node:module'; const require = __sbCreateRequire(import.meta.url);";
+const REQUIRE_BANNER = "import { createRequire as __sbCreateRequire } from 'node:module'; const require = __sbCreateRequire(import.meta.url);";
 
 /**
  * Fastify's schema compilers (ajv, fast-json-stringify, ~680 KB) and its `inject()` helper
@@ -43,7 +42,9 @@ const unusedInCli = {
       // The compilers export a selector fastify calls at construction; it returns the builder
       // that only a route with a schema would call. light-my-request is the injector itself,
       // duplexify the stream only injectWS builds.
-      const contents = CALLED_DIRECTLY.has(args.path) ? `module.exports = function inject() { ${refusal} };` : `module.exports = function selector() { return function build() { ${refusal} }; };`;
+      const contents = CALLED_DIRECTLY.has(args.path)
+        ? `module.exports = function inject() { ${refusal} };`
+        : `module.exports = function selector() { return function build() { ${refusal} }; };`;
       return { contents, loader: 'js' };
     });
   },
@@ -104,7 +105,8 @@ const lazyHttp2InFastify = {
     build.onLoad({ filter: /[\\/]fastify[\\/]lib[\\/]server\.js$/ }, (args) => {
       const source = readFileSync(args.path, 'utf8');
       if (!source.includes(FASTIFY_HTTP2_REQUIRE)) throw new Error(`${args.path}: no "${FASTIFY_HTTP2_REQUIRE}" to make lazy (scripts/bundle.mjs)`);
-      const lazy = "let loadedHttp2; const http2 = { createServer: (...a) => (loadedHttp2 ??= require('node:http2')).createServer(...a), createSecureServer: (...a) => (loadedHttp2 ??= require('node:http2')).createSecureServer(...a) }";
+      const lazy =
+        "let loadedHttp2; const http2 = { createServer: (...a) => (loadedHttp2 ??= require('node:http2')).createServer(...a), createSecureServer: (...a) => (loadedHttp2 ??= require('node:http2')).createSecureServer(...a) }";
       return { contents: source.replace(FASTIFY_HTTP2_REQUIRE, lazy), loader: 'js' };
     });
   },

@@ -80,7 +80,6 @@ export interface DaemonDeps {
   cluster?: ClusterSettings;
 }
 
-
 export interface Daemon {
   app: FastifyInstance;
   manager: MCPManager;
@@ -149,7 +148,8 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const cache = deps.store ? besideOwnCache(deps.store) : (deps.stores ?? openToolCache(dbPath, { logger: logger.child({ component: 'store' }) }));
   for (const warning of cache.warnings) logger.warn({ component: 'store' }, warning);
   const ownsStore = deps.store === undefined;
-  // Known secret values, masked in the argument values the audit log keeps (the embeddings endpoint's headers too, and a bearer token alone).
+  // Known secret values, masked in the argument values the audit log keeps (the embeddings
+  // endpoint's headers too, and a bearer token alone).
   const embeddingHeaders = Object.values(config.search.embeddings?.headers ?? {});
   const secrets = new SecretValues([config.token, ...embeddingHeaders, ...embeddingHeaders.map((value) => /^Bearer\s+(\S+)$/i.exec(value)?.[1])]);
   const audit = new AuditLog({
@@ -289,7 +289,6 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
     },
   });
 
-
   // Whole results behind cut ones (issue #38): spilled beside the store, this process's own folder.
   const keptResults = new ResultHandles(
     { ...config.results, ...(dbPath !== ':memory:' ? { dir: join(dirname(dbPath), 'results') } : {}) },
@@ -298,19 +297,45 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   );
   const shutdown = new AbortController();
   // BM25 alone, or hybrid with the operator's embeddings endpoint, vectors cached in the store (issue #37).
-  const search = setUpSearch(config.search, { manager, state: cache.state, audit: config.audit?.enabled !== false ? cache.audit : undefined, subscribe: (listener) => bus.subscribe(listener) });
+  const search = setUpSearch(config.search, {
+    manager,
+    state: cache.state,
+    audit: config.audit?.enabled !== false ? cache.audit : undefined,
+    subscribe: (listener) => bus.subscribe(listener),
+  });
   const gateway = new Gateway({
     keptResults,
     ...(cache.budgets ? { budgetStore: cache.budgets } : {}),
     ...(cache.rateLimits ? { rateLimits: cache.rateLimits } : {}),
     tasks: { ...(cache.tasks ? { store: cache.tasks } : {}), ...(replicaId !== undefined ? { replica: replicaId } : {}) },
     resultCaps: { maxResultTokens: config.maxResultTokens, tools: config.results?.tools },
-    manager, runtime, agents, approvals, audit, logger, clock,
+    manager,
+    runtime,
+    agents,
+    approvals,
+    audit,
+    logger,
+    clock,
     shutdownSignal: shutdown.signal,
     auditRequests: config.audit?.enabled !== false,
-    catalogue: { mode: config.catalogue, searchAbove: config.searchAbove, pinned: config.pinned, answerBytes: config.search.answerBytes, usage: search.usage, stats: search.stats, ...(search.searcher ? { searcher: search.searcher } : {}) },
+    catalogue: {
+      mode: config.catalogue,
+      searchAbove: config.searchAbove,
+      pinned: config.pinned,
+      answerBytes: config.search.answerBytes,
+      usage: search.usage,
+      stats: search.stats,
+      ...(search.searcher ? { searcher: search.searcher } : {}),
+    },
     searchHealth: search.health,
-    searchStats: () => search.stats.snapshot(manager.getCatalogue().list().map((tool) => tool.name), search.usage.conversions()),
+    searchStats: () =>
+      search.stats.snapshot(
+        manager
+          .getCatalogue()
+          .list()
+          .map((tool) => tool.name),
+        search.usage.conversions(),
+      ),
     scripts: scriptSettings(config),
     policies: config.policies ?? [],
     ...(config.agentAuth?.jwt ? { jwt: config.agentAuth.jwt } : {}),
@@ -320,18 +345,39 @@ export function createDaemon(config: DaemonConfig, deps: DaemonDeps = {}): Daemo
   const drain = new RequestDrain();
   const cluster = clusterSettings
     ? createCluster(clusterSettings, {
-      bus, manager, runtime, agents, oauth, logger,
-      url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0),
-      traffic: () => trafficTotals(gateway, manager),
-    })
+        bus,
+        manager,
+        runtime,
+        agents,
+        oauth,
+        logger,
+        url: () => advertisedUrl(config.host, listeningPorts(app, config.port)[0] ?? 0),
+        traffic: () => trafficTotals(gateway, manager),
+      })
     : undefined;
   const app = buildApp({
-    config, manager, runtime, bus, events, oauth, gateway, logger, shutdownSignal: shutdown.signal, drain,
-    ...(cluster && clusterSettings ? { cluster: {
-      replicaId: cluster.replicaId, sealKey: clusterSettings.sealKey, replicas: () => cluster.replicas(), findReplica: (id: string) => cluster.findReplica(id),
-      // Checked as often as replicas beat: an owner that stopped is cut off within ~4 intervals.
-      owners: new OwnerWatch((id) => cluster.findReplica(id), clusterSettings.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS),
-    } } : {}),
+    config,
+    manager,
+    runtime,
+    bus,
+    events,
+    oauth,
+    gateway,
+    logger,
+    shutdownSignal: shutdown.signal,
+    drain,
+    ...(cluster && clusterSettings
+      ? {
+          cluster: {
+            replicaId: cluster.replicaId,
+            sealKey: clusterSettings.sealKey,
+            replicas: () => cluster.replicas(),
+            findReplica: (id: string) => cluster.findReplica(id),
+            // Checked as often as replicas beat: an owner that stopped is cut off within ~4 intervals.
+            owners: new OwnerWatch((id) => cluster.findReplica(id), clusterSettings.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS),
+          },
+        }
+      : {}),
   });
 
   const start = async (): Promise<LoadError[]> => {

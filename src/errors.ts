@@ -36,7 +36,7 @@ export const ERROR_CATALOGUE = {
   RESOURCE_NOT_FOUND: { status: 404, message: 'No server has that resource' },
   APPROVAL_NOT_FOUND: { status: 404, message: 'No pending approval with that id (decided, timed out or withdrawn)' },
   RESULT_NOT_FOUND: { status: 404, message: 'No kept result with that handle' },
-  TASK_NOT_FOUND: { status: 404, message: 'No task with that id for this caller (unknown, expired or another agent\'s)' },
+  TASK_NOT_FOUND: { status: 404, message: "No task with that id for this caller (unknown, expired or another agent's)" },
   RESULT_EXPIRED: { status: 410, message: 'The kept result expired or was evicted; call the tool again' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON' },

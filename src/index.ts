@@ -16,7 +16,8 @@ export { discoverMCPServers } from './config/discover.js';
 export { loadDaemonConfig, parseDaemonConfig, defaultDbPath, type LoadedDaemonConfig } from './config/load.js';
 export { validateServerConfig, resolveTransportKind } from './config/validate.js';
 export { createValueResolver, type ValueResolver, type ResolvedServerConfig } from './config/resolve-values.js';
-export { DaemonConfigSchema, ServerConfigSchema, type DaemonConfig, type DaemonConfigInput } from './config/schema.js';
+export { DaemonConfigSchema, type DaemonConfig, type DaemonConfigInput } from './config/schema.js';
+export { ServerConfigSchema } from './config/server-schema.js';
 export type {
   DiscoveryOptions,
   DiscoveryReport,
@@ -31,13 +32,7 @@ export type {
 
 // The MCP runtime
 export { MCPManager, type ManagerOptions, type ConnectSummary, type ServerError } from './upstream/manager.js';
-export {
-  connectToServer,
-  resolveConnectTimeout,
-  resolveCallTimeout,
-  type ConnectOptions,
-  type ServerConnection,
-} from './upstream/transport/client.js';
+export { connectToServer, resolveConnectTimeout, resolveCallTimeout, type ConnectOptions, type ServerConnection } from './upstream/transport/client.js';
 export { exposedToolName, buildCatalogue, toolErrorResult, type BridgedTool, type ToolNameCollision } from './upstream/catalogue/tool-bridge.js';
 export { ToolCatalogue } from './upstream/catalogue/tool-catalogue.js';
 export type { ServerSnapshot, ServerDetail } from './upstream/server-snapshot.js';

@@ -48,31 +48,28 @@ export async function discoverAndLoadMCPTools(cwd: string, options: LoadMCPTools
   const defaults = DaemonConfigSchema.parse({});
   const store = options.store ?? (options.dbPath === undefined ? new NoopToolCacheStore() : undefined);
   const config = DaemonConfigSchema.parse({
-      startupGateMs: options.startupGateMs ?? defaults.startupGateMs,
-      trustProjectCommands: options.trustProjectCommands ?? defaults.trustProjectCommands,
-      ...(options.connectOptions?.inheritEnv !== undefined ? { inheritEnv: options.connectOptions.inheritEnv } : {}),
-      watch: options.watchConfig ?? false,
-      logLevel: 'silent',
-      ...(options.dbPath !== undefined ? { dbPath: options.dbPath } : {}),
+    startupGateMs: options.startupGateMs ?? defaults.startupGateMs,
+    trustProjectCommands: options.trustProjectCommands ?? defaults.trustProjectCommands,
+    ...(options.connectOptions?.inheritEnv !== undefined ? { inheritEnv: options.connectOptions.inheritEnv } : {}),
+    watch: options.watchConfig ?? false,
+    logLevel: 'silent',
+    ...(options.dbPath !== undefined ? { dbPath: options.dbPath } : {}),
     ...(options.enableProjectConfig !== undefined ? { enableProjectConfig: options.enableProjectConfig } : {}),
   });
   // Unset, the native file's own `enableProjectConfig` decides: discovery is told only a value given here.
   if (options.enableProjectConfig === undefined) delete (config as { enableProjectConfig?: boolean }).enableProjectConfig;
   // The daemon's own composition root; its HTTP app is built but never listens.
-  const { bus, manager, runtime, start } = createDaemon(
-    config,
-    {
-      cwd,
-      logger: options.logger ?? pino({ level: 'silent' }),
-      ...(store ? { store } : {}),
-      ...(options.home !== undefined ? { home: options.home } : {}),
-      ...(options.env !== undefined ? { env: options.env } : {}),
-      ...(options.platform !== undefined ? { platform: options.platform } : {}),
-      ...(options.configPath !== undefined ? { configPath: options.configPath } : {}),
-      ...(options.connectOptions?.clientInfo ? { clientInfo: options.connectOptions.clientInfo } : {}),
-      ...(options.connectOptions?.roots ? { roots: options.connectOptions.roots } : {}),
-    },
-  );
+  const { bus, manager, runtime, start } = createDaemon(config, {
+    cwd,
+    logger: options.logger ?? pino({ level: 'silent' }),
+    ...(store ? { store } : {}),
+    ...(options.home !== undefined ? { home: options.home } : {}),
+    ...(options.env !== undefined ? { env: options.env } : {}),
+    ...(options.platform !== undefined ? { platform: options.platform } : {}),
+    ...(options.configPath !== undefined ? { configPath: options.configPath } : {}),
+    ...(options.connectOptions?.clientInfo ? { clientInfo: options.connectOptions.clientInfo } : {}),
+    ...(options.connectOptions?.roots ? { roots: options.connectOptions.roots } : {}),
+  });
   const errors = await start();
   return { tools: manager.getTools(), errors, manager, runtime, bus };
 }

@@ -21,9 +21,13 @@ let pending = '';
 function isRecord(value: unknown): value is ChildRecord {
   const r = value as Partial<ChildRecord> | null;
   return (
-    typeof r === 'object' && r !== null &&
-    Number.isInteger(r.pid) && Number.isInteger(r.pgid) && Number.isInteger(r.startTime) &&
-    typeof r.cmdlineHash === 'string' && typeof r.command === 'string'
+    typeof r === 'object' &&
+    r !== null &&
+    Number.isInteger(r.pid) &&
+    Number.isInteger(r.pgid) &&
+    Number.isInteger(r.startTime) &&
+    typeof r.cmdlineHash === 'string' &&
+    typeof r.command === 'string'
   );
 }
 

@@ -36,7 +36,11 @@ export function authHeaders(extra: Record<string, string> = {}): Record<string, 
 export async function request(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
   const { json, ...rest } = init;
   const headers = authHeaders(json === undefined ? {} : { 'content-type': 'application/json' });
-  const response = await fetch(path, { ...rest, headers: { ...headers, ...(rest.headers as Record<string, string> | undefined) }, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
+  const response = await fetch(path, {
+    ...rest,
+    headers: { ...headers, ...(rest.headers as Record<string, string> | undefined) },
+    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+  });
   if (response.ok) return response;
   const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
   if (response.status === 401) needsKey.value = true;

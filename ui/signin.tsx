@@ -31,9 +31,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         <IssuedKeyNote />
         <p>This daemon needs a key. It is kept in this browser tab only.</p>
         <p class="hint">
-          Paste the <strong>operator key</strong>: the <code>token</code> in the daemon's config, or — with no token — the
-          contents of <code>operator.key</code> beside its database (by default <code>~/.local/state/switchboard/operator.key</code> on
-          the daemon's machine: <code>cat</code> it there). An agent's <code>sbk_…</code> key opens only what that agent may see.
+          Paste the <strong>operator key</strong>: the <code>token</code> in the daemon's config, or — with no token — the contents of <code>operator.key</code> beside its database
+          (by default <code>~/.local/state/switchboard/operator.key</code> on the daemon's machine: <code>cat</code> it there). An agent's <code>sbk_…</code> key opens only what
+          that agent may see.
         </p>
         <label for="key">Key</label>
         <input id="key" name="key" type="password" autocomplete="current-password" required value={key} onInput={(e) => setKey(e.currentTarget.value)} />

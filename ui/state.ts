@@ -93,7 +93,7 @@ export function applyEvent(event: FeedEvent): void {
       if (server === undefined) break;
       patchServer(server, {
         status: event.status as ServerSnapshot['status'],
-        lastError: (event.error as ServerSnapshot['lastError'] | undefined) ?? (event.status === 'connected' ? null : servers.value.get(server)?.lastError ?? null),
+        lastError: (event.error as ServerSnapshot['lastError'] | undefined) ?? (event.status === 'connected' ? null : (servers.value.get(server)?.lastError ?? null)),
         nextRetryAt: (event.nextRetryAt as string | undefined) ?? null,
         toolCount: event.toolCount as number,
         ...(event.status === 'connected' ? {} : { pid: null }),

@@ -28,7 +28,14 @@ export function byTool(calls: readonly CallFinished[]): Row[] {
   return [...groups.values()]
     .map((group) => {
       const durations = group.map((c) => c.durationMs).sort((a, b) => a - b);
-      return { server: group[0]!.server, tool: group[0]!.name, calls: group.length, errors: group.filter(isError).length, p50: percentile(durations, 50), p99: percentile(durations, 99) };
+      return {
+        server: group[0]!.server,
+        tool: group[0]!.name,
+        calls: group.length,
+        errors: group.filter(isError).length,
+        p50: percentile(durations, 50),
+        p99: percentile(durations, 99),
+      };
     })
     .sort((a, b) => b.calls - a.calls || a.tool.localeCompare(b.tool));
 }

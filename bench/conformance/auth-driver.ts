@@ -79,7 +79,14 @@ function settled(now = false): Promise<ServerStatusEvent> {
       if (event.type === 'server.status' && event.server === SERVER && !['connecting', 'reconnecting'].includes(event.status)) done(event);
     });
     if (now && current && !['connecting', 'reconnecting'].includes(current.status)) {
-      done({ type: 'server.status', server: SERVER, status: current.status, previous: current.status, toolCount: current.toolCount, ...(current.lastError ? { error: current.lastError } : {}) });
+      done({
+        type: 'server.status',
+        server: SERVER,
+        status: current.status,
+        previous: current.status,
+        toolCount: current.toolCount,
+        ...(current.lastError ? { error: current.lastError } : {}),
+      });
     }
   });
 }
@@ -102,7 +109,7 @@ try {
   const base = `http://127.0.0.1:${(daemon.app.server.address() as AddressInfo).port}`;
   await daemon.start();
   let status = await settled(true);
-  for (let signIns = 0; !ok && signIns <= MAX_SIGN_INS; ) {
+  for (let signIns = 0; !ok && signIns <= MAX_SIGN_INS;) {
     log(`status ${status.status}${status.error ? ` (${status.error.code}: ${status.error.message})` : ''}`);
     if (status.status === 'needs_auth') {
       if (signIns === MAX_SIGN_INS) break;
@@ -117,7 +124,9 @@ try {
     const tool = tools.find((t) => t.name.endsWith('test-tool')) ?? tools[0];
     if (!tool) break;
     const next = settled();
-    const result = (await (await fetch(`${base}/tools/${encodeURIComponent(tool.name)}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":{}}' })).json()) as {
+    const result = (await (
+      await fetch(`${base}/tools/${encodeURIComponent(tool.name)}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":{}}' })
+    ).json()) as {
       isError?: boolean;
       content?: Array<{ text?: string }>;
     };

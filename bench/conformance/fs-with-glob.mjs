@@ -7,8 +7,11 @@ function toRegExp(pattern) {
   let re = '';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
-    if (c === '*' && pattern[i + 1] === '*') { re += '.*'; i++; if (pattern[i + 1] === '/') i++; }
-    else if (c === '*') re += '[^/]*';
+    if (c === '*' && pattern[i + 1] === '*') {
+      re += '.*';
+      i++;
+      if (pattern[i + 1] === '/') i++;
+    } else if (c === '*') re += '[^/]*';
     else if (c === '?') re += '[^/]';
     else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
   }

@@ -38,6 +38,8 @@ for (const { name, versions } of scenarios) {
   const ok = /OVERALL: PASSED/.test(output);
   if (ok) passed += 1;
   const failures = [...output.matchAll(/^\s+- ([^:\n]+):/gm)].map((m) => m[1]).slice(0, 3);
-  process.stdout.write(`${ok ? 'PASS' : 'FAIL'}  ${name.padEnd(44)} [${versions}]  ${counts ? `${counts[1]}/${counts[2]} checks` : 'no result'}${ok ? '' : `  ${failures.join('; ')}`}\n`);
+  process.stdout.write(
+    `${ok ? 'PASS' : 'FAIL'}  ${name.padEnd(44)} [${versions}]  ${counts ? `${counts[1]}/${counts[2]} checks` : 'no result'}${ok ? '' : `  ${failures.join('; ')}`}\n`,
+  );
 }
 process.stdout.write(`\n${passed}/${scenarios.length} scenarios pass\n`);

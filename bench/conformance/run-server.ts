@@ -9,7 +9,8 @@
  *
  * Env: CONFORMANCE (the suite's command), EVERYTHING_SERVER (path of everything-server.ts, run with
  * tsx from its own folder so it finds the suite's @modelcontextprotocol/sdk v1, express and cors),
- * VERBOSE=1 (the suite's own output), SERVE=1 (keep the daemon of the first setting up and print its URL), DIRECT=1 (also run against the server alone, as a baseline).
+ * VERBOSE=1 (the suite's own output), SERVE=1 (keep the daemon of the first setting up and print
+ * its URL), DIRECT=1 (also run against the server alone, as a baseline).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
@@ -23,7 +24,9 @@ type Protocol = 'auto' | 'legacy' | 'modern';
 const SERVER = 'everything';
 const WAIT_MS = 20_000;
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const conformance = (process.env.CONFORMANCE ?? `node --import ${join(repo, 'bench/conformance/glob-shim.mjs')} /tmp/conf/node_modules/@modelcontextprotocol/conformance/dist/index.js`).split(' ');
+const conformance = (
+  process.env.CONFORMANCE ?? `node --import ${join(repo, 'bench/conformance/glob-shim.mjs')} /tmp/conf/node_modules/@modelcontextprotocol/conformance/dist/index.js`
+).split(' ');
 const everything = process.env.EVERYTHING_SERVER ?? '/tmp/conf/everything-server.ts';
 const protocols = (process.argv[2] ?? 'auto,legacy,modern').split(',') as Protocol[];
 const revisions = (process.argv[3] ?? '2025-11-25,2026-07-28').split(',');
@@ -39,7 +42,11 @@ async function freePort(): Promise<number> {
 /** Starts the everything-server and resolves once it says it listens. */
 async function startEverything(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(join(repo, 'node_modules/.bin/tsx'), [everything], { cwd: dirname(everything), env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(join(repo, 'node_modules/.bin/tsx'), [everything], {
+    cwd: dirname(everything),
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((done, fail) => {
     const timer = setTimeout(() => fail(new Error('everything-server did not start')), WAIT_MS);
     child.stdout?.on('data', (chunk: Buffer) => {

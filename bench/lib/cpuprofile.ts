@@ -69,7 +69,8 @@ export function byPackage(functions: readonly FunctionTime[]): Array<{ name: str
   const sums = new Map<string, number>();
   for (const fn of functions) {
     if (fn.name === '(idle)') continue;
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(fn.location)?.[1] ??
+    const pkg =
+      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(fn.location)?.[1] ??
       (fn.location.startsWith('node:') ? 'node: internals' : fn.location.includes('dist/') ? 'switchboard (dist)' : fn.location ? 'other' : fn.name);
     sums.set(pkg, (sums.get(pkg) ?? 0) + fn.selfMs);
   }

@@ -79,8 +79,7 @@ export interface PathResult {
 /** Warms every path up, then runs `rounds` rounds in which every path makes `callsPerRound` calls. */
 export async function runRounds(paths: readonly LoadPath[], options: RoundsOptions): Promise<Map<string, PathResult>> {
   const inFlight = options.inFlight ?? 1;
-  const block = (path: LoadPath, calls: number): Promise<BlockStats> =>
-    inFlight === 1 ? sequentialBlock(path.call, calls) : concurrentBlock(path.call, calls, inFlight);
+  const block = (path: LoadPath, calls: number): Promise<BlockStats> => (inFlight === 1 ? sequentialBlock(path.call, calls) : concurrentBlock(path.call, calls, inFlight));
   for (const path of paths) await block(path, options.warmupCalls);
 
   const totals = new Map(paths.map((path) => [path.id, { rounds: [] as BlockStats[], frontCpuMs: 0, benchCpuMs: 0 }]));

@@ -122,9 +122,7 @@ function spawnPeer(options: SpawnPeerOptions): PeerProcess {
   });
   track(child);
   const pid = child.pid as number;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
 
   const output: string[] = [];
   const keep = (line: string): void => {
@@ -141,9 +139,7 @@ function spawnPeer(options: SpawnPeerOptions): PeerProcess {
       if (match[1] !== '127.0.0.1') reject(new Error(`${name} listened on ${match[1]}, not 127.0.0.1`));
       resolve(`http://127.0.0.1:${match[2]}`);
     });
-    void exited.then(({ code, signal }) =>
-      reject(new Error(`${name} exited (${code ?? signal}) before listening:\n${output.slice(-20).join('\n')}`)),
-    );
+    void exited.then(({ code, signal }) => reject(new Error(`${name} exited (${code ?? signal}) before listening:\n${output.slice(-20).join('\n')}`)));
   });
   listening.catch(() => undefined);
 
@@ -215,12 +211,7 @@ export interface McpHubHealth {
  * all `expectedServers` are connected and that mcp-hub did not fetch its catalogue from the
  * internet.
  */
-export async function mcpHubReady(
-  hub: PeerProcess,
-  http: HttpClient,
-  expectedServers: number,
-  options: { pollMs?: number; timeoutMs?: number } = {},
-): Promise<number> {
+export async function mcpHubReady(hub: PeerProcess, http: HttpClient, expectedServers: number, options: { pollMs?: number; timeoutMs?: number } = {}): Promise<number> {
   const deadline = performance.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     const res = await http.get('/api/health');

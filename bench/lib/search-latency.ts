@@ -30,7 +30,10 @@ export interface SearchLatencyPoint {
 }
 
 const TOOLS_PER_SERVER = 50;
-const VERBS = 'get list create update delete search find read write send fetch move copy rename archive export import sync start stop run query count upload download share close open merge tag'.split(' ');
+const VERBS =
+  'get list create update delete search find read write send fetch move copy rename archive export import sync start stop run query count upload download share close open merge tag'.split(
+    ' ',
+  );
 const NOUNS =
   'file issue pull_request comment message channel user team project task ticket invoice payment customer order product event calendar meeting note document folder page database table row record branch commit release deployment container image secret token key bucket object log metric alert dashboard repository workflow job email contact lead report'.split(
     ' ',
@@ -166,7 +169,7 @@ export async function measureSearchLatency(sizes: readonly number[] = [1_000, 10
     // As the daemon indexes a catalogue that changed: a few servers per step, yielding in between.
     const background = new ToolSearch(catalogue);
     let longestStepMs = 0;
-    for (let more = true; more; ) {
+    for (let more = true; more;) {
       t0 = performance.now();
       more = background.refresh(5);
       longestStepMs = Math.max(longestStepMs, performance.now() - t0);

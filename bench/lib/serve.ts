@@ -105,13 +105,20 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const telemetry = otlp ? { telemetry: { endpoint: otlp.url, protocol: process.env.BENCH_OTLP === 'json' ? 'http/json' : 'http/protobuf' } } : {};
   // BENCH_CONFIG='{"maxConcurrentCalls":16}': top-level config fields for every daemon of the run, e.g. pinned limits (issue #35).
   const extra = process.env.BENCH_CONFIG ? (JSON.parse(process.env.BENCH_CONFIG) as Record<string, unknown>) : {};
-  await writeFile(
-    configPath,
-    JSON.stringify({ dbPath: workspace.dbPath, logLevel: 'info', mcpServers: options.servers, ...telemetry, ...extra, ...options.config }),
-  );
+  await writeFile(configPath, JSON.stringify({ dbPath: workspace.dbPath, logLevel: 'info', mcpServers: options.servers, ...telemetry, ...extra, ...options.config }));
 
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: workspace.home };
-  for (const name of ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'SWITCHBOARD_MCP_TIMEOUT_MS', 'XDG_STATE_HOME', 'NODE_OPTIONS', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+  for (const name of [
+    'SWITCHBOARD_CONFIG',
+    'SWITCHBOARD_TOKEN',
+    'SWITCHBOARD_HOST',
+    'SWITCHBOARD_PORT',
+    'SWITCHBOARD_MCP_TIMEOUT_MS',
+    'XDG_STATE_HOME',
+    'NODE_OPTIONS',
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  ]) {
     delete env[name];
   }
   const nodeArgs: string[] = [];
@@ -130,9 +137,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   });
   track(child);
   const pid = child.pid as number;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
 
   let stderr = '';
   const stderrLines = createInterface({ input: child.stderr! });
@@ -169,12 +174,10 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   };
 
   // src/cli/serve.ts logs `{url, host, port, msg: "listening on <url>"}` once the port is bound.
-  const listening = waitForLog((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('listening on ')).then(
-    (entry) => {
-      listeningAt ??= performance.now();
-      return `http://127.0.0.1:${entry.port as number}`;
-    },
-  );
+  const listening = waitForLog((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('listening on ')).then((entry) => {
+    listeningAt ??= performance.now();
+    return `http://127.0.0.1:${entry.port as number}`;
+  });
   listening.catch(() => undefined);
 
   const gc = async (): Promise<HeapAfterGc> => {
@@ -220,4 +223,3 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     stop,
   };
 }
-

@@ -31,7 +31,10 @@ export function echoStdioServers(count: number): Record<string, ServerConfig> {
 export interface StartSample {
   listeningMs: number;
   readyMs: number;
-  /** The daemon's CPU time (user + sys, /proc/<pid>/stat, 10 ms ticks) when "listening" was read, and at `/ready` 200: load disturbs it less than wall time. */
+  /**
+   * The daemon's CPU time (user + sys, /proc/<pid>/stat, 10 ms ticks) when "listening" was read,
+   * and at `/ready` 200: load disturbs it less than wall time.
+   */
   cpuListeningMs: number;
   cpuReadyMs: number;
   toolsMs: number;

@@ -21,10 +21,7 @@ const VERDICT_MARK: Record<Verdict, string> = { met: '✅ met', missed: '❌ mis
 
 export function renderTable(rows: readonly Row[]): string {
   const header = ['id', 'metric', 'median', 'baseline (same run)', 'ratio', 'target', 'result'];
-  const lines = [
-    `| ${header.join(' | ')} |`,
-    `|${header.map((_, i) => (i >= 2 && i <= 4 ? '---:' : '---')).join('|')}|`,
-  ];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i >= 2 && i <= 4 ? '---:' : '---')).join('|')}|`];
   for (const row of rows) {
     const cells = [row.id, row.metric, row.value, row.baseline, row.ratio, row.target, VERDICT_MARK[row.verdict]];
     lines.push(`| ${cells.map(escapeCell).join(' | ')} |`);

@@ -22,7 +22,14 @@ export interface AnswerScores {
   n: number;
 }
 
-export function evaluateAnswers(catalogue: ToolCatalogue, index: ToolSearch, queries: readonly Query[], limit = 5, budget = DEFAULT_ANSWER_BYTES, shape: AnswerShape = DEFAULT_SHAPE): AnswerScores {
+export function evaluateAnswers(
+  catalogue: ToolCatalogue,
+  index: ToolSearch,
+  queries: readonly Query[],
+  limit = 5,
+  budget = DEFAULT_ANSWER_BYTES,
+  shape: AnswerShape = DEFAULT_SHAPE,
+): AnswerScores {
   let named = 0;
   let inMatches = 0;
   const sizes: number[] = [];

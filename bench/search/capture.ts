@@ -165,8 +165,10 @@ function install(root: string, source: Source): string {
   const pkgDir = join(prefix, 'node_modules', source.package);
   if (!existsSync(join(pkgDir, 'package.json'))) {
     mkdirSync(prefix, { recursive: true });
-    execFileSync('npm', ['i', '--prefix', prefix, '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error',
-      `${source.package}@${source.version}`], { stdio: 'inherit', env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: '1' } });
+    execFileSync('npm', ['i', '--prefix', prefix, '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', `${source.package}@${source.version}`], {
+      stdio: 'inherit',
+      env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: '1' },
+    });
   }
   return pkgDir;
 }
@@ -265,27 +267,29 @@ async function main(): Promise<void> {
   const concurrency = 6;
   let next = 0;
   const failures: string[] = [];
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < todo.length) {
-      const source = todo[next++] as Source;
-      try {
-        const listed = await list(root, source, 60_000);
-        const tools = listed.tools.map(slim);
-        if (tools.length === 0) throw new Error('no tools');
-        results.set(source.server, {
-          package: source.package,
-          version: source.version,
-          ...(listed.license ? { license: listed.license } : {}),
-          server: source.server,
-          tools,
-        });
-        console.log(`${source.server.padEnd(20)} ${String(tools.length).padStart(4)}  ${source.package}@${source.version}`);
-      } catch (err) {
-        failures.push(`${source.server}: ${(err as Error).message}`);
-        console.log(`${source.server.padEnd(20)} FAIL  ${(err as Error).message}`);
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < todo.length) {
+        const source = todo[next++] as Source;
+        try {
+          const listed = await list(root, source, 60_000);
+          const tools = listed.tools.map(slim);
+          if (tools.length === 0) throw new Error('no tools');
+          results.set(source.server, {
+            package: source.package,
+            version: source.version,
+            ...(listed.license ? { license: listed.license } : {}),
+            server: source.server,
+            tools,
+          });
+          console.log(`${source.server.padEnd(20)} ${String(tools.length).padStart(4)}  ${source.package}@${source.version}`);
+        } catch (err) {
+          failures.push(`${source.server}: ${(err as Error).message}`);
+          console.log(`${source.server.padEnd(20)} FAIL  ${(err as Error).message}`);
+        }
       }
-    }
-  }));
+    }),
+  );
 
   const servers: CorpusServer[] = [];
   for (const source of SOURCES) {
@@ -308,8 +312,11 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().then(() => process.exit(0), (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

@@ -66,10 +66,7 @@ export function loadQueries(file = QUERIES_FILE): Query[] {
 }
 
 /** Scores `search` over `queries` (the checked-in set by default). */
-export async function evaluate(
-  search: (query: string) => string[] | Promise<string[]>,
-  queries: Query[] = loadQueries(),
-): Promise<Scores> {
+export async function evaluate(search: (query: string) => string[] | Promise<string[]>, queries: Query[] = loadQueries()): Promise<Scores> {
   let at1 = 0;
   let at5 = 0;
   let at10 = 0;
@@ -97,8 +94,41 @@ export function words(text: string): string[] {
     .filter((w) => w.length > 1);
 }
 
-const STOP = new Set(['the', 'a', 'an', 'to', 'of', 'in', 'on', 'for', 'and', 'or', 'is', 'it', 'me', 'my', 'this', 'that',
-  'with', 'from', 'by', 'at', 'as', 'be', 'are', 'what', 'which', 'all', 'our', 'we', 'do', 'how', 'show', 'get', 'use']);
+const STOP = new Set([
+  'the',
+  'a',
+  'an',
+  'to',
+  'of',
+  'in',
+  'on',
+  'for',
+  'and',
+  'or',
+  'is',
+  'it',
+  'me',
+  'my',
+  'this',
+  'that',
+  'with',
+  'from',
+  'by',
+  'at',
+  'as',
+  'be',
+  'are',
+  'what',
+  'which',
+  'all',
+  'our',
+  'we',
+  'do',
+  'how',
+  'show',
+  'get',
+  'use',
+]);
 
 /**
  * The naive baseline: counts the distinct query words found in a tool's server name, tool name and

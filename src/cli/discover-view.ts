@@ -39,13 +39,7 @@ function serverView(o: ServerOutcome): Record<string, unknown> {
 
 /** The human table: one row per entry, then the counts and every warning. */
 export function discoverTable(report: DiscoveryReport, cwd: string): string {
-  const rows = report.outcomes.map((o) => [
-    o.name,
-    o.transport ?? '?',
-    `${o.source.providerName} (${o.source.level})`,
-    o.source.path,
-    describeOutcome(o),
-  ]);
+  const rows = report.outcomes.map((o) => [o.name, o.transport ?? '?', `${o.source.providerName} (${o.source.level})`, o.source.path, describeOutcome(o)]);
   const lines = [`Project: ${cwd}`, `Switchboard config: ${report.configPath}`, ''];
   if (rows.length === 0) lines.push('No MCP servers found.');
   else lines.push(...formatTable(['NAME', 'TRANSPORT', 'SOURCE', 'PATH', 'OUTCOME'], rows));

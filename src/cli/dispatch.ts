@@ -45,7 +45,7 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = {
     load: async () => (await import('./client/disconnect.js')).runDisconnect,
   },
   approvals: {
-    summary: 'list the tool calls waiting for an operator\'s approval',
+    summary: "list the tool calls waiting for an operator's approval",
     load: async () => (await import('./client/approvals.js')).runApprovals,
   },
   approve: {

@@ -13,13 +13,12 @@ const CONNECTION: ReadonlyArray<readonly [string, string]> = [
   ['--url URL', 'the daemon (default: $SWITCHBOARD_URL, else http://127.0.0.1:7337)'],
   ['--token TOKEN', 'bearer token (default: $SWITCHBOARD_TOKEN)'],
 ];
-const JSON_FLAG = ['--json', 'print the daemon\'s JSON answer as it is'] as const;
+const JSON_FLAG = ['--json', "print the daemon's JSON answer as it is"] as const;
 const HELP_FLAG = ['-h, --help', 'show this help'] as const;
 
 export const HELP: Readonly<Record<string, CommandHelp>> = {
   serve: {
-    usage:
-      'switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure] [--log-format auto|pretty|json]',
+    usage: 'switchboard serve [--config FILE] [--host HOST] [--port PORT] [--cwd DIR] [--no-project-config] [--insecure] [--log-format auto|pretty|json]',
     description:
       'Run the daemon: discover the MCP servers configured on this machine, connect to all of them, and serve their tools over HTTP (REST, /events, /mcp). Config file edits are applied live. Stops cleanly on Ctrl-C, SIGTERM or SIGHUP.',
     options: [
@@ -68,14 +67,23 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
       JSON_FLAG,
       HELP_FLAG,
     ],
-    examples: ['switchboard tools', 'switchboard tools --server github -q issue', 'switchboard tools --search "open a pull request" --limit 5', 'switchboard tools approve github search_issues'],
+    examples: [
+      'switchboard tools',
+      'switchboard tools --server github -q issue',
+      'switchboard tools --search "open a pull request" --limit 5',
+      'switchboard tools approve github search_issues',
+    ],
   },
   call: {
     usage: 'switchboard call <tool> [json-args | key=value…] [--timeout MS] [--url URL] [--token TOKEN] [--json]',
     description:
       "Call a tool through the running daemon and print its text content (then its structuredContent as JSON). Arguments are one JSON object, or key=value pairs typed by the tool's input schema (numbers, true/false, JSON for objects and arrays; key:=JSON gives any value as JSON). An unknown tool name is answered with the nearest names. Exits 1 when the tool's result is an error. When stderr is a terminal, the tool's progress is shown there as one updating line ([3/10] step 3) while the call runs; piped or redirected output is unchanged.",
     options: [['--timeout MS', "deadline of the call (default: the server's callTimeout)"], ...CONNECTION, JSON_FLAG, HELP_FLAG],
-    examples: ['switchboard call mcp_echo_echo \'{"text":"hi"}\'', 'switchboard call mcp_echo_add a=2 b=3', 'switchboard call mcp_github_search_issues \'{"q":"bug"}\' --timeout 10000 --json'],
+    examples: [
+      'switchboard call mcp_echo_echo \'{"text":"hi"}\'',
+      'switchboard call mcp_echo_add a=2 b=3',
+      'switchboard call mcp_github_search_issues \'{"q":"bug"}\' --timeout 10000 --json',
+    ],
   },
   reload: {
     usage: 'switchboard reload [server] [--force] [--url URL] [--token TOKEN] [--json]',
@@ -86,7 +94,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   },
   disconnect: {
     usage: 'switchboard disconnect <server> [--url URL] [--token TOKEN] [--json]',
-    description: "Disconnect one server and drop its tools until it is reloaded (or the daemon restarts).",
+    description: 'Disconnect one server and drop its tools until it is reloaded (or the daemon restarts).',
     options: [...CONNECTION, JSON_FLAG, HELP_FLAG],
     examples: ['switchboard disconnect github'],
   },
@@ -113,7 +121,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   logs: {
     usage: 'switchboard logs <server> [-n LINES] [--follow] [--url URL] [--token TOKEN]',
     description:
-      "Print what a server wrote to stderr and the log messages it sent (the last 200 lines the daemon keeps); with --follow, keep printing new lines as they arrive until Ctrl-C.",
+      'Print what a server wrote to stderr and the log messages it sent (the last 200 lines the daemon keeps); with --follow, keep printing new lines as they arrive until Ctrl-C.',
     options: [
       ['-n, --lines LINES', 'print only the last LINES lines of the history'],
       ['-f, --follow', 'keep printing new lines (over the /events feed)'],
@@ -123,8 +131,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     examples: ['switchboard logs github', 'switchboard logs github -n 20 --follow'],
   },
   audit: {
-    usage:
-      'switchboard audit [--agent NAME] [--server NAME] [--tool NAME] [--outcome OUTCOME] [--since TIME] [-n LIMIT] [--follow] [--url URL] [--token TOKEN] [--json]',
+    usage: 'switchboard audit [--agent NAME] [--server NAME] [--tool NAME] [--outcome OUTCOME] [--since TIME] [-n LIMIT] [--follow] [--url URL] [--token TOKEN] [--json]',
     description:
       'Print the audit log: every tool call, prompt get and resource read (time, agent, transport, server, name, outcome and code, duration, argument and result sizes), oldest of the newest LIMIT first; with --follow, keep printing new ones as they finish until Ctrl-C.',
     options: [
@@ -145,12 +152,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     usage: 'switchboard login <server> [--url URL] [--token TOKEN] [--no-browser] [--timeout SECONDS]',
     description:
       'Sign in to a server that needs OAuth (status needs_auth): print the authorization URL (and open it when a browser is at hand), then wait until the server connects with the new tokens.',
-    options: [
-      ['--no-browser', 'only print the URL'],
-      ['--timeout SECONDS', 'how long to wait for the sign-in to finish (default 300)'],
-      ...CONNECTION,
-      HELP_FLAG,
-    ],
+    options: [['--no-browser', 'only print the URL'], ['--timeout SECONDS', 'how long to wait for the sign-in to finish (default 300)'], ...CONNECTION, HELP_FLAG],
     examples: ['switchboard login linear', 'switchboard login linear --no-browser'],
   },
   agents: {
@@ -174,12 +176,8 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   service: {
     usage: 'switchboard service print|install|uninstall [--platform systemd|launchd] [--force] [-- SERVE-FLAGS…]',
     description:
-      "Run the daemon as a per-user service that starts at login: a systemd user unit on Linux (~/.config/systemd/user/switchboard.service, the log in the journal) or a launchd agent on macOS (~/Library/LaunchAgents/dev.switchboard.daemon.plist, the log in ~/Library/Logs/switchboard/). print shows the file; install writes it and prints the commands that start it; uninstall removes it. Flags after -- go to switchboard serve.",
-    options: [
-      ['--platform NAME', 'systemd or launchd (default: systemd on Linux, launchd on macOS)'],
-      ['--force', '(install) replace an existing file'],
-      HELP_FLAG,
-    ],
+      'Run the daemon as a per-user service that starts at login: a systemd user unit on Linux (~/.config/systemd/user/switchboard.service, the log in the journal) or a launchd agent on macOS (~/Library/LaunchAgents/dev.switchboard.daemon.plist, the log in ~/Library/Logs/switchboard/). print shows the file; install writes it and prints the commands that start it; uninstall removes it. Flags after -- go to switchboard serve.',
+    options: [['--platform NAME', 'systemd or launchd (default: systemd on Linux, launchd on macOS)'], ['--force', '(install) replace an existing file'], HELP_FLAG],
     examples: ['switchboard service install', 'switchboard service print --platform launchd', 'switchboard service install --force -- --config ~/switchboard.json --port 8080'],
   },
   logout: {

@@ -85,8 +85,7 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
 
   const isTTY = io.isTTY ?? process.stdout.isTTY === true;
   const format = resolveLogFormat(flags.logFormat, { isTTY });
-  const logger =
-    io.logger ?? createLogger({ level: config.logLevel, format, colors: format === 'pretty' && isTTY && !env.NO_COLOR });
+  const logger = io.logger ?? createLogger({ level: config.logLevel, format, colors: format === 'pretty' && isTTY && !env.NO_COLOR });
   // The stores before anything else runs: a PostgreSQL store that cannot be reached, or holds a
   // newer schema, ends the start here — nothing listens, nothing is spawned. (An embedder's own
   // store or stores win.)
@@ -94,7 +93,10 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   // Before the daemon, so the first request is traced; nothing of the SDK loads unless asked for.
   const telemetry = await startTelemetry(config.telemetry, env, PACKAGE_VERSION, logger);
   // Every daemon on one PostgreSQL database is a replica of one cluster (issue #28).
-  const cluster = stores?.backend === 'postgres' && stores.pool && config.store ? await prepareCluster({ connectionString: config.store, pool: stores.pool, state: stores.state }, { token: config.token }) : undefined;
+  const cluster =
+    stores?.backend === 'postgres' && stores.pool && config.store
+      ? await prepareCluster({ connectionString: config.store, pool: stores.pool, state: stores.state }, { token: config.token })
+      : undefined;
   const daemon = createDaemon(config, {
     ...io.deps,
     ...(stores ? { stores } : {}),
@@ -128,16 +130,19 @@ export async function runServe(argv: string[], io: ServeIo = {}): Promise<ServeH
   log.info({ url, host: config.host, port }, `listening on ${url}`);
 
   const startup = trackStartup(daemon);
-  const started = daemon.start().then(
-    () => {
-      const { servers, ...totals } = startup.summary();
-      log.info({ mcp: `${url}/mcp`, ...totals, servers: servers.length, summary: servers }, 'ready');
-      if (servers.length === 0) logNoServers(daemon, resolveConfigPath({ ...(configPath ? { path: configPath } : {}), env, home, cwd: base }).path);
-    },
-    // start() reports per-server failures itself; this only keeps a bug from becoming an
-    // unhandled rejection that takes every other server down with it.
-    (err: unknown) => log.error({ err: errorMessage(err) }, 'startup failed'),
-  ).finally(releaseLeanStart);
+  const started = daemon
+    .start()
+    .then(
+      () => {
+        const { servers, ...totals } = startup.summary();
+        log.info({ mcp: `${url}/mcp`, ...totals, servers: servers.length, summary: servers }, 'ready');
+        if (servers.length === 0) logNoServers(daemon, resolveConfigPath({ ...(configPath ? { path: configPath } : {}), env, home, cwd: base }).path);
+      },
+      // start() reports per-server failures itself; this only keeps a bug from becoming an
+      // unhandled rejection that takes every other server down with it.
+      (err: unknown) => log.error({ err: errorMessage(err) }, 'startup failed'),
+    )
+    .finally(releaseLeanStart);
 
   // Telemetry is flushed last: the spans of the requests the drain let finish are exported too.
   const close = (): Promise<void> => daemon.close().finally(() => telemetry?.shutdown());

@@ -4,15 +4,7 @@ import { parseArgs } from 'node:util';
 import { errorMessage } from '../errors.js';
 import { EXIT_OK, EXIT_USAGE, oneLine, type CliContext } from './context.js';
 import { renderHelp, usageOf } from './help.js';
-import {
-  LAUNCHD_LABEL,
-  launchdLogPath,
-  renderLaunchdPlist,
-  renderSystemdUnit,
-  unitPath,
-  type ServiceManager,
-  type ServiceSpec,
-} from './service-units.js';
+import { LAUNCHD_LABEL, launchdLogPath, renderLaunchdPlist, renderSystemdUnit, unitPath, type ServiceManager, type ServiceSpec } from './service-units.js';
 
 export const SERVICE_USAGE = usageOf('service');
 
@@ -118,13 +110,7 @@ function nextSteps(manager: ServiceManager, path: string, home: string): string 
       '',
     ].join('\n');
   }
-  return [
-    'Start it now and at every login:',
-    `  launchctl bootstrap gui/$(id -u) ${path}`,
-    'Its log:',
-    `  tail -f ${launchdLogPath(home)}`,
-    '',
-  ].join('\n');
+  return ['Start it now and at every login:', `  launchctl bootstrap gui/$(id -u) ${path}`, 'Its log:', `  tail -f ${launchdLogPath(home)}`, ''].join('\n');
 }
 
 function stopCommand(manager: ServiceManager, path: string): string {

@@ -31,10 +31,7 @@ export interface StartupSummary {
  * `serve` can print what a person wants to see first: each server, its status, its tools and
  * how long it took, and how much the cache saved.
  */
-export function trackStartup(
-  { bus, manager }: { bus: Pick<EventBus, 'subscribe'>; manager: Pick<MCPManager, 'listServers' | 'getTools'> },
-  now: () => number = Date.now,
-) {
+export function trackStartup({ bus, manager }: { bus: Pick<EventBus, 'subscribe'>; manager: Pick<MCPManager, 'listServers' | 'getTools'> }, now: () => number = Date.now) {
   const startedAt = now();
   const connecting = new Map<string, number>();
   const took = new Map<string, number>();
@@ -84,17 +81,11 @@ const EXAMPLE_ENTRY = '{"mcpServers": {"everything": {"command": "npx", "args": 
  * The start found nothing to serve: say where discovery looked and how to add a server, so an
  * empty catalogue is never a mystery. Live config picks the new entry up without a restart.
  */
-export function logNoServers(
-  { runtime, logger }: { runtime: Pick<SwitchboardRuntime, 'lastDiscovery' | 'watchedDirs'>; logger: Pick<Logger, 'warn'> },
-  configPath: string,
-): void {
+export function logNoServers({ runtime, logger }: { runtime: Pick<SwitchboardRuntime, 'lastDiscovery' | 'watchedDirs'>; logger: Pick<Logger, 'warn'> }, configPath: string): void {
   const { files = [], warnings, shadowed, skipped } = runtime.lastDiscovery;
   const live = runtime.watchedDirs.length > 0 ? ' (picked up live, no restart needed)' : ' (then run switchboard reload)';
   // Entries that were found but cannot run were each logged just before: point there first.
   const problems = warnings.length + shadowed.length + skipped.length;
   const seeAbove = problems > 0 ? ` (${problems} config ${problems === 1 ? 'problem is' : 'problems are'} logged above)` : '';
-  logger.warn(
-    { looked: files, configPath },
-    `no MCP servers to start in ${files.length} config files${seeAbove}; add one to ${configPath}, e.g. ${EXAMPLE_ENTRY}${live}`,
-  );
+  logger.warn({ looked: files, configPath }, `no MCP servers to start in ${files.length} config files${seeAbove}; add one to ${configPath}, e.g. ${EXAMPLE_ENTRY}${live}`);
 }

@@ -23,10 +23,7 @@ export interface ClusterIdentity {
   operatorKey?: string;
 }
 
-export async function claimClusterIdentity(
-  state: { claim(key: string, value: string): Promise<string> },
-  options: { token?: string | undefined },
-): Promise<ClusterIdentity> {
+export async function claimClusterIdentity(state: { claim(key: string, value: string): Promise<string> }, options: { token?: string | undefined }): Promise<ClusterIdentity> {
   const clusterId = await state.claim(CLUSTER_ID_STATE, randomUUID());
   if (options.token !== undefined) return { clusterId };
   return { clusterId, operatorKey: await state.claim(OPERATOR_KEY_STATE, mintOperatorKey()) };

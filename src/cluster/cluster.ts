@@ -84,7 +84,7 @@ export class Cluster {
       logger.debug({ kind: message.kind }, 'unknown cluster message');
       return;
     }
-    const failed = (err: unknown): void => logger.warn({ from: message.from, type: event.type, err: errorMessage(err) }, 'could not apply another replica\'s change');
+    const failed = (err: unknown): void => logger.warn({ from: message.from, type: event.type, err: errorMessage(err) }, "could not apply another replica's change");
     const applied = isApplied(event.type) ? AppliedEventSchema.safeParse(event) : undefined;
     if (applied && !applied.success) return failed(new Error(`malformed ${event.type} event`));
     bus.publish({ ...event, replica: message.from });

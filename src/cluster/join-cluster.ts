@@ -30,9 +30,15 @@ export interface ClusterSettings {
   replicaId: string;
   /** The key every replica seals 2026-07-28 continuation state with. */
   sealKey: Buffer;
-  /** The cluster's id, in every replica's loop-detection advertisement (issue #43 item 5). @default none: replicas are not told apart from other Switchboards */
+  /**
+   * The cluster's id, in every replica's loop-detection advertisement (issue #43 item 5). @default
+   * none: replicas are not told apart from other Switchboards
+   */
   clusterId?: string;
-  /** The operator key every replica accepts when no `token` is set (issue #43 item 4). @default none: each replica its own `operator.key` */
+  /**
+   * The operator key every replica accepts when no `token` is set (issue #43 item 4). @default
+   * none: each replica its own `operator.key`
+   */
   operatorKey?: string;
   /**
    * How often this replica writes its heartbeat (a replica three intervals silent is not live):
@@ -103,4 +109,3 @@ export function createCluster(settings: ClusterSettings, parts: ClusterParts): C
     },
   });
 }
-

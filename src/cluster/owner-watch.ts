@@ -75,7 +75,9 @@ export class OwnerWatch {
    * time (the store away or stuck) says nothing against the owner: it counts as live.
    */
   #lookUp(owner: string): Promise<unknown> {
-    const found = Promise.resolve().then(() => this.#find(owner)).catch(() => true);
+    const found = Promise.resolve()
+      .then(() => this.#find(owner))
+      .catch(() => true);
     return waitFor(found, { deadlineMs: this.#everyMs, onDeadline: () => true, clock: this.#clock });
   }
 }

@@ -62,7 +62,10 @@ export const JwtAuthSchema = z
     /** The most a token's agent may do (its view's access is never wider), and its access when no claim says. @default "all" */
     access: z.enum(AGENT_ACCESS, { error: 'access must be "read", "write" or "all"' }).optional(),
     /** Accepted signing algorithms (asymmetric ones only). @default every one of JWT_ALGORITHMS */
-    algorithms: z.array(z.enum(JWT_ALGORITHMS, { error: `algorithms are among ${JWT_ALGORITHMS.join(', ')}` })).min(1).optional(),
+    algorithms: z
+      .array(z.enum(JWT_ALGORITHMS, { error: `algorithms are among ${JWT_ALGORITHMS.join(', ')}` }))
+      .min(1)
+      .optional(),
     /** Leeway for `exp`, `nbf` and `iat` against the daemon's clock. @default 30 */
     clockToleranceSeconds: z.number().int().nonnegative().max(300).default(30),
   })

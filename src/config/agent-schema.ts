@@ -10,9 +10,7 @@ import { globMatcher as nameGlobMatcher, globProblem as nameGlobProblem } from '
 /** Letters, digits, `.`, `_`, `-`; starts with a letter or digit; at most 64 characters. */
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-export const AgentNameSchema = z
-  .string()
-  .regex(AGENT_NAME, 'an agent name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+export const AgentNameSchema = z.string().regex(AGENT_NAME, 'an agent name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
 
 /** Why `glob` cannot be used, or undefined when it can (the rules of util/glob-matcher.ts, shared with `requireApproval`). */
 export function globProblem(glob: string): string | undefined {
@@ -20,10 +18,13 @@ export function globProblem(glob: string): string | undefined {
   return problem === undefined ? undefined : `malformed glob "${glob}": ${problem}`;
 }
 
-const GlobSchema = z.string().min(1, 'a glob must not be empty').superRefine((glob, ctx) => {
-  const problem = globProblem(glob);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+const GlobSchema = z
+  .string()
+  .min(1, 'a glob must not be empty')
+  .superRefine((glob, ctx) => {
+    const problem = globProblem(glob);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** `read`: read-only tools, prompts, resources; `write`: also non-destructive tools; `all`: everything in scope. */
 export const AGENT_ACCESS = ['read', 'write', 'all'] as const;
@@ -47,7 +48,10 @@ export const AgentSettingsSchema = z
     access: z.enum(AGENT_ACCESS, { error: 'access must be "read", "write" or "all"' }).optional(),
     /** How `/mcp` presents the catalogue to this agent (SPEC §13). @default the daemon's */
     catalogue: z.enum(['full', 'search', 'auto'], { error: 'catalogue must be "full", "search" or "auto"' }).optional(),
-    /** Tools listed beside the meta-tools in `search` mode, as globs over exposed names; replaces the daemon's `pinned`. @default the daemon's */
+    /**
+     * Tools listed beside the meta-tools in `search` mode, as globs over exposed names; replaces
+     * the daemon's `pinned`. @default the daemon's
+     */
     pinned: z.array(GlobSchema).optional(),
     /** `run_script` and `POST /scripts/run` for this agent (issue #39); wins over the daemon's `codeMode`. @default the daemon's */
     codeMode: z.boolean({ error: 'codeMode must be true or false' }).optional(),
@@ -66,7 +70,10 @@ export const AgentSettingsSchema = z
     expiresAt: IsoDateSchema.optional(),
     /** Tools whose calls wait for an operator's approval, as globs over exposed names. @default none */
     requireApproval: z.array(GlobSchema).optional(),
-    /** This agent's results over this many tokens reach it cut, with a handle (issue #38); wins over every other cap; 0 = off. @default the tool's, server's or daemon's */
+    /**
+     * This agent's results over this many tokens reach it cut, with a handle (issue #38); wins over
+     * every other cap; 0 = off. @default the tool's, server's or daemon's
+     */
     maxResultTokens: z.number({ error: 'maxResultTokens must be a whole number' }).int().nonnegative().max(10_000_000).optional(),
     /**
      * Tokens the gateway may hand this agent (tool definitions and results after the guard) per

@@ -1,13 +1,8 @@
 import { AGENT_NAME, AgentConfigSchema, type AgentConfig } from './agent-schema.js';
 import { expandEntryStrings, expandVars, hasPlaceholder, isPlainObject, type ExpandOptions, type VarSource } from './expand-vars.js';
 import { fromZodIssues, mergeIssues, retiredKeyIssues, type ConfigIssue } from './issues.js';
-import {
-  DaemonSettingsSchema,
-  RETIRED_SERVER_KEYS,
-  ServerConfigSchema,
-  type DaemonSettings,
-  type NativeServerConfig,
-} from './schema.js';
+import { DaemonSettingsSchema, type DaemonSettings } from './schema.js';
+import { RETIRED_SERVER_KEYS, ServerConfigSchema, type NativeServerConfig } from './server-schema.js';
 
 export interface CheckedServerEntry {
   name: string;
@@ -40,11 +35,7 @@ export interface CheckedDaemonFile {
  * Server strings are `${VAR}`-expanded before validation, so a `url` built from a variable
  * is checked as it will be used.
  */
-export function checkDaemonFile(
-  raw: Readonly<Record<string, unknown>>,
-  vars: VarSource,
-  expand: ExpandOptions = {},
-): CheckedDaemonFile {
+export function checkDaemonFile(raw: Readonly<Record<string, unknown>>, vars: VarSource, expand: ExpandOptions = {}): CheckedDaemonFile {
   const parsed = DaemonSettingsSchema.safeParse(raw);
   const settingsIssues = mergeIssues(retiredKeyIssues(raw), parsed.success ? [] : fromZodIssues(parsed.error.issues));
 
@@ -62,9 +53,7 @@ export function checkDaemonFile(
   });
 
   const agents = Object.entries(isPlainObject(raw.agents) ? raw.agents : {}).map(([name, entry]) => checkAgentEntry(name, entry, vars, expand));
-  return parsed.success && settingsIssues.length === 0
-    ? { settingsIssues, settings: parsed.data, servers, agents }
-    : { settingsIssues, servers, agents };
+  return parsed.success && settingsIssues.length === 0 ? { settingsIssues, settings: parsed.data, servers, agents } : { settingsIssues, servers, agents };
 }
 
 /**

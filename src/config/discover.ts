@@ -14,10 +14,7 @@ const LEVEL_RANK: Record<SourceLevel, number> = { native: 0, project: 0, user: 1
  * because of a file: each provider's failure becomes a warning and the others still count.
  * `configs` holds only the active servers; `outcomes` explains every entry found.
  */
-export async function discoverMCPServers(
-  options: DiscoveryOptions,
-  providers: readonly ConfigProvider[] = DEFAULT_PROVIDERS,
-): Promise<DiscoveryReport> {
+export async function discoverMCPServers(options: DiscoveryOptions, providers: readonly ConfigProvider[] = DEFAULT_PROVIDERS): Promise<DiscoveryReport> {
   const cwd = resolve(options.cwd);
   const ctx: ProviderContext = {
     cwd,
@@ -53,12 +50,7 @@ export async function discoverMCPServers(
     for (const item of result.value.items) ranked.push({ item, priority: provider.priority, index: ranked.length });
   });
 
-  ranked.sort(
-    (a, b) =>
-      b.priority - a.priority ||
-      LEVEL_RANK[a.item.source.level] - LEVEL_RANK[b.item.source.level] ||
-      a.index - b.index,
-  );
+  ranked.sort((a, b) => b.priority - a.priority || LEVEL_RANK[a.item.source.level] - LEVEL_RANK[b.item.source.level] || a.index - b.index);
   const selection = selectServers(
     ranked.map((r) => r.item),
     selectOptions(settings, options.enableProjectConfig, options.selfPorts),
@@ -69,9 +61,7 @@ export async function discoverMCPServers(
     home: options.home,
     cwd,
   }).path;
-  const invalid = selection.outcomes
-    .filter((o) => o.status === 'invalid')
-    .map((o) => ({ name: o.name, path: o.source.path }));
+  const invalid = selection.outcomes.filter((o) => o.status === 'invalid').map((o) => ({ name: o.name, path: o.source.path }));
   return {
     ...selection,
     warnings: [...warnings, ...selection.warnings],

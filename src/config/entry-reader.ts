@@ -1,4 +1,4 @@
-import { EnabledFlagSchema } from './schema.js';
+import { EnabledFlagSchema } from './server-schema.js';
 
 /**
  * Typed, recording access to one raw server entry from another tool's file. Each getter checks

@@ -13,8 +13,7 @@ export type ExaVerdict = { filtered: false } | { filtered: true; apiKeys: string
 
 export function exaVerdict(name: string, cfg: ServerConfig): ExaVerdict {
   const args = cfg.args ?? [];
-  const isExa =
-    name.toLowerCase() === 'exa' || EXA_HOST.test(cfg.url ?? '') || args.some((a) => EXA_HOST.test(a));
+  const isExa = name.toLowerCase() === 'exa' || EXA_HOST.test(cfg.url ?? '') || args.some((a) => EXA_HOST.test(a));
   if (!isExa) return { filtered: false };
   if (requestedTools(cfg).some((tool) => tool !== ONLY_TOOL)) return { filtered: false };
   return { filtered: true, apiKeys: apiKeys(cfg) };
@@ -32,7 +31,10 @@ function requestedTools(cfg: ServerConfig): string[] {
     if (arg === '--tools' && args[i + 1] !== undefined) lists.push(args[i + 1] as string);
     else if (arg.startsWith('--tools=')) lists.push(arg.slice('--tools='.length));
   });
-  return lists.flatMap((list) => list.split(',')).map((t) => t.trim()).filter(Boolean);
+  return lists
+    .flatMap((list) => list.split(','))
+    .map((t) => t.trim())
+    .filter(Boolean);
 }
 
 function apiKeys(cfg: ServerConfig): string[] {

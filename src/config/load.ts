@@ -7,7 +7,8 @@ import { preparePolicyLanguage } from './policy-cel.js';
 import { readConfigFile } from './read-config-file.js';
 import { defaultDbPath } from './state-path.js';
 import type { AgentConfig } from './agent-schema.js';
-import type { DaemonConfig, NativeServerConfig } from './schema.js';
+import type { DaemonConfig } from './schema.js';
+import type { NativeServerConfig } from './server-schema.js';
 
 export { defaultDbPath };
 

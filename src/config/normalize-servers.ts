@@ -20,10 +20,7 @@ export interface NormalizeOptions {
  * with bad field types is still returned (with its errors) so discovery can report it;
  * unknown keys are only warned about, because other tools add fields we have no use for.
  */
-export function normalizeServers(
-  table: unknown,
-  opts: NormalizeOptions,
-): { items: DiscoveredItem[]; warnings: DiscoveryWarning[] } {
+export function normalizeServers(table: unknown, opts: NormalizeOptions): { items: DiscoveredItem[]; warnings: DiscoveryWarning[] } {
   const items: DiscoveredItem[] = [];
   const warnings: DiscoveryWarning[] = [];
   const { source } = opts;

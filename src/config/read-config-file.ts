@@ -9,10 +9,7 @@ import type { DiscoveryWarning } from './types.js';
  */
 export type ConfigFormat = 'json' | 'jsonc' | 'toml';
 
-export type ReadResult =
-  | { kind: 'missing' }
-  | { kind: 'ok'; value: unknown }
-  | { kind: 'error'; warning: DiscoveryWarning };
+export type ReadResult = { kind: 'missing' } | { kind: 'ok'; value: unknown } | { kind: 'error'; warning: DiscoveryWarning };
 
 /**
  * Reads and parses one config file. Never throws: a missing file is `missing`, anything else

@@ -65,12 +65,7 @@ export function createValueResolver(options: ValueResolverOptions = {}): ValueRe
    * `!cmd` (the whole value is a command) or `${cmd: …}` (mcp-hub's form, anywhere in the
    * value, as often as needed): same runner, same trust rule, same "drop the entry" on failure.
    */
-  const resolveValue = async (
-    field: 'env' | 'headers' | 'oauth',
-    key: string,
-    value: string,
-    source: ServerSource,
-  ): Promise<Outcome> => {
+  const resolveValue = async (field: 'env' | 'headers' | 'oauth', key: string, value: string, source: ServerSource): Promise<Outcome> => {
     const label = `${field}.${key}`;
     const whole = value.startsWith('!');
     const embedded = whole ? [] : [...value.matchAll(CMD_PLACEHOLDER)];
@@ -102,9 +97,7 @@ export function createValueResolver(options: ValueResolverOptions = {}): ValueRe
       for (const field of ['env', 'headers'] as const) {
         const table = copy[field];
         if (!table) continue;
-        const outcomes = await Promise.all(
-          Object.entries(table).map(([key, value]) => resolveValue(field, key, value, source)),
-        );
+        const outcomes = await Promise.all(Object.entries(table).map(([key, value]) => resolveValue(field, key, value, source)));
         const next: Record<string, string> = {};
         for (const outcome of outcomes) {
           if ('value' in outcome) {
@@ -143,12 +136,7 @@ export function createValueResolver(options: ValueResolverOptions = {}): ValueRe
  * Adds a stored token as `Authorization: Bearer …` (http/sse) or `OAUTH_ACCESS_TOKEN` (stdio),
  * unless the config already sets one: what the operator wrote wins over what was stored.
  */
-async function injectCredentials(
-  name: string,
-  config: ServerConfig,
-  hook: CredentialsHook | undefined,
-  warn: (message: string) => void,
-): Promise<void> {
+async function injectCredentials(name: string, config: ServerConfig, hook: CredentialsHook | undefined, warn: (message: string) => void): Promise<void> {
   if (!hook?.injectCredentials) return;
   let token: string | undefined;
   try {

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 
 export type CommandResult =
-  | { ok: true; stdout: string }
-  | { ok: false; reason: 'failed to start' | 'timed out' | 'output too large' | 'printed nothing' | `exited with ${string}` };
+  { ok: true; stdout: string } | { ok: false; reason: 'failed to start' | 'timed out' | 'output too large' | 'printed nothing' | `exited with ${string}` };
 
 /** How long to wait for a killed command to go away before answering anyway. */
 const KILL_GRACE_MS = 1_000;

@@ -18,7 +18,10 @@ export const SandboxObjectSchema = z
     allowWrite: z.array(AbsolutePath).optional(),
     /** `none`: a network namespace of its own (only its own loopback); `host`: the daemon's network. @default "host" */
     network: z.enum(['none', 'host']).optional(),
-    /** `configured`: the entry's `env` plus PATH, HOME, USER, LOGNAME, LANG; `inherit`: what an unsandboxed server gets. @default "configured" */
+    /**
+     * `configured`: the entry's `env` plus PATH, HOME, USER, LOGNAME, LANG; `inherit`: what an
+     * unsandboxed server gets. @default "configured"
+     */
     env: z.enum(['configured', 'inherit']).optional(),
     /** Data-segment limit of each of its processes (RLIMIT_DATA, through prlimit), in MiB. @default none */
     memoryMiB: z.number().int().min(16).max(1_048_576).optional(),

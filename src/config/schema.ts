@@ -1,5 +1,4 @@
 import { ScriptsConfigSchema } from './scripts-schema.js';
-import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_ANSWER_BYTES, SearchConfigSchema } from './search-schema.js';
 import { TelemetryConfigSchema } from './telemetry-schema.js';
@@ -7,11 +6,10 @@ import { MAX_TIMER_MS } from '../util/abort.js';
 import { AgentAuthSchema } from './agent-auth-schema.js';
 import { AgentConfigSchema } from './agent-schema.js';
 import { ApprovalSettingsShape } from './approval-schema.js';
-import { OAuthSettingsSchema } from './oauth-schema.js';
 import { SandboxSettingsSchema } from './sandbox-schema.js';
 import { PoliciesSchema } from './policy-schema.js';
 import { NameGlob } from './name-glob.js';
-import { TaskSettingsSchema } from './tasks-schema.js';
+import { MaxConcurrentCallsSchema, MaxResultTokensSchema, PinToolsSchema, QueueSizeSchema, ServerConfigSchema } from './server-schema.js';
 
 export { CLIENT_ASSERTION_ALGS, OAuthSettingsSchema } from './oauth-schema.js';
 
@@ -21,104 +19,30 @@ export { CLIENT_ASSERTION_ALGS, OAuthSettingsSchema } from './oauth-schema.js';
  * `validateServerConfig` (SPEC §3) because those files are not ours to reject wholesale.
  */
 
-const StringRecord = z.record(z.string(), z.string());
-
-/** `enabled` accepts a boolean or the strings "true"/"false"/"1"/"0" (SPEC §2). */
-export const EnabledFlagSchema = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]);
-
-/** Tool pinning (issue #22): `changes` holds a served tool whose definition changed until approved. */
-export const PinToolsSchema = z.enum(['changes', 'off']);
-
-/** A whole number in a range, with one message that says so whatever is wrong with it. */
-function wholeNumber(field: string, min: number, max: number) {
-  const error = `${field} must be a whole number from ${min} to ${max}`;
-  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
-}
-/** Requests running on one upstream at once (issue #26). */
-const MaxConcurrentCallsSchema = wholeNumber('maxConcurrentCalls', 1, 10_000);
-/** Requests waiting in line for one upstream (issue #26); 0 refuses at once when every slot is taken. */
-const QueueSizeSchema = wholeNumber('queueSize', 0, 100_000);
-
-/**
- * A root a server is told about: an absolute path or a `file://` URI. A relative path would be
- * read against whatever directory the daemon was started in — exactly what must not decide which
- * folder a server may touch (issue #36 item 1).
- */
-const RootSchema = z
-  .string()
-  .refine((root) => root.startsWith('file://') || isAbsolute(root), {
-    error: 'a root is an absolute path or a file:// URI (${userHome}/… names a folder in your home)',
-  });
-
-/** A result's cap in tokens (issue #38); 0 turns the guard off. */
-const MaxResultTokensSchema = wholeNumber('maxResultTokens', 0, 10_000_000);
-
 /** The whole results behind cut ones, and caps per tool (issue #38). */
 export const ResultsConfigSchema = z
   .object({
     /** Caps of tools whose exposed names match a glob (first match wins over the server's and the daemon's). @default {} */
     tools: z.record(NameGlob, MaxResultTokensSchema).default({}),
     /** Kept results held in memory up to this many bytes; older ones spill to files beside the store. @default 67108864 (64 MiB) */
-    memoryBytes: z.number().int().nonnegative().default(64 * 1024 * 1024),
+    memoryBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(64 * 1024 * 1024),
     /** Spilled results kept up to this many bytes; the oldest are evicted beyond it. @default 1073741824 (1 GiB) */
-    diskBytes: z.number().int().nonnegative().default(1024 * 1024 * 1024),
+    diskBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(1024 * 1024 * 1024),
     /** How long a result is kept, in ms. @default 900000 (15 min) */
-    ttlMs: z.number().int().positive().max(MAX_TIMER_MS).default(15 * 60_000),
-  })
-  .strict();
-
-export const ServerConfigSchema = z
-  .object({
-    type: z.enum(['stdio', 'http', 'sse']).optional(),
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).optional(),
-    env: StringRecord.optional(),
-    cwd: z.string().optional(),
-    url: z.url({ message: 'Invalid url' }).optional(),
-    headers: StringRecord.optional(),
-    enabled: EnabledFlagSchema.optional(),
-    /** Connect + list deadline in ms; 0 disables. @default 30000 */
-    timeout: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
-    /** Tool-call deadline in ms, reset by progress; 0 disables. @default 60000 */
-    callTimeout: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
-    /** Time between health pings in ms; 0 disables them. @default health.pingIntervalMs */
-    pingIntervalMs: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
-    /** Ping deadline in ms. @default health.pingTimeoutMs */
-    pingTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
-    /** Prefix of the server's exposed tool and prompt names; "" = the original names. @default "mcp_<server>_" */
-    toolPrefix: z.string().max(40).optional(),
-    /** Protocol era to talk. @default the daemon's `protocol` */
-    protocol: z.enum(['auto', 'legacy', 'modern']).optional(),
-    /** A second, 2025-era connection for 2025-era agents' calls when an http server answers 2026-07-28 (issue #21). @default true */
-    eraCompanion: z.boolean().optional(),
-    /** Only these tools (original names) are exposed. @default every tool */
-    includeTools: z.array(z.string()).optional(),
-    /** These tools are hidden; wins over includeTools. @default none */
-    excludeTools: z.array(z.string()).optional(),
-    /** OAuth sign-in settings of an http/sse server (issue #16). */
-    oauth: OAuthSettingsSchema.optional(),
-    /** Calls to tools whose own names (as the server lists them) match one of these globs wait for an operator's approval. @default none */
-    requireApproval: z.array(NameGlob).optional(),
-    /** Tools the gateway runs as tasks for agents that negotiated `io.modelcontextprotocol/tasks` (issue #41). @default none */
-    tasks: TaskSettingsSchema.optional(),
-    /** How long such a call waits for a decision, in ms. @default the daemon's `approvalTimeoutMs` */
-    approvalTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
-    /** Hold a served tool whose definition changed until approved (`changes`), or not (`off`). @default the daemon's `pinTools` */
-    pinTools: PinToolsSchema.optional(),
-    /** Pins the requests running on this server at once (issue #26). @default the daemon's `maxConcurrentCalls`, else adaptive (issue #35) */
-    maxConcurrentCalls: MaxConcurrentCallsSchema.optional(),
-    /** Pins the requests waiting for a slot on this server; beyond it `SERVER_BUSY`. @default the daemon's `queueSize`, else bounded by deadlines */
-    queueSize: QueueSizeSchema.optional(),
-    /**
-     * The folders this server is told about (`roots/list`), and the bounds of an agent's roots
-     * during its calls (issue #36 item 1). @default none: a server keeps the folders its own
-     * command line names, and is told an agent's roots only during that agent's calls
-     */
-    roots: z.array(RootSchema).optional(),
-    /** Run this stdio server in a bubblewrap sandbox (issue #42): `true` or the object form. @default the daemon's `sandbox`, else none */
-    sandbox: SandboxSettingsSchema.optional(),
-    /** Results of this server's tools over this many tokens reach agents cut, with a handle (issue #38); 0 = off. @default the daemon's `maxResultTokens` */
-    maxResultTokens: MaxResultTokensSchema.optional(),
+    ttlMs: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_TIMER_MS)
+      .default(15 * 60_000),
   })
   .strict();
 
@@ -171,8 +95,14 @@ export const DaemonConfigSchema = z
     allowedHosts: z.array(z.string().min(1)).default([]),
     /** Extra browser origins allowed to call the daemon (`https://dash.example.com`). @default [] */
     allowedOrigins: z.array(z.string().min(1)).default([]),
-    /** Where browsers reach the daemon (a balancer, issue #43): OAuth comes back to `<publicUrl>/oauth/callback`, its host is accepted. @default the listening address */
-    publicUrl: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).refine((url) => !/[?#]/.test(url), 'expected a URL without a query or fragment').optional(),
+    /**
+     * Where browsers reach the daemon (a balancer, issue #43): OAuth comes back to
+     * `<publicUrl>/oauth/callback`, its host is accepted. @default the listening address
+     */
+    publicUrl: z
+      .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
+      .refine((url) => !/[?#]/.test(url), 'expected a URL without a query or fragment')
+      .optional(),
     /** Bearer token; when set every route but /health needs it. */
     token: z.string().min(1).optional(),
     /** SQLite file for the tool cache. @default "<state dir>/switchboard.db" */
@@ -251,9 +181,15 @@ export const DaemonConfigSchema = z
     results: ResultsConfigSchema.default({ tools: {}, memoryBytes: 64 * 1024 * 1024, diskBytes: 1024 * 1024 * 1024, ttlMs: 15 * 60_000 }),
     /** Tool search (issue #37); see search-schema.ts. @default { answerBytes: 12288, recordQueries: false } */
     search: SearchConfigSchema.default({ answerBytes: DEFAULT_ANSWER_BYTES, recordQueries: false }),
-    /** Code mode (issue #39): `run_script` on `/mcp` and `POST /scripts/run` for every caller; an agent's own `codeMode` wins. @default false */
+    /**
+     * Code mode (issue #39): `run_script` on `/mcp` and `POST /scripts/run` for every caller; an
+     * agent's own `codeMode` wins. @default false
+     */
     codeMode: z.boolean({ error: 'codeMode must be true or false' }).default(false),
-    /** Code mode's admission and each run's sandbox limits. @default 16 runs, 4 per agent, 64 MiB, 30 s, 100 calls, 8 at once, 100000 characters */
+    /**
+     * Code mode's admission and each run's sandbox limits. @default 16 runs, 4 per agent, 64 MiB,
+     * 30 s, 100 calls, 8 at once, 100000 characters
+     */
     scripts: ScriptsConfigSchema.optional(),
     mcpServers: z.record(z.string(), ServerConfigSchema).default({}),
     /** Agents, each with its own key and view (issue #22); see agent-schema.ts. @default {} */
@@ -267,8 +203,6 @@ export const DaemonConfigSchema = z
   })
   .strict();
 
-export type ServerConfigInput = z.input<typeof ServerConfigSchema>;
-export type NativeServerConfig = z.infer<typeof ServerConfigSchema>;
 export type DaemonConfigInput = z.input<typeof DaemonConfigSchema>;
 export type DaemonConfig = Readonly<z.infer<typeof DaemonConfigSchema>>;
 
@@ -278,11 +212,6 @@ export const RETIRED_KEYS: Readonly<Record<string, string>> = {
   // One list answered to every server replaced a server's own folder with it (issue #36 item 1):
   // roots belong to the server entry that needs them.
   roots: 'mcpServers.<name>.roots',
-};
-
-/** Server entry keys we used to accept, with what replaces them. */
-export const RETIRED_SERVER_KEYS: Readonly<Record<string, string>> = {
-  timeoutMs: 'timeout',
 };
 
 /**

@@ -1,13 +1,7 @@
 import { exaVerdict } from './exa.js';
 import { pointsAtSelf, SELF_REFERENCE_MESSAGE } from './self-reference.js';
 import type { DiscoveredItem, NativeSettings } from './providers/provider.js';
-import type {
-  DiscoveryResult,
-  DiscoveryWarning,
-  ServerConfig,
-  ServerOutcome,
-  TransportKind,
-} from './types.js';
+import type { DiscoveryResult, DiscoveryWarning, ServerConfig, ServerOutcome, TransportKind } from './types.js';
 import { resolveTransportKind, validateServerConfig } from './validate.js';
 
 export interface SelectOptions {
@@ -30,11 +24,7 @@ export const DEFAULT_SELECT_OPTIONS: SelectOptions = {
   enabledServers: [],
 };
 
-export function selectOptions(
-  settings: NativeSettings | undefined,
-  enableProjectConfig?: boolean,
-  selfPorts: readonly number[] = [],
-): SelectOptions {
+export function selectOptions(settings: NativeSettings | undefined, enableProjectConfig?: boolean, selfPorts: readonly number[] = []): SelectOptions {
   const base = settings ?? DEFAULT_SELECT_OPTIONS;
   return {
     enableProjectConfig: enableProjectConfig ?? base.enableProjectConfig,
@@ -125,10 +115,8 @@ export function isSwitchedOff(flag: ServerConfig['enabled']): boolean {
  * of env/headers does not matter.
  */
 export function connectionKey(cfg: ServerConfig, transport: TransportKind): string {
-  const sorted = (rec: Record<string, string> | undefined): [string, string][] =>
-    Object.entries(rec ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = (rec: Record<string, string> | undefined): [string, string][] => Object.entries(rec ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return transport === 'stdio'
     ? JSON.stringify([transport, cfg.command, cfg.args ?? [], sorted(cfg.env), cfg.cwd ?? null])
     : JSON.stringify([transport, cfg.url, sorted(cfg.headers)]);
 }
-

@@ -65,7 +65,10 @@ export interface ServerConfig {
   roots?: string[];
   /** A stdio server's bubblewrap sandbox (issue #42); see `SandboxSettingsSchema`. @default the daemon's `sandbox`, else none */
   sandbox?: SandboxSettings;
-  /** Results of this server's tools over this many tokens reach agents cut, with a handle (issue #38); 0 = off. @default the daemon's `maxResultTokens` */
+  /**
+   * Results of this server's tools over this many tokens reach agents cut, with a handle (issue
+   * #38); 0 = off. @default the daemon's `maxResultTokens`
+   */
   maxResultTokens?: number;
 }
 

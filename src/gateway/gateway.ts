@@ -106,7 +106,12 @@ export class Gateway {
     this.#tools = manager.catalogues.tools;
     const audit = deps.auditRequests !== false ? deps.audit : undefined;
     const clock = deps.clock ?? systemClock;
-    const limits = agentLimits((name) => agents.get(name)?.settings ?? {}, new AgentLimiter(() => clock.now()), deps.rateLimits, () => clock.now());
+    const limits = agentLimits(
+      (name) => agents.get(name)?.settings ?? {},
+      new AgentLimiter(() => clock.now()),
+      deps.rateLimits,
+      () => clock.now(),
+    );
     this.keptResults = deps.keptResults ?? new ResultHandles({}, clock);
     this.budgets = new AgentBudgets(deps.budgetStore ?? new MemoryBudgetStore(), clock, (name) => agents.get(name)?.settings.budget);
     const caps = new ResultCaps(deps.resultCaps ?? {}, {
@@ -118,7 +123,14 @@ export class Gateway {
     const taskStore = deps.tasks?.store ?? new MemoryTaskStore();
     this.tasks = new Tasks({ ...deps.tasks, store: taskStore, call: (name, args, options) => this.call(name, args, options), manager, logger: deps.logger, clock });
     const ttlMs = deps.tasks?.ttlMs ?? TASK_TTL_MS;
-    this.nativeTasks = new NativeTasks({ request: (request, options) => this.request(request, options), manager, store: taskStore, clock, replica: deps.tasks?.replica ?? '', ttlMs });
+    this.nativeTasks = new NativeTasks({
+      request: (request, options) => this.request(request, options),
+      manager,
+      store: taskStore,
+      clock,
+      replica: deps.tasks?.replica ?? '',
+      ttlMs,
+    });
     this.scripts = new ScriptRuns(deps.scripts ?? {}, (name) => agents.get(name)?.settings.codeMode);
     this.policies = new Policies(deps.policies ?? [], { catalogues: manager.catalogues, clock, logger: deps.logger.child({ component: 'policies' }), ...(audit ? { audit } : {}) });
     this.#path = createRequestPipeline({

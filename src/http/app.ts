@@ -112,14 +112,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   // The Host/Origin check comes before everything, the token included: a rebound web page must
   // learn nothing, and a token it somehow holds must not make it acceptable either.
-  app.addHook('onRequest', createHostCheckHook({
-    // The balancer's name browsers use (`publicUrl`) is one of ours: the OAuth callback comes back on it.
-    allowedHosts: config.publicUrl !== undefined ? [...config.allowedHosts, new URL(config.publicUrl).host] : config.allowedHosts,
-    allowedOrigins: config.allowedOrigins,
-    logger: logger.child({ component: 'http' }),
-    // A request another replica forwarded had its Host and Origin checked there (issue #28).
-    ...(deps.cluster ? { trusted: (request: FastifyRequest) => isProvenForward(request.raw as never, (deps.cluster as AppCluster).sealKey) } : {}),
-  }));
+  app.addHook(
+    'onRequest',
+    createHostCheckHook({
+      // The balancer's name browsers use (`publicUrl`) is one of ours: the OAuth callback comes back on it.
+      allowedHosts: config.publicUrl !== undefined ? [...config.allowedHosts, new URL(config.publicUrl).host] : config.allowedHosts,
+      allowedOrigins: config.allowedOrigins,
+      logger: logger.child({ component: 'http' }),
+      // A request another replica forwarded had its Host and Origin checked there (issue #28).
+      ...(deps.cluster ? { trusted: (request: FastifyRequest) => isProvenForward(request.raw as never, (deps.cluster as AppCluster).sealKey) } : {}),
+    }),
+  );
   // Auth next, so an unauthenticated caller learns nothing, not even that we are stopping.
   // The OAuth callback is where a browser lands, without our token; its single-use state guards it.
   // The dashboard's files hold no data: the page asks for the key, and its requests carry it.
@@ -162,7 +165,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }
 
   void app.register(namedPlugin(healthRoutes), { runtime });
-  void app.register(namedPlugin(statusRoutes), { manager, runtime, startedAt, agents, search: () => gateway.searchHealth(), ...(cluster ? { replicas: () => cluster.replicas() } : {}) });
+  void app.register(namedPlugin(statusRoutes), {
+    manager,
+    runtime,
+    startedAt,
+    agents,
+    search: () => gateway.searchHealth(),
+    ...(cluster ? { replicas: () => cluster.replicas() } : {}),
+  });
   void app.register(namedPlugin(agentRoutes), { agents, budgets: gateway.budgets });
   void app.register(namedPlugin(serverRoutes), { manager });
   void app.register(namedPlugin(toolRoutes), { manager, runtime, gateway });
@@ -171,7 +181,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(namedPlugin(scriptRoutes), { gateway });
   void app.register(namedPlugin(taskRoutes), { gateway });
   void app.register(namedPlugin(operationRoutes), { runtime });
-  void app.register(namedPlugin(approvalRoutes), { ...(approvals ? { approvals } : {}), ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey, replicas: () => cluster.replicas() } } : {}) });
+  void app.register(namedPlugin(approvalRoutes), {
+    ...(approvals ? { approvals } : {}),
+    ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey, replicas: () => cluster.replicas() } } : {}),
+  });
   void app.register(namedPlugin(toolPinRoutes), { manager });
   void app.register(namedPlugin(auditRoutes), { audit: gateway.audit });
   void app.register(namedPlugin(searchStatsRoutes), { gateway });
@@ -191,15 +204,19 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(namedPlugin(eventsRoutes), { events });
   void app.register(namedPlugin(uiRoutes), {});
   // The MCP server side is loaded by the first /mcp request: a REST-only daemon never compiles it.
-  const mcpRoutes = deferredPlugin<McpRoutesOptions>(
-    { url: '/mcp', method: ['GET', 'POST', 'DELETE'] },
-    async () => {
-      // Its answers are built with the SDK client's errors and keys (upstream/sdk.ts).
-      const [{ mcpRoutes: routes }] = await Promise.all([import('./routes/mcp.js'), loadSdk()]);
-      return routes;
-    },
-  );
-  void app.register(namedPlugin(mcpRoutes), { manager, bus, runtime, shutdownSignal, gateway, ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}) });
+  const mcpRoutes = deferredPlugin<McpRoutesOptions>({ url: '/mcp', method: ['GET', 'POST', 'DELETE'] }, async () => {
+    // Its answers are built with the SDK client's errors and keys (upstream/sdk.ts).
+    const [{ mcpRoutes: routes }] = await Promise.all([import('./routes/mcp.js'), loadSdk()]);
+    return routes;
+  });
+  void app.register(namedPlugin(mcpRoutes), {
+    manager,
+    bus,
+    runtime,
+    shutdownSignal,
+    gateway,
+    ...(cluster ? { cluster: { replicaId: cluster.replicaId, sealKey: cluster.sealKey } } : {}),
+  });
   void app.register(namedPlugin(oauthRoutes), { manager, runtime, oauth, logger: logger.child({ component: 'oauth' }) });
 
   return app;
@@ -224,19 +241,21 @@ function useJsonBodiesOnly(app: FastifyInstance): void {
  * headers at all (authorization, cookies and the like are none of the log's business).
  */
 function httpLogger(logger: Logger): FastifyBaseLogger {
-  return new ServerLogger(logger.child(
-    { component: 'http' },
-    {
-      serializers: {
-        req: (request: FastifyRequest) => ({
-          method: request.method,
-          url: redactQueryToken(request.url),
-          remoteAddress: request.ip,
-        }),
-        res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
+  return new ServerLogger(
+    logger.child(
+      { component: 'http' },
+      {
+        serializers: {
+          req: (request: FastifyRequest) => ({
+            method: request.method,
+            url: redactQueryToken(request.url),
+            remoteAddress: request.ip,
+          }),
+          res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
+        },
       },
-    },
-  ));
+    ),
+  );
 }
 
 /** Query values that are secrets: `?token=` (WebSocket auth) and the OAuth callback's `code` and `state`. */

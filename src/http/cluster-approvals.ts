@@ -23,7 +23,11 @@ export async function listEverywhere(
   authorization: string | undefined,
 ): Promise<{ approvals: ClusterApproval[]; unansweredReplicas?: string[] }> {
   const others = (await cluster.replicas()).filter((r) => r.live && !r.self && r.id !== cluster.replicaId);
-  const { answers, unanswered } = await askReplicas<{ approvals?: ClusterApproval[] }>(others, { path: '/approvals', authorization }, { id: cluster.replicaId, sealKey: cluster.sealKey });
+  const { answers, unanswered } = await askReplicas<{ approvals?: ClusterApproval[] }>(
+    others,
+    { path: '/approvals', authorization },
+    { id: cluster.replicaId, sealKey: cluster.sealKey },
+  );
   const approvals: ClusterApproval[] = own.map((a) => ({ ...a, replica: cluster.replicaId }));
   for (const { replica, body } of answers) for (const held of body.approvals ?? []) approvals.push({ ...held, replica });
   approvals.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));

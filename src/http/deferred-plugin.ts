@@ -1,12 +1,4 @@
-import type {
-  FastifyInstance,
-  FastifyPluginAsync,
-  FastifyPluginOptions,
-  FastifyReply,
-  FastifyRequest,
-  HTTPMethods,
-  RouteHandlerMethod,
-} from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyPluginOptions, FastifyReply, FastifyRequest, HTTPMethods, RouteHandlerMethod } from 'fastify';
 import { namedPlugin } from './named-plugin.js';
 
 type CloseHook = () => Promise<void> | void;
@@ -24,10 +16,7 @@ interface Loaded {
  * a narrow facade: `log`, `addHook('preClose' | 'onClose')` and one `route` for this URL. Any
  * other use of the instance throws at load, loudly, in the first test that hits the route.
  */
-export function deferredPlugin<O extends FastifyPluginOptions>(
-  route: { url: string; method: HTTPMethods[] },
-  load: () => Promise<FastifyPluginAsync<O>>,
-): FastifyPluginAsync<O> {
+export function deferredPlugin<O extends FastifyPluginOptions>(route: { url: string; method: HTTPMethods[] }, load: () => Promise<FastifyPluginAsync<O>>): FastifyPluginAsync<O> {
   return namedPlugin<FastifyPluginAsync<O>>(async (app, options) => {
     let loading: Promise<Loaded> | undefined;
     const loaded = (): Promise<Loaded> =>

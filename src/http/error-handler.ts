@@ -67,12 +67,7 @@ export function pathOf(url: string): string {
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   // A reset connection is already gone; there is nobody to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const message =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? 'headers: Too large'
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? 'request: Not received in time'
-        : 'request: Malformed HTTP';
+  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'headers: Too large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request: Not received in time' : 'request: Malformed HTTP';
   const error = httpError('VALIDATION_FAILED', message);
   const body = JSON.stringify(errorBody(error.code, error.message));
   if (socket.writable) {

@@ -12,7 +12,6 @@ import { SwitchboardError } from '../errors.js';
 /** A server or tool name in the path. Fastify has already URL-decoded it. */
 const Name = z.string().min(1, { error: 'Must not be empty' }).max(512, { error: 'Too long' });
 
-
 export const NameParamsSchema = z.object({ name: Name });
 
 /** The most characters of a name in the path (`Name`'s max). */
@@ -58,16 +57,18 @@ export const MAX_SEARCH_LIMIT = 50;
 
 /** `GET /tools/search?q=&limit=&server=` (issue #23). */
 export const ToolSearchQuerySchema = z.object({
-  q: z
-    .string({ error: 'Expected a single value' })
-    .trim()
-    .min(1, { error: 'Must not be empty' })
-    .max(500, { error: 'At most 500 characters' }),
+  q: z.string({ error: 'Expected a single value' }).trim().min(1, { error: 'Must not be empty' }).max(500, { error: 'At most 500 characters' }),
   limit: z
     .string({ error: 'Expected a single value' })
     .regex(/^\d+$/, { error: `Expected an integer from 1 to ${MAX_SEARCH_LIMIT}` })
     .transform(Number)
-    .pipe(z.number().int().min(1, { error: `Expected an integer from 1 to ${MAX_SEARCH_LIMIT}` }).max(MAX_SEARCH_LIMIT, { error: `Expected an integer from 1 to ${MAX_SEARCH_LIMIT}` }))
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(1, { error: `Expected an integer from 1 to ${MAX_SEARCH_LIMIT}` })
+        .max(MAX_SEARCH_LIMIT, { error: `Expected an integer from 1 to ${MAX_SEARCH_LIMIT}` }),
+    )
     .default(10),
   server: z.string({ error: 'Expected a single value' }).min(1, { error: 'Must not be empty' }).max(512, { error: 'Too long' }).optional(),
   wait: WaitFlag,
@@ -87,10 +88,13 @@ const TimeoutMs = z
   .optional();
 
 export const CallToolBodySchema = z
-  .object({
-    arguments: z.record(z.string(), z.unknown(), { error: 'Expected object' }).optional(),
-    timeoutMs: TimeoutMs,
-  }, { error: 'Expected object' })
+  .object(
+    {
+      arguments: z.record(z.string(), z.unknown(), { error: 'Expected object' }).optional(),
+      timeoutMs: TimeoutMs,
+    },
+    { error: 'Expected object' },
+  )
   .strict();
 export type CallToolBody = z.infer<typeof CallToolBodySchema>;
 
@@ -102,17 +106,18 @@ export const CatalogueListQuerySchema = z.object({
 
 /** MCP prompt arguments are strings only (`prompts/get`). */
 export const GetPromptBodySchema = z
-  .object({
-    arguments: z.record(z.string(), z.string({ error: 'Expected a string' }), { error: 'Expected object' }).optional(),
-    timeoutMs: TimeoutMs,
-  }, { error: 'Expected object' })
+  .object(
+    {
+      arguments: z.record(z.string(), z.string({ error: 'Expected a string' }), { error: 'Expected object' }).optional(),
+      timeoutMs: TimeoutMs,
+    },
+    { error: 'Expected object' },
+  )
   .strict();
 export type GetPromptBody = z.infer<typeof GetPromptBodySchema>;
 
 export const ResourceReadQuerySchema = z.object({
-  uri: z
-    .string({ error: (issue) => (issue.input === undefined ? 'Required' : 'Expected a single value') })
-    .min(1, { error: 'Must not be empty' }),
+  uri: z.string({ error: (issue) => (issue.input === undefined ? 'Required' : 'Expected a single value') }).min(1, { error: 'Must not be empty' }),
 });
 
 /** Operations take no input; a body, when sent, must be an empty object (or JSON null). */

@@ -56,10 +56,7 @@ export function discoveryAsApplied(discovery: DiscoveryResult, applied: AppliedS
 }
 
 /** The servers of a discovery, as the runtime records what it started. */
-export function appliedOf(
-  configs: Readonly<Record<string, ServerConfig>>,
-  sources: Readonly<Record<string, ServerSource>>,
-): AppliedServers {
+export function appliedOf(configs: Readonly<Record<string, ServerConfig>>, sources: Readonly<Record<string, ServerSource>>): AppliedServers {
   const UNKNOWN: ServerSource = { provider: 'api', providerName: 'API', path: '', level: 'native' };
   return Object.fromEntries(Object.entries(configs).map(([name, config]) => [name, { config, source: sources[name] ?? UNKNOWN }]));
 }

@@ -14,26 +14,31 @@ import { MemoryToolPinStore } from '../store/tool-pin-store.js';
 import type { AuditOutcome, ToolCacheStore } from '../store/ports.js';
 
 /** The settings the daemon's parts read of its config. */
-export type PartsConfig = Pick<
-  DaemonConfig,
-  'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'
-> &
-  Partial<Pick<DaemonConfig, 'dbPath' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'approvalPrompt' | 'approvalUrl' | 'agents' | 'token' | 'pinTools' | 'audit' | 'maxConcurrentCalls' | 'queueSize'>>;
+export type PartsConfig = Pick<DaemonConfig, 'startupGateMs' | 'trustProjectCommands' | 'inheritEnv' | 'protocol' | 'health' | 'watch' | 'logLevel'> &
+  Partial<
+    Pick<
+      DaemonConfig,
+      'dbPath' | 'enableProjectConfig' | 'approvalTimeoutMs' | 'approvalPrompt' | 'approvalUrl' | 'agents' | 'token' | 'pinTools' | 'audit' | 'maxConcurrentCalls' | 'queueSize'
+    >
+  >;
 
 /** An operator's approval decision, recorded in the audit log with the call's arguments (issue #22). */
 export function auditDecision(audit: Pick<AuditLog, 'recordWithArguments'>, decision: ApprovalDecision, args: Record<string, unknown>): void {
   const requestedAt = Date.parse(decision.requestedAt);
-  audit.recordWithArguments({
-    ts: requestedAt,
-    ...(decision.agent !== undefined ? { agent: decision.agent } : {}),
-    transport: 'operator',
-    server: decision.server,
-    kind: 'approval',
-    name: decision.name,
-    outcome: APPROVAL_AUDIT_OUTCOME[decision.outcome],
-    durationMs: Date.parse(decision.decidedAt) - requestedAt,
-    resultBytes: 0,
-  }, args);
+  audit.recordWithArguments(
+    {
+      ts: requestedAt,
+      ...(decision.agent !== undefined ? { agent: decision.agent } : {}),
+      transport: 'operator',
+      server: decision.server,
+      kind: 'approval',
+      name: decision.name,
+      outcome: APPROVAL_AUDIT_OUTCOME[decision.outcome],
+      durationMs: Date.parse(decision.decidedAt) - requestedAt,
+      resultBytes: 0,
+    },
+    args,
+  );
 }
 
 /** An approval decision as an audit outcome. */
@@ -52,7 +57,16 @@ export function healthOptions(health: PartsConfig['health'], limits: Pick<PartsC
 /** The stores that go with an embedder's own tool cache: state and sign-ins last as long as this process. */
 export function besideOwnCache(store: ToolCacheStore): OpenedStores {
   const oauth = openMemoryOAuthStore();
-  return { store, state: new MemoryStateStore(), oauth, credentials: oauth.credentials, agents: new MemoryAgentStore(), pins: new MemoryToolPinStore(), audit: openAuditStore(undefined, true), warnings: [] };
+  return {
+    store,
+    state: new MemoryStateStore(),
+    oauth,
+    credentials: oauth.credentials,
+    agents: new MemoryAgentStore(),
+    pins: new MemoryToolPinStore(),
+    audit: openAuditStore(undefined, true),
+    warnings: [],
+  };
 }
 
 /**

@@ -37,15 +37,11 @@ export class SqliteAgentStore implements AgentStore {
   }
 
   async agents(): Promise<StoredAgent[]> {
-    return this.#read('agents', () =>
-      this.#sql.agents.all().flatMap(agentsOf),
-    );
+    return this.#read('agents', () => this.#sql.agents.all().flatMap(agentsOf));
   }
 
   async keys(): Promise<StoredAgentKey[]> {
-    return this.#read('keys', () =>
-      this.#sql.keys.all().map(keyOf),
-    );
+    return this.#read('keys', () => this.#sql.keys.all().map(keyOf));
   }
 
   async putAgent(agent: StoredAgent): Promise<void> {

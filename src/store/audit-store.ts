@@ -42,7 +42,21 @@ export class SqliteAuditStore implements AuditStore {
       DELETE FROM audit_log WHERE id <= (SELECT id FROM audit_log ORDER BY id DESC LIMIT 1 OFFSET ?)`);
     this.#appendAll = db.transaction((entries: readonly AuditEntry[]) => {
       for (const e of entries) {
-        this.#insert.run(e.ts, e.agent ?? null, e.transport, e.server, e.kind, e.name, e.outcome, e.code ?? null, e.durationMs, e.argBytes, e.resultBytes, e.arguments ?? null, e.runId ?? null);
+        this.#insert.run(
+          e.ts,
+          e.agent ?? null,
+          e.transport,
+          e.server,
+          e.kind,
+          e.name,
+          e.outcome,
+          e.code ?? null,
+          e.durationMs,
+          e.argBytes,
+          e.resultBytes,
+          e.arguments ?? null,
+          e.runId ?? null,
+        );
       }
     });
   }
@@ -100,7 +114,6 @@ export class SqliteAuditStore implements AuditStore {
     return !this.#closed && this.#db.open;
   }
 }
-
 
 /**
  * The audit store on the daemon's connection when it takes writes; otherwise on an in-memory

@@ -55,8 +55,10 @@ export class SqliteBudgetStore implements BudgetStore {
     private readonly db: Database,
     private readonly options: { readOnly?: boolean; logger?: StoreLogger } = {},
   ) {
-    this.#upsert = db.prepare('INSERT INTO budget_usage (agent, window, tokens, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent, window) DO UPDATE SET tokens = tokens + excluded.tokens, updated_at = excluded.updated_at');
-    this.#select = db.prepare("SELECT window, tokens FROM budget_usage WHERE agent = ? AND window IN (SELECT value FROM json_each(?))");
+    this.#upsert = db.prepare(
+      'INSERT INTO budget_usage (agent, window, tokens, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent, window) DO UPDATE SET tokens = tokens + excluded.tokens, updated_at = excluded.updated_at',
+    );
+    this.#select = db.prepare('SELECT window, tokens FROM budget_usage WHERE agent = ? AND window IN (SELECT value FROM json_each(?))');
     this.#trim = db.prepare('DELETE FROM budget_usage WHERE updated_at < ?');
     this.#add = db.transaction((agent: string, windows: readonly string[], tokens: number, now: number) => {
       for (const window of windows) this.#upsert.run(agent, window, tokens, now);

@@ -216,12 +216,8 @@ export interface MigrationState {
 
 /** Reads which migrations a database has, without writing (works on a read-only connection). */
 export function migrationState(db: Database, migrations: readonly Migration[] = MIGRATIONS): MigrationState {
-  const hasTable = db
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'")
-    .get();
-  const applied = hasTable
-    ? (db.prepare('SELECT id FROM migrations ORDER BY id').pluck().all() as number[])
-    : [];
+  const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").get();
+  const applied = hasTable ? (db.prepare('SELECT id FROM migrations ORDER BY id').pluck().all() as number[]) : [];
   const appliedSet = new Set(applied);
   const known = new Set(migrations.map((m) => m.id));
   return {
@@ -236,11 +232,7 @@ export function migrationState(db: Database, migrations: readonly Migration[] = 
  * exactly as it was, never half-migrated. Returns the ids applied. Throws `SchemaTooNewError`
  * rather than guess at a schema from the future.
  */
-export function applyMigrations(
-  db: Database,
-  migrations: readonly Migration[] = MIGRATIONS,
-  now: () => number = Date.now,
-): number[] {
+export function applyMigrations(db: Database, migrations: readonly Migration[] = MIGRATIONS, now: () => number = Date.now): number[] {
   const ordered = [...migrations].sort((a, b) => a.id - b.id);
   const run = db.transaction((): number[] => {
     db.exec(`

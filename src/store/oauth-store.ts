@@ -51,7 +51,10 @@ export class SqliteOAuthStore implements OAuthStore {
     this.#db = db;
     this.#log = options.logger;
     this.#ownsConnection = options.ownsConnection ?? false;
-    this.credentials = new SqliteCredentialStore(db, { read: (what, server, read) => this.#read(what, server, read), write: (what, server, write) => this.#write(what, server, write) });
+    this.credentials = new SqliteCredentialStore(db, {
+      read: (what, server, read) => this.#read(what, server, read),
+      write: (what, server, write) => this.#write(what, server, write),
+    });
     const key = 'server = ? AND auth_hash = ?';
     this.#sql = {
       getClient: db.prepare(`SELECT client_json, origin FROM oauth_client WHERE ${key} AND issuer = ?`),
@@ -95,11 +98,7 @@ export class SqliteOAuthStore implements OAuthStore {
   }
 
   async clientsOf(key: OAuthKey): Promise<Array<StoredClient & { issuer: string }>> {
-    return (
-      this.#read('client read', key.server, () =>
-        this.#sql.clientsOf.all(key.server, key.authHash).map((row) => ({ issuer: row.issuer, ...clientOf(row) })),
-      ) ?? []
-    );
+    return this.#read('client read', key.server, () => this.#sql.clientsOf.all(key.server, key.authHash).map((row) => ({ issuer: row.issuer, ...clientOf(row) }))) ?? [];
   }
 
   async putClient(key: OAuthKey, issuer: string, info: Record<string, unknown>, origin: ClientOrigin, now: number): Promise<void> {
@@ -121,9 +120,7 @@ export class SqliteOAuthStore implements OAuthStore {
   }
 
   async putTokens(key: OAuthKey, issuer: string, tokens: Record<string, unknown>, expiresAt: number | undefined, now: number): Promise<void> {
-    this.#write('token write', key.server, () =>
-      this.#sql.putTokens.run(key.server, key.authHash, issuer, JSON.stringify(tokens), expiresAt ?? null, now),
-    );
+    this.#write('token write', key.server, () => this.#sql.putTokens.run(key.server, key.authHash, issuer, JSON.stringify(tokens), expiresAt ?? null, now));
   }
 
   async deleteTokens(key: OAuthKey, issuer: string): Promise<void> {
@@ -142,9 +139,7 @@ export class SqliteOAuthStore implements OAuthStore {
   }
 
   async putDiscovery(key: OAuthKey, state: Record<string, unknown> | undefined, now: number): Promise<void> {
-    this.#write('discovery write', key.server, () =>
-      this.#sql.putDiscovery.run(key.server, key.authHash, state === undefined ? null : JSON.stringify(state), now),
-    );
+    this.#write('discovery write', key.server, () => this.#sql.putDiscovery.run(key.server, key.authHash, state === undefined ? null : JSON.stringify(state), now));
   }
 
   async putResourceUrl(key: OAuthKey, resourceUrl: string, now: number): Promise<void> {

@@ -106,12 +106,7 @@ export function openToolCache(path: string, options: OpenToolCacheOptions = {}):
  * read-only file), on an in-memory database instead: sign-ins then last until the daemon stops.
  * The cache's own warning already says the file is unusable, so only a missing table adds one.
  */
-function openOAuthStore(
-  opened: ReturnType<typeof openDatabase>,
-  path: string,
-  warnings: string[],
-  logger: StoreLogger | undefined,
-): SqliteOAuthStore {
+function openOAuthStore(opened: ReturnType<typeof openDatabase>, path: string, warnings: string[], logger: StoreLogger | undefined): SqliteOAuthStore {
   const storeOptions = logger ? { logger } : {};
   if (opened.db?.open && !opened.readOnly) {
     try {
@@ -132,12 +127,7 @@ export function openMemoryOAuthStore(logger?: StoreLogger): SqliteOAuthStore {
 }
 
 /** The agent store on the same connection; in memory when that cannot take writes (agents then last one run). */
-function openAgentStore(
-  opened: ReturnType<typeof openDatabase>,
-  path: string,
-  warnings: string[],
-  logger: StoreLogger | undefined,
-): AgentStore {
+function openAgentStore(opened: ReturnType<typeof openDatabase>, path: string, warnings: string[], logger: StoreLogger | undefined): AgentStore {
   if (opened.db?.open && !opened.readOnly) {
     try {
       return new SqliteAgentStore(opened.db, logger ? { logger } : {});

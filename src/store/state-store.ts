@@ -90,10 +90,12 @@ export class SqliteStateStore implements StateStore {
       try {
         // Insert-or-keep then read, in one transaction: another process's claim is either
         // before it (kept) or after it (finds ours).
-        const stored = this.db.transaction(() => {
-          this.insertValue.run(key, value, (this.options.now ?? Date.now)());
-          return this.selectValue.get(key)?.value;
-        }).immediate();
+        const stored = this.db
+          .transaction(() => {
+            this.insertValue.run(key, value, (this.options.now ?? Date.now)());
+            return this.selectValue.get(key)?.value;
+          })
+          .immediate();
         if (stored !== undefined) {
           this.memory.set(key, stored);
           return stored;

@@ -68,7 +68,9 @@ export class SqliteTaskStore implements TaskStore {
     private readonly db: Database,
     private readonly options: { readOnly?: boolean; logger?: StoreLogger } = {},
   ) {
-    this.#upsert = db.prepare('INSERT INTO tasks (task_id, document, expires_at) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET document = excluded.document, expires_at = excluded.expires_at');
+    this.#upsert = db.prepare(
+      'INSERT INTO tasks (task_id, document, expires_at) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET document = excluded.document, expires_at = excluded.expires_at',
+    );
     this.#select = db.prepare('SELECT document FROM tasks WHERE task_id = ? AND expires_at > ?');
     this.#trim = db.prepare('DELETE FROM tasks WHERE expires_at < ?');
     this.#byAgent = db.prepare("SELECT document FROM tasks WHERE json_extract(document, '$.agent') = ? AND expires_at > ?");

@@ -39,9 +39,7 @@ export class SqliteToolCacheStore implements ToolCacheStore {
     this.readOnly = options.readOnly ?? false;
     this.log = options.logger;
     this.now = options.now ?? Date.now;
-    this.selectRow = db.prepare(
-      'SELECT config_hash, format_version, tools_json, cached_at, hints_json FROM tool_cache WHERE server = ?',
-    );
+    this.selectRow = db.prepare('SELECT config_hash, format_version, tools_json, cached_at, hints_json FROM tool_cache WHERE server = ?');
     this.upsertRow = db.prepare(`
       INSERT INTO tool_cache (server, config_hash, format_version, tools_json, tool_count, cached_at, hints_json)
       VALUES (?, ?, ?, ?, ?, ?, ?)

@@ -50,14 +50,16 @@ export async function loadTelemetry(settings: TelemetrySettings, version: string
     : [];
   const meterProvider = new metricsSdk.MeterProvider({ resource, readers });
   const meter = meterProvider.getMeter(SCOPE, version);
-  const histogram = (name: string, description: string) =>
-    meter.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: DURATION_BUCKETS } });
+  const histogram = (name: string, description: string) => meter.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: DURATION_BUCKETS } });
 
   const telemetry: Telemetry = {
     tracer: tracerProvider.getTracer(SCOPE, version),
     propagator: new core.W3CTraceContextPropagator(),
     serverDuration: histogram('mcp.server.operation.duration', 'MCP request duration as observed on the receiver from the time it was received until the result is sent.'),
-    clientDuration: histogram('mcp.client.operation.duration', 'The duration of the MCP request as observed on the sender from the time it was sent until the response is received.'),
+    clientDuration: histogram(
+      'mcp.client.operation.duration',
+      'The duration of the MCP request as observed on the sender from the time it was sent until the response is received.',
+    ),
   };
   // The endpoint's origin only: its path may carry a tenant, its userinfo a credential; headers never.
   logger.info({ protocol: settings.protocol, endpoint: originOf(settings.tracesUrl), metrics: settings.metrics }, 'OpenTelemetry export on');

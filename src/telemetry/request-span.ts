@@ -26,7 +26,9 @@ export class RequestSpan implements UpstreamTrace {
 
   constructor(telemetry: Telemetry, request: TracedRequest, transport: string, agent: AgentTrace | undefined) {
     this.#telemetry = telemetry;
-    const parent = agent?.carrier ? telemetry.propagator.extract(ROOT_CONTEXT, agent.carrier, { get: (c, k) => c[k as keyof typeof c], keys: (c) => Object.keys(c) }) : ROOT_CONTEXT;
+    const parent = agent?.carrier
+      ? telemetry.propagator.extract(ROOT_CONTEXT, agent.carrier, { get: (c, k) => c[k as keyof typeof c], keys: (c) => Object.keys(c) })
+      : ROOT_CONTEXT;
     const { attributes, target } = methodAttributes(request.method, request);
     // Both APIs come in over HTTP.
     attributes[ATTR.networkTransport] = 'tcp';

@@ -36,7 +36,8 @@ export function resolveTelemetry(config: TelemetryConfig | undefined, env: NodeJ
   const settings: TelemetrySettings = {
     protocol: config?.protocol ?? protocolFromEnv(env, warnings),
     serviceName: config?.serviceName ?? nonEmpty(env.OTEL_SERVICE_NAME) ?? 'switchboard',
-    metrics: config?.endpoint !== undefined || base !== undefined || nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) !== undefined || (config !== undefined && traces === undefined),
+    metrics:
+      config?.endpoint !== undefined || base !== undefined || nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) !== undefined || (config !== undefined && traces === undefined),
     metricIntervalMs: positiveInt(env.OTEL_METRIC_EXPORT_INTERVAL) ?? DEFAULT_METRIC_INTERVAL_MS,
     warnings,
   };

@@ -70,7 +70,12 @@ export class MCPManager {
         if (kind === 'tools') this.toolSearch.schedule();
         this.traffic.emit({ type: 'list.changed', kind });
       },
-      new ToolPins({ ...(options.pins ? { store: options.pins } : {}), ...(options.pinTools ? { mode: options.pinTools } : {}), log: this.log, publish: (event) => this.emit(event) }),
+      new ToolPins({
+        ...(options.pins ? { store: options.pins } : {}),
+        ...(options.pinTools ? { mode: options.pinTools } : {}),
+        log: this.log,
+        publish: (event) => this.emit(event),
+      }),
     );
     // A server's own words (its title and instructions) are indexed with its tools (issue #37).
     this.toolSearch = new ToolSearch(this.catalogues.tools, (server) => this.aboutServer(server));
@@ -129,7 +134,10 @@ export class MCPManager {
     return this.servers.get(name)?.config;
   }
 
-  /** A person signed in to `name`: a server waiting for that connects again now (returns whether one was); any other picks the tokens up on its next request. */
+  /**
+   * A person signed in to `name`: a server waiting for that connects again now (returns whether one
+   * was); any other picks the tokens up on its next request.
+   */
   resumeAfterSignIn(name: string): boolean {
     return this.servers.get(name)?.resumeAfterSignIn() !== undefined;
   }

@@ -100,10 +100,13 @@ export function createDeadline(parent: AbortSignal | undefined, timeoutMs: numbe
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   if (timeoutMs > 0 && !controller.signal.aborted) {
-    timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new DOMException(`The operation timed out after ${timeoutMs} ms`, 'TimeoutError'));
-    }, Math.min(timeoutMs, MAX_TIMER_MS));
+    timer = setTimeout(
+      () => {
+        timedOut = true;
+        controller.abort(new DOMException(`The operation timed out after ${timeoutMs} ms`, 'TimeoutError'));
+      },
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
   }
   return {
     signal: controller.signal,

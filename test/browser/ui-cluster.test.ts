@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('the Cluster view', () => {
-  it('shows every replica\'s calls, in-flight calls and limits, and follows them', async () => {
+  it("shows every replica's calls, in-flight calls and limits, and follows them", async () => {
     const url = await freshDatabaseUrl();
     const servers = { echo: { ...fixtureServerConfig('echo-stdio'), maxConcurrentCalls: 4 } };
     const [a, b] = [await startReplica(url, { servers }), await startReplica(url, { servers })];

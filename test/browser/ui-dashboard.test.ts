@@ -238,7 +238,7 @@ describe('the dashboard at /ui', () => {
     expect(await page.locator('p.empty', { hasText: 'No events yet' }).count()).toBe(0);
   });
 
-  it('draws the charts\' axes in the page\'s text colour, readable in the dark theme too', async () => {
+  it("draws the charts' axes in the page's text colour, readable in the dark theme too", async () => {
     /** How many pixels of the first chart's canvas are within a small distance of `rgb`. */
     const pixelsNear = ([r, g, b]: [number, number, number]) =>
       // Read through a copy made for reading: Chromium warns about repeated readbacks of the chart's own canvas.

@@ -68,7 +68,10 @@ export function sharedTwoRichUpstreams(): () => Promise<TwoRichUpstreams> {
 }
 
 /** The two protocol eras an agent's client can speak, as `[name, versionNegotiation mode]`. */
-export const AGENT_ERAS = [['2025-11-25', 'legacy'], ['2026-07-28', { pin: '2026-07-28' }]] as const;
+export const AGENT_ERAS = [
+  ['2025-11-25', 'legacy'],
+  ['2026-07-28', { pin: '2026-07-28' }],
+] as const;
 
 /**
  * An SDK client on `d`'s `/mcp` with an agent's key, in `era`, declaring `capabilities` (none by

@@ -15,8 +15,7 @@ const PACKAGES_SOURCE_DIR = fileURLToPath(new URL('../fixtures/packages/', impor
 export const CLI_BUNDLE = join(FIXTURE_BUILD_DIR, 'cli', 'cli.js');
 /** esbuild's metafile of that bundle: which modules landed in which chunk. */
 export const CLI_METAFILE = join(FIXTURE_BUILD_DIR, 'cli', 'meta.json');
-const REQUIRE_BANNER =
-  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+const REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 /**
  * What every fixture script is built for: one file each, run by the Node the tests run on. Written

@@ -7,12 +7,7 @@ import type { Cleanup } from './process.js';
  * Connects to stdio fixture `name` and closes the connection when the test finishes (or through
  * `cleanup`: a concurrent test passes its context's `onTestFinished`).
  */
-export async function connectFixture(
-  name: string,
-  fixture: FixtureOptions = {},
-  options: ConnectOptions = {},
-  cleanup: Cleanup = onTestFinished,
-): Promise<ServerConnection> {
+export async function connectFixture(name: string, fixture: FixtureOptions = {}, options: ConnectOptions = {}, cleanup: Cleanup = onTestFinished): Promise<ServerConnection> {
   const connection = await connectToServer(name, fixtureServerConfig(name, fixture), options);
   cleanup(() => connection.close());
   return connection;

@@ -17,11 +17,7 @@ export interface DaemonEventReader {
    * up to `timeoutMs`; events before it are skipped. A test never misses an event that came
    * before it started waiting.
    */
-  next<T extends DaemonEventType>(
-    type: T,
-    predicate?: (event: Extract<DaemonEvent, { type: T }>) => boolean,
-    timeoutMs?: number,
-  ): Promise<Extract<DaemonEvent, { type: T }>>;
+  next<T extends DaemonEventType>(type: T, predicate?: (event: Extract<DaemonEvent, { type: T }>) => boolean, timeoutMs?: number): Promise<Extract<DaemonEvent, { type: T }>>;
 }
 
 /**

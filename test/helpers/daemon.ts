@@ -142,9 +142,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Tes
     shutdownGraceMs: 2000,
     ...options.config,
   });
-  const logger = options.captureLogs
-    ? createLogger({ level: options.captureLogs, destination: logs.stream })
-    : pino({ level: 'silent' });
+  const logger = options.captureLogs ? createLogger({ level: options.captureLogs, destination: logs.stream }) : pino({ level: 'silent' });
   const servers = options.servers ?? {};
   const discover = options.discover ?? (() => Promise.resolve(discoveryOf(servers)));
   const daemon = createDaemon(config, {
@@ -157,8 +155,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Tes
   });
 
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    (closing ??= daemon.close().finally(() => rm(dir, { recursive: true, force: true })));
+  const close = (): Promise<void> => (closing ??= daemon.close().finally(() => rm(dir, { recursive: true, force: true })));
   if (options.lifetime !== 'manual') (options.cleanup ?? onTestFinished)(close);
 
   await daemon.app.listen({ host: config.host, port: config.port });

@@ -88,11 +88,7 @@ export function received(ws: WebSocket): readonly WireEvent[] {
  * Waits until `predicate` holds for a buffered message after the cursor; returns every message
  * from the cursor up to and including it, and moves the cursor past it.
  */
-export async function collectUntil(
-  ws: WebSocket,
-  predicate: (event: WireEvent) => boolean,
-  timeoutMs = DEFAULT_WAIT_MS,
-): Promise<WireEvent[]> {
+export async function collectUntil(ws: WebSocket, predicate: (event: WireEvent) => boolean, timeoutMs = DEFAULT_WAIT_MS): Promise<WireEvent[]> {
   const reader = readerOf(ws);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -115,11 +111,7 @@ export async function collectUntil(
 }
 
 /** The next message of `type` (skipping others), bounded by `timeoutMs`. */
-export async function nextEvent<T extends WireEvent['type']>(
-  ws: WebSocket,
-  type: T,
-  timeoutMs = DEFAULT_WAIT_MS,
-): Promise<Extract<WireEvent, { type: T }>> {
+export async function nextEvent<T extends WireEvent['type']>(ws: WebSocket, type: T, timeoutMs = DEFAULT_WAIT_MS): Promise<Extract<WireEvent, { type: T }>> {
   const batch = await collectUntil(ws, (event) => event.type === type, timeoutMs);
   return batch.at(-1) as Extract<WireEvent, { type: T }>;
 }

@@ -157,8 +157,7 @@ export interface ConnectAttempt {
 
 /** What the host was told, besides status changes. */
 export type HostNote =
-  | { kind: 'listed' | 'markStale' | 'dropTools' | 'holdForSignIn'; cause?: string }
-  | { kind: 'logMessage'; params: Record<string, unknown>; callers: readonly CallerChannel[] };
+  { kind: 'listed' | 'markStale' | 'dropTools' | 'holdForSignIn'; cause?: string } | { kind: 'logMessage'; params: Record<string, unknown>; callers: readonly CallerChannel[] };
 
 export interface FakeHost extends UpstreamHost {
   readonly clock: ManualClock;

@@ -51,7 +51,10 @@ export interface FixtureHttp {
   url: string;
   /** The fixture process's pid; the test worker's own (`process.pid`) when the fixture is served inside it. */
   pid: number;
-  /** Stops the server: SIGTERMs the process and waits for it to exit, or closes the hosted server, its connections and sessions. Idempotent. */
+  /**
+   * Stops the server: SIGTERMs the process and waits for it to exit, or closes the hosted server,
+   * its connections and sessions. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -92,9 +95,7 @@ export async function startFixtureHttp(name: string, options: FixtureOptions = {
     const url = await new Promise<string>((resolve, reject) => {
       lines.once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
       child.once('error', reject);
-      child.once('exit', (code, signal) =>
-        reject(new Error(`fixture ${name} exited (${code ?? signal}) before listening:\n${stderr.join('')}`)),
-      );
+      child.once('exit', (code, signal) => reject(new Error(`fixture ${name} exited (${code ?? signal}) before listening:\n${stderr.join('')}`)));
     });
     return { url, pid: child.pid as number, close };
   } catch (err) {

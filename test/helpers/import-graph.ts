@@ -29,7 +29,9 @@ export function importGraph(root: string): Map<string, string[]> {
     const targets = new Set<string>();
     for (const ref of info.importedFiles) {
       if (!ref.fileName.startsWith('.')) continue;
-      const target = relative(root, resolve(dirname(join(root, file)), ref.fileName.replace(/\.js$/, '.ts'))).split('\\').join('/');
+      const target = relative(root, resolve(dirname(join(root, file)), ref.fileName.replace(/\.js$/, '.ts')))
+        .split('\\')
+        .join('/');
       targets.add(target);
     }
     graph.set(file, [...targets].sort());

@@ -230,4 +230,3 @@ async function waitForListening(child: ChildProcess, pidFile: string, port: numb
     await new Promise((resolve) => setTimeout(resolve, ACCEPT_POLL_MS));
   }
 }
-

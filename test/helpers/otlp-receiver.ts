@@ -79,7 +79,10 @@ export async function startOtlpReceiver(cleanup: Cleanup = onTestFinished): Prom
     for (const e of exports) {
       if (e.path !== '/v1/traces' || !e.contentType.includes('json')) continue;
       const body = JSON.parse(e.body.toString('utf8')) as {
-        resourceSpans?: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans?: Array<{ spans?: Array<Omit<ReceivedSpan, 'attributes' | 'resource'> & { attributes?: KeyValue[] }> }> }>;
+        resourceSpans?: Array<{
+          resource?: { attributes?: KeyValue[] };
+          scopeSpans?: Array<{ spans?: Array<Omit<ReceivedSpan, 'attributes' | 'resource'> & { attributes?: KeyValue[] }> }>;
+        }>;
       };
       for (const rs of body.resourceSpans ?? []) {
         const resource = flatten(rs.resource?.attributes);

@@ -106,8 +106,6 @@ export function killRefsAtTestEnd(...refs: ProcessRef[]): void {
 
 /** The child watchdog (src/watchdog.ts) that process `parentPid` started, if one runs. */
 export function watchdogOf(parentPid: number): ProcessRef | undefined {
-  const found = scanProcesses().find(
-    (p) => p.ppid === parentPid && isRunning(p) && (readCmdline(p.pid) ?? []).some((arg) => arg.endsWith('watchdog.js')),
-  );
+  const found = scanProcesses().find((p) => p.ppid === parentPid && isRunning(p) && (readCmdline(p.pid) ?? []).some((arg) => arg.endsWith('watchdog.js')));
   return found && { pid: found.pid, startTime: found.startTime };
 }

@@ -12,10 +12,7 @@ export interface RawResponse {
  * — on its own connection (no keep-alive), so the answer is only about this request. An
  * upgrade answered with 101 resolves too, with the socket closed at once.
  */
-export function rawRequest(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<RawResponse> {
+export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const req = request(
@@ -82,8 +79,7 @@ export function rawExchange(url: string, head: string, options: { bytes: number;
       const write = (): void => {
         while (sent < bytes && !socket.destroyed) {
           const size = Math.min(piece.length, bytes - sent);
-          const data =
-            framing === 'raw' ? piece.subarray(0, size) : Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), piece.subarray(0, size), Buffer.from('\r\n')]);
+          const data = framing === 'raw' ? piece.subarray(0, size) : Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), piece.subarray(0, size), Buffer.from('\r\n')]);
           sent += size;
           if (!socket.write(data)) return void socket.once('drain', write);
         }

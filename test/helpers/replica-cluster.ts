@@ -29,7 +29,10 @@ export interface ReplicaClusterOptions {
   token?: string | null;
   /** More of the config file every replica reads (e.g. `agents`). @default none */
   config?: Record<string, unknown>;
-  /** Where the database's drop, the files and the processes are cleaned up: a concurrent test's own `onTestFinished`. @default vitest's `onTestFinished` */
+  /**
+   * Where the database's drop, the files and the processes are cleaned up: a concurrent test's own
+   * `onTestFinished`. @default vitest's `onTestFinished`
+   */
   cleanup?: Cleanup;
 }
 
@@ -57,14 +60,17 @@ export async function replicaCluster(
       // Each replica its own files (as on its own machine); only the database is shared.
       const own = join(dir, `r${n}`);
       const configPath = `${own}.json`;
-      await writeFile(configPath, JSON.stringify({ ...options.config, store: db.url, ...(token !== null ? { token } : {}), dbPath: join(own, 'unused.db'), mcpServers: startOptions.servers ?? servers }));
+      await writeFile(
+        configPath,
+        JSON.stringify({ ...options.config, store: db.url, ...(token !== null ? { token } : {}), dbPath: join(own, 'unused.db'), mcpServers: startOptions.servers ?? servers }),
+      );
       const serve = spawnServe(['--config', configPath, '--port', String(startOptions.port ?? 0)], { home: dir, cwd: dir }, cleanup);
       const url = await serve.listening();
       const ready = await serve.waitForLog((e) => e.msg === 'ready');
       const json = async <T>(path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
         const res = await fetch(new URL(path, url), {
           method: init.method ?? 'GET',
-          headers: { ...(init.key ?? token ? { authorization: `Bearer ${init.key ?? token}` } : {}), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          headers: { ...((init.key ?? token) ? { authorization: `Bearer ${init.key ?? token}` } : {}), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
           ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
         });
         return { status: res.status, body: (await res.json()) as T };
@@ -73,4 +79,3 @@ export async function replicaCluster(
     },
   };
 }
-

@@ -25,7 +25,16 @@ export interface ServeProcess {
 }
 
 /** Variables of the test runner's env that would change what `serve` does. */
-const DAEMON_ENV = ['SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_DATABASE_URL', 'SWITCHBOARD_HOST', 'SWITCHBOARD_PORT', 'XDG_STATE_HOME', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'];
+const DAEMON_ENV = [
+  'SWITCHBOARD_CONFIG',
+  'SWITCHBOARD_TOKEN',
+  'SWITCHBOARD_DATABASE_URL',
+  'SWITCHBOARD_HOST',
+  'SWITCHBOARD_PORT',
+  'XDG_STATE_HOME',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+];
 
 /**
  * `switchboard serve` as a real child process, with HOME and the working directory in temp dirs

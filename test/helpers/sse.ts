@@ -28,7 +28,10 @@ export function sseReader(res: Response): SseReader {
         const lines = block.split('\n').filter((line) => !line.startsWith(':'));
         if (lines.length === 0) continue;
         const event = lines.find((line) => line.startsWith('event: '))?.slice('event: '.length) ?? 'message';
-        const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length)).join('\n');
+        const data = lines
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice('data: '.length))
+          .join('\n');
         return { event, data: JSON.parse(data) as unknown };
       }
       const { done, value } = await reader.read();

@@ -76,7 +76,14 @@ export function taskClient(base: string, key: string, options: { extension?: boo
       });
       const text = await res.text();
       // An SSE answer carries the JSON-RPC response as its last data line.
-      const json = text.startsWith('{') ? text : (text.split('\n').filter((line) => line.startsWith('data: ')).pop() ?? '').slice(6);
+      const json = text.startsWith('{')
+        ? text
+        : (
+            text
+              .split('\n')
+              .filter((line) => line.startsWith('data: '))
+              .pop() ?? ''
+          ).slice(6);
       const body = JSON.parse(json) as { result?: TaskAnswer; error?: { code: number; message: string; data?: unknown } };
       if (body.error) throw new RpcError(body.error.code, body.error.message, body.error.data);
       return body.result as TaskAnswer;

@@ -46,10 +46,13 @@ async function limitGauge(d: Daemon, server: string): Promise<number> {
 /** `<id> <depth>` lines of the fixture's arrivals log, as [id, depth]. */
 async function arrivals(dir: string): Promise<Array<[string, number]>> {
   const text = await readFile(join(dir, 'arrivals.log'), 'utf8');
-  return text.trim().split('\n').map((line) => {
-    const [id, depth] = line.split(' ');
-    return [id as string, Number(depth)];
-  });
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [id, depth] = line.split(' ');
+      return [id as string, Number(depth)];
+    });
 }
 
 /** A daemon in this process with one `capacity` server, `name`, closed (then its folder removed) when the test finishes. */
@@ -80,7 +83,10 @@ async function serveWith(name: string, onTestFinished: Cleanup, env: Record<stri
 // `serviceMs` (about 5 s and 8 s). Being concurrent, each registers its cleanups and asserts
 // through its own context.
 describe.concurrent('adaptive concurrency and a queue bounded by deadlines (issue #35)', () => {
-  it('a server that serves calls in parallel: 200 concurrent 0.5–2 s calls with the default settings all succeed, the limit following the server up past its start of 16', async ({ expect, onTestFinished }) => {
+  it('a server that serves calls in parallel: 200 concurrent 0.5–2 s calls with the default settings all succeed, the limit following the server up past its start of 16', async ({
+    expect,
+    onTestFinished,
+  }) => {
     const { d, dir } = await daemonWith('wide', onTestFinished);
     expect(await traffic(d, 'wide')).toMatchObject({
       limit: 16,
@@ -113,7 +119,10 @@ describe.concurrent('adaptive concurrency and a queue bounded by deadlines (issu
     expect(await limitGauge(d, 'wide')).toBe(after.limit);
   });
 
-  it('a server that serves one call at a time: the limit settles at ≤ 4 within 10 s of calls, its own queue never grows past it, and an unmeetable deadline is refused at once', async ({ expect, onTestFinished }) => {
+  it('a server that serves one call at a time: the limit settles at ≤ 4 within 10 s of calls, its own queue never grows past it, and an unmeetable deadline is refused at once', async ({
+    expect,
+    onTestFinished,
+  }) => {
     const { d, dir } = await serveWith('narrow', onTestFinished, { CAPACITY: '1' });
 
     // 20 callers, each calling again as soon as it is answered, until 50 calls of 100 ms (5 s of
@@ -151,10 +160,15 @@ describe.concurrent('adaptive concurrency and a queue bounded by deadlines (issu
     // server, the rest wait here.
     await writeFile(join(dir, 'hold'), '');
     const held = Array.from({ length: 40 }, (_, i) => work(d, 'narrow', `held-${i}`, 1));
-    await expect.poll(async () => {
-      const now = await traffic(d, 'narrow');
-      return now.inFlight + now.queued;
-    }, { timeout: 10_000 }).toBe(40);
+    await expect
+      .poll(
+        async () => {
+          const now = await traffic(d, 'narrow');
+          return now.inFlight + now.queued;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(40);
     const queue = await traffic(d, 'narrow');
     const expectedMs = (queue.queued * (queue.serviceMs as number)) / queue.limit;
     expect(expectedMs).toBeGreaterThan(1_000);

@@ -53,7 +53,11 @@ async function spendAll(d: TestDaemon, key: string, most: number): Promise<{ cal
  */
 async function twoReplicas(url: string): Promise<[TestDaemon, TestDaemon]> {
   const replica = async (name: string) =>
-    startDaemon({ servers, config: { ...config, dbPath: join(await tempDir(), `${name}.db`) }, deps: { clock: new ManualClock(START), stores: await postgresStores({ url, probeIntervalMs: 200 }) } });
+    startDaemon({
+      servers,
+      config: { ...config, dbPath: join(await tempDir(), `${name}.db`) },
+      deps: { clock: new ManualClock(START), stores: await postgresStores({ url, probeIntervalMs: 200 }) },
+    });
   return Promise.all([replica('a'), replica('b')]);
 }
 

@@ -14,7 +14,6 @@ import { sharedByTests } from '../helpers/shared.js';
  * - `reader`: both servers, access `read` (only tools with `readOnlyHint: true`).
  */
 
-
 interface Listed {
   name: string;
   server: string;
@@ -62,7 +61,10 @@ const names = (items: Array<{ name: string }>): string[] => items.map((item) => 
 const uris = (items: Array<{ uri?: string; uriTemplate?: string }>): string[] => items.map((item) => item.uri ?? item.uriTemplate ?? '').sort();
 
 /** The set-up of the tests that only list through it (views, ETags). */
-const sharedSetUp = sharedByTests(() => setUp('manual'), ({ d }) => d.close());
+const sharedSetUp = sharedByTests(
+  () => setUp('manual'),
+  ({ d }) => d.close(),
+);
 
 describe('agent views', () => {
   it('each agent sees exactly its view on every list: REST and /mcp in both eras', async () => {
@@ -179,7 +181,12 @@ describe('agent views', () => {
     // Each pair: outside the view, and a name nobody has; the answers must not tell them apart.
     for (const [hidden, unknown, shown, absent] of [
       [() => legacy.readResource({ uri: 'beta://static/hello' }), () => legacy.readResource({ uri: 'beta://static/nosuch' }), 'beta://static/hello', 'beta://static/nosuch'],
-      [() => legacy.subscribeResource({ uri: 'beta://static/hello' }), () => legacy.subscribeResource({ uri: 'beta://static/nosuch' }), 'beta://static/hello', 'beta://static/nosuch'],
+      [
+        () => legacy.subscribeResource({ uri: 'beta://static/hello' }),
+        () => legacy.subscribeResource({ uri: 'beta://static/nosuch' }),
+        'beta://static/hello',
+        'beta://static/nosuch',
+      ],
       [() => legacy.getPrompt({ name: 'mcp_beta_plain' }), () => legacy.getPrompt({ name: 'mcp_alpha_nosuch' }), 'mcp_beta_plain', 'mcp_alpha_nosuch'],
       [
         () => legacy.complete({ ref: { type: 'ref/prompt', name: 'mcp_beta_greet' }, argument: { name: 'name', value: 'a' } }),
@@ -196,7 +203,9 @@ describe('agent views', () => {
 
     const denied = (await d.json<{ entries: Array<{ agent: string; name: string; outcome: string; code?: string }> }>('/audit?outcome=denied')).body.entries;
     expect(denied.filter((row) => row.agent === 'reader').map((row) => row.name)).toContain('mcp_alpha_progress');
-    expect(new Set(denied.filter((row) => row.agent === 'alpha').map((row) => row.name))).toEqual(new Set(['mcp_beta_structured', 'mcp_alpha_ask_roots', 'mcp_beta_plain', 'beta://static/hello']));
+    expect(new Set(denied.filter((row) => row.agent === 'alpha').map((row) => row.name))).toEqual(
+      new Set(['mcp_beta_structured', 'mcp_alpha_ask_roots', 'mcp_beta_plain', 'beta://static/hello']),
+    );
     expect(denied.find((row) => row.name === 'mcp_beta_structured')?.code).toBe('TOOL_NOT_FOUND');
     const unknownRows = (await d.json<{ entries: Array<{ name: string; outcome: string }> }>('/audit?agent=alpha&tool=mcp_alpha_nosuch')).body.entries;
     expect(unknownRows.map((row) => row.outcome)).not.toContain('denied');

@@ -44,7 +44,10 @@ async function addAgent(d: TestDaemon, body: Record<string, unknown>): Promise<I
 }
 
 /** Keys and views are what these tests are about: both servers are sessions on one echo-http fixture, shared by the file. */
-const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echoHttp = sharedByTests(
+  () => startFixtureHttp('echo-http'),
+  (http) => http.close(),
+);
 
 async function echoDaemon(options: Parameters<typeof startDaemon>[0] = {}): Promise<TestDaemon> {
   const { url } = await echoHttp();

@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport, type Progress } from '@modelcontextprotocol/client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../../src/cli/dispatch.js';
-import { ServerConfigSchema } from '../../src/config/schema.js';
+import { ServerConfigSchema } from '../../src/config/server-schema.js';
 import { deferred } from '../../src/util/deferred.js';
 import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -28,7 +28,10 @@ interface Pending {
 }
 
 /** Approvals are what these tests are about, not stdio: each daemon's `echo` is a session on one echo-http fixture for the file. */
-const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echoHttp = sharedByTests(
+  () => startFixtureHttp('echo-http'),
+  (http) => http.close(),
+);
 
 /** `echo` (the server's own name) needs approval; `add` and `reverse` do not. */
 async function daemonWithApproval(config: { approvalTimeoutMs?: number; shutdownGraceMs?: number } = {}, serverTimeoutMs?: number): Promise<TestDaemon> {
@@ -122,7 +125,7 @@ describe('requireApproval', () => {
     expect(await nextEvent(ws, 'approval.resolved')).toMatchObject({ id, outcome: 'denied' });
   });
 
-  it('times out with 504 APPROVAL_TIMEOUT after approvalTimeoutMs (global, and the server\'s own winning)', async () => {
+  it("times out with 504 APPROVAL_TIMEOUT after approvalTimeoutMs (global, and the server's own winning)", async () => {
     for (const sb of [await daemonWithApproval({ approvalTimeoutMs: 150 }), await daemonWithApproval({ approvalTimeoutMs: 600_000 }, 150)]) {
       const ws = await openEvents(sb.url);
       onTestFinished(() => ws.close());

@@ -41,7 +41,10 @@ async function auditRows(d: TestDaemon, query = ''): Promise<Row[]> {
 }
 
 /** The prompt and resource server of `daemonWith`: one rich-http fixture for the file, a session per daemon. */
-const richHttp = sharedByTests(() => startFixtureHttp('rich-http', { env: { ERA: 'legacy' } }), (http) => http.close());
+const richHttp = sharedByTests(
+  () => startFixtureHttp('rich-http', { env: { ERA: 'legacy' } }),
+  (http) => http.close(),
+);
 
 async function daemonWith(audit: Record<string, unknown> = {}): Promise<TestDaemon> {
   return startDaemon({
@@ -227,8 +230,24 @@ describe('retention', () => {
     const dbPath = join(await tempDir(), 'switchboard.db');
     const opened = openToolCache(dbPath);
     const now = Date.now();
-    const entry = (ts: number, name: string): AuditEntry => ({ ts, transport: 'rest', server: 'echo', kind: 'tools/call', name, outcome: 'ok', durationMs: 1, argBytes: 0, resultBytes: 0 });
-    await opened.audit.append([entry(now - 40 * 86_400_000, 'ancient'), entry(now - 3000, 'a'), entry(now - 2000, 'b'), entry(now - 1000, 'c'), entry(now - 11 * 86_400_000, 'old')]);
+    const entry = (ts: number, name: string): AuditEntry => ({
+      ts,
+      transport: 'rest',
+      server: 'echo',
+      kind: 'tools/call',
+      name,
+      outcome: 'ok',
+      durationMs: 1,
+      argBytes: 0,
+      resultBytes: 0,
+    });
+    await opened.audit.append([
+      entry(now - 40 * 86_400_000, 'ancient'),
+      entry(now - 3000, 'a'),
+      entry(now - 2000, 'b'),
+      entry(now - 1000, 'c'),
+      entry(now - 11 * 86_400_000, 'old'),
+    ]);
     await opened.store.close();
 
     const d = await startDaemon({ config: { dbPath, audit: { days: 10, maxRows: 2 } } });

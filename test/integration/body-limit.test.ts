@@ -28,14 +28,20 @@ function postOversized(url: string, path: string, bytes: number, framing: 'lengt
 describe('a request body over the limit', () => {
   // Started in beforeAll, all at once, instead of one test after another (the worker idle while
   // each started). Both framings are refused by one daemon, which must stay none the worse.
-  const plain = sharedByTests(() => startDaemon({ lifetime: 'manual' }), (sb) => sb.close());
+  const plain = sharedByTests(
+    () => startDaemon({ lifetime: 'manual' }),
+    (sb) => sb.close(),
+  );
   const serveProcess = sharedWithCleanup(async (cleanup) => {
     const dir = await tempDir(cleanup);
     const configPath = join(dir, 'switchboard.json');
     await writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'cache.db') }));
     return spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir }, cleanup).listening();
   });
-  const withSlowTool = sharedByTests(() => startDaemon({ servers: { slow: fixtureServerConfig('slow-tool') }, lifetime: 'manual' }), (sb) => sb.close());
+  const withSlowTool = sharedByTests(
+    () => startDaemon({ servers: { slow: fixtureServerConfig('slow-tool') }, lifetime: 'manual' }),
+    (sb) => sb.close(),
+  );
   beforeAll(() => startAhead(plain, serveProcess, withSlowTool));
 
   it.each(['length', 'chunked'] as const)('gets its 413 JSON answer before the socket closes (%s framing)', async (framing) => {

@@ -45,7 +45,7 @@ describe.skipIf(!LINUX)('child records', () => {
     expect(existsSync(path)).toBe(false);
   });
 
-  it('a start that holds the pid of a dead daemon reaps that daemon\'s file, not its own', async () => {
+  it("a start that holds the pid of a dead daemon reaps that daemon's file, not its own", async () => {
     const stateDir = await tempDir();
     const self = ownIdentity() as OwnerRecord;
     const theirs = join(childRecordsDir(stateDir), `${self.pid}-${self.startTime - 1}.json`);

@@ -27,9 +27,11 @@ async function run(command: Command, argv: string[], env: NodeJS.ProcessEnv = {}
   return { code, stdout, stderr };
 }
 
-
 /** The echo daemon of the tests that only read it (status, tools, calls, unknown names). */
-const echoDaemon = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
+const echoDaemon = sharedByTests(
+  () => startEchoDaemon({ lifetime: 'manual' }),
+  (d) => d.close(),
+);
 
 describe('switchboard status', () => {
   it('prints one aligned row per server, and the raw body with --json', async () => {
@@ -72,7 +74,9 @@ describe('switchboard status', () => {
       const result = await run(command, ['--url', url]);
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toMatch(new RegExp(`^switchboard: cannot reach daemon at ${url}: .*ECONNREFUSED.*\\nswitchboard: is the daemon running\\?.*\\n.*switchboard serve.*\\n$`));
+      expect(result.stderr).toMatch(
+        new RegExp(`^switchboard: cannot reach daemon at ${url}: .*ECONNREFUSED.*\\nswitchboard: is the daemon running\\?.*\\n.*switchboard serve.*\\n$`),
+      );
     }
   });
 
@@ -227,11 +231,6 @@ describe('formatTable', () => {
       { header: 'N', value: (r) => r.n, align: 'right' },
       { header: 'TEXT', value: (r) => r.text, maxWidth: 10 },
     ]);
-    expect(text.split('\n')).toEqual([
-      'NAME             N  TEXT',
-      'a                1  short',
-      'longer-name  12345  xxxxxxxxx…',
-      'b                7  -',
-    ]);
+    expect(text.split('\n')).toEqual(['NAME             N  TEXT', 'a                1  short', 'longer-name  12345  xxxxxxxxx…', 'b                7  -']);
   });
 });

@@ -42,9 +42,15 @@ describe('isLoopbackHost / bindRefusal', () => {
 
 describe('parseServeFlags', () => {
   it('parses every flag and rejects bad ones with exit 2', () => {
-    expect(
-      parseServeFlags(['--config', 'c.json', '--host', '::1', '--port', '0', '--cwd', 'd', '--no-project-config', '--insecure']),
-    ).toEqual({ config: 'c.json', host: '::1', port: 0, cwd: 'd', noProjectConfig: true, insecure: true, help: false });
+    expect(parseServeFlags(['--config', 'c.json', '--host', '::1', '--port', '0', '--cwd', 'd', '--no-project-config', '--insecure'])).toEqual({
+      config: 'c.json',
+      host: '::1',
+      port: 0,
+      cwd: 'd',
+      noProjectConfig: true,
+      insecure: true,
+      help: false,
+    });
     expect(parseServeFlags(['--log-format', 'pretty']).logFormat).toBe('pretty');
     for (const argv of [['--port', 'abc'], ['--port', '70000'], ['--port', '-1'], ['--bogus'], ['extra'], ['--host', ''], ['--log-format', 'xml']]) {
       expect(() => parseServeFlags(argv), argv.join(' ')).toThrow(ServeExit);
@@ -58,31 +64,35 @@ describe('parseServeFlags', () => {
 });
 
 describe('runServe (in-process)', () => {
-  it('listens at once, then connects behind the listening server; flags override the file', async () => {
-    const home = await tempDir();
-    const cwd = await tempDir();
-    // The file says port 1 and project config on; the flags must win.
-    const configPath = await writeConfig(home, { port: 1, mcpServers: { echo: fixtureServerConfig('echo-stdio') } });
-    const handle = await runServe(['--config', configPath, '--port', '0', '--no-project-config'], {
-      env: {},
-      home,
-      cwd,
-      logger: pino({ level: 'silent' }),
-    });
-    onTestFinished(() => handle.close());
+  it(
+    'listens at once, then connects behind the listening server; flags override the file',
+    async () => {
+      const home = await tempDir();
+      const cwd = await tempDir();
+      // The file says port 1 and project config on; the flags must win.
+      const configPath = await writeConfig(home, { port: 1, mcpServers: { echo: fixtureServerConfig('echo-stdio') } });
+      const handle = await runServe(['--config', configPath, '--port', '0', '--no-project-config'], {
+        env: {},
+        home,
+        cwd,
+        logger: pino({ level: 'silent' }),
+      });
+      onTestFinished(() => handle.close());
 
-    expect(handle.port).toBeGreaterThan(1);
-    expect(handle.url).toBe(`http://127.0.0.1:${handle.port}`);
-    expect((await fetch(`${handle.url}/health`)).status).toBe(200);
+      expect(handle.port).toBeGreaterThan(1);
+      expect(handle.url).toBe(`http://127.0.0.1:${handle.port}`);
+      expect((await fetch(`${handle.url}/health`)).status).toBe(200);
 
-    await handle.started;
-    expect((await fetch(`${handle.url}/ready`)).status).toBe(200);
-    const { tools } = (await (await fetch(`${handle.url}/tools`)).json()) as { tools: Array<{ name: string }> };
-    expect(tools.map((tool) => tool.name)).toEqual(['mcp_echo_add', 'mcp_echo_echo', 'mcp_echo_reverse']);
+      await handle.started;
+      expect((await fetch(`${handle.url}/ready`)).status).toBe(200);
+      const { tools } = (await (await fetch(`${handle.url}/tools`)).json()) as { tools: Array<{ name: string }> };
+      expect(tools.map((tool) => tool.name)).toEqual(['mcp_echo_add', 'mcp_echo_echo', 'mcp_echo_reverse']);
 
-    await handle.close();
-    await expect(fetch(`${handle.url}/health`)).rejects.toThrow();
-  }, SPAWN_TIMEOUT_MS);
+      await handle.close();
+      await expect(fetch(`${handle.url}/health`)).rejects.toThrow();
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
   it('refuses an invalid config and a missing --cwd with exit 2', async () => {
     const home = await tempDir();
@@ -131,67 +141,87 @@ describe('handleShutdownSignals', () => {
 });
 
 describe('switchboard serve (child process)', () => {
-  it('answers /health at once, turns /ready, serves the tools, and exits 0 on SIGTERM', async () => {
-    const home = await tempDir();
-    const cwd = await tempDir();
-    const configPath = await writeConfig(home, { mcpServers: { echo: fixtureServerConfig('echo-stdio') } });
-    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd });
+  it(
+    'answers /health at once, turns /ready, serves the tools, and exits 0 on SIGTERM',
+    async () => {
+      const home = await tempDir();
+      const cwd = await tempDir();
+      const configPath = await writeConfig(home, { mcpServers: { echo: fixtureServerConfig('echo-stdio') } });
+      const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd });
 
-    const listening = await serve.waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true);
-    const url = listening.url as string;
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(listening.msg).toBe(`listening on ${url}`);
-    expect((await fetch(`${url}/health`)).status).toBe(200);
+      const listening = await serve.waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true);
+      const url = listening.url as string;
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(listening.msg).toBe(`listening on ${url}`);
+      expect((await fetch(`${url}/health`)).status).toBe(200);
 
-    // Piped, the log is JSON with ISO times, and the startup summary names each server.
-    const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
-    expect(ready).toMatchObject({ tools: 3, cacheHits: 0, servers: 1, summary: [expect.objectContaining({ name: 'echo', status: 'connected', tools: 3 })] });
-    expect(ready.time).toMatch(/^\d{4}-\d\d-\d\dT/);
-    expect((await fetch(`${url}/ready`)).status).toBe(200);
-    const { tools } = (await (await fetch(`${url}/tools`)).json()) as { tools: Array<{ name: string; server: string }> };
-    expect(tools).toEqual([
-      expect.objectContaining({ name: 'mcp_echo_add', server: 'echo' }),
-      expect.objectContaining({ name: 'mcp_echo_echo', server: 'echo' }),
-      expect.objectContaining({ name: 'mcp_echo_reverse', server: 'echo' }),
-    ]);
+      // Piped, the log is JSON with ISO times, and the startup summary names each server.
+      const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
+      expect(ready).toMatchObject({ tools: 3, cacheHits: 0, servers: 1, summary: [expect.objectContaining({ name: 'echo', status: 'connected', tools: 3 })] });
+      expect(ready.time).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect((await fetch(`${url}/ready`)).status).toBe(200);
+      const { tools } = (await (await fetch(`${url}/tools`)).json()) as { tools: Array<{ name: string; server: string }> };
+      expect(tools).toEqual([
+        expect.objectContaining({ name: 'mcp_echo_add', server: 'echo' }),
+        expect.objectContaining({ name: 'mcp_echo_echo', server: 'echo' }),
+        expect.objectContaining({ name: 'mcp_echo_reverse', server: 'echo' }),
+      ]);
 
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-  }, SPAWN_TIMEOUT_MS);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('serves /events from ws loaded on the first upgrade (the bundle\'s stand-in): hello on each socket, 1001 at SIGTERM', async () => {
-    const home = await tempDir();
-    const configPath = await writeConfig(home, {});
-    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
-    const url = (await serve.waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true)).url as string;
-    const [first, second] = [await openEvents(url), await openEvents(url)];
-    onTestFinished(() => void [first, second].forEach((ws) => ws.terminate()));
-    expect((await nextEvent(first, 'hello')).type).toBe('hello');
-    expect((await nextEvent(second, 'hello')).type).toBe('hello');
-    serve.child.kill('SIGTERM');
-    expect((await closed(second)).code).toBe(1001);
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "serves /events from ws loaded on the first upgrade (the bundle's stand-in): hello on each socket, 1001 at SIGTERM",
+    async () => {
+      const home = await tempDir();
+      const configPath = await writeConfig(home, {});
+      const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+      const url = (await serve.waitForLog((entry) => typeof entry.url === 'string' && entry.msg?.startsWith('listening') === true)).url as string;
+      const [first, second] = [await openEvents(url), await openEvents(url)];
+      onTestFinished(() => void [first, second].forEach((ws) => ws.terminate()));
+      expect((await nextEvent(first, 'hello')).type).toBe('hello');
+      expect((await nextEvent(second, 'hello')).type).toBe('hello');
+      serve.child.kill('SIGTERM');
+      expect((await closed(second)).code).toBe(1001);
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('refuses a non-loopback host without a token: exit 2, one line, nothing bound', async () => {
-    const home = await tempDir();
-    const serve = spawnServe(['--host', '0.0.0.0', '--port', '0'], { home, cwd: home });
-    expect(await serve.exited).toEqual({ code: 2, signal: null });
-    expect(serve.stderr()).toMatch(/^switchboard: refusing to listen on non-loopback host "0\.0\.0\.0" without a token .*--insecure\)\n$/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'refuses a non-loopback host without a token: exit 2, one line, nothing bound',
+    async () => {
+      const home = await tempDir();
+      const serve = spawnServe(['--host', '0.0.0.0', '--port', '0'], { home, cwd: home });
+      expect(await serve.exited).toEqual({ code: 2, signal: null });
+      expect(serve.stderr()).toMatch(/^switchboard: refusing to listen on non-loopback host "0\.0\.0\.0" without a token .*--insecure\)\n$/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("loads CEL from its own chunk for a config with policies: a rule that does not compile is exit 2 naming it", async () => {
-    const home = await tempDir();
-    const configPath = await writeConfig(home, { policies: [{ name: 'typo', when: 'arg.sql == "x"', effect: 'deny' }] });
-    const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
-    expect(await serve.exited).toEqual({ code: 2, signal: null });
-    expect(serve.stderr()).toBe(`switchboard: invalid config: ${configPath}: policies.0.when: policy "typo": CEL does not compile at 1:1: Unknown variable: arg\n`);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'loads CEL from its own chunk for a config with policies: a rule that does not compile is exit 2 naming it',
+    async () => {
+      const home = await tempDir();
+      const configPath = await writeConfig(home, { policies: [{ name: 'typo', when: 'arg.sql == "x"', effect: 'deny' }] });
+      const serve = spawnServe(['--config', configPath, '--port', '0'], { home, cwd: home });
+      expect(await serve.exited).toEqual({ code: 2, signal: null });
+      expect(serve.stderr()).toBe(`switchboard: invalid config: ${configPath}: policies.0.when: policy "typo": CEL does not compile at 1:1: Unknown variable: arg\n`);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('exits 2 with one line on a bad flag', async () => {
-    const home = await tempDir();
-    const serve = spawnServe(['--port', 'http'], { home, cwd: home });
-    expect(await serve.exited).toEqual({ code: 2, signal: null });
-    expect(serve.stderr()).toMatch(/^switchboard: invalid --port "http".*\n$/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'exits 2 with one line on a bad flag',
+    async () => {
+      const home = await tempDir();
+      const serve = spawnServe(['--port', 'http'], { home, cwd: home });
+      expect(await serve.exited).toEqual({ code: 2, signal: null });
+      expect(serve.stderr()).toMatch(/^switchboard: invalid --port "http".*\n$/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

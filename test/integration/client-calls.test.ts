@@ -65,11 +65,7 @@ describe('call deadlines and cancellation', () => {
   it.concurrent('keeps a caller abort an abort, and cancels the request upstream', async ({ expect, onTestFinished }) => {
     const { connection, marker } = await slowTool(onTestFinished);
     const controller = new AbortController();
-    const call = connection.callTool(
-      'slow',
-      { durationMs: 60_000, progressEveryMs: 20 },
-      { signal: controller.signal, onProgress: () => controller.abort() },
-    );
+    const call = connection.callTool('slow', { durationMs: 60_000, progressEveryMs: 20 }, { signal: controller.signal, onProgress: () => controller.abort() });
     const error = await call.catch((err: unknown) => err);
     expect(error).toBe(controller.signal.reason);
     expect((error as Error).name).toBe('AbortError');
@@ -80,11 +76,7 @@ describe('call deadlines and cancellation', () => {
     const { connection } = await slowTool(onTestFinished);
     let progress = 0;
     // 1.2 s in total, far beyond the 400 ms deadline, but never 400 ms without a word.
-    const result = await connection.callTool(
-      'slow',
-      { durationMs: 1_200, progressEveryMs: 50 },
-      { timeoutMs: 400, onProgress: () => progress++ },
-    );
+    const result = await connection.callTool('slow', { durationMs: 1_200, progressEveryMs: 50 }, { timeoutMs: 400, onProgress: () => progress++ });
     expect(textOf(result)).toMatch(/^done after/);
     expect(progress).toBeGreaterThan(5);
   });

@@ -157,9 +157,7 @@ describe('client config files, read as their clients read them', () => {
   it('applies Gemini, Codex and Switchboard tool filters to GET /tools, /mcp and calls', async () => {
     const { d } = await clientsDaemon();
 
-    const names = (await d.json<ToolList>('/tools')).body.tools
-      .filter((t) => ['gem', 'cdx', 'nat'].includes(t.server))
-      .map((t) => t.name);
+    const names = (await d.json<ToolList>('/tools')).body.tools.filter((t) => ['gem', 'cdx', 'nat'].includes(t.server)).map((t) => t.name);
     expect(names).toEqual(['mcp_cdx_echo', 'mcp_cdx_reverse', 'mcp_gem_echo', 'mcp_nat_add']);
 
     for (const hidden of ['mcp_gem_reverse', 'mcp_gem_add', 'mcp_cdx_add', 'mcp_nat_echo']) {

@@ -65,9 +65,7 @@ describe('connect failures', () => {
   });
 
   it.concurrent('reports a server that exits at start with its exit code and stderr tail', async ({ expect }) => {
-    const error = await connectToServer('dies', fixtureServerConfig('exits-at-start', { env: { EXIT_CODE: '7' } })).catch(
-      (err: unknown) => err,
-    );
+    const error = await connectToServer('dies', fixtureServerConfig('exits-at-start', { env: { EXIT_CODE: '7' } })).catch((err: unknown) => err);
     expect(isSwitchboardError(error, 'UPSTREAM_CONNECT_FAILED')).toBe(true);
     const message = (error as Error).message;
     expect(message).toContain('exited with code 7');

@@ -64,10 +64,15 @@ describe('cluster channel', () => {
     await back.promise;
     expect(b.listening).toBe(true);
     // Sent after the cut, heard by the listener that came back.
-    await expect.poll(async () => {
-      await a.send({ kind: 'after' });
-      return atB.some((m) => m.kind === 'after');
-    }, { timeout: 5_000, interval: 200 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          await a.send({ kind: 'after' });
+          return atB.some((m) => m.kind === 'after');
+        },
+        { timeout: 5_000, interval: 200 },
+      )
+      .toBe(true);
   });
 
   it('drops a payload too large for NOTIFY with a warning, and goes on', async () => {

@@ -67,7 +67,10 @@ async function forwardedCallThatStreamed(): Promise<{ owner: Replica; call: Prom
   let progressed!: () => void;
   const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
   const call = client
-    .callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), progressEveryMs: 100 } }, { timeout: CALL_TIMEOUT_MS, onprogress: () => progressed() })
+    .callTool(
+      { name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), progressEveryMs: 100 } },
+      { timeout: CALL_TIMEOUT_MS, onprogress: () => progressed() },
+    )
     .then(
       () => ({ answered: true as const }),
       (err: unknown) => ({ message: err instanceof Error ? err.message : String(err), data: (err as { data?: unknown }).data }),
@@ -77,78 +80,92 @@ async function forwardedCallThatStreamed(): Promise<{ owner: Replica; call: Prom
 }
 
 describe('a 2025-era session whose replica is SIGKILLed and restarted on its port', () => {
-  it('its calls in flight fail at once (direct and forwarded), not at the client\'s timeout; then the session answers 404 and a new one works', async () => {
-    const dir = await tempDir();
-    const servers = { slow: fixtureServerConfig('slow-tool'), echo: fixtureServerConfig('echo-stdio') };
-    const replicas = await replicaCluster(servers);
-    const [a, b] = await Promise.all([replicas.start(), forwarder(replicas.dbUrl, servers)]);
-    // A balancer the test steers: each request goes to `target`.
-    let target = a.url;
-    const steered: typeof fetch = (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      url.host = new URL(target).host;
-      return fetch(url, init);
-    };
-    const connect = async (): Promise<Client> => {
-      const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
-      onTestFinished(() => client.close().catch(() => undefined));
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', target), { fetch: steered, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-      return client;
-    };
-    const client = await connect();
-    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId as string;
-    const aId = ownerOf(sessionId);
+  it(
+    "its calls in flight fail at once (direct and forwarded), not at the client's timeout; then the session answers 404 and a new one works",
+    async () => {
+      const dir = await tempDir();
+      const servers = { slow: fixtureServerConfig('slow-tool'), echo: fixtureServerConfig('echo-stdio') };
+      const replicas = await replicaCluster(servers);
+      const [a, b] = await Promise.all([replicas.start(), forwarder(replicas.dbUrl, servers)]);
+      // A balancer the test steers: each request goes to `target`.
+      let target = a.url;
+      const steered: typeof fetch = (input, init) => {
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        url.host = new URL(target).host;
+        return fetch(url, init);
+      };
+      const connect = async (): Promise<Client> => {
+        const client = new Client({ name: 'agent', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+        onTestFinished(() => client.close().catch(() => undefined));
+        await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', target), { fetch: steered, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+        return client;
+      };
+      const client = await connect();
+      const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId as string;
+      const aId = ownerOf(sessionId);
 
-    // Two calls of the session in flight on A: one sent to A, one sent to B (which forwards it).
-    const inFlight = async (name: string): Promise<{ call: Promise<string> }> => {
-      const started = join(dir, name);
-      const call = outcome(client.callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), startedFile: started } }, { timeout: CALL_TIMEOUT_MS }));
-      await expect.poll(() => existsSync(started), { timeout: 10_000, interval: 50 }).toBe(true);
-      return { call };
-    };
-    const direct = await inFlight('direct-started');
-    target = b.url;
-    const forwarded = await inFlight('forwarded-started');
+      // Two calls of the session in flight on A: one sent to A, one sent to B (which forwards it).
+      const inFlight = async (name: string): Promise<{ call: Promise<string> }> => {
+        const started = join(dir, name);
+        const call = outcome(
+          client.callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, untilFile: join(dir, 'never'), startedFile: started } }, { timeout: CALL_TIMEOUT_MS }),
+        );
+        await expect.poll(() => existsSync(started), { timeout: 10_000, interval: 50 }).toBe(true);
+        return { call };
+      };
+      const direct = await inFlight('direct-started');
+      target = b.url;
+      const forwarded = await inFlight('forwarded-started');
 
-    a.serve.child.kill('SIGKILL');
-    const failures = await Promise.all([direct.call, forwarded.call]);
-    for (const message of failures) {
-      expect(message).not.toBe('answered');
-      expect(message).not.toMatch(/timed out/i);
-    }
+      a.serve.child.kill('SIGKILL');
+      const failures = await Promise.all([direct.call, forwarded.call]);
+      for (const message of failures) {
+        expect(message).not.toBe('answered');
+        expect(message).not.toMatch(/timed out/i);
+      }
 
-    // A again on its port (a new replica id); the session is gone with the old process.
-    const restarted = await replicas.start({ port: Number(new URL(a.url).port) });
-    expect(restarted.url).toBe(a.url);
-    for (const via of [b.url, a.url]) {
-      target = via;
-      expect(await outcome(client.callTool({ name: 'mcp_echo_echo', arguments: { text: 'lost' } }, { timeout: CALL_TIMEOUT_MS }))).toMatch(/Session not found/);
-    }
-    // The agent starts a new session, as the SDK's 404 tells it to.
-    target = b.url;
-    const fresh = await connect();
-    expect(ownerOf((fresh.transport as StreamableHTTPClientTransport).sessionId as string)).not.toBe(aId);
-    expect(textOf(await fresh.callTool({ name: 'mcp_echo_echo', arguments: { text: 'again' } }))).toBe('again');
-  }, SPAWN_TIMEOUT_MS);
+      // A again on its port (a new replica id); the session is gone with the old process.
+      const restarted = await replicas.start({ port: Number(new URL(a.url).port) });
+      expect(restarted.url).toBe(a.url);
+      for (const via of [b.url, a.url]) {
+        target = via;
+        expect(await outcome(client.callTool({ name: 'mcp_echo_echo', arguments: { text: 'lost' } }, { timeout: CALL_TIMEOUT_MS }))).toMatch(/Session not found/);
+      }
+      // The agent starts a new session, as the SDK's 404 tells it to.
+      target = b.url;
+      const fresh = await connect();
+      expect(ownerOf((fresh.transport as StreamableHTTPClientTransport).sessionId as string)).not.toBe(aId);
+      expect(textOf(await fresh.callTool({ name: 'mcp_echo_echo', arguments: { text: 'again' } }))).toBe('again');
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('a forwarded call whose owner dies after it streamed progress is answered CALL_OUTCOME_UNKNOWN by the forwarding replica', async () => {
-    const { owner, call } = await forwardedCallThatStreamed();
-    owner.serve.child.kill('SIGKILL');
-    const failure = await call;
-    expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
-    expect((failure as { message: string }).message).toMatch(/may or may not have run/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'a forwarded call whose owner dies after it streamed progress is answered CALL_OUTCOME_UNKNOWN by the forwarding replica',
+    async () => {
+      const { owner, call } = await forwardedCallThatStreamed();
+      owner.serve.child.kill('SIGKILL');
+      const failure = await call;
+      expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
+      expect((failure as { message: string }).message).toMatch(/may or may not have run/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('a forwarded call whose owner stops (SIGSTOP: its socket open, no answer, no heartbeat) is cut off once the owner is no longer live: CALL_OUTCOME_UNKNOWN, not the client\'s timeout', async () => {
-    const { owner, call } = await forwardedCallThatStreamed();
-    // Whatever happens below, the stopped owner goes (a stopped process still takes SIGKILL).
-    onTestFinished(() => void owner.serve.child.kill('SIGKILL'));
-    // Frozen, not dead: the connection B forwarded on stays open, and nothing more comes on it.
-    owner.serve.child.kill('SIGSTOP');
-    // B's replicas beat every 2 s and one silent three beats is not live: cut off within ~9 s,
-    // inside the client's 15 s (a call still waiting then fails "Request timed out" instead).
-    const failure = await call;
-    expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
-    expect((failure as { message: string }).message).toMatch(/may or may not have run/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "a forwarded call whose owner stops (SIGSTOP: its socket open, no answer, no heartbeat) is cut off once the owner is no longer live: CALL_OUTCOME_UNKNOWN, not the client's timeout",
+    async () => {
+      const { owner, call } = await forwardedCallThatStreamed();
+      // Whatever happens below, the stopped owner goes (a stopped process still takes SIGKILL).
+      onTestFinished(() => void owner.serve.child.kill('SIGKILL'));
+      // Frozen, not dead: the connection B forwarded on stays open, and nothing more comes on it.
+      owner.serve.child.kill('SIGSTOP');
+      // B's replicas beat every 2 s and one silent three beats is not live: cut off within ~9 s,
+      // inside the client's 15 s (a call still waiting then fails "Request timed out" instead).
+      const failure = await call;
+      expect(failure).toMatchObject({ data: { code: 'CALL_OUTCOME_UNKNOWN' } });
+      expect((failure as { message: string }).message).toMatch(/may or may not have run/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

@@ -88,7 +88,10 @@ async function twoReplicas(servers: Record<string, ServerConfig>): Promise<[Repl
  * refused proofs) and by the approval test: only `reverse` needs an approval, which no other test
  * calls, and the call it holds is decided within it.
  */
-const sharedPair = sharedByTests(() => replicaPair({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['rev?rse'] } }), (pair) => pair.close());
+const sharedPair = sharedByTests(
+  () => replicaPair({ echo: { ...fixtureServerConfig('echo-stdio'), requireApproval: ['rev?rse'] } }),
+  (pair) => pair.close(),
+);
 
 /** The next event of `type` from `replica` on the feed, within `ms`. */
 async function nextFrom(feed: WebSocket, type: string, replica: string, ms: number): Promise<Record<string, unknown>> {
@@ -105,9 +108,9 @@ describe('replicas on one PostgreSQL database', () => {
       expect(body.replicas.every((r) => r.live)).toBe(true);
       expect(body.replicas[0]).toMatchObject({ self: true, url: sb.url });
       // The heartbeat written at start may predate the connect; the next one has it.
-      await expect.poll(async () => (await sb.json<{ replicas: Array<{ servers: Array<{ name: string; status: string }> }> }>('/status')).body.replicas[0]!.servers, { timeout: 5_000 }).toEqual([
-        expect.objectContaining({ name: 'echo', status: 'connected' }),
-      ]);
+      await expect
+        .poll(async () => (await sb.json<{ replicas: Array<{ servers: Array<{ name: string; status: string }> }> }>('/status')).body.replicas[0]!.servers, { timeout: 5_000 })
+        .toEqual([expect.objectContaining({ name: 'echo', status: 'connected' })]);
     }
   });
 
@@ -129,7 +132,7 @@ describe('replicas on one PostgreSQL database', () => {
     expect(of('reload.started', b.id)).toMatchObject({ server: null, follows: a.id });
   });
 
-  it('an agent added, then revoked, on one replica counts on the other at once, and its feed there closes: the registry\'s event, relayed', async () => {
+  it("an agent added, then revoked, on one replica counts on the other at once, and its feed there closes: the registry's event, relayed", async () => {
     // Replicas as `serve` makes them: every store on the one database, agents included.
     const token = 'operator-token-for-the-cluster';
     const url = await freshDatabaseUrl();
@@ -202,9 +205,13 @@ describe('replicas on one PostgreSQL database', () => {
     const feed = await openEvents(b.sb.url);
     onTestFinished(() => feed.close());
 
-    const call = a.sb.fetch('/tools/mcp_echo_reverse/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'held on A' } }) });
+    const call = a.sb.fetch('/tools/mcp_echo_reverse/call', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { text: 'held on A' } }),
+    });
     // B's feed shows A's request for approval, naming A.
-    const requested = await nextFrom(feed, 'approval.requested', a.id, 1_000) as { id: string };
+    const requested = (await nextFrom(feed, 'approval.requested', a.id, 1_000)) as { id: string };
     // The call's arguments are named by their digest: they are shown only with argument audit (issue #40).
     expect(requested).toMatchObject({ name: 'mcp_echo_reverse', argumentsDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(requested).not.toHaveProperty('arguments');
@@ -217,7 +224,7 @@ describe('replicas on one PostgreSQL database', () => {
     expect(textOf((await res.json()) as { content: unknown })).toBe('A no dleh');
   });
 
-  it('a 2026-07-28 call parked on one replica is continued through the other; a server\'s sealed state works on either', async () => {
+  it("a 2026-07-28 call parked on one replica is continued through the other; a server's sealed state works on either", async () => {
     const modern = await startFixtureHttp('rich-http', { env: { ERA: 'modern' } });
     onTestFinished(() => modern.close());
     const [a, b] = await twoReplicas({ rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }), modern: { type: 'http', url: modern.url } });
@@ -228,14 +235,24 @@ describe('replicas on one PostgreSQL database', () => {
     const token = String(first.result?.requestState);
     expect(ownerOf(token)).toBe(a.id);
     const [key] = Object.keys(first.result?.inputRequests as object);
-    const retry = await modernCall(b.sb.url, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: { [key!]: { action: 'accept', content: { answer: 'Grace' } } }, requestState: token });
+    const retry = await modernCall(b.sb.url, {
+      name: 'mcp_rich_ask_elicitation',
+      arguments: {},
+      inputResponses: { [key!]: { action: 'accept', content: { answer: 'Grace' } } },
+      requestState: token,
+    });
     expect(retry.result).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Grace' }] });
 
     // A 2026-07-28 server's own state, sealed by A with the cluster's key, is opened by B itself.
     const asked = await modernCall(a.sb.url, { name: 'mcp_modern_ask_elicitation', arguments: { message: 'Who?' } });
     const sealed = String(asked.result?.requestState);
     expect(ownerOf(sealed)).toBeUndefined();
-    const done = await modernCall(b.sb.url, { name: 'mcp_modern_ask_elicitation', arguments: { message: 'Who?' }, inputResponses: { ask: { action: 'accept', content: { answer: 'Lin' } } }, requestState: sealed });
+    const done = await modernCall(b.sb.url, {
+      name: 'mcp_modern_ask_elicitation',
+      arguments: { message: 'Who?' },
+      inputResponses: { ask: { action: 'accept', content: { answer: 'Lin' } } },
+      requestState: sealed,
+    });
     expect(done.result).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Lin' }] });
   });
 
@@ -261,7 +278,13 @@ const ENVELOPE = {
 async function modernCall(base: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
   const res = await fetch(new URL('/mcp', base), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': String(params.name) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': String(params.name),
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: ENVELOPE } }),
   });
   return (await res.json()) as never;

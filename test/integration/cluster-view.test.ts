@@ -43,7 +43,7 @@ async function trafficOf(viewer: TestDaemon, id: string): Promise<ReplicaTraffic
 }
 
 describe.concurrent('the cluster view of GET /status', () => {
-  it('shows each replica\'s calls, errors, in-flight calls and limits, and their sum, on every replica', async ({ expect, onTestFinished }) => {
+  it("shows each replica's calls, errors, in-flight calls and limits, and their sum, on every replica", async ({ expect, onTestFinished }) => {
     const dir = await tempDir(onTestFinished);
     const url = await freshDatabaseUrl(onTestFinished);
     const echo = fixtureServerConfig('echo-stdio');

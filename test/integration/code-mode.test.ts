@@ -38,7 +38,11 @@ const folder = cleanupStack();
 beforeAll(async () => {
   dir = await tempDir(folder.cleanup);
   d = await startDaemon({
-    servers: { a: fixtureServerConfig('echo-stdio'), b: fixtureServerConfig('echo-stdio'), slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }) },
+    servers: {
+      a: fixtureServerConfig('echo-stdio'),
+      b: fixtureServerConfig('echo-stdio'),
+      slow: fixtureServerConfig('slow-tool', { env: { CANCEL_MARKER: join(dir, 'cancelled') } }),
+    },
     config: { token: OPERATOR_TOKEN, health: false, codeMode: true, scripts: { maxRuns: 8 } },
     lifetime: 'manual',
   });
@@ -94,7 +98,9 @@ describe('run_script on /mcp', () => {
     expect(await names(coder)).toContain('run_script');
     expect(await names(searcher)).toEqual(['search_tools', 'describe_tools', 'call_tool', 'run_script']);
     expect(await names(plain)).not.toContain('run_script');
-    const viaSearch = (await (await mcp(searcher, era)).callTool({ name: 'run_script', arguments: { code: 'return (await tools.search("reverse text")).map((t) => t.name).includes("mcp_a_reverse")' } })) as CallToolResult;
+    const viaSearch = (await (
+      await mcp(searcher, era)
+    ).callTool({ name: 'run_script', arguments: { code: 'return (await tools.search("reverse text")).map((t) => t.name).includes("mcp_a_reverse")' } })) as CallToolResult;
     expect(textOf(viaSearch)).toBe('true');
   });
 
@@ -126,7 +132,10 @@ describe('POST /scripts/run', () => {
   });
 
   it('gives a script no Node API, module loader, fetch or timers', async () => {
-    const { body } = await run(coder, 'const kinds = [typeof require, typeof process, typeof fetch, typeof setTimeout, typeof globalThis.Buffer];\nlet imported;\ntry { await import("node:fs"); imported = "yes"; } catch (err) { imported = String(err); }\nreturn { kinds, imported };');
+    const { body } = await run(
+      coder,
+      'const kinds = [typeof require, typeof process, typeof fetch, typeof setTimeout, typeof globalThis.Buffer];\nlet imported;\ntry { await import("node:fs"); imported = "yes"; } catch (err) { imported = String(err); }\nreturn { kinds, imported };',
+    );
     expect(body.value).toEqual({ kinds: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined'], imported: "ReferenceError: could not load module 'node:fs'" });
   });
 
@@ -178,7 +187,7 @@ describe('POST /scripts/run', () => {
     expect((await d.json<{ scripts: unknown[] }>('/scripts')).body.scripts).toEqual([]);
   });
 
-  it('GET /scripts is the operator\'s', async () => {
+  it("GET /scripts is the operator's", async () => {
     const res = await fetch(`${d.url}/scripts`, { headers: { authorization: `Bearer ${coder}` } });
     expect(res.status).toBe(403);
   });
@@ -187,7 +196,11 @@ describe('POST /scripts/run', () => {
 describe('inner calls take the request path', () => {
   it('a call outside the view fails inside the script as an unknown tool does', async () => {
     const { body } = await run(narrow, 'try { await tools.call("mcp_b_echo", { text: "x" }); } catch (err) { return [err.code, err.message]; }');
-    const direct = await fetch(`${d.url}/tools/mcp_b_echo/call`, { method: 'POST', headers: { authorization: `Bearer ${narrow}`, 'content-type': 'application/json' }, body: '{"arguments":{"text":"x"}}' });
+    const direct = await fetch(`${d.url}/tools/mcp_b_echo/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${narrow}`, 'content-type': 'application/json' },
+      body: '{"arguments":{"text":"x"}}',
+    });
     const directBody = (await direct.json()) as { error: { code: string; message: string } };
     expect(body.value).toEqual([directBody.error.code, directBody.error.message]);
     expect(directBody.error.code).toBe('TOOL_NOT_FOUND');
@@ -196,7 +209,10 @@ describe('inner calls take the request path', () => {
   });
 
   it("a read-access agent's script cannot call a write tool, and can call a read-only one", async () => {
-    const { body } = await run(reader, 'const r = await tools.call("mcp_a_reverse", { text: "ab" });\ntry { await tools.call("mcp_a_echo", { text: "x" }); return "wrote"; } catch (err) { return [r, err.code]; }');
+    const { body } = await run(
+      reader,
+      'const r = await tools.call("mcp_a_reverse", { text: "ab" });\ntry { await tools.call("mcp_a_echo", { text: "x" }); return "wrote"; } catch (err) { return [r, err.code]; }',
+    );
     expect(body.value).toEqual(['ba', 'TOOL_NOT_FOUND']);
   });
 
@@ -246,8 +262,14 @@ describe('admission and cancellation', () => {
     const started = join(dir, 'started');
     // The time-limit test's call was cancelled too: this test reads a fresh marker.
     await rm(join(dir, 'cancelled'), { force: true });
-    const call = client.callTool({ name: 'run_script', arguments: { code: `await tools.call("mcp_slow_slow", { durationMs: 60000, startedFile: ${JSON.stringify(started)} }); return "finished";` } }, { signal: abort.signal });
-    const settled = call.then(() => 'resolved', () => 'rejected');
+    const call = client.callTool(
+      { name: 'run_script', arguments: { code: `await tools.call("mcp_slow_slow", { durationMs: 60000, startedFile: ${JSON.stringify(started)} }); return "finished";` } },
+      { signal: abort.signal },
+    );
+    const settled = call.then(
+      () => 'resolved',
+      () => 'rejected',
+    );
     await waitForFile(started, AbortSignal.timeout(10_000));
     abort.abort(new Error('agent gave up'));
     expect(await settled).toBe('rejected');

@@ -37,9 +37,7 @@ describe('GET /events late background loads', () => {
 
     const events = await collectUntil(ws, (e) => e.type === 'tools.changed' && e.cause === 'background');
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => hello.seq + 1 + i));
-    expect(events).toContainEqual(
-      expect.objectContaining({ type: 'tools.changed', server: 'slow', cause: 'startup', deferred: true, toolCount: 3 }),
-    );
+    expect(events).toContainEqual(expect.objectContaining({ type: 'tools.changed', server: 'slow', cause: 'startup', deferred: true, toolCount: 3 }));
     expect(events.at(-1)).toMatchObject({ server: 'slow', deferred: false, toolCount: 3 });
 
     const after = await second.json<ToolList>('/tools');

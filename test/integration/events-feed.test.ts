@@ -110,9 +110,7 @@ describe('GET /events', () => {
     expect(events.at(-1)).toMatchObject({ type: 'reload.finished', server: null, ok: true });
     const types = events.map((event) => event.type);
     expect(types).toContain('server.status');
-    expect(events).toContainEqual(
-      expect.objectContaining({ type: 'tools.changed', server: 'echo', cause: 'reload', toolCount: 3 }),
-    );
+    expect(events).toContainEqual(expect.objectContaining({ type: 'tools.changed', server: 'echo', cause: 'reload', toolCount: 3 }));
     for (const event of events) expect(Date.parse(event.ts)).not.toBeNaN();
   });
 

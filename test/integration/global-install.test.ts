@@ -43,41 +43,45 @@ async function stagePackage(): Promise<string> {
 }
 
 describe('global install', () => {
-  it('npm pack has the bin and the bundle; installed globally, `switchboard --version` works from any folder', async () => {
-    expect(PACKAGE.bin).toEqual({ switchboard: 'dist/cli.js' });
-    // A fresh clone has no dist/: packing builds it first.
-    expect(PACKAGE.scripts.prepack).toBe('npm run build');
+  it(
+    'npm pack has the bin and the bundle; installed globally, `switchboard --version` works from any folder',
+    async () => {
+      expect(PACKAGE.bin).toEqual({ switchboard: 'dist/cli.js' });
+      // A fresh clone has no dist/: packing builds it first.
+      expect(PACKAGE.scripts.prepack).toBe('npm run build');
 
-    const stage = await stagePackage();
-    const out = await tempDir();
-    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out], { cwd: stage });
-    const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string; mode: number }> }>;
-    const paths = packed!.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'openapi.yaml', 'dist/cli.js', 'dist/watchdog.js']));
-    expect(paths.some((p) => /^dist\/chunks\/.+\.js$/.test(p))).toBe(true);
-    expect(paths.filter((p) => !p.startsWith('dist/') && !['package.json', 'README.md', 'openapi.yaml'].includes(p))).toEqual([]);
-    // Executable in the tarball too, so ./dist/cli.js runs in an unpacked copy without npm's link.
-    expect(packed!.files.find((f) => f.path === 'dist/cli.js')!.mode & 0o111).not.toBe(0);
+      const stage = await stagePackage();
+      const out = await tempDir();
+      const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out], { cwd: stage });
+      const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string; mode: number }> }>;
+      const paths = packed!.files.map((f) => f.path);
+      expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'openapi.yaml', 'dist/cli.js', 'dist/watchdog.js']));
+      expect(paths.some((p) => /^dist\/chunks\/.+\.js$/.test(p))).toBe(true);
+      expect(paths.filter((p) => !p.startsWith('dist/') && !['package.json', 'README.md', 'openapi.yaml'].includes(p))).toEqual([]);
+      // Executable in the tarball too, so ./dist/cli.js runs in an unpacked copy without npm's link.
+      expect(packed!.files.find((f) => f.path === 'dist/cli.js')!.mode & 0o111).not.toBe(0);
 
-    const unpacked = await tempDir();
-    await run('tar', ['-xzf', join(out, packed!.filename), '-C', unpacked]);
-    const pkg = join(unpacked, 'package');
-    // The bin is run through its shebang.
-    expect(readFileSync(join(pkg, 'dist/cli.js'), 'utf8').split('\n', 1)[0]).toBe('#!/usr/bin/env node');
+      const unpacked = await tempDir();
+      await run('tar', ['-xzf', join(out, packed!.filename), '-C', unpacked]);
+      const pkg = join(unpacked, 'package');
+      // The bin is run through its shebang.
+      expect(readFileSync(join(pkg, 'dist/cli.js'), 'utf8').split('\n', 1)[0]).toBe('#!/usr/bin/env node');
 
-    const prefix = await tempDir();
-    await run('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', pkg], { cwd: unpacked });
-    const bin = join(prefix, 'bin', 'switchboard');
-    accessSync(bin, constants.X_OK);
+      const prefix = await tempDir();
+      await run('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', pkg], { cwd: unpacked });
+      const bin = join(prefix, 'bin', 'switchboard');
+      accessSync(bin, constants.X_OK);
 
-    const elsewhere = await tempDir();
-    mkdirSync(join(elsewhere, 'home'));
-    const env: NodeJS.ProcessEnv = { ...process.env, HOME: join(elsewhere, 'home') };
-    delete env.SWITCHBOARD_CONFIG;
-    // Run as a shell runs it: the file itself, found through the shebang, not `node file`.
-    expect((await run(bin, ['--version'], { cwd: elsewhere, env })).stdout).toBe(`switchboard ${PACKAGE.version}\n`);
-    // A command that loads the bundle's lazily loaded chunks from the installed location.
-    const discover = JSON.parse((await run(bin, ['discover', '--json'], { cwd: elsewhere, env })).stdout) as { servers: unknown[] };
-    expect(discover.servers).toEqual([]);
-  }, TIMEOUT_MS);
+      const elsewhere = await tempDir();
+      mkdirSync(join(elsewhere, 'home'));
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: join(elsewhere, 'home') };
+      delete env.SWITCHBOARD_CONFIG;
+      // Run as a shell runs it: the file itself, found through the shebang, not `node file`.
+      expect((await run(bin, ['--version'], { cwd: elsewhere, env })).stdout).toBe(`switchboard ${PACKAGE.version}\n`);
+      // A command that loads the bundle's lazily loaded chunks from the installed location.
+      const discover = JSON.parse((await run(bin, ['discover', '--json'], { cwd: elsewhere, env })).stdout) as { servers: unknown[] };
+      expect(discover.servers).toEqual([]);
+    },
+    TIMEOUT_MS,
+  );
 });

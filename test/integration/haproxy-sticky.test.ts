@@ -96,7 +96,10 @@ describe('the README HAProxy backend in front of two daemons', () => {
     const port = await freePort();
     // Clients name the balancer in Host, so the replicas are told its name (README, Security).
     const replicas = await Promise.all([0, 1].map(() => startDaemon({ config: { allowedHosts: [`127.0.0.1:${port}`] } })));
-    const haproxy = await startHaproxy(port, replicas.map((replica) => new URL(replica.url).host));
+    const haproxy = await startHaproxy(
+      port,
+      replicas.map((replica) => new URL(replica.url).host),
+    );
     const url = `http://127.0.0.1:${port}/mcp`;
 
     const outcomes: number[] = [];

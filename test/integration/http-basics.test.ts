@@ -204,8 +204,7 @@ describe('error responses', () => {
 
   it('answers malformed JSON with 400, a non-JSON body with 415 and a huge body with 413, all as JSON', async () => {
     const sb = await startDaemon();
-    const post = (body: string, contentType: string) =>
-      sb.fetch('/tools/mcp_x_y/call', { method: 'POST', body, headers: { 'content-type': contentType } });
+    const post = (body: string, contentType: string) => sb.fetch('/tools/mcp_x_y/call', { method: 'POST', body, headers: { 'content-type': contentType } });
 
     const malformed = await post('{"arguments": ', 'application/json');
     expect(malformed.status).toBe(400);
@@ -245,7 +244,12 @@ describe('error responses', () => {
       ['POST', '/tools/mcp_echo_echo/call', { arguments: 'text' }, 'arguments: Expected object'],
       ['POST', '/tools/mcp_echo_echo/call', { timeoutMs: -5 }, 'timeoutMs: Expected a positive integer'],
       ['POST', '/tools/mcp_echo_echo/call', { timeoutMs: 1.5 }, 'timeoutMs: Expected a positive integer'],
-      ['POST', '/tools/mcp_echo_echo/call', { args: {} }, 'args: Unknown field. Tool arguments go inside "arguments": send {"arguments": {"args": …}} (the body may also carry "timeoutMs")'],
+      [
+        'POST',
+        '/tools/mcp_echo_echo/call',
+        { args: {} },
+        'args: Unknown field. Tool arguments go inside "arguments": send {"arguments": {"args": …}} (the body may also carry "timeoutMs")',
+      ],
       ['POST', '/tools/mcp_echo_echo/call', [1], 'body: Expected object'],
       ['POST', '/reload', { force: true }, 'force: Unknown field'],
       ['POST', '/reload', [], 'body: Expected an empty object'],
@@ -278,7 +282,11 @@ describe('GET /metrics', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
-    const sample = (name: string) => text.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1];
+    const sample = (name: string) =>
+      text
+        .split('\n')
+        .find((line) => line.startsWith(`${name} `))
+        ?.split(' ')[1];
     expect(sample('switchboard_servers{status="connected"}')).toBe('1');
     expect(sample('switchboard_servers{status="failed"}')).toBe('1');
     expect(sample('switchboard_tools')).toBe('3');

@@ -182,7 +182,10 @@ describe('GET /resources/read', () => {
     const blob = await sb.json<ReadResult>(`/resources/read?uri=${encodeURIComponent('remote://static/blob')}`);
     expect(blob.body).toMatchObject({ contents: [{ uri: 'remote://static/blob', mimeType: 'application/octet-stream', blob: Buffer.from([1, 2, 3]).toString('base64') }] });
 
-    for (const [server, scheme] of [['rich', 'fixture'], ['remote', 'remote']]) {
+    for (const [server, scheme] of [
+      ['rich', 'fixture'],
+      ['remote', 'remote'],
+    ]) {
       const item = await sb.json<ReadResult>(`/resources/read?uri=${encodeURIComponent(`${scheme}://items/42`)}`);
       expect(item.body.contents, server).toEqual([{ uri: `${scheme}://items/42`, mimeType: 'text/plain', text: 'item 42' }]);
     }
@@ -210,7 +213,11 @@ describe('GET /resources/read', () => {
 });
 
 describe('prompts and resources take the one request path (issue #20)', () => {
-  const sample = (text: string, name: string): string | undefined => text.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1];
+  const sample = (text: string, name: string): string | undefined =>
+    text
+      .split('\n')
+      .find((line) => line.startsWith(`${name} `))
+      ?.split(' ')[1];
 
   it('counts each request in /metrics by method and outcome', async () => {
     const sb = await startDaemon({ servers: { rich: fixtureServerConfig('rich-stdio') } });

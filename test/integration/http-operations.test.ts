@@ -25,7 +25,10 @@ interface ToolList {
  * These tests are about operations, not about stdio: every server is a session on one echo-http
  * fixture, shared by the file, so a reload opens a session instead of spawning a process.
  */
-const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echoHttp = sharedByTests(
+  () => startFixtureHttp('echo-http'),
+  (http) => http.close(),
+);
 const echo = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 
 /**
@@ -153,14 +156,7 @@ describe('POST /reload', () => {
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
 
     const operations = events.filter((e) => e.type === 'reload.started' || e.type === 'reload.finished');
-    expect(operations.map((e) => e.type)).toEqual([
-      'reload.started',
-      'reload.finished',
-      'reload.started',
-      'reload.finished',
-      'reload.started',
-      'reload.finished',
-    ]);
+    expect(operations.map((e) => e.type)).toEqual(['reload.started', 'reload.finished', 'reload.started', 'reload.finished', 'reload.started', 'reload.finished']);
     // Every status and tools change of a reload happened inside that reload's window; the
     // disconnect, queued last, is not a reload and comes after them all.
     const lastReload = events.findLastIndex((e) => e.type === 'reload.finished');

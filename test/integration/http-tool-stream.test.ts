@@ -22,8 +22,7 @@ function streamCall(sb: TestDaemon, tool: string, args: Record<string, unknown>,
   });
 }
 
-const steps = (n: number) =>
-  Array.from({ length: n }, (_, i) => ({ event: 'progress', data: { progress: i + 1, total: n, message: `step ${i + 1}` } }));
+const steps = (n: number) => Array.from({ length: n }, (_, i) => ({ event: 'progress', data: { progress: i + 1, total: n, message: `step ${i + 1}` } }));
 
 describe('POST /tools/:name/call as an event stream', () => {
   // The daemons start in beforeAll, all at once, instead of one after another (each start mostly

@@ -30,7 +30,10 @@ async function getTools(daemon: TestDaemon, query = ''): Promise<{ text: string;
 /** Calls `add_tool` on `server` and waits for the daemon to have re-listed it. */
 async function addTool(daemon: TestDaemon, server: string, name: string): Promise<void> {
   const changed = nextDaemonEvent(daemon.daemon, 'tools.changed', (event) => event.server === server && event.cause === 'list_changed');
-  const tool = daemon.daemon.manager.getCatalogue().list().find((t) => t.server === server && t.originalName === 'add_tool');
+  const tool = daemon.daemon.manager
+    .getCatalogue()
+    .list()
+    .find((t) => t.server === server && t.originalName === 'add_tool');
   const res = await daemon.fetch(`/tools/${tool?.name ?? 'missing'}/call`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -142,10 +142,16 @@ describe('GET /tools/search', () => {
     const both = await addAgentKey(d, { name: 'both', servers: ['alpha', 'beta'] });
     const asBoth = { authorization: `Bearer ${both}` };
     expect((await search(d, 'q=send+progress+notifications&limit=2', both)).body.tools.map((t) => t.name)).toEqual(['mcp_alpha_progress', 'mcp_beta_progress']);
-    const called = await d.fetch('/tools/mcp_beta_progress/call', { method: 'POST', headers: { ...asBoth, 'content-type': 'application/json' }, body: '{"arguments":{"steps":1}}' });
+    const called = await d.fetch('/tools/mcp_beta_progress/call', {
+      method: 'POST',
+      headers: { ...asBoth, 'content-type': 'application/json' },
+      body: '{"arguments":{"steps":1}}',
+    });
     expect(called.status).toBe(200);
     // The call returned by the search is its hit, seen once the audit has recorded the call.
-    await expect.poll(async () => (await d.json<{ search: { conversions: { hits: number } } }>('/status')).body.search.conversions.hits, { interval: 100, timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(async () => (await d.json<{ search: { conversions: { hits: number } } }>('/status')).body.search.conversions.hits, { interval: 100, timeout: 10_000 })
+      .toBe(1);
     expect((await search(d, 'q=send+progress+notifications&limit=2', both)).body.tools.map((t) => t.name)).toEqual(['mcp_beta_progress', 'mcp_alpha_progress']);
 
     const seen = (await search<{ tools: Hit[]; related: Related[] }>(d, 'q=progress&limit=1', alpha)).body;
@@ -188,7 +194,8 @@ describe('GET /tools/search', () => {
     await search(d, 'q=%3F%21');
     // Both small servers' whole lists fit in one answer's map: every tool has been returned.
     await search(d, 'q=progress&limit=1');
-    const stats = (await d.json<{ searches: number; zeroResults: number; conversions: { hits: number }; neverReturned: { count: number }; queries?: unknown }>('/search/stats')).body;
+    const stats = (await d.json<{ searches: number; zeroResults: number; conversions: { hits: number }; neverReturned: { count: number }; queries?: unknown }>('/search/stats'))
+      .body;
     expect(stats.searches).toBeGreaterThanOrEqual(2);
     expect(stats.zeroResults).toBeGreaterThanOrEqual(1);
     const status = (await d.json<{ search: { conversions: { hits: number } } }>('/status')).body;

@@ -38,7 +38,10 @@ interface CallResult {
  * per daemon and server name, instead of an `echo-stdio` process each (five). Registered before
  * the daemons, so closed after them.
  */
-const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echoHttp = sharedByTests(
+  () => startFixtureHttp('echo-http'),
+  (http) => http.close(),
+);
 const echo = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 
 /**
@@ -70,9 +73,15 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
 }
 
 /** One echo server as `a`, shared by the tests that only get and call its tools. */
-const oneEcho = sharedByTests(async () => startDaemon({ servers: { a: await echo() }, lifetime: 'manual' }), (d) => d.close());
+const oneEcho = sharedByTests(
+  async () => startDaemon({ servers: { a: await echo() }, lifetime: 'manual' }),
+  (d) => d.close(),
+);
 /** Two echo servers, shared by the tests that only read the catalogue. */
-const twoEchoes = sharedByTests(async () => startDaemon({ servers: { a: await echo(), b: await echo() }, lifetime: 'manual' }), (d) => d.close());
+const twoEchoes = sharedByTests(
+  async () => startDaemon({ servers: { a: await echo(), b: await echo() }, lifetime: 'manual' }),
+  (d) => d.close(),
+);
 
 describe('GET /tools', () => {
   it('serves the live catalogue, filtered by server and by a case-insensitive text', async () => {
@@ -81,14 +90,7 @@ describe('GET /tools', () => {
     expect(all.status).toBe(200);
     expect(all.headers.get('content-type')).toMatch(/^application\/json/);
     expect(all.body.version).toBe(sb.daemon.manager.getCatalogue().version);
-    expect(all.body.tools.map((t) => t.name)).toEqual([
-      'mcp_a_add',
-      'mcp_a_echo',
-      'mcp_a_reverse',
-      'mcp_b_add',
-      'mcp_b_echo',
-      'mcp_b_reverse',
-    ]);
+    expect(all.body.tools.map((t) => t.name)).toEqual(['mcp_a_add', 'mcp_a_echo', 'mcp_a_reverse', 'mcp_b_add', 'mcp_b_echo', 'mcp_b_reverse']);
     expect(all.body.tools[1]).toMatchObject({
       name: 'mcp_a_echo',
       server: 'a',

@@ -87,7 +87,7 @@ async function reload(node: Node): Promise<void> {
 
 async function checkRing(names: string[]): Promise<void> {
   const nodes = await startRing(names);
-  const ids = new Map((await Promise.all(nodes.map(async (n) => [n.name, (await status(n)).instance.id] as const))));
+  const ids = new Map(await Promise.all(nodes.map(async (n) => [n.name, (await status(n)).instance.id] as const)));
   expect(new Set(ids.values()).size).toBe(nodes.length);
   const { refuser, counts } = expectedCounts(nodes, ids);
   const nextOf = (node: Node): Node => nodes[(nodes.indexOf(node) + 1) % nodes.length] as Node;
@@ -97,9 +97,7 @@ async function checkRing(names: string[]): Promise<void> {
   // was not listening yet); rounds 1 and 2 are the two reloads whose outcome must not move.
   for (let round = 0; round < 3; round++) {
     for (const node of nodes) await reload(node);
-    const settledStatuses = await Promise.all(
-      nodes.map((node) => waitForStatus<Status>(node.base, settled(node, refuser, counts.get(node.name) as number, nextOf(node)))),
-    );
+    const settledStatuses = await Promise.all(nodes.map((node) => waitForStatus<Status>(node.base, settled(node, refuser, counts.get(node.name) as number, nextOf(node)))));
     rounds.push(settledStatuses.map((s) => s.toolCount));
     for (const node of nodes) {
       const names = await toolNames(node);
@@ -129,7 +127,7 @@ function walkFrom(start: Node, stop: Node, nextOf: (node: Node) => Node): Node[]
 }
 
 describe('loops between Switchboards (real daemons on real ports)', () => {
-  it('two daemons configured as each other\'s upstream: one link refused, counts stable across reloads', async () => {
+  it("two daemons configured as each other's upstream: one link refused, counts stable across reloads", async () => {
     await checkRing(['a', 'b']);
   }, 60_000);
 

@@ -32,7 +32,10 @@ function as<T = unknown>(d: TestDaemon, token: string, path: string, init: JsonI
   return d.json<T>(path, { ...init, headers: { authorization: `Bearer ${token}` } });
 }
 
-/** Tokens and views are what these tests are about, not stdio: the rich servers are HTTP fixtures shared by the file, a session per daemon. */
+/**
+ * Tokens and views are what these tests are about, not stdio: the rich servers are HTTP fixtures
+ * shared by the file, a session per daemon.
+ */
 const upstreams = sharedTwoRichUpstreams();
 const twoRich = async (config: Record<string, unknown>, options: Parameters<typeof startTwoRichServers>[2] = {}): Promise<TestDaemon> =>
   startTwoRichServers('test', config, { ...options, upstreams: await upstreams() });
@@ -46,10 +49,12 @@ const signedIn = sharedByTests(
   async () => {
     // RS256 here, the tests' other JWKS servers ES256: both families verify.
     const jwks = await startJwksServer({ lifetime: 'manual', alg: 'RS256' });
-    const d = await startTwoRichServers('manual', { ...jwtConfig(jwks), requestLogging: true }, { captureLogs: 'trace', upstreams: await upstreams() }).catch(async (err: unknown) => {
-      await jwks.close();
-      throw err;
-    });
+    const d = await startTwoRichServers('manual', { ...jwtConfig(jwks), requestLogging: true }, { captureLogs: 'trace', upstreams: await upstreams() }).catch(
+      async (err: unknown) => {
+        await jwks.close();
+        throw err;
+      },
+    );
     return { jwks, d };
   },
   async ({ jwks, d }) => {
@@ -79,7 +84,9 @@ describe('agents signed in by JWT', () => {
       expect(called.isError).not.toBe(true);
     }
     // Outside the view answers like an unknown name; inside, the call runs.
-    expect((await as<{ error: { code: string } }>(d, token, '/tools/mcp_beta_structured/call', { method: 'POST', body: { arguments: {} } })).body.error.code).toBe('TOOL_NOT_FOUND');
+    expect((await as<{ error: { code: string } }>(d, token, '/tools/mcp_beta_structured/call', { method: 'POST', body: { arguments: {} } })).body.error.code).toBe(
+      'TOOL_NOT_FOUND',
+    );
     expect((await as(d, token, '/tools/mcp_alpha_structured/call', { method: 'POST', body: { arguments: {} } })).status).toBe(200);
     const status = await as<{ agent: string; servers: Array<{ name: string }> }>(d, token, '/status');
     expect({ agent: status.body.agent, servers: status.body.servers.map((s) => s.name) }).toEqual({ agent: 'reporter', servers: ['alpha'] });
@@ -129,7 +136,9 @@ describe('agents signed in by JWT', () => {
       [
         'JWT_ALGORITHM_REFUSED',
         // HS256 keyed with the provider's public key: the classic confusion attack.
-        await new SignJWT({ iss: TEST_ISSUER, aud: TEST_AUDIENCE, sub: 'reporter', exp: t + 600 }).setProtectedHeader({ alg: 'HS256', kid }).sign(new TextEncoder().encode(jwks.current.publicPem)),
+        await new SignJWT({ iss: TEST_ISSUER, aud: TEST_AUDIENCE, sub: 'reporter', exp: t + 600 })
+          .setProtectedHeader({ alg: 'HS256', kid })
+          .sign(new TextEncoder().encode(jwks.current.publicPem)),
       ],
       ['JWT_AGENT_INVALID', await jwks.sign({ sub: 'system:serviceaccount:ci:runner' })],
       ['JWT_AGENT_INVALID', await jwks.sign({ sub: undefined })],

@@ -72,7 +72,7 @@ function logCapture() {
 }
 
 describe.skipIf(!LINUX)('reaping what a killed daemon left behind', () => {
-  it('kills a dead daemon\'s leftover server and its setsid helper, then removes the record', async () => {
+  it("kills a dead daemon's leftover server and its setsid helper, then removes the record", async () => {
     const stateDir = await tempDir();
     const server = await leftoverServer(stateDir);
     const path = writeRecords(stateDir, deadOwner(), [record(server.pid)]);

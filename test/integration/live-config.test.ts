@@ -127,12 +127,8 @@ describe.concurrent('live config', () => {
     await writeFile(t.cursorFile, '{ "mcpServers": { "a": { "command": ');
     expect(await nextConfigChange(ws)).toMatchObject({ added: [], removed: [], changed: [], kept: ['a', 'b'] });
     const status = (await d.json<{ discovery: { warnings: Array<{ message: string; line?: number }> } }>('/status')).body;
-    expect(status.discovery.warnings).toContainEqual(
-      expect.objectContaining({ path: t.cursorFile, line: 1, message: expect.stringMatching(/invalid JSON/) }),
-    );
-    expect(status.discovery.warnings).toContainEqual(
-      expect.objectContaining({ server: 'a', message: expect.stringMatching(/keeps its last good config/) }),
-    );
+    expect(status.discovery.warnings).toContainEqual(expect.objectContaining({ path: t.cursorFile, line: 1, message: expect.stringMatching(/invalid JSON/) }));
+    expect(status.discovery.warnings).toContainEqual(expect.objectContaining({ server: 'a', message: expect.stringMatching(/keeps its last good config/) }));
     expect(await toolServers(d)).toEqual(['a', 'b']);
 
     // Valid again, but a's entry now needs an editor prompt: a keeps running, b is removed.

@@ -55,36 +55,44 @@ describe('switchboard serve log format', () => {
     return { home, path };
   }
 
-  it('--log-format pretty: human lines, a startup summary with each server, no JSON', async () => {
-    const { home, path } = await configFile();
-    const serve = spawnServe(['--config', path, '--port', '0', '--log-format', 'pretty'], { home, cwd: home });
-    const listening = await serve.waitForLine((line) => line.includes('listening on'));
-    expect(listening).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}listening on http:\/\/127\.0\.0\.1:\d+/);
-    const ready = await serve.waitForLine((line) => / INFO {2}ready /.test(line));
-    expect(ready).toMatch(/ready\s+mcp=http:\/\/127\.0\.0\.1:\d+\/mcp ms=\d+ tools=3 cacheHits=0 failed=0 servers=1$/);
-    const summary = await serve.waitForLine((line) => line.startsWith('    echo '));
-    expect(summary).toMatch(/^ {4}echo status=connected tools=3 ms=\d+ cached=false$/);
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-    expect(serve.lines().filter((line) => line.startsWith('{'))).toEqual([]);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    '--log-format pretty: human lines, a startup summary with each server, no JSON',
+    async () => {
+      const { home, path } = await configFile();
+      const serve = spawnServe(['--config', path, '--port', '0', '--log-format', 'pretty'], { home, cwd: home });
+      const listening = await serve.waitForLine((line) => line.includes('listening on'));
+      expect(listening).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}listening on http:\/\/127\.0\.0\.1:\d+/);
+      const ready = await serve.waitForLine((line) => / INFO {2}ready /.test(line));
+      expect(ready).toMatch(/ready\s+mcp=http:\/\/127\.0\.0\.1:\d+\/mcp ms=\d+ tools=3 cacheHits=0 failed=0 servers=1$/);
+      const summary = await serve.waitForLine((line) => line.startsWith('    echo '));
+      expect(summary).toMatch(/^ {4}echo status=connected tools=3 ms=\d+ cached=false$/);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+      expect(serve.lines().filter((line) => line.startsWith('{'))).toEqual([]);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
   // `serve --log-format pretty | head -1`, or the terminal of a pretty log closed: the next line
   // failed with EPIPE (EIO) on an unheard stream 'error', and the daemon died with exit code 1.
-  it('--log-format pretty whose reader goes away: the daemon goes on serving, and stops cleanly (exit 0)', async () => {
-    const { home, path } = await configFile();
-    const serve = spawnServe(['--config', path, '--port', '0', '--log-format', 'pretty'], { home, cwd: home });
-    const url = /listening on (http:\/\/\S+)/.exec(await serve.waitForLine((line) => line.includes('listening on')))![1]!;
-    await serve.waitForLine((line) => / INFO {2}ready /.test(line));
-    serve.child.stdout!.destroy();
-    // Each logs a line into the broken pipe: a reload and a failed request, then the stop's own.
-    expect((await fetch(`${url}/reload`, { method: 'POST' })).status).toBe(200);
-    expect((await fetch(`${url}/servers/nope`)).status).toBe(404);
-    expect((await fetch(`${url}/health`)).status).toBe(200);
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-    expect(serve.stderr()).not.toMatch(/EPIPE|Unhandled/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    '--log-format pretty whose reader goes away: the daemon goes on serving, and stops cleanly (exit 0)',
+    async () => {
+      const { home, path } = await configFile();
+      const serve = spawnServe(['--config', path, '--port', '0', '--log-format', 'pretty'], { home, cwd: home });
+      const url = /listening on (http:\/\/\S+)/.exec(await serve.waitForLine((line) => line.includes('listening on')))![1]!;
+      await serve.waitForLine((line) => / INFO {2}ready /.test(line));
+      serve.child.stdout!.destroy();
+      // Each logs a line into the broken pipe: a reload and a failed request, then the stop's own.
+      expect((await fetch(`${url}/reload`, { method: 'POST' })).status).toBe(200);
+      expect((await fetch(`${url}/servers/nope`)).status).toBe(404);
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+      expect(serve.stderr()).not.toMatch(/EPIPE|Unhandled/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });
 
 describe('formatLine', () => {

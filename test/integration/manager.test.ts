@@ -35,7 +35,10 @@ function newManager(options: ConstructorParameters<typeof MCPManager>[0] = {}): 
  * needs to be there: an echo server that is a session on one echo-http fixture for the file, so
  * connecting one spawns nothing (issue #34).
  */
-const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echoHttp = sharedByTests(
+  () => startFixtureHttp('echo-http'),
+  (http) => http.close(),
+);
 const echoSession = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 startAhead(echoHttp);
 
@@ -93,9 +96,7 @@ describe('MCPManager startup gate', () => {
     ]);
     expect(byServer('broken')).toEqual([]);
     // The deferred tools were announced as such during startup.
-    expect(events).toContainEqual(
-      expect.objectContaining({ type: 'tools.changed', server: 'cached', deferred: true, cause: 'startup' }),
-    );
+    expect(events).toContainEqual(expect.objectContaining({ type: 'tools.changed', server: 'cached', deferred: true, cause: 'startup' }));
 
     // Background completion replaces the cached tools with live ones and says so.
     const live = nextDaemonEvent({ bus }, 'tools.changed', (e) => e.server === 'cached');
@@ -172,10 +173,7 @@ describe('MCPManager teardown', () => {
     });
     const shellPid = (await manager.waitForConnection('wrapped')).pid as number;
     const directPid = (await manager.waitForConnection('direct')).pid as number;
-    const grandchildren = readFileSync(`/proc/${shellPid}/task/${shellPid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .map(Number);
+    const grandchildren = readFileSync(`/proc/${shellPid}/task/${shellPid}/children`, 'utf8').trim().split(/\s+/).map(Number);
     expect(grandchildren).toHaveLength(1);
 
     await manager.disconnectAll();

@@ -106,7 +106,8 @@ describe('MCP Apps across servers', () => {
       const { d, both } = await shared();
       const capable = await agentClient(d, both, era, UI_CAPABILITIES);
       const plain = await agentClient(d, both, era);
-      const seen = async (client: Client, app: string) => JSON.parse(textOf(await client.callTool({ name: `mcp_${app}_ui_capability`, arguments: {} }))) as { era: string; call: unknown; list: unknown };
+      const seen = async (client: Client, app: string) =>
+        JSON.parse(textOf(await client.callTool({ name: `mcp_${app}_ui_capability`, arguments: {} }))) as { era: string; call: unknown; list: unknown };
       // A 2026-07-28 server is told per request: exactly what the agent declared.
       expect(await seen(capable, 'alpha')).toEqual({ era: '2026-07-28', call: { mimeTypes: [MIME] }, list: { mimeTypes: [MIME] } });
       expect((await seen(plain, 'alpha')).call).toBeNull();
@@ -155,9 +156,13 @@ describe('MCP Apps across servers', () => {
       return meta;
     };
     const expected = (app: string) => ({ ui: { resourceUri: `ui://${app}/widget/index.html`, visibility: ['model', 'app'] }, 'ui/resourceUri': `ui://${app}/widget/index.html` });
-    const found = (await client.callTool({ name: 'search_tools', arguments: { query: 'show widget' } })).structuredContent as { tools: Array<{ name: string; _meta?: Record<string, unknown> }> };
+    const found = (await client.callTool({ name: 'search_tools', arguments: { query: 'show widget' } })).structuredContent as {
+      tools: Array<{ name: string; _meta?: Record<string, unknown> }>;
+    };
     for (const app of ['alpha', 'beta']) expect(pointers(found.tools.find((t) => t.name === `mcp_${app}_show_widget`))).toEqual(expected(app));
-    const described = (await client.callTool({ name: 'describe_tools', arguments: { names: ['mcp_alpha_show_widget', 'mcp_beta_show_widget'] } })).structuredContent as { tools: Array<{ name: string; _meta?: Record<string, unknown> }> };
+    const described = (await client.callTool({ name: 'describe_tools', arguments: { names: ['mcp_alpha_show_widget', 'mcp_beta_show_widget'] } })).structuredContent as {
+      tools: Array<{ name: string; _meta?: Record<string, unknown> }>;
+    };
     expect(described.tools.map((t) => [t.name, pointers(t)])).toEqual([
       ['mcp_alpha_show_widget', expected('alpha')],
       ['mcp_beta_show_widget', expected('beta')],

@@ -59,7 +59,10 @@ const names = async (client: Client): Promise<string[]> => (await client.listToo
  * The echo tools for every daemon of the file: one `echo-http` server (a session per daemon)
  * instead of an `echo-stdio` process per daemon. Registered first, so closed after the daemons.
  */
-const echoHttp = sharedByTests(() => startFixtureHttp('echo-http'), (http) => http.close());
+const echoHttp = sharedByTests(
+  () => startFixtureHttp('echo-http'),
+  (http) => http.close(),
+);
 const echoServer = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 /**
  * A server whose `add_tool` {name} adds a tool (answering its own name when called, described
@@ -71,7 +74,10 @@ const LC_TOOLS = ['mcp_lc_add_tool', 'mcp_lc_echo', 'mcp_lc_tool_2', 'mcp_lc_too
 const echo = async (config: Partial<DaemonConfigInput> = {}, servers?: Record<string, ServerConfig>) => startDaemon({ servers: servers ?? { echo: await echoServer() }, config });
 /** The echo daemon in each mode, shared by the tests that only list, search and call through it. */
 const sharedEcho = (config: Partial<DaemonConfigInput>) =>
-  sharedByTests(async () => startDaemon({ servers: { echo: await echoServer() }, config, lifetime: 'manual' }), (d) => d.close());
+  sharedByTests(
+    async () => startDaemon({ servers: { echo: await echoServer() }, config, lifetime: 'manual' }),
+    (d) => d.close(),
+  );
 const fullEcho = sharedEcho({ catalogue: 'full' });
 const searchEcho = sharedEcho({ catalogue: 'search' });
 const pinnedSearchEcho = sharedEcho({ catalogue: 'search', pinned: ['mcp_echo_rev*'] });
@@ -106,10 +112,11 @@ const sharedRich = (upstream: 'legacy' | 'modern') =>
   );
 const richDaemons = { legacy: sharedRich('legacy'), modern: sharedRich('modern') };
 const CALLS_OK = 'switchboard_tool_calls_total{transport="mcp",server="echo",tool="mcp_echo_add",outcome="ok"}';
-const outcome = (promise: Promise<unknown>): Promise<unknown> => promise.then(
-  (value) => ({ value }),
-  (err: unknown) => (ProtocolError.isInstance(err) ? { code: err.code, message: err.message, data: err.data } : { thrown: String(err) }),
-);
+const outcome = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    (value) => ({ value }),
+    (err: unknown) => (ProtocolError.isInstance(err) ? { code: err.code, message: err.message, data: err.data } : { thrown: String(err) }),
+  );
 
 describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
   it('full lists the catalogue; search lists the meta-tools and the pinned tools, and still calls a tool by its own name', async () => {
@@ -193,8 +200,14 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
     expect(unknown).toMatchObject({ code: -32602, data: { code: 'TOOL_NOT_FOUND' } });
     expect(unknown).toEqual(await outcome(direct('mcp_nope', {})));
     // A malformed call_tool is refused as a malformed tools/call is: InvalidParams.
-    expect(await outcome(client.callTool({ name: 'call_tool', arguments: { arguments: {} } }))).toMatchObject({ code: -32602, message: expect.stringMatching(/name must be a string/) });
-    expect(await outcome(client.callTool({ name: 'call_tool', arguments: { name: 'mcp_echo_echo', arguments: 'text' } }))).toMatchObject({ code: -32602, message: expect.stringMatching(/arguments must be an object/) });
+    expect(await outcome(client.callTool({ name: 'call_tool', arguments: { arguments: {} } }))).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/name must be a string/),
+    });
+    expect(await outcome(client.callTool({ name: 'call_tool', arguments: { name: 'mcp_echo_echo', arguments: 'text' } }))).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/arguments must be an object/),
+    });
     // The daemon is shared: the three ok calls this test made, whatever ran before it.
     expect((await metricValue(d, CALLS_OK)) - okBefore).toBe(3);
   });
@@ -227,7 +240,10 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
       { name: 'call_tool', arguments: { name: 'mcp_slow_slow', arguments: { durationMs: 60_000, progressEveryMs: 20 } } },
       { signal: abort.signal, onprogress: () => running.resolve() },
     );
-    const settled = call.then(() => 'resolved', () => 'rejected');
+    const settled = call.then(
+      () => 'resolved',
+      () => 'rejected',
+    );
     // The first progress proves the upstream handler is running.
     await running.promise;
     abort.abort(new Error('user gave up'));
@@ -265,7 +281,10 @@ describe.each(ERAS)('catalogue modes, a %s client', (_era, era) => {
 describe('catalogue modes per agent', () => {
   /** One daemon per config, shared by both eras' tests: each adds its own agents, named after its era. */
   const agentDaemon = (config: Partial<DaemonConfigInput>) =>
-    sharedByTests(async () => startDaemon({ servers: { echo: await echoServer() }, config: { token: TOKEN, ...config }, lifetime: 'manual' }), (d) => d.close());
+    sharedByTests(
+      async () => startDaemon({ servers: { echo: await echoServer() }, config: { token: TOKEN, ...config }, lifetime: 'manual' }),
+      (d) => d.close(),
+    );
   const pinnedFull = agentDaemon({ catalogue: 'full', pinned: ['mcp_echo_add'] });
   const autoAboveTwo = agentDaemon({ searchAbove: 2 });
   async function withAgents(shared: () => Promise<TestDaemon>, era: string): Promise<{ d: TestDaemon; add: (body: Record<string, unknown>) => Promise<string> }> {
@@ -346,7 +365,9 @@ describe('call_tool and a 2026-07-28 agent\u2019s input_required', () => {
   it('hands the round to the agent as a direct call does, its state sealed to the named tool', async () => {
     const { d } = await richDaemons.modern();
     const { client } = await connect(d, { pin: '2026-07-28' }, { elicitation: 'unused' });
-    const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = { '~standard': { version: 1, vendor: 't', validate: (value) => ({ value: value as Record<string, unknown> }) } };
+    const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = {
+      '~standard': { version: 1, vendor: 't', validate: (value) => ({ value: value as Record<string, unknown> }) },
+    };
     const via = (name: string, extra: Record<string, unknown> = {}) =>
       client.request({ method: 'tools/call', params: { name: 'call_tool', arguments: { name, arguments: { message: 'Who?' } }, ...extra } }, Raw, { allowInputRequired: true });
     const first = await via('mcp_rich_ask_elicitation');

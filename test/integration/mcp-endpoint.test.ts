@@ -77,9 +77,16 @@ function connectObservingProgress(onProgress: () => void): typeof connectToServe
 const echoHttp = sharedWithCleanup((cleanup) => startFixtureHttp('echo-http', { cleanup }));
 const echoServer = async (): Promise<ServerConfig> => ({ type: 'http', url: (await echoHttp()).url });
 /** The echo daemon of the tests that neither reload it nor change its config. */
-const echoDaemon = sharedByTests(async () => startDaemon({ servers: { echo: await echoServer() }, lifetime: 'manual' }), (d) => d.close());
+const echoDaemon = sharedByTests(
+  async () => startDaemon({ servers: { echo: await echoServer() }, lifetime: 'manual' }),
+  (d) => d.close(),
+);
 /** A daemon for one test (that reloads, cancels or closes), started ahead with the others. */
-const ownDaemon = (options: () => Promise<StartDaemonOptions>) => sharedByTests(async () => startDaemon({ ...(await options()), lifetime: 'manual' }), (d) => d.close());
+const ownDaemon = (options: () => Promise<StartDaemonOptions>) =>
+  sharedByTests(
+    async () => startDaemon({ ...(await options()), lifetime: 'manual' }),
+    (d) => d.close(),
+  );
 const forListing = ownDaemon(async () => ({ servers: { echo: await echoServer(), slow: fixtureServerConfig('slow-tool') } }));
 const forReload = ownDaemon(async () => ({ servers: { echo: await echoServer() } }));
 const forListChanged = ownDaemon(async () => ({ servers: { lc: fixtureServerConfig('list-changed') } }));
@@ -108,12 +115,7 @@ describe('/mcp', () => {
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
     expect(client.getServerVersion()?.name).toBe('switchboard');
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      'mcp_echo_add',
-      'mcp_echo_echo',
-      'mcp_echo_reverse',
-      'mcp_slow_slow',
-    ]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['mcp_echo_add', 'mcp_echo_echo', 'mcp_echo_reverse', 'mcp_slow_slow']);
     const reverse = tools.find((tool) => tool.name === 'mcp_echo_reverse');
     expect(reverse).toMatchObject({
       description: 'Reverses its text',
@@ -206,10 +208,7 @@ describe('/mcp', () => {
     const { daemon, marker, running } = await forCancel();
     const { client } = await connectClient(daemon);
     const abort = new AbortController();
-    const call = client.callTool(
-      { name: 'mcp_slow_slow', arguments: { durationMs: 60_000, progressEveryMs: 20 } },
-      { signal: abort.signal },
-    );
+    const call = client.callTool({ name: 'mcp_slow_slow', arguments: { durationMs: 60_000, progressEveryMs: 20 } }, { signal: abort.signal });
     const outcome = call.then(
       () => 'resolved',
       () => 'rejected',

@@ -30,10 +30,7 @@ const UPSTREAMS: Array<[string, () => Promise<TestDaemon>]> = [
   ['a 2025-era stdio server', sharedByTests(() => daemonOf(fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } })), closeAll)],
   ['a 2026-07-28 HTTP server', sharedByTests(() => daemonOfModernHttp({}), closeAll)],
   ['a 2026-07-28 HTTP server that leaves resultType out', sharedByTests(() => daemonOfModernHttp({ OMIT_RESULT_TYPE: '1' }), closeAll)],
-  [
-    'a 2026-07-28 HTTP server that declares no completions, logging or subscribe',
-    sharedByTests(() => daemonOfModernHttp({ UNDECLARED: '1' }), closeAll),
-  ],
+  ['a 2026-07-28 HTTP server that declares no completions, logging or subscribe', sharedByTests(() => daemonOfModernHttp({ UNDECLARED: '1' }), closeAll)],
 ];
 
 /** What a shared daemon holds beyond itself: the HTTP fixture it aggregates, if any. */
@@ -79,7 +76,13 @@ async function agent(daemon: TestDaemon, mode: Mode): Promise<Client> {
 async function rawModernCall(daemon: TestDaemon, name: string): Promise<Record<string, unknown>> {
   const res = await fetch(new URL('/mcp', daemon.url), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 1,

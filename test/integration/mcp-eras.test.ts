@@ -42,7 +42,10 @@ async function rawPost(daemon: TestDaemon, headers: Record<string, string>, body
 }
 
 /** The echo daemon of the tests that do not reload it. */
-const echoDaemon = sharedByTests(() => startEchoDaemon({ lifetime: 'manual' }), (d) => d.close());
+const echoDaemon = sharedByTests(
+  () => startEchoDaemon({ lifetime: 'manual' }),
+  (d) => d.close(),
+);
 
 describe('/mcp in both protocol eras', () => {
   it('serves a client pinned to 2026-07-28: discover, list with hints, call, and list_changed on subscriptions/listen', async () => {

@@ -15,7 +15,13 @@ import { pollTask, taskClient } from '../helpers/tasks.js';
  * `capabilities.tasks` asks for a task; the server makes and runs it (its TASK_LOG says so), and
  * the agent's `tasks/*` reach the server's task under Switchboard's id for it.
  */
-const { CallToolResult: CallToolResultSchema, CancelTaskResult: CancelTaskResultSchema, CreateTaskResult: CreateTaskResultSchema, GetTaskResult: GetTaskResultSchema, ListTasksResult: ListTasksResultSchema } = specTypeSchemas;
+const {
+  CallToolResult: CallToolResultSchema,
+  CancelTaskResult: CancelTaskResultSchema,
+  CreateTaskResult: CreateTaskResultSchema,
+  GetTaskResult: GetTaskResultSchema,
+  ListTasksResult: ListTasksResultSchema,
+} = specTypeSchemas;
 const TASKS_CAPABILITY = { tasks: { list: {}, cancel: {} } };
 
 const textOf = (result: { content?: unknown }): string => ((result.content as { text: string }[] | undefined) ?? []).map((part) => part.text).join('');
@@ -81,7 +87,10 @@ describe("a server's own tasks, passed through /mcp", () => {
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
     const other = await agentClient(d, bob, 'legacy', TASKS_CAPABILITY);
     const { task } = await createTask(client, 'own_native_job', { untilFile: join(dir, 'never') });
-    await expect(other.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema)).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_NOT_FOUND' } });
+    await expect(other.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema)).rejects.toMatchObject({
+      code: -32602,
+      data: { code: 'TASK_NOT_FOUND' },
+    });
     const cancelled = await client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema);
     expect(cancelled).toMatchObject({ taskId: task.taskId, status: 'cancelled' });
     expect(await log()).toEqual(['created native-1 native_job', 'cancelled native-1']);
@@ -92,7 +101,10 @@ describe("a server's own tasks, passed through /mcp", () => {
     const dir = await tempDir();
     const { d, alice, log } = await nativeDaemon(dir);
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
-    await expect(client.request({ method: 'tools/call', params: { name: 'own_native_only', arguments: {} } }, CallToolResultSchema)).rejects.toMatchObject({ code: -32601, data: { code: 'TASK_REQUIRED' } });
+    await expect(client.request({ method: 'tools/call', params: { name: 'own_native_only', arguments: {} } }, CallToolResultSchema)).rejects.toMatchObject({
+      code: -32601,
+      data: { code: 'TASK_REQUIRED' },
+    });
     const { task } = await createTask(client, 'own_native_only', { text: 'only' });
     expect(textOf(await client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema))).toBe('native: only');
     const plain = await agentClient(d, alice, 'legacy');

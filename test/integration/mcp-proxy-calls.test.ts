@@ -57,7 +57,10 @@ async function agent(daemon: TestDaemon, mode: Mode, options: AgentOptions = {})
 }
 
 /** The 2026-07-28 HTTP fixture every test of this file aggregates: each opens its own sessions. */
-const modernUpstream = sharedByTests(() => startFixtureHttp('rich-http', { env: { ERA: 'modern' } }), (http) => http.close());
+const modernUpstream = sharedByTests(
+  () => startFixtureHttp('rich-http', { env: { ERA: 'modern' } }),
+  (http) => http.close(),
+);
 
 const stdioConfig = async (): Promise<ServerConfig> => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } });
 const modernConfig = async (): Promise<ServerConfig> => ({ type: 'http', url: (await modernUpstream()).url });
@@ -68,12 +71,18 @@ const modernConfig = async (): Promise<ServerConfig> => ({ type: 'http', url: (a
  * entry (roots) or change the server (its log level) start their own.
  */
 const sharedDaemonOf = (config: () => Promise<ServerConfig>) =>
-  sharedByTests(async () => startDaemon({ servers: { rich: await config() }, lifetime: 'manual' }), (daemon) => daemon.close());
+  sharedByTests(
+    async () => startDaemon({ servers: { rich: await config() }, lifetime: 'manual' }),
+    (daemon) => daemon.close(),
+  );
 const stdioDaemon = sharedDaemonOf(stdioConfig);
 const modernDaemon = sharedDaemonOf(modernConfig);
 /** The same with the entry's own roots: read-only for the tests, so shared by both clients' tests. */
 const rootedDaemonOf = (config: () => Promise<ServerConfig>, roots: string[]) =>
-  sharedByTests(async () => startDaemon({ servers: { rich: { ...(await config()), roots } }, lifetime: 'manual' }), (daemon) => daemon.close());
+  sharedByTests(
+    async () => startDaemon({ servers: { rich: { ...(await config()), roots } }, lifetime: 'manual' }),
+    (daemon) => daemon.close(),
+  );
 const rootedDaemons = {
   legacy: { configured: rootedDaemonOf(stdioConfig, ['/configured/root']), confined: rootedDaemonOf(stdioConfig, ['/srv/shared', '/srv/docs']) },
   modern: { configured: rootedDaemonOf(modernConfig, ['/configured/root']), confined: rootedDaemonOf(modernConfig, ['/srv/shared', '/srv/docs']) },
@@ -206,7 +215,13 @@ describe('2026-07-28 input_required through Switchboard', () => {
   async function call(daemon: TestDaemon, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
     const res = await fetch(new URL('/mcp', daemon.url), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': String(params.name) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': String(params.name),
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: envelope } }),
     });
     return (await res.json()) as never;
@@ -220,10 +235,20 @@ describe('2026-07-28 input_required through Switchboard', () => {
     const [key, request] = Object.entries(requests)[0]!;
     expect(request).toMatchObject({ method: 'elicitation/create', params: { message: 'Name?' } });
 
-    const tampered = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: { [key]: { action: 'accept', content: { answer: 'x' } } }, requestState: `${String(first.result?.requestState)}-TAMPERED` });
+    const tampered = await call(daemon, {
+      name: 'mcp_rich_ask_elicitation',
+      arguments: {},
+      inputResponses: { [key]: { action: 'accept', content: { answer: 'x' } } },
+      requestState: `${String(first.result?.requestState)}-TAMPERED`,
+    });
     expect(tampered.error).toMatchObject({ code: -32602, message: expect.stringContaining('requestState') });
 
-    const retry = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: { [key]: { action: 'accept', content: { answer: 'Grace' } } }, requestState: first.result?.requestState });
+    const retry = await call(daemon, {
+      name: 'mcp_rich_ask_elicitation',
+      arguments: {},
+      inputResponses: { [key]: { action: 'accept', content: { answer: 'Grace' } } },
+      requestState: first.result?.requestState,
+    });
     expect(retry.result).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Grace' }] });
     // A token continues its call once.
     const again = await call(daemon, { name: 'mcp_rich_ask_elicitation', arguments: {}, inputResponses: {}, requestState: first.result?.requestState });
@@ -231,11 +256,13 @@ describe('2026-07-28 input_required through Switchboard', () => {
   });
 });
 
-describe('a 2026-07-28 server\'s input_required through Switchboard', () => {
+describe("a 2026-07-28 server's input_required through Switchboard", () => {
   it('reaches a 2026-07-28 agent as the server wrote it (keys and all), with the state sealed to the request', async () => {
     const daemon = await modernDaemon();
     const client = await agent(daemon, { pin: '2026-07-28' }, { elicitation: 'unused' });
-    const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = { '~standard': { version: 1, vendor: 't', validate: (value) => ({ value: value as Record<string, unknown> }) } };
+    const Raw: StandardSchemaV1<unknown, Record<string, unknown>> = {
+      '~standard': { version: 1, vendor: 't', validate: (value) => ({ value: value as Record<string, unknown> }) },
+    };
     const first = await client.request({ method: 'tools/call', params: { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Who?' } } }, Raw, { allowInputRequired: true });
     expect(first).toMatchObject({ resultType: 'input_required', inputRequests: { ask: { method: 'elicitation/create', params: { message: 'Who?' } } } });
     const state = String(first.requestState);
@@ -245,7 +272,15 @@ describe('a 2026-07-28 server\'s input_required through Switchboard', () => {
       .catch((err: unknown) => err);
     expect((elsewhere as { code?: number }).code).toBe(-32602);
     const done = await client.request(
-      { method: 'tools/call', params: { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Who?' }, inputResponses: { ask: { action: 'accept', content: { answer: 'Lin' } } }, requestState: state } },
+      {
+        method: 'tools/call',
+        params: {
+          name: 'mcp_rich_ask_elicitation',
+          arguments: { message: 'Who?' },
+          inputResponses: { ask: { action: 'accept', content: { answer: 'Lin' } } },
+          requestState: state,
+        },
+      },
       Raw,
       { allowInputRequired: true },
     );

@@ -31,9 +31,15 @@ async function agent(daemon: TestDaemon, mode: Mode): Promise<Client> {
 const rich = (env: Record<string, string> = {}) => fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy', ...env } });
 
 /** The rich server alone, shared by the tests that only read and call through it (each with its own session). */
-const richDaemon = sharedByTests(() => startDaemon({ servers: { rich: rich() }, lifetime: 'manual' }), (d) => d.close());
+const richDaemon = sharedByTests(
+  () => startDaemon({ servers: { rich: rich() }, lifetime: 'manual' }),
+  (d) => d.close(),
+);
 /** The rich and the echo server, shared by both eras' routing test (it only reads). */
-const richEchoDaemon = sharedByTests(() => startDaemon({ servers: { rich: rich(), echo: fixtureServerConfig('echo-stdio') }, lifetime: 'manual' }), (d) => d.close());
+const richEchoDaemon = sharedByTests(
+  () => startDaemon({ servers: { rich: rich(), echo: fixtureServerConfig('echo-stdio') }, lifetime: 'manual' }),
+  (d) => d.close(),
+);
 
 describe.each(ERAS)('/mcp prompts, resources and completions (%s client)', (_era, mode) => {
   it('advertises what the servers have, lists prompts and resources, and routes get, read and complete to the owner', async () => {

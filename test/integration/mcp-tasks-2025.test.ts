@@ -11,7 +11,13 @@ import { sharedTaskDaemon } from '../helpers/tasks.js';
  * `capabilities.tasks` get the same gateway-run tasks as the extension's clients, in the era's
  * shapes — `CreateTaskResult {task}`, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
  */
-const { CallToolResult: CallToolResultSchema, CancelTaskResult: CancelTaskResultSchema, CreateTaskResult: CreateTaskResultSchema, GetTaskResult: GetTaskResultSchema, ListTasksResult: ListTasksResultSchema } = specTypeSchemas;
+const {
+  CallToolResult: CallToolResultSchema,
+  CancelTaskResult: CancelTaskResultSchema,
+  CreateTaskResult: CreateTaskResultSchema,
+  GetTaskResult: GetTaskResultSchema,
+  ListTasksResult: ListTasksResultSchema,
+} = specTypeSchemas;
 const TASKS_CAPABILITY = { tasks: { list: {}, cancel: {} } };
 
 const textOf = (result: { content?: unknown }): string => ((result.content as { text: string }[] | undefined) ?? []).map((part) => part.text).join('');
@@ -24,7 +30,7 @@ describe('the 2025-11-25 task surface on /mcp', () => {
   /** One task daemon for the tests that each make and read their own tasks. */
   const sharedTasks = sharedTaskDaemon();
 
-  it('a task-augmented call answers CreateTaskResult at once; tasks/get polls it, tasks/result waits for the tool result, tasks/list shows only its agent\'s tasks', async () => {
+  it("a task-augmented call answers CreateTaskResult at once; tasks/get polls it, tasks/result waits for the tool result, tasks/list shows only its agent's tasks", async () => {
     const { d, dir } = await sharedTasks();
     // tasks/list shows all of an agent's tasks, and the daemon is shared: agents of this test's own.
     const alice = await addAgentKey(d, { name: 'lister' });
@@ -61,9 +67,15 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     const listed = await client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema);
     expect(listed.tasks.map((t) => t.taskId)).toEqual([task.taskId]);
     expect((await other.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema)).tasks.map((t) => t.taskId)).toEqual([bobs.taskId]);
-    await expect(other.request({ method: 'tasks/get', params: { taskId: task.taskId } }, GetTaskResultSchema)).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_NOT_FOUND' } });
+    await expect(other.request({ method: 'tasks/get', params: { taskId: task.taskId } }, GetTaskResultSchema)).rejects.toMatchObject({
+      code: -32602,
+      data: { code: 'TASK_NOT_FOUND' },
+    });
     // A `required` task tool called without params.task: -32601, as the era says.
-    await expect(client.request({ method: 'tools/call', params: { name: 'strict_failing_job', arguments: {} } }, CallToolResultSchema)).rejects.toMatchObject({ code: -32601, data: { code: 'TASK_REQUIRED' } });
+    await expect(client.request({ method: 'tools/call', params: { name: 'strict_failing_job', arguments: {} } }, CallToolResultSchema)).rejects.toMatchObject({
+      code: -32601,
+      data: { code: 'TASK_REQUIRED' },
+    });
   });
 
   it('tasks/cancel cancels the call on the server and answers the cancelled task; tasks/result then says TASK_CANCELLED', async () => {
@@ -77,7 +89,10 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     expect(cancelled).toMatchObject({ taskId: task.taskId, status: 'cancelled' });
     // The server's own record of the cancellation (notifications/cancelled reached it).
     expect(await waitForFile(join(dir, 'cancelled'))).toContain('cancelled');
-    await expect(client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema)).rejects.toMatchObject({ code: -32602, data: { code: 'TASK_CANCELLED' } });
+    await expect(client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema)).rejects.toMatchObject({
+      code: -32602,
+      data: { code: 'TASK_CANCELLED' },
+    });
     // A finished task cannot be cancelled again (-32602), as the 2025-11-25 spec says.
     await expect(client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema)).rejects.toMatchObject({ code: -32602 });
   });
@@ -100,7 +115,9 @@ describe('the 2025-11-25 task surface on /mcp', () => {
     const { d, alice } = await sharedTasks();
     const client = await agentClient(d, alice, 'legacy', TASKS_CAPABILITY);
     const { task } = await createTask(client, 'protocol_error_job', {});
-    await expect(client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema)).rejects.toMatchObject({ message: expect.stringContaining('The job crashed') });
+    await expect(client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, CallToolResultSchema)).rejects.toMatchObject({
+      message: expect.stringContaining('The job crashed'),
+    });
   });
 
   it('a client that did not declare the tasks capability gets the plain result, and tasks/list is unknown to it', async () => {

@@ -43,7 +43,10 @@ describe('gateway-run tasks on /mcp', () => {
     expect(textOf(result)).toBe('Computed after 0 s');
     // A `required` task tool refuses it, naming the extension.
     await expect(plain.request('tools/call', { name: 'strict_failing_job', arguments: {} })).rejects.toMatchObject({ code: -32021 });
-    await expect(plain.request('tasks/get', { taskId: 'whatever' })).rejects.toMatchObject({ code: -32021, data: { code: 'TASKS_NOT_NEGOTIATED', requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } });
+    await expect(plain.request('tasks/get', { taskId: 'whatever' })).rejects.toMatchObject({
+      code: -32021,
+      data: { code: 'TASKS_NOT_NEGOTIATED', requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+    });
   });
 
   it('tasks/cancel cancels the call on the server, and the task reads cancelled', async () => {
@@ -72,7 +75,9 @@ describe('gateway-run tasks on /mcp', () => {
     expect(waiting.status).toBe('input_required');
     const [key, question] = Object.entries(waiting.inputRequests ?? {})[0] ?? [];
     expect(question).toMatchObject({ method: 'elicitation/create', params: { message: 'Delete a.txt?' } });
-    expect(await client.request('tasks/update', { taskId, inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } } })).toEqual(expect.objectContaining({ resultType: 'complete' }));
+    expect(await client.request('tasks/update', { taskId, inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } } })).toEqual(
+      expect.objectContaining({ resultType: 'complete' }),
+    );
     const done = await pollTask(client, taskId, (task) => task.status === 'completed' || task.status === 'failed');
     expect(textOf(done.result)).toBe('Deleted a.txt');
   });
@@ -111,7 +116,12 @@ describe('gateway-run tasks on /mcp', () => {
       servers: {
         own: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'greet,failing_job', NATIVE_TASKS: 'greet,failing_job:required' } }), protocol: 'legacy', toolPrefix: 'own_' },
         // The operator's setting wins over what the server declares.
-        ruled: { ...fixtureServerConfig('task-tools', { env: { ONLY: 'greet', NATIVE_TASKS: 'greet' } }), protocol: 'legacy', toolPrefix: 'ruled_', tasks: { tools: ['greet'], mode: 'required' } },
+        ruled: {
+          ...fixtureServerConfig('task-tools', { env: { ONLY: 'greet', NATIVE_TASKS: 'greet' } }),
+          protocol: 'legacy',
+          toolPrefix: 'ruled_',
+          tasks: { tools: ['greet'], mode: 'required' },
+        },
       },
       config: { token: OPERATOR_TOKEN },
     });

@@ -47,7 +47,12 @@ describe('nginx in front of two daemons', () => {
     const answered: string[] = [];
     for (let i = 0; i < 10; i++) answered.push(await whoAnswers(nginx));
 
-    expect(countBy(answered)).toEqual(new Map([[ids[0], 5], [ids[1], 5]]));
+    expect(countBy(answered)).toEqual(
+      new Map([
+        [ids[0], 5],
+        [ids[1], 5],
+      ]),
+    );
     // Strictly alternating: nginx's round-robin with equal weights and no failures.
     for (let i = 1; i < answered.length; i++) expect(answered[i]).not.toBe(answered[i - 1]);
     const log = await nginx.accessLog();

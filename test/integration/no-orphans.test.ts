@@ -29,9 +29,7 @@ const EXIT_BUDGET_MS = 10_000;
 
 /** The processes of `refs` still running, described for the failure message. */
 function survivors(refs: readonly ProcessRef[]): string[] {
-  return refs
-    .filter(isAlive)
-    .map((ref) => `${ref.pid} ${readStat(ref.pid)?.state} ${(readCmdline(ref.pid) ?? []).join(' ')}`);
+  return refs.filter(isAlive).map((ref) => `${ref.pid} ${readStat(ref.pid)?.state} ${(readCmdline(ref.pid) ?? []).join(' ')}`);
 }
 
 /** A server that only SIGKILL ends, and that never notices its client left. */
@@ -80,113 +78,123 @@ describe.skipIf(!LINUX)('no orphans', () => {
     expect(isProcessGone(fixture.setsidPid!)).toBe(true);
   });
 
-  it('a daemon killed with SIGKILL takes its servers along within seconds, one that ignores SIGTERM and stdin EOF too (6 times)', async () => {
-    // Six daemons killed at once: every run shares the box with five others starting and dying (24
-    // node processes on two cores, beside the rest of the suite), the load under which a watchdog is
-    // slowest to boot. Twenty were here, then ten: each run is ~1 s of the suite's CPU (a `serve`
-    // start is most of it), and four more repeated the same load for a twentieth of this file's CPU.
-    // What a run checks has its deterministic tests in child-watchdog.test.ts.
-    const RUNS = 6;
-    /** Daemons killed at once: the kills' grace periods overlap, the starts share the two cores. */
-    const AT_ONCE = 6;
-    const run = async (n: number): Promise<void> => {
-      // The two kinds of server the watchdog ends: one that goes by itself once its stdin closes,
-      // and one that only SIGKILL ends. Two records, so the watchdog ends every record, not only the
-      // first or last (three servers of the first kind were once here: they proved nothing a
-      // second one does not, for a fifth of each run's CPU).
-      const { serve, children, watchdog } = await serveWatched(n, {
-        s0: (env) => fixtureServerConfig('never-answers-initialize', { env }),
-        s1: (env) => fixtureServerConfig('never-answers-initialize', { env: { ...env, ...STUBBORN } }),
-      });
-      // Taken while they all run: one of them ends on its own once its stdin closes.
-      const refs = [...children.map((child) => processRef(child.pid)), watchdog];
+  it(
+    'a daemon killed with SIGKILL takes its servers along within seconds, one that ignores SIGTERM and stdin EOF too (6 times)',
+    async () => {
+      // Six daemons killed at once: every run shares the box with five others starting and dying (24
+      // node processes on two cores, beside the rest of the suite), the load under which a watchdog is
+      // slowest to boot. Twenty were here, then ten: each run is ~1 s of the suite's CPU (a `serve`
+      // start is most of it), and four more repeated the same load for a twentieth of this file's CPU.
+      // What a run checks has its deterministic tests in child-watchdog.test.ts.
+      const RUNS = 6;
+      /** Daemons killed at once: the kills' grace periods overlap, the starts share the two cores. */
+      const AT_ONCE = 6;
+      const run = async (n: number): Promise<void> => {
+        // The two kinds of server the watchdog ends: one that goes by itself once its stdin closes,
+        // and one that only SIGKILL ends. Two records, so the watchdog ends every record, not only the
+        // first or last (three servers of the first kind were once here: they proved nothing a
+        // second one does not, for a fifth of each run's CPU).
+        const { serve, children, watchdog } = await serveWatched(n, {
+          s0: (env) => fixtureServerConfig('never-answers-initialize', { env }),
+          s1: (env) => fixtureServerConfig('never-answers-initialize', { env: { ...env, ...STUBBORN } }),
+        });
+        // Taken while they all run: one of them ends on its own once its stdin closes.
+        const refs = [...children.map((child) => processRef(child.pid)), watchdog];
 
-      serve.child.kill('SIGKILL');
-      // The servers go (the stubborn one after the watchdog's 1 s grace), and so does the watchdog.
-      // The budget is wide because two dozen node processes start and stop at once on two cores while
-      // other test files run: the watchdog itself may need a second or two to boot under that load.
-      const gone = await waitForProcessesExit(refs, EXIT_BUDGET_MS);
-      expect(gone ? [] : survivors(refs), `run ${n}: still running`).toEqual([]);
-      expect(await serve.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    };
-    for (let first = 0; first < RUNS; first += AT_ONCE) {
-      await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => run(first + i)));
-    }
-  }, SPAWN_TIMEOUT_MS);
+        serve.child.kill('SIGKILL');
+        // The servers go (the stubborn one after the watchdog's 1 s grace), and so does the watchdog.
+        // The budget is wide because two dozen node processes start and stop at once on two cores while
+        // other test files run: the watchdog itself may need a second or two to boot under that load.
+        const gone = await waitForProcessesExit(refs, EXIT_BUDGET_MS);
+        expect(gone ? [] : survivors(refs), `run ${n}: still running`).toEqual([]);
+        expect(await serve.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      };
+      for (let first = 0; first < RUNS; first += AT_ONCE) {
+        await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => run(first + i)));
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('a clean stop (SIGTERM, SIGINT, SIGHUP) leaves nothing running 500 ms after the exit: no watchdog, no server (6 times)', async () => {
-    // Each signal twice, all at once. The race this hunts (a watchdog still booting outlives a
-    // daemon stopped at once) has its deterministic test in child-watchdog.test.ts; this is the
-    // end-to-end check. Twenty runs were here, then ten (two batches of five): each run is ~1 s of
-    // the suite's CPU for the same three paths.
-    const RUNS = 6;
-    /** Stopped at once: one batch, every stop while five other daemons start or stop. */
-    const AT_ONCE = 6;
-    const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
-    /**
-     * Counted from the exit as this process observed it (the 'close' of the daemon's pipes), which
-     * is never before the exit itself: only a process the daemon left running can use it up.
-     */
-    const AFTER_EXIT_MS = 500;
-    const run = async (n: number): Promise<void> => {
-      // One that connects and one still connecting: a stop can find a server in either state. The
-      // watchdog started with the first child, and is just as young: the one a stop is most likely to outrun.
-      const { serve, children, watchdog } = await serveWatched(n, {
-        a: (env) => fixtureServerConfig('echo-stdio', { env }),
-        b: (env) => fixtureServerConfig('never-answers-initialize', { env }),
-      });
-      killRefsAtTestEnd(watchdog);
-      const refs = [watchdog, ...children.map((child) => processRef(child.pid))];
+  it(
+    'a clean stop (SIGTERM, SIGINT, SIGHUP) leaves nothing running 500 ms after the exit: no watchdog, no server (6 times)',
+    async () => {
+      // Each signal twice, all at once. The race this hunts (a watchdog still booting outlives a
+      // daemon stopped at once) has its deterministic test in child-watchdog.test.ts; this is the
+      // end-to-end check. Twenty runs were here, then ten (two batches of five): each run is ~1 s of
+      // the suite's CPU for the same three paths.
+      const RUNS = 6;
+      /** Stopped at once: one batch, every stop while five other daemons start or stop. */
+      const AT_ONCE = 6;
+      const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+      /**
+       * Counted from the exit as this process observed it (the 'close' of the daemon's pipes), which
+       * is never before the exit itself: only a process the daemon left running can use it up.
+       */
+      const AFTER_EXIT_MS = 500;
+      const run = async (n: number): Promise<void> => {
+        // One that connects and one still connecting: a stop can find a server in either state. The
+        // watchdog started with the first child, and is just as young: the one a stop is most likely to outrun.
+        const { serve, children, watchdog } = await serveWatched(n, {
+          a: (env) => fixtureServerConfig('echo-stdio', { env }),
+          b: (env) => fixtureServerConfig('never-answers-initialize', { env }),
+        });
+        killRefsAtTestEnd(watchdog);
+        const refs = [watchdog, ...children.map((child) => processRef(child.pid))];
 
-      serve.child.kill(SIGNALS[n % SIGNALS.length]);
-      expect(await serve.exited, `run ${n}`).toEqual({ code: 0, signal: null });
-      const gone = await waitForProcessesExit(refs, AFTER_EXIT_MS);
-      expect(gone ? [] : survivors(refs), `run ${n} (${SIGNALS[n % SIGNALS.length]}): still running ${AFTER_EXIT_MS} ms after the exit`).toEqual([]);
-    };
-    for (let first = 0; first < RUNS; first += AT_ONCE) {
-      await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => run(first + i)));
-    }
-  }, SPAWN_TIMEOUT_MS);
+        serve.child.kill(SIGNALS[n % SIGNALS.length]);
+        expect(await serve.exited, `run ${n}`).toEqual({ code: 0, signal: null });
+        const gone = await waitForProcessesExit(refs, AFTER_EXIT_MS);
+        expect(gone ? [] : survivors(refs), `run ${n} (${SIGNALS[n % SIGNALS.length]}): still running ${AFTER_EXIT_MS} ms after the exit`).toEqual([]);
+      };
+      for (let first = 0; first < RUNS; first += AT_ONCE) {
+        await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => run(first + i)));
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('a server left running by a daemon killed with SIGKILL, its watchdog too, is reaped by the next start on the same state directory', async () => {
-    const dir = await tempDir();
-    const configPath = join(dir, 'switchboard.json');
-    /** The config of each run: the same state directory, the server's pids in a file of its own. */
-    const configure = (pidFile: string) => {
-      const stubborn = fixtureServerConfig('echo-stdio', { env: { PID_FILE: pidFile, IGNORE_STDIN_EOF: '1', SPAWN_SETSID_GRANDCHILD: '1' } });
-      return writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'state', 'cache.db'), mcpServers: { stubborn } }));
-    };
+  it(
+    'a server left running by a daemon killed with SIGKILL, its watchdog too, is reaped by the next start on the same state directory',
+    async () => {
+      const dir = await tempDir();
+      const configPath = join(dir, 'switchboard.json');
+      /** The config of each run: the same state directory, the server's pids in a file of its own. */
+      const configure = (pidFile: string) => {
+        const stubborn = fixtureServerConfig('echo-stdio', { env: { PID_FILE: pidFile, IGNORE_STDIN_EOF: '1', SPAWN_SETSID_GRANDCHILD: '1' } });
+        return writeFile(configPath, JSON.stringify({ dbPath: join(dir, 'state', 'cache.db'), mcpServers: { stubborn } }));
+      };
 
-    await configure(join(dir, 'first.pid'));
-    const first = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
-    await first.waitForLog((entry) => entry.msg === 'ready');
-    const leftover = await readPidFile((await waitForFile(join(dir, 'first.pid')), join(dir, 'first.pid')));
-    killAtEnd(leftover);
+      await configure(join(dir, 'first.pid'));
+      const first = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+      await first.waitForLog((entry) => entry.msg === 'ready');
+      const leftover = await readPidFile((await waitForFile(join(dir, 'first.pid')), join(dir, 'first.pid')));
+      killAtEnd(leftover);
 
-    // Killed first, as an OOM kill of the whole container or cgroup would: nothing ends the server now.
-    const watchdog = watchdogOf(first.child.pid as number);
-    expect(watchdog).toBeDefined();
-    process.kill(watchdog!.pid, 'SIGKILL');
-    expect(await waitForProcessesExit([watchdog!], 5_000)).toBe(true);
-    first.child.kill('SIGKILL');
-    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    // Its stdin is closed now, and it does not care: without the reaper it would run forever.
-    expect(isProcessGone(leftover.pid)).toBe(false);
-    expect(isProcessGone(leftover.setsidPid!)).toBe(false);
+      // Killed first, as an OOM kill of the whole container or cgroup would: nothing ends the server now.
+      const watchdog = watchdogOf(first.child.pid as number);
+      expect(watchdog).toBeDefined();
+      process.kill(watchdog!.pid, 'SIGKILL');
+      expect(await waitForProcessesExit([watchdog!], 5_000)).toBe(true);
+      first.child.kill('SIGKILL');
+      expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      // Its stdin is closed now, and it does not care: without the reaper it would run forever.
+      expect(isProcessGone(leftover.pid)).toBe(false);
+      expect(isProcessGone(leftover.setsidPid!)).toBe(false);
 
-    await configure(join(dir, 'second.pid'));
-    const second = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
-    const reaped = await second.waitForLog((entry) => entry.msg === 'reaped leftover server processes');
+      await configure(join(dir, 'second.pid'));
+      const second = spawnServe(['--config', configPath, '--port', '0'], { home: dir, cwd: dir });
+      const reaped = await second.waitForLog((entry) => entry.msg === 'reaped leftover server processes');
 
-    expect(reaped.reaped).toEqual([
-      { pid: leftover.pid, pgid: leftover.pid, command: 'node', owner: first.child.pid, others: 1 },
-    ]);
-    expect(isProcessGone(leftover.pid)).toBe(true);
-    expect(isProcessGone(leftover.setsidPid!)).toBe(true);
-    // The second daemon's own server is untouched by it.
-    const current = await readPidFile((await waitForFile(join(dir, 'second.pid')), join(dir, 'second.pid')));
-    killAtEnd(current);
-    expect(current.pid).not.toBe(leftover.pid);
-    expect(isProcessGone(current.pid)).toBe(false);
-  }, SPAWN_TIMEOUT_MS);
+      expect(reaped.reaped).toEqual([{ pid: leftover.pid, pgid: leftover.pid, command: 'node', owner: first.child.pid, others: 1 }]);
+      expect(isProcessGone(leftover.pid)).toBe(true);
+      expect(isProcessGone(leftover.setsidPid!)).toBe(true);
+      // The second daemon's own server is untouched by it.
+      const current = await readPidFile((await waitForFile(join(dir, 'second.pid')), join(dir, 'second.pid')));
+      killAtEnd(current);
+      expect(current.pid).not.toBe(leftover.pid);
+      expect(isProcessGone(current.pid)).toBe(false);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

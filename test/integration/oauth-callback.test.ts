@@ -149,7 +149,10 @@ describe('tokens stay with their upstream', () => {
     const seenA = (await a.state()).authorizationHeaders;
     const seenB = (await b.state()).authorizationHeaders;
     // Each upstream got bearer tokens its own authorization server issued, and nothing else.
-    for (const [seen, own] of [[seenA, secretsA], [seenB, secretsB]] as const) {
+    for (const [seen, own] of [
+      [seenA, secretsA],
+      [seenB, secretsB],
+    ] as const) {
       expect(seen.length).toBeGreaterThan(0);
       for (const header of seen) expect(own).toContain(header.replace(/^Bearer /, ''));
       expect(seen.join('\n')).not.toContain(TOKEN);

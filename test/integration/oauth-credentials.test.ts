@@ -18,7 +18,6 @@ const CLIENT_SECRET = 'preregistered-secret';
 const CIMD_URL = 'https://switchboard.example/oauth/client-metadata.json';
 const STATIC = 'static-bearer-token';
 
-
 describe('client registration', () => {
   it('uses a client registered beforehand, from our config or a Gemini settings file, without dynamic registration', async () => {
     const env = { DCR: '0', CLIENTS: `${CLIENT_ID}:${CLIENT_SECRET}` };

@@ -19,7 +19,6 @@ interface DpopState {
   dpop: { asNonceChallenges: number; rsNonceChallenges: number; boundTokens: number; proofsAccepted: number; refused: number };
 }
 
-
 describe('DPoP', () => {
   it('proves possession with one key per upstream, retries both nonce challenges, refreshes bound tokens, and keeps the key across a restart', async () => {
     const fixture = await startOAuthFixture({ DPOP: '1', DPOP_NONCE: '1' });

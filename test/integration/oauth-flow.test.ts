@@ -33,7 +33,6 @@ async function daemonFor(fixture: OAuthFixture, options: Parameters<typeof start
   return startDaemon({ servers: { remote: { type: 'http', url: fixture.url } }, ...options });
 }
 
-
 describe('OAuth upstream: first connect and sign-in', () => {
   it('waits in needs_auth (no SSE fallback, no retries), then POST login and the browser round trip bring live tools', async () => {
     const clock = new ManualClock();
@@ -106,7 +105,11 @@ describe('OAuth upstream: tokens over time', () => {
     expect(after).toMatchObject({ status: 'connected', restarts: 0, connectedSince: before.connectedSince });
     // Agents saw nothing about the server: the feed carried its hello and, besides the calls'
     // own audit events, nothing since.
-    expect(received(events).map((e) => e.type).filter((type) => type !== 'call.finished')).toEqual(['hello']);
+    expect(
+      received(events)
+        .map((e) => e.type)
+        .filter((type) => type !== 'call.finished'),
+    ).toEqual(['hello']);
   });
 
   it('a rejected refresh token: needs_auth again, cached tools listed as deferred, calls answered at once; a new sign-in restores it', async () => {

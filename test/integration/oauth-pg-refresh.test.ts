@@ -26,7 +26,6 @@ async function replica(fixture: OAuthFixture, url: string, clock: ManualClock): 
   return startDaemon({ servers: { remote: { type: 'http', url: fixture.url, oauth: CLIENT } }, config: NO_PINGS, deps: { clock, stores, cluster } });
 }
 
-
 describe('OAuth on a PostgreSQL store shared by two daemons', () => {
   it('a sign-in on A connects B by itself; tokens due on both are refreshed once, and both use the new ones', async () => {
     // Started side by side, as a cluster's replicas are (migrations take turns on an advisory lock).

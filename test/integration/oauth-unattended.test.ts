@@ -20,7 +20,6 @@ const SECRET = 'cc-secret-0123456789abcdef';
 /** Pings off: one test moves a manual clock by an hour and counts every token request. */
 const NO_PINGS = { health: { enabled: true, pingIntervalMs: 0 } };
 
-
 function unattended(fixture: OAuthFixture, oauth: NonNullable<ServerConfig['oauth']>): ServerConfig {
   return { type: 'http', url: fixture.url, oauth: { grant: 'client_credentials', ...oauth } };
 }
@@ -152,7 +151,11 @@ describe('client credentials (no person)', () => {
     const tokenPath = join(dir, 'token');
     const tokens = [workloadToken(platform.privateKey, fixture.origin, 'one'), workloadToken(platform.privateKey, fixture.origin, 'two')];
     await writeFile(tokenPath, tokens[0]!);
-    const sb = await startDaemon({ servers: { wl: { type: 'http', url: fixture.url, oauth: { grant: 'jwt_bearer', clientId: 'wl', assertion: tokenPath } } }, captureLogs: 'trace', until: 'idle' });
+    const sb = await startDaemon({
+      servers: { wl: { type: 'http', url: fixture.url, oauth: { grant: 'jwt_bearer', clientId: 'wl', assertion: tokenPath } } },
+      captureLogs: 'trace',
+      until: 'idle',
+    });
     const events = await openEvents(sb.url);
     await sb.daemon.start();
     await serverStatus(sb, 'wl', 'connected');

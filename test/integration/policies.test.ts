@@ -21,7 +21,13 @@ const POLICIES = [
   { name: 'bad-eval', match: { agents: ['broken'] }, when: 'args.missing == 1', effect: 'deny' },
   { name: 'sql-select', match: { servers: ['db'], tools: ['query'] }, when: 'args.sql.startsWith("SELECT")', effect: 'allow' },
   { name: 'sql-read-only', match: { tools: ['query'] }, effect: 'deny', reason: 'only SELECT statements may run' },
-  { name: 'reports-only', match: { tools: ['mcp_db_write_file'] }, when: '!args.path.startsWith("/srv/reports/")', effect: 'deny', reason: 'files may be written only under /srv/reports' },
+  {
+    name: 'reports-only',
+    match: { tools: ['mcp_db_write_file'] },
+    when: '!args.path.startsWith("/srv/reports/")',
+    effect: 'deny',
+    reason: 'files may be written only under /srv/reports',
+  },
   { name: 'big-refunds', match: { tools: ['refund'] }, when: 'args.amount > 100', effect: 'approve', reason: 'refunds above 100 need a human' },
   { name: 'no-salaries', match: { tools: ['summary'] }, when: 'args.topic == "salaries"', effect: 'deny', reason: 'not a topic for agents' },
   { name: 'no-etc', when: 'request.method == "resources/read" && args.uri.startsWith("files:///etc/")', effect: 'deny', reason: 'system files are off limits' },
@@ -136,7 +142,8 @@ describe('argument policies on /mcp', () => {
 
 describe('argument policies inside a script', () => {
   it("a script's inner calls are judged as direct calls are", async () => {
-    const code = 'const r = await tools.call("mcp_db_query", { sql: "SELECT 3" });\ntry { await tools.call("mcp_db_query", { sql: "DROP TABLE orders" }); return "dropped"; } catch (err) { return [r, err.code, err.message]; }';
+    const code =
+      'const r = await tools.call("mcp_db_query", { sql: "SELECT 3" });\ntry { await tools.call("mcp_db_query", { sql: "DROP TABLE orders" }); return "dropped"; } catch (err) { return [r, err.code, err.message]; }';
     const res = await rest(agent, '/scripts/run', { code });
     const body = (await res.json()) as { value: unknown };
     expect(body.value).toEqual(['ran SELECT 3', 'POLICY_DENIED', 'Policy "sql-read-only" refused the call: only SELECT statements may run']);
@@ -148,11 +155,20 @@ describe('shadow mode', () => {
     const since = Date.now();
     const ann = await addAgentKey(d, { name: 'shadow-ann' });
     const bob = await addAgentKey(d, { name: 'shadow-bob' });
-    for (const [key, amount] of [[ann, 5], [ann, 20], [ann, 50], [bob, 30], [bob, 1]] as const) {
+    for (const [key, amount] of [
+      [ann, 5],
+      [ann, 20],
+      [ann, 50],
+      [bob, 30],
+      [bob, 1],
+    ] as const) {
       const res = await call(key, 'refund', { amount });
       expect(await res.json()).toEqual({ content: [{ type: 'text', text: `refunded ${amount}` }] });
     }
-    const impact = await d.json<{ rules: Array<{ name: string; mode: string; impact: unknown[] }>; impact: Array<{ rule: string; agent: string; name: string; count: number; examples: string[] }> }>(`/policies/impact?since=${since}`);
+    const impact = await d.json<{
+      rules: Array<{ name: string; mode: string; impact: unknown[] }>;
+      impact: Array<{ rule: string; agent: string; name: string; count: number; examples: string[] }>;
+    }>(`/policies/impact?since=${since}`);
     expect(impact.status).toBe(200);
     const rows = impact.body.impact.filter((row) => row.agent.startsWith('shadow-'));
     expect(rows.map(({ rule, agent: who, name, count }) => ({ rule, agent: who, name, count }))).toEqual([
@@ -179,7 +195,8 @@ describe('policies in the config file', () => {
     const noDrop = { name: 'no-drop', match: { tools: ['query'] }, when: 'args.sql.contains("DROP")', effect: 'deny', reason: 'no DROP' };
     await file([noDrop]);
     const live = await startDaemon({ realDiscovery: true, deps: { home, cwd: home, env: {}, configPath }, config: { watch: false, policies: [noDrop] as never } });
-    const query = async (sql: string): Promise<number> => (await live.fetch('/tools/mcp_db_query/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { sql } }) })).status;
+    const query = async (sql: string): Promise<number> =>
+      (await live.fetch('/tools/mcp_db_query/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { sql } }) })).status;
     expect(await query('DROP TABLE t')).toBe(403);
     expect(await query('DELETE FROM t')).toBe(200);
 
@@ -192,6 +209,8 @@ describe('policies in the config file', () => {
     await live.json('/reload', { method: 'POST' });
     expect(await query('DELETE FROM t')).toBe(403);
     const status = await live.json<{ discovery: { warnings: Array<{ message: string }> } }>('/status');
-    expect(status.body.discovery.warnings.map((w) => w.message)).toContainEqual(`${configPath}: policies.0.when: policy "typo": CEL does not compile at 1:1: Unknown variable: arg (file ignored)`);
+    expect(status.body.discovery.warnings.map((w) => w.message)).toContainEqual(
+      `${configPath}: policies.0.when: policy "typo": CEL does not compile at 1:1: Unknown variable: arg (file ignored)`,
+    );
   });
 });

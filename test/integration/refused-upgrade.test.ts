@@ -116,32 +116,45 @@ describe('a refused WebSocket upgrade of /events', () => {
     { name: 'bad since', daemon: () => open, path: '/events?since=x', headers: {}, status: 400, code: 'VALIDATION_FAILED' },
   ];
 
-  it.each(cases)(`$name: ${TRIES} of ${TRIES} Node http.request clients (keep-alive agent, a frame right behind the request) read the status, the body and Connection: close`, async ({ daemon, path, headers, status, code }) => {
-    const agent = new Agent({ keepAlive: true, maxSockets: AT_ONCE });
-    try {
-      const answers: Array<Answer | string> = [];
-      for (let first = 0; first < TRIES; first += AT_ONCE) {
-        answers.push(...(await Promise.all(Array.from({ length: AT_ONCE }, () => upgradeOnce(daemon(), path, headers, agent)))));
+  it.each(cases)(
+    `$name: ${TRIES} of ${TRIES} Node http.request clients (keep-alive agent, a frame right behind the request) read the status, the body and Connection: close`,
+    async ({ daemon, path, headers, status, code }) => {
+      const agent = new Agent({ keepAlive: true, maxSockets: AT_ONCE });
+      try {
+        const answers: Array<Answer | string> = [];
+        for (let first = 0; first < TRIES; first += AT_ONCE) {
+          answers.push(...(await Promise.all(Array.from({ length: AT_ONCE }, () => upgradeOnce(daemon(), path, headers, agent)))));
+        }
+        const tally = new Map<string, number>();
+        for (const answer of answers) {
+          const key = typeof answer === 'string' ? answer : `${answer.status} ${answer.code} connection: ${answer.connection}`;
+          tally.set(key, (tally.get(key) ?? 0) + 1);
+        }
+        expect(Object.fromEntries(tally)).toEqual({ [`${status} ${code} connection: close`]: TRIES });
+      } finally {
+        agent.destroy();
       }
-      const tally = new Map<string, number>();
-      for (const answer of answers) {
-        const key = typeof answer === 'string' ? answer : `${answer.status} ${answer.code} connection: ${answer.connection}`;
-        tally.set(key, (tally.get(key) ?? 0) + 1);
-      }
-      expect(Object.fromEntries(tally)).toEqual({ [`${status} ${code} connection: close`]: TRIES });
-    } finally {
-      agent.destroy();
-    }
-  });
+    },
+  );
 
-  it.each(cases)('$name: a raw client that goes on sending a megabyte after its request reads the status and the body (20 times)', async ({ daemon, path, headers, status, code }) => {
-    const { port } = new URL(daemon());
-    const head = `GET ${path} HTTP/1.1\r\n${Object.entries({ host: `127.0.0.1:${port}`, ...UPGRADE, ...headers })
-      .map(([name, value]) => `${name}: ${value}\r\n`)
-      .join('')}\r\n`;
-    const answers = await Promise.all(Array.from({ length: 20 }, () => rawExchange(daemon(), head, { bytes: 1024 * 1024 }).then((a) => `${a.status} ${codeOf(a.body)} connection: ${a.headers.connection}`, (err: Error) => err.message)));
-    expect(answers).toEqual(Array(20).fill(`${status} ${code} connection: close`));
-  });
+  it.each(cases)(
+    '$name: a raw client that goes on sending a megabyte after its request reads the status and the body (20 times)',
+    async ({ daemon, path, headers, status, code }) => {
+      const { port } = new URL(daemon());
+      const head = `GET ${path} HTTP/1.1\r\n${Object.entries({ host: `127.0.0.1:${port}`, ...UPGRADE, ...headers })
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')}\r\n`;
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          rawExchange(daemon(), head, { bytes: 1024 * 1024 }).then(
+            (a) => `${a.status} ${codeOf(a.body)} connection: ${a.headers.connection}`,
+            (err: Error) => err.message,
+          ),
+        ),
+      );
+      expect(answers).toEqual(Array(20).fill(`${status} ${code} connection: close`));
+    },
+  );
 
   it.each(cases)('$name: the ws client reads the status and the body', async ({ daemon, path, headers, status, code }) => {
     const { origin, ...rest } = headers;

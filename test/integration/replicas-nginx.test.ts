@@ -40,7 +40,9 @@ async function replicaId(r: Replica): Promise<string> {
  * Two replicas from `start` behind nginx: `serve` processes (`serveReplicas`), or daemons in this
  * process made as `serve` makes them (`inProcess`, for a test not about a replica's process).
  */
-async function twoBehindNginx<R extends { url: string }>(start: () => Promise<[R, R]>): Promise<{ a: R; b: R; url: string; upstreamsOf: (path: string, sessionId?: string) => Promise<string[]> }> {
+async function twoBehindNginx<R extends { url: string }>(
+  start: () => Promise<[R, R]>,
+): Promise<{ a: R; b: R; url: string; upstreamsOf: (path: string, sessionId?: string) => Promise<string[]> }> {
   const [a, b] = await start();
   const nginx = await startNginx({ upstreams: [a, b].map((r) => new URL(r.url).host), cleanup: onTestFinished });
   const upstreamsOf = async (path: string, sessionId?: string): Promise<string[]> =>
@@ -63,56 +65,70 @@ async function inProcess(): Promise<[TestDaemon, TestDaemon]> {
 }
 
 describe('replicas behind nginx (round-robin, not sticky)', () => {
-  it('2026-07-28 calls reach both replicas without an error; a 2025-era session works whichever replica a request lands on', async () => {
-    const { a, b, url, upstreamsOf } = await twoBehindNginx(inProcess);
-    const modern = await agent(url, { pin: '2026-07-28' });
-    for (let i = 0; i < 10; i += 1) expect(await echo(modern, `m${i}`)).toBe(`m${i}`);
-    const hosts = [a, b].map((r) => new URL(r.url).host);
-    expect(new Set(await upstreamsOf('/mcp'))).toEqual(new Set(hosts));
+  it(
+    '2026-07-28 calls reach both replicas without an error; a 2025-era session works whichever replica a request lands on',
+    async () => {
+      const { a, b, url, upstreamsOf } = await twoBehindNginx(inProcess);
+      const modern = await agent(url, { pin: '2026-07-28' });
+      for (let i = 0; i < 10; i += 1) expect(await echo(modern, `m${i}`)).toBe(`m${i}`);
+      const hosts = [a, b].map((r) => new URL(r.url).host);
+      expect(new Set(await upstreamsOf('/mcp'))).toEqual(new Set(hosts));
 
-    const legacy = await agent(url, 'legacy');
-    for (let i = 0; i < 6; i += 1) expect(await echo(legacy, `l${i}`)).toBe(`l${i}`);
-    expect((await legacy.listTools()).tools.map((t) => t.name)).toContain('mcp_echo_echo');
-    // nginx sent the session's requests to both replicas: the one that did not make it forwarded them.
-    const sessionId = (legacy.transport as StreamableHTTPClientTransport).sessionId as string;
-    expect(new Set(await upstreamsOf('/mcp', sessionId))).toEqual(new Set(hosts));
-  }, SPAWN_TIMEOUT_MS);
+      const legacy = await agent(url, 'legacy');
+      for (let i = 0; i < 6; i += 1) expect(await echo(legacy, `l${i}`)).toBe(`l${i}`);
+      expect((await legacy.listTools()).tools.map((t) => t.name)).toContain('mcp_echo_echo');
+      // nginx sent the session's requests to both replicas: the one that did not make it forwarded them.
+      const sessionId = (legacy.transport as StreamableHTTPClientTransport).sessionId as string;
+      expect(new Set(await upstreamsOf('/mcp', sessionId))).toEqual(new Set(hosts));
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('a replica killed under load: calls keep succeeding once nginx notices, and its sessions re-initialize', async () => {
-    const { a, b, url } = await twoBehindNginx(serveReplicas);
-    const ids = new Map([[await replicaId(a), a], [await replicaId(b), b]]);
-    // A 2025-era session, and the replica that holds it: the one to kill.
-    const legacy = await agent(url, 'legacy');
-    const sessionId = (legacy.transport as StreamableHTTPClientTransport).sessionId as string;
-    const victim = ids.get(ownerOf(sessionId) as string) as Replica;
-    expect(victim).toBeDefined();
+  it(
+    'a replica killed under load: calls keep succeeding once nginx notices, and its sessions re-initialize',
+    async () => {
+      const { a, b, url } = await twoBehindNginx(serveReplicas);
+      const ids = new Map([
+        [await replicaId(a), a],
+        [await replicaId(b), b],
+      ]);
+      // A 2025-era session, and the replica that holds it: the one to kill.
+      const legacy = await agent(url, 'legacy');
+      const sessionId = (legacy.transport as StreamableHTTPClientTransport).sessionId as string;
+      const victim = ids.get(ownerOf(sessionId) as string) as Replica;
+      expect(victim).toBeDefined();
 
-    const modern = await Promise.all([0, 1, 2, 3].map(() => agent(url, { pin: '2026-07-28' })));
-    let killed = false;
-    const outcomes: Array<{ afterKill: boolean; ok: boolean }> = [];
-    // Four callers in parallel; the replica dies under them after a few rounds.
-    await Promise.all(
-      modern.map(async (client, n) => {
-        for (let i = 0; i < 15; i += 1) {
-          if (n === 0 && i === 4) {
-            victim.serve.child.kill('SIGKILL');
-            killed = true;
+      const modern = await Promise.all([0, 1, 2, 3].map(() => agent(url, { pin: '2026-07-28' })));
+      let killed = false;
+      const outcomes: Array<{ afterKill: boolean; ok: boolean }> = [];
+      // Four callers in parallel; the replica dies under them after a few rounds.
+      await Promise.all(
+        modern.map(async (client, n) => {
+          for (let i = 0; i < 15; i += 1) {
+            if (n === 0 && i === 4) {
+              victim.serve.child.kill('SIGKILL');
+              killed = true;
+            }
+            const afterKill = killed;
+            const ok = await echo(client, `c${n}.${i}`).then(
+              (text) => text === `c${n}.${i}`,
+              () => false,
+            );
+            outcomes.push({ afterKill, ok });
           }
-          const afterKill = killed;
-          const ok = await echo(client, `c${n}.${i}`).then((text) => text === `c${n}.${i}`, () => false);
-          outcomes.push({ afterKill, ok });
-        }
-      }),
-    );
-    // At most the calls in flight on the victim when it died fail; every call after that succeeds.
-    const failed = outcomes.filter((o) => !o.ok);
-    expect(failed.length).toBeLessThanOrEqual(modern.length);
-    expect(outcomes.slice(-modern.length * 5).every((o) => o.ok)).toBe(true);
+        }),
+      );
+      // At most the calls in flight on the victim when it died fail; every call after that succeeds.
+      const failed = outcomes.filter((o) => !o.ok);
+      expect(failed.length).toBeLessThanOrEqual(modern.length);
+      expect(outcomes.slice(-modern.length * 5).every((o) => o.ok)).toBe(true);
 
-    // The session died with its replica: 404, and a new session works.
-    const error = await legacy.callTool({ name: 'mcp_echo_echo', arguments: { text: 'orphan' } }).catch((err: unknown) => err);
-    expect(String(error)).toMatch(/404|Session not found/);
-    const again = await agent(url, 'legacy');
-    expect(await echo(again, 'fresh')).toBe('fresh');
-  }, SPAWN_TIMEOUT_MS);
+      // The session died with its replica: 404, and a new session works.
+      const error = await legacy.callTool({ name: 'mcp_echo_echo', arguments: { text: 'orphan' } }).catch((err: unknown) => err);
+      expect(String(error)).toMatch(/404|Session not found/);
+      const again = await agent(url, 'legacy');
+      expect(await echo(again, 'fresh')).toBe('fresh');
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

@@ -74,9 +74,9 @@ describe("the gateway's request path: each kind through the one path", () => {
     expect(await run({ method: 'resources/read', uri: 'fixture://static/hello' })).toMatchObject({
       contents: [{ uri: 'fixture://static/hello', text: 'hello world' }],
     });
-    expect(
-      await run({ method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'mcp_rich_greet' }, argument: { name: 'name', value: 'al' } } }),
-    ).toMatchObject({ completion: { values: ['alice', 'albert'] } });
+    expect(await run({ method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'mcp_rich_greet' }, argument: { name: 'name', value: 'al' } } })).toMatchObject({
+      completion: { values: ['alice', 'albert'] },
+    });
 
     const updated = deferred<ServerTrafficEvent>();
     onTestFinished(
@@ -173,7 +173,12 @@ describe("the gateway's request path: requests in flight", () => {
     const handled = deferred<{ outcome: Promise<unknown> }>();
     const server = createServer((_req, res) => {
       const call = runner.call('mcp_slow_slow', { durationMs: 0, untilFile: join(dir, 'never'), startedFile: started }, { transport: 'rest', client: res });
-      handled.resolve({ outcome: call.then(() => 'answered', (err: unknown) => err) });
+      handled.resolve({
+        outcome: call.then(
+          () => 'answered',
+          (err: unknown) => err,
+        ),
+      });
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');

@@ -56,9 +56,11 @@ async function rest(key: string, path: string, body?: unknown): Promise<{ status
   return { status: res.status, body: JSON.parse(text) as Record<string, unknown>, text, headers: res.headers };
 }
 
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> => (await client.callTool({ name, arguments: args })) as CallToolResult;
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
 const texts = (result: CallToolResult): string[] => result.content.map((item) => (item.type === 'text' ? item.text : `<${item.type}>`));
-const truncationOf = (result: CallToolResult) => result._meta?.[TRUNCATED_META_KEY] as { handle: string; totalTokens: number; shownTokens: number; lengths?: Record<string, number> };
+const truncationOf = (result: CallToolResult) =>
+  result._meta?.[TRUNCATED_META_KEY] as { handle: string; totalTokens: number; shownTokens: number; lengths?: Record<string, number> };
 const listed = async (client: Client): Promise<string[]> => (await client.listTools()).tools.map((tool) => tool.name);
 
 describe('the result guard', () => {
@@ -89,7 +91,7 @@ describe('the result guard', () => {
     expect(await listed(await mcp(bob, era))).not.toContain('read_result');
   });
 
-  it('tells a session read_result is listed once its agent\'s first result was cut (tools/list_changed), in search mode too', async () => {
+  it("tells a session read_result is listed once its agent's first result was cut (tools/list_changed), in search mode too", async () => {
     const client = await mcp(carol, 'legacy');
     const changed = deferred<void>();
     client.setNotificationHandler('notifications/tools/list_changed', () => changed.resolve());
@@ -147,7 +149,9 @@ describe('the result guard', () => {
 
     await d.daemon.audit.flush();
     const audit = await rest(OPERATOR_TOKEN, '/audit?agent=alice');
-    const reads = (audit.body.entries as Array<{ kind: string; name: string; outcome: string; resultBytes: number }>).filter((e) => e.kind === 'results/read' && e.name === truncated.handle && e.outcome === 'ok');
+    const reads = (audit.body.entries as Array<{ kind: string; name: string; outcome: string; resultBytes: number }>).filter(
+      (e) => e.kind === 'results/read' && e.name === truncated.handle && e.outcome === 'ok',
+    );
     expect(reads.length).toBeGreaterThanOrEqual(3);
     expect(reads.every((e) => e.resultBytes > 0)).toBe(true);
   });
@@ -234,7 +238,9 @@ describe('the result guard', () => {
     expect(texts(page)[0]).toBe(logLines(500_000, handles.indexOf(spilled)).slice(0, 100));
     const dir = d.daemon.gateway.keptResults.spillDir as string;
     expect(((await stat(`${dir}/${spilled}.json`)).mode & 0o777).toString(8)).toBe('600');
-    console.log(`result-guard: results 21–100 of 500 000 characters each, RSS grew ${(grown / MiB).toFixed(1)} MiB, heap + external ${(heapGrown / MiB).toFixed(1)} MiB; kept ${JSON.stringify(stats)}`);
+    console.log(
+      `result-guard: results 21–100 of 500 000 characters each, RSS grew ${(grown / MiB).toFixed(1)} MiB, heap + external ${(heapGrown / MiB).toFixed(1)} MiB; kept ${JSON.stringify(stats)}`,
+    );
     // 100 results of 500 000 characters, each counted, kept and spilled: ~5 s on a quiet box, and
     // past the suite's 30 s beside another suite (seen at load ~25). A deadline, not a measurement.
   }, 90_000);

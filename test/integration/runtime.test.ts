@@ -14,23 +14,13 @@ describe('embedding the runtime (discoverAndLoadMCPTools)', () => {
     const cwd = await tempDir();
     const http = await startFixtureHttp('echo-http');
     onTestFinished(() => http.close());
-    await writeFile(
-      join(cwd, '.mcp.json'),
-      JSON.stringify({ mcpServers: { local: fixtureServerConfig('echo-stdio'), remote: { type: 'http', url: http.url } } }),
-    );
+    await writeFile(join(cwd, '.mcp.json'), JSON.stringify({ mcpServers: { local: fixtureServerConfig('echo-stdio'), remote: { type: 'http', url: http.url } } }));
 
     const { tools, errors, manager, runtime } = await discoverAndLoadMCPTools(cwd, { home, env: {} });
     onTestFinished(() => runtime.close());
 
     expect(errors).toEqual([]);
-    expect(tools.map((t) => t.name)).toEqual([
-      'mcp_local_add',
-      'mcp_local_echo',
-      'mcp_local_reverse',
-      'mcp_remote_add',
-      'mcp_remote_echo',
-      'mcp_remote_reverse',
-    ]);
+    expect(tools.map((t) => t.name)).toEqual(['mcp_local_add', 'mcp_local_echo', 'mcp_local_reverse', 'mcp_remote_add', 'mcp_remote_echo', 'mcp_remote_reverse']);
     expect(tools[0]?.path).toBe('mcp:local via Project');
     expect(await callTool(manager, 'mcp_local_echo', { text: 'over stdio' })).toEqual({
       content: [{ type: 'text', text: 'over stdio' }],
@@ -41,10 +31,7 @@ describe('embedding the runtime (discoverAndLoadMCPTools)', () => {
   it('reports a server that fails without hiding the ones that work', async () => {
     const home = await tempDir();
     const cwd = await tempDir();
-    await writeFile(
-      join(cwd, '.mcp.json'),
-      JSON.stringify({ mcpServers: { ok: fixtureServerConfig('echo-stdio'), dead: fixtureServerConfig('exits-at-start') } }),
-    );
+    await writeFile(join(cwd, '.mcp.json'), JSON.stringify({ mcpServers: { ok: fixtureServerConfig('echo-stdio'), dead: fixtureServerConfig('exits-at-start') } }));
     const { tools, errors, runtime } = await discoverAndLoadMCPTools(cwd, { home, env: {} });
     onTestFinished(() => runtime.close());
     expect(errors.map((e) => e.path)).toEqual(['dead']);

@@ -88,7 +88,12 @@ beforeAll(async () => {
       env: { MEMORY_FILE_PATH: join(data, 'memory.jsonl') },
       sandbox: { allowWrite: [data], allowRead: REPO_READ },
     },
-    files: { command: process.execPath, args: [binOf('@modelcontextprotocol/server-filesystem'), data], sandbox: REPO_READ.length > 0 ? { allowRead: REPO_READ } : true, cwd: data },
+    files: {
+      command: process.execPath,
+      args: [binOf('@modelcontextprotocol/server-filesystem'), data],
+      sandbox: REPO_READ.length > 0 ? { allowRead: REPO_READ } : true,
+      cwd: data,
+    },
   };
   d = await startDaemon({
     servers,

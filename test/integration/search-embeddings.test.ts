@@ -34,7 +34,11 @@ describe('tool search with an embeddings endpoint', () => {
     });
 
     const ready = await statusWhen(d, (search) => (search.embeddings?.vectors ?? 0) > 0 && search.embeddings?.vectors === search.embeddings?.tools);
-    expect(ready).toEqual({ ranking: 'hybrid', embeddings: { model: 'fixture-1', vectors: ready.embeddings?.tools, tools: ready.embeddings?.tools }, conversions: { searches: 0, hits: 0 } });
+    expect(ready).toEqual({
+      ranking: 'hybrid',
+      embeddings: { model: 'fixture-1', vectors: ready.embeddings?.tools, tools: ready.embeddings?.tools },
+      conversions: { searches: 0, hits: 0 },
+    });
     expect(endpoint.requests.every((request) => request.model === 'fixture-1')).toBe(true);
 
     // "how far along" shares no word with "Sends `steps` progress notifications".

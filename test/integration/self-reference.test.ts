@@ -33,10 +33,7 @@ describe('self-reference guard (real daemon process)', () => {
     const cwd = await tempDir();
     const port = await freePort();
     const echo = fixtureServerConfig('echo-stdio');
-    await writeFile(
-      join(home, '.claude.json'),
-      JSON.stringify({ mcpServers: { switchboard: { type: 'http', url: urlFor(port) }, echo } }),
-    );
+    await writeFile(join(home, '.claude.json'), JSON.stringify({ mcpServers: { switchboard: { type: 'http', url: urlFor(port) }, echo } }));
     const configPath = join(home, 'switchboard.json');
     await writeFile(configPath, JSON.stringify({ dbPath: join(home, 'cache.db') }));
 
@@ -51,9 +48,7 @@ describe('self-reference guard (real daemon process)', () => {
       const status = await waitForStatus<Status>(base, (s) => s.servers.every((server) => server.status === 'connected'));
       counts.push(status.toolCount);
       expect(status.servers.map((s) => [s.name, s.status])).toEqual([['echo', 'connected']]);
-      expect(status.discovery.skipped).toEqual([
-        expect.objectContaining({ name: 'switchboard', reason: 'self', message: 'points at this Switchboard itself' }),
-      ]);
+      expect(status.discovery.skipped).toEqual([expect.objectContaining({ name: 'switchboard', reason: 'self', message: 'points at this Switchboard itself' })]);
       const tools = await json<{ tools: Array<{ name: string }> }>(`${base}/tools`);
       expect(tools.tools.map((t) => t.name)).toEqual(['mcp_echo_add', 'mcp_echo_echo', 'mcp_echo_reverse']);
     }

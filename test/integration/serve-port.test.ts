@@ -68,35 +68,43 @@ const brokenConfig = sharedWithCleanup(async (cleanup) => {
 beforeAll(() => startAhead(portTaken, firstSwitchboard, noServer, brokenConfig));
 
 describe('serve: the port before any server', () => {
-  it('exits 1 naming the other program when the port is taken, and spawns no server', async () => {
-    const { port, marker, serve } = await portTaken();
-    expect(await serve.exited).toEqual({ code: 1, signal: null });
-    expect(serve.stderr()).toBe(
-      `switchboard: port ${port} on 127.0.0.1 is in use by another program: stop it, or start Switchboard with --port <other> (or "port" in its config file)\n`,
-    );
-    // Nothing was started: the server never ran (it writes its marker first thing), and the log
-    // never mentions it.
-    expect(existsSync(marker)).toBe(false);
-    expect(serve.entries().filter((entry) => entry.server !== undefined)).toEqual([]);
-    expect(serve.entries().filter((entry) => /listening/.test(entry.msg ?? ''))).toEqual([]);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'exits 1 naming the other program when the port is taken, and spawns no server',
+    async () => {
+      const { port, marker, serve } = await portTaken();
+      expect(await serve.exited).toEqual({ code: 1, signal: null });
+      expect(serve.stderr()).toBe(
+        `switchboard: port ${port} on 127.0.0.1 is in use by another program: stop it, or start Switchboard with --port <other> (or "port" in its config file)\n`,
+      );
+      // Nothing was started: the server never ran (it writes its marker first thing), and the log
+      // never mentions it.
+      expect(existsSync(marker)).toBe(false);
+      expect(serve.entries().filter((entry) => entry.server !== undefined)).toEqual([]);
+      expect(serve.entries().filter((entry) => /listening/.test(entry.msg ?? ''))).toEqual([]);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('says so when the port is held by another Switchboard', async () => {
-    const { url } = await firstSwitchboard();
-    const port = Number(new URL(url).port);
+  it(
+    'says so when the port is held by another Switchboard',
+    async () => {
+      const { url } = await firstSwitchboard();
+      const port = Number(new URL(url).port);
 
-    const other = await tempDir();
-    const { configPath, marker } = await configWithMarker(other);
-    const second = spawnServe(['--config', configPath, '--port', String(port)], { home: other, cwd: other });
-    expect(await second.exited).toEqual({ code: 1, signal: null });
-    expect(second.stderr()).toBe(
-      `switchboard: port ${port} is in use by another Switchboard (${url}/health answers): one is already running — ` +
-        `talk to it (switchboard status --url ${url}), stop it first, or start this one with --port <other>\n`,
-    );
-    expect(existsSync(marker)).toBe(false);
-    // The first one is untouched.
-    expect((await fetch(`${url}/health`)).status).toBe(200);
-  }, SPAWN_TIMEOUT_MS);
+      const other = await tempDir();
+      const { configPath, marker } = await configWithMarker(other);
+      const second = spawnServe(['--config', configPath, '--port', String(port)], { home: other, cwd: other });
+      expect(await second.exited).toEqual({ code: 1, signal: null });
+      expect(second.stderr()).toBe(
+        `switchboard: port ${port} is in use by another Switchboard (${url}/health answers): one is already running — ` +
+          `talk to it (switchboard status --url ${url}), stop it first, or start this one with --port <other>\n`,
+      );
+      expect(existsSync(marker)).toBe(false);
+      // The first one is untouched.
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
   it('does not even discover before the port is bound (in-process)', async () => {
     const home = await tempDir();
@@ -106,43 +114,62 @@ describe('serve: the port before any server', () => {
       discovered += 1;
       return Promise.resolve(discoveryOf({ echo: fixtureServerConfig('echo-stdio') }));
     };
-    await expect(
-      runServe(['--port', String(port)], { env: {}, home, cwd: home, logger: pino({ level: 'silent' }), deps: { discover } }),
-    ).rejects.toMatchObject({ exitCode: 1, message: expect.stringMatching(/in use by another program/) });
+    await expect(runServe(['--port', String(port)], { env: {}, home, cwd: home, logger: pino({ level: 'silent' }), deps: { discover } })).rejects.toMatchObject({
+      exitCode: 1,
+      message: expect.stringMatching(/in use by another program/),
+    });
     expect(discovered).toBe(0);
   });
 });
 
 describe('serve: what the start says', () => {
-  it('logs "listening" once, the /mcp URL when ready, and where it looked when there is no server', async () => {
-    const { home, cwd, serve } = await noServer();
-    const url = await serve.listening();
-    const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
-    expect(ready).toMatchObject({ servers: 0, mcp: `${url}/mcp` });
-    const empty = await serve.waitForLog((entry) => /^no MCP servers to start in \d+ config files; add one/.test(entry.msg ?? ''));
-    const configPath = join(home, '.config', 'switchboard', 'config.json');
-    expect(empty).toMatchObject({ level: 40, configPath });
-    expect(empty.looked).toEqual(expect.arrayContaining([configPath, join(cwd, '.mcp.json'), join(home, '.cursor', 'mcp.json')]));
-    expect(empty.msg).toContain(`add one to ${configPath}, e.g. {"mcpServers": {"everything": {"command": "npx"`);
-    expect(empty.msg).toContain('picked up live');
+  it(
+    'logs "listening" once, the /mcp URL when ready, and where it looked when there is no server',
+    async () => {
+      const { home, cwd, serve } = await noServer();
+      const url = await serve.listening();
+      const ready = await serve.waitForLog((entry) => entry.msg === 'ready');
+      expect(ready).toMatchObject({ servers: 0, mcp: `${url}/mcp` });
+      const empty = await serve.waitForLog((entry) => /^no MCP servers to start in \d+ config files; add one/.test(entry.msg ?? ''));
+      const configPath = join(home, '.config', 'switchboard', 'config.json');
+      expect(empty).toMatchObject({ level: 40, configPath });
+      expect(empty.looked).toEqual(expect.arrayContaining([configPath, join(cwd, '.mcp.json'), join(home, '.cursor', 'mcp.json')]));
+      expect(empty.msg).toContain(`add one to ${configPath}, e.g. {"mcpServers": {"everything": {"command": "npx"`);
+      expect(empty.msg).toContain('picked up live');
 
-    // fastify's own "Server listening at …" is not logged beside ours.
-    expect(serve.entries().filter((entry) => /listening/i.test(entry.msg ?? '')).map((entry) => entry.msg)).toEqual([`listening on ${url}`]);
-    // The bundled CLI serves prom-client's process metrics too (a CommonJS package in an ESM bundle).
-    const metrics = parsePrometheusTextFormat(await (await fetch(`${url}/metrics`)).text());
-    expect(metrics.map((family) => family.name)).toEqual(
-      expect.arrayContaining(['switchboard_build_info', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds']),
-    );
-    serve.child.kill('SIGTERM');
-    expect((await serve.exited).code).toBe(0);
-  }, SPAWN_TIMEOUT_MS);
+      // fastify's own "Server listening at …" is not logged beside ours.
+      expect(
+        serve
+          .entries()
+          .filter((entry) => /listening/i.test(entry.msg ?? ''))
+          .map((entry) => entry.msg),
+      ).toEqual([`listening on ${url}`]);
+      // The bundled CLI serves prom-client's process metrics too (a CommonJS package in an ESM bundle).
+      const metrics = parsePrometheusTextFormat(await (await fetch(`${url}/metrics`)).text());
+      expect(metrics.map((family) => family.name)).toEqual(
+        expect.arrayContaining(['switchboard_build_info', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds']),
+      );
+      serve.child.kill('SIGTERM');
+      expect((await serve.exited).code).toBe(0);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('points at the config problems it logged when everything it found is broken', async () => {
-    const { cursor, serve } = await brokenConfig();
-    const empty = await serve.waitForLog((entry) => /^no MCP servers to start/.test(entry.msg ?? ''));
-    expect(empty.msg).toMatch(/^no MCP servers to start in \d+ config files \(2 config problems are logged above\); add one to /);
-    // …and they are indeed above it, naming the file.
-    const index = serve.entries().indexOf(empty);
-    expect(serve.entries().slice(0, index).filter((entry) => entry.component === 'config' && entry.path === cursor)).toHaveLength(2);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'points at the config problems it logged when everything it found is broken',
+    async () => {
+      const { cursor, serve } = await brokenConfig();
+      const empty = await serve.waitForLog((entry) => /^no MCP servers to start/.test(entry.msg ?? ''));
+      expect(empty.msg).toMatch(/^no MCP servers to start in \d+ config files \(2 config problems are logged above\); add one to /);
+      // …and they are indeed above it, naming the file.
+      const index = serve.entries().indexOf(empty);
+      expect(
+        serve
+          .entries()
+          .slice(0, index)
+          .filter((entry) => entry.component === 'config' && entry.path === cursor),
+      ).toHaveLength(2);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

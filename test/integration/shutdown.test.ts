@@ -81,102 +81,122 @@ async function slowCallInFlight(serve: SlowServe, name: string, args: { duration
 vi.setConfig({ maxConcurrency: 3 });
 
 describe.concurrent('serve shutdown', () => {
-  it('SIGTERM lets an in-flight call finish, then exits 0 with no child process left', async ({ expect, onTestFinished }) => {
-    const serve = await serveSlowTool(onTestFinished);
-    expect(isProcessGone(serve.fixture.pid)).toBe(false);
+  it(
+    'SIGTERM lets an in-flight call finish, then exits 0 with no child process left',
+    async ({ expect, onTestFinished }) => {
+      const serve = await serveSlowTool(onTestFinished);
+      expect(isProcessGone(serve.fixture.pid)).toBe(false);
 
-    // The call runs until the test writes `release`, after the daemon began shutting down.
-    const release = join(serve.dir, 'release');
-    const { answer: call } = await slowCallInFlight(serve, 'call', { durationMs: 0, untilFile: release });
-    serve.child.kill('SIGTERM');
-    await serve.waitForLog((entry) => entry.msg === 'shutting down');
-    await writeFile(release, 'go');
+      // The call runs until the test writes `release`, after the daemon began shutting down.
+      const release = join(serve.dir, 'release');
+      const { answer: call } = await slowCallInFlight(serve, 'call', { durationMs: 0, untilFile: release });
+      serve.child.kill('SIGTERM');
+      await serve.waitForLog((entry) => entry.msg === 'shutting down');
+      await writeFile(release, 'go');
 
-    const { status, body } = await call;
-    expect(status).toBe(200);
-    expect(body).toMatchObject({ content: [{ type: 'text', text: expect.stringMatching(/^done after \d+ ms/) }] });
-    expect(body).not.toHaveProperty('isError', true);
+      const { status, body } = await call;
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ content: [{ type: 'text', text: expect.stringMatching(/^done after \d+ ms/) }] });
+      expect(body).not.toHaveProperty('isError', true);
 
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-    await serve.waitForLog((entry) => entry.msg === 'stopped');
-    expect(isProcessGone(serve.fixture.pid)).toBe(true);
-    expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
-    expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
-  }, SPAWN_TIMEOUT_MS);
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+      await serve.waitForLog((entry) => entry.msg === 'stopped');
+      expect(isProcessGone(serve.fixture.pid)).toBe(true);
+      expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
+      expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('SIGHUP (the terminal or SSH session closed) stops as SIGTERM does: shutdown line, exit 0, no child process left', async ({ expect, onTestFinished }) => {
-    const serve = await serveSlowTool(onTestFinished);
-    expect(isProcessGone(serve.fixture.pid)).toBe(false);
+  it(
+    'SIGHUP (the terminal or SSH session closed) stops as SIGTERM does: shutdown line, exit 0, no child process left',
+    async ({ expect, onTestFinished }) => {
+      const serve = await serveSlowTool(onTestFinished);
+      expect(isProcessGone(serve.fixture.pid)).toBe(false);
 
-    serve.child.kill('SIGHUP');
-    expect(await serve.waitForLog((entry) => entry.msg === 'shutting down')).toMatchObject({ signal: 'SIGHUP' });
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-    await serve.waitForLog((entry) => entry.msg === 'stopped');
-    // Checked the moment the daemon is gone: its teardown, not the watchdog's later sweep, ended them.
-    for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid), String(pid)).toBe(true);
-  }, SPAWN_TIMEOUT_MS);
+      serve.child.kill('SIGHUP');
+      expect(await serve.waitForLog((entry) => entry.msg === 'shutting down')).toMatchObject({ signal: 'SIGHUP' });
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+      await serve.waitForLog((entry) => entry.msg === 'stopped');
+      // Checked the moment the daemon is gone: its teardown, not the watchdog's later sweep, ended them.
+      for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid), String(pid)).toBe(true);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls (both eras) in flight finish', async ({ expect, onTestFinished }) => {
-    const serve = await serveSlowTool(onTestFinished);
-    const dir = await tempDir(onTestFinished);
-    const release = join(dir, 'release');
-    // Both calls run until the test writes `release`: the drain is observed, not raced.
-    const rest = callSlow(serve.url, { durationMs: 0, untilFile: release, startedFile: join(dir, 'rest-started') });
-    // One /mcp call per protocol era: a 2025 session's POST and a stateless 2026-07-28 one.
-    const mcp = await Promise.all(
-      (['legacy', 'modern'] as const).map(async (era) => {
-        const client = await mcpClient(serve.url, { era: era === 'legacy' ? 'legacy' : { pin: '2026-07-28' }, name: 'shutdown-test', cleanup: onTestFinished });
-        const args = { durationMs: 0, untilFile: release, startedFile: join(dir, `${era}-started`) };
-        return { call: client.callTool({ name: 'mcp_slow_slow', arguments: args }, { timeout: 30_000 }) };
-      }),
-    );
-    await Promise.all(['rest', 'legacy', 'modern'].map((name) => waitForFile(join(dir, `${name}-started`))));
+  it(
+    'drains like a server still alive: /health 200, other routes 503 SHUTTING_DOWN with Connection: close, REST and /mcp calls (both eras) in flight finish',
+    async ({ expect, onTestFinished }) => {
+      const serve = await serveSlowTool(onTestFinished);
+      const dir = await tempDir(onTestFinished);
+      const release = join(dir, 'release');
+      // Both calls run until the test writes `release`: the drain is observed, not raced.
+      const rest = callSlow(serve.url, { durationMs: 0, untilFile: release, startedFile: join(dir, 'rest-started') });
+      // One /mcp call per protocol era: a 2025 session's POST and a stateless 2026-07-28 one.
+      const mcp = await Promise.all(
+        (['legacy', 'modern'] as const).map(async (era) => {
+          const client = await mcpClient(serve.url, { era: era === 'legacy' ? 'legacy' : { pin: '2026-07-28' }, name: 'shutdown-test', cleanup: onTestFinished });
+          const args = { durationMs: 0, untilFile: release, startedFile: join(dir, `${era}-started`) };
+          return { call: client.callTool({ name: 'mcp_slow_slow', arguments: args }, { timeout: 30_000 }) };
+        }),
+      );
+      await Promise.all(['rest', 'legacy', 'modern'].map((name) => waitForFile(join(dir, `${name}-started`))));
 
-    serve.child.kill('SIGTERM');
-    await serve.waitForLog((entry) => entry.msg === 'shutting down');
+      serve.child.kill('SIGTERM');
+      await serve.waitForLog((entry) => entry.msg === 'shutting down');
 
-    const health = await rawRequest(`${serve.url}/health`);
-    expect(health.status).toBe(200);
-    const status = await rawRequest(`${serve.url}/status`);
-    expect(status.status).toBe(503);
-    expect(status.headers.connection).toBe('close');
-    expect(JSON.parse(status.body)).toMatchObject({ error: { code: 'SHUTTING_DOWN' } });
-    const another = await callSlow(serve.url, { durationMs: 10 });
-    expect(another).toMatchObject({ status: 503, body: { error: { code: 'SHUTTING_DOWN' } } });
+      const health = await rawRequest(`${serve.url}/health`);
+      expect(health.status).toBe(200);
+      const status = await rawRequest(`${serve.url}/status`);
+      expect(status.status).toBe(503);
+      expect(status.headers.connection).toBe('close');
+      expect(JSON.parse(status.body)).toMatchObject({ error: { code: 'SHUTTING_DOWN' } });
+      const another = await callSlow(serve.url, { durationMs: 10 });
+      expect(another).toMatchObject({ status: 503, body: { error: { code: 'SHUTTING_DOWN' } } });
 
-    await writeFile(release, 'go');
-    const done = expect.stringMatching(/^done after \d+ ms/);
-    expect(await rest).toMatchObject({ status: 200, body: { content: [{ type: 'text', text: done }] } });
-    for (const { call } of mcp) expect(await call).toMatchObject({ content: [{ type: 'text', text: done }] });
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-    for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid)).toBe(true);
-  }, SPAWN_TIMEOUT_MS);
+      await writeFile(release, 'go');
+      const done = expect.stringMatching(/^done after \d+ ms/);
+      expect(await rest).toMatchObject({ status: 200, body: { content: [{ type: 'text', text: done }] } });
+      for (const { call } of mcp) expect(await call).toMatchObject({ content: [{ type: 'text', text: done }] });
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+      for (const pid of [serve.fixture.pid, serve.fixture.grandchildPid!, serve.fixture.setsidPid!]) expect(isProcessGone(pid)).toBe(true);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('cancels a call that outlives shutdownGraceMs with SHUTTING_DOWN, still exiting 0 and cleanly', async ({ expect, onTestFinished }) => {
-    const serve = await serveSlowTool(onTestFinished, { shutdownGraceMs: 200 });
+  it(
+    'cancels a call that outlives shutdownGraceMs with SHUTTING_DOWN, still exiting 0 and cleanly',
+    async ({ expect, onTestFinished }) => {
+      const serve = await serveSlowTool(onTestFinished, { shutdownGraceMs: 200 });
 
-    const { answer: call } = await slowCallInFlight(serve, 'call', { durationMs: 60_000 });
-    serve.child.kill('SIGINT');
+      const { answer: call } = await slowCallInFlight(serve, 'call', { durationMs: 60_000 });
+      serve.child.kill('SIGINT');
 
-    const { status, body } = await call;
-    expect(status).toBe(503);
-    expect(body).toMatchObject({ error: { code: 'SHUTTING_DOWN' } });
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-    expect(isProcessGone(serve.fixture.pid)).toBe(true);
-    expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
-    expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
-  }, SPAWN_TIMEOUT_MS);
+      const { status, body } = await call;
+      expect(status).toBe(503);
+      expect(body).toMatchObject({ error: { code: 'SHUTTING_DOWN' } });
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+      expect(isProcessGone(serve.fixture.pid)).toBe(true);
+      expect(isProcessGone(serve.fixture.grandchildPid!)).toBe(true);
+      expect(isProcessGone(serve.fixture.setsidPid!)).toBe(true);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('a second signal during the drain forces exit 1', async ({ expect, onTestFinished }) => {
-    const serve = await serveSlowTool(onTestFinished, { shutdownGraceMs: 60_000 });
+  it(
+    'a second signal during the drain forces exit 1',
+    async ({ expect, onTestFinished }) => {
+      const serve = await serveSlowTool(onTestFinished, { shutdownGraceMs: 60_000 });
 
-    const call = (await slowCallInFlight(serve, 'call', { durationMs: 60_000 })).answer.catch((err: unknown) => err);
-    serve.child.kill('SIGTERM');
-    await serve.waitForLog((entry) => entry.msg === 'shutting down');
-    serve.child.kill('SIGTERM');
+      const call = (await slowCallInFlight(serve, 'call', { durationMs: 60_000 })).answer.catch((err: unknown) => err);
+      serve.child.kill('SIGTERM');
+      await serve.waitForLog((entry) => entry.msg === 'shutting down');
+      serve.child.kill('SIGTERM');
 
-    expect(await serve.exited).toEqual({ code: 1, signal: null });
-    // The socket died with the process: the call fails rather than hanging.
-    expect(await call).toBeInstanceOf(Error);
-  }, SPAWN_TIMEOUT_MS);
+      expect(await serve.exited).toEqual({ code: 1, signal: null });
+      // The socket died with the process: the call fails rather than hanging.
+      expect(await call).toBeInstanceOf(Error);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

@@ -26,7 +26,20 @@ describe('stdio fixtures hosted in the test worker', () => {
   it('a config without process behaviour runs socat; one with PID_FILE, args or process: true runs the bundle with node', () => {
     expect(SOCAT, 'socat is not on PATH: apt-get install socat (.ci/run does)').toBeDefined();
     expect(fixtureServerConfig('echo-stdio').command).toBe(SOCAT);
-    for (const name of ['slow-initialize', 'slow-tool', 'rich-stdio', 'pinning', 'policy-target', 'list-changed', 'era-stdio', 'big-results', 'paginated', 'trace-meta', 'task-tools', 'native-tasks']) {
+    for (const name of [
+      'slow-initialize',
+      'slow-tool',
+      'rich-stdio',
+      'pinning',
+      'policy-target',
+      'list-changed',
+      'era-stdio',
+      'big-results',
+      'paginated',
+      'trace-meta',
+      'task-tools',
+      'native-tasks',
+    ]) {
       expect(fixtureServerConfig(name).command, name).toBe(SOCAT);
     }
     // A held `initialize` is held by the host (next test).

@@ -51,7 +51,6 @@ function text(result: { content: unknown }): string {
   return ((result.content as Array<{ text?: string }>)[0]?.text ?? '') as string;
 }
 
-
 describe('supervision: crashes, freezes, restarts (real processes)', () => {
   it.concurrent('respawns a stdio server that crashed mid-call: pid changes, tools live again, events in order', async ({ expect, onTestFinished }) => {
     const dir = await tempDir(onTestFinished);
@@ -117,67 +116,74 @@ describe('supervision: crashes, freezes, restarts (real processes)', () => {
   // and passed). So every call and event wait has a deadline of its own (a fixture start ends with
   // its URL or its exit), the test 60 s, and a failure lists the steps it reached, when, and the
   // server's status events.
-  it.concurrent('an HTTP upstream killed and restarted on the same port works again without a reload', async ({ expect, onTestFinished, onTestFailed }) => {
-    const began = performance.now();
-    const steps: string[] = [];
-    const step = (name: string): void => void steps.push(`${(performance.now() - began).toFixed(0)} ms ${name}`);
-    const port = String(await freePort());
-    // Killed as a process, restarted as one (not served inside the worker): a new process takes its
-    // time to listen again, and the old session's streams see a dead server meanwhile.
-    let http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
-    onTestFinished(() => http.close());
-    const { manager, bus } = newManager(onTestFinished, { health: QUICK_RETRY });
-    const events = readDaemonEvents(bus, onTestFinished);
-    onTestFailed(() => {
-      const statuses = events.all.flatMap((e) => (e.type === 'server.status' && e.server === 'web' ? [`${e.status}${e.error ? ` (${e.error.code})` : ''}`] : []));
-      console.error(`steps: ${steps.join(', ')}; web's statuses: ${statuses.join(' → ')}`);
-    });
-    step('first start');
-    await manager.connectServers({ web: { type: 'http', url: http.url } });
-    expect(text(await callTool(manager, 'mcp_web_echo', { text: 'one' }, { timeoutMs: 20_000 }))).toBe('one');
-    step('one answered');
+  it.concurrent(
+    'an HTTP upstream killed and restarted on the same port works again without a reload',
+    async ({ expect, onTestFinished, onTestFailed }) => {
+      const began = performance.now();
+      const steps: string[] = [];
+      const step = (name: string): void => void steps.push(`${(performance.now() - began).toFixed(0)} ms ${name}`);
+      const port = String(await freePort());
+      // Killed as a process, restarted as one (not served inside the worker): a new process takes its
+      // time to listen again, and the old session's streams see a dead server meanwhile.
+      let http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
+      onTestFinished(() => http.close());
+      const { manager, bus } = newManager(onTestFinished, { health: QUICK_RETRY });
+      const events = readDaemonEvents(bus, onTestFinished);
+      onTestFailed(() => {
+        const statuses = events.all.flatMap((e) => (e.type === 'server.status' && e.server === 'web' ? [`${e.status}${e.error ? ` (${e.error.code})` : ''}`] : []));
+        console.error(`steps: ${steps.join(', ')}; web's statuses: ${statuses.join(' → ')}`);
+      });
+      step('first start');
+      await manager.connectServers({ web: { type: 'http', url: http.url } });
+      expect(text(await callTool(manager, 'mcp_web_echo', { text: 'one' }, { timeoutMs: 20_000 }))).toBe('one');
+      step('one answered');
 
-    // Down: a call now waits for the server within its own deadline…
-    await http.close();
-    const whileDown = callTool(manager, 'mcp_web_echo', { text: 'two' }, { timeoutMs: 20_000 });
-    await events.next('server.status', (e) => e.server === 'web' && e.status === 'reconnecting');
-    step('reconnecting');
-    // …and is answered once the server is back on the same port.
-    const restartedAt = performance.now();
-    http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
-    step('second start');
-    expect(await whileDown).toEqual({ content: [{ type: 'text', text: 'two' }] });
-    const worksAgainMs = performance.now() - restartedAt;
-    step('two answered');
-    await events.next('server.status', (e) => e.server === 'web' && e.status === 'connected');
-
-    // Restarted behind our back (no failed request in between): the old session is unknown to
-    // the new process; the next call re-initializes and is answered, never "Session not found".
-    await http.close();
-    http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
-    step('third start');
-    expect(await callTool(manager, 'mcp_web_echo', { text: 'three' }, { timeoutMs: 20_000 })).toEqual({ content: [{ type: 'text', text: 'three' }] });
-    expect(manager.getServer('web')?.status).toBe('connected');
-    console.info(`[measure] HTTP restart → calls work again: ${worksAgainMs.toFixed(0)} ms`);
-  }, 60_000);
-
-  it.concurrent('an HTTP upstream restarted at once on the same port: a call that meets the new server with the old session runs on a new one, never CALL_OUTCOME_UNKNOWN', async ({ expect, onTestFinished }) => {
-    const port = String(await freePort());
-    // Served in the worker: closed and listening again within the same turn of the test, so the
-    // old session's streams end while the call goes out, and the call gets the new server's 404.
-    let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
-    onTestFinished(() => http.close());
-    const { manager } = newManager(onTestFinished, { health: QUICK_RETRY });
-    await manager.connectServers({ web: { type: 'http', url: http.url } });
-    expect(await callTool(manager, 'mcp_web_echo', { text: 'one' }, { timeoutMs: 20_000 })).toEqual({ content: [{ type: 'text', text: 'one' }] });
-
-    for (const text of ['two', 'three', 'four']) {
+      // Down: a call now waits for the server within its own deadline…
       await http.close();
-      http = await startFixtureHttp('echo-http', { env: { PORT: port } });
-      // `echo` is not marked read-only: only a request the server provably never ran is sent again.
-      expect(await callTool(manager, 'mcp_web_echo', { text }, { timeoutMs: 20_000 })).toEqual({ content: [{ type: 'text', text }] });
-    }
-  });
+      const whileDown = callTool(manager, 'mcp_web_echo', { text: 'two' }, { timeoutMs: 20_000 });
+      await events.next('server.status', (e) => e.server === 'web' && e.status === 'reconnecting');
+      step('reconnecting');
+      // …and is answered once the server is back on the same port.
+      const restartedAt = performance.now();
+      http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
+      step('second start');
+      expect(await whileDown).toEqual({ content: [{ type: 'text', text: 'two' }] });
+      const worksAgainMs = performance.now() - restartedAt;
+      step('two answered');
+      await events.next('server.status', (e) => e.server === 'web' && e.status === 'connected');
+
+      // Restarted behind our back (no failed request in between): the old session is unknown to
+      // the new process; the next call re-initializes and is answered, never "Session not found".
+      await http.close();
+      http = await startFixtureHttp('echo-http', { env: { PORT: port }, process: true });
+      step('third start');
+      expect(await callTool(manager, 'mcp_web_echo', { text: 'three' }, { timeoutMs: 20_000 })).toEqual({ content: [{ type: 'text', text: 'three' }] });
+      expect(manager.getServer('web')?.status).toBe('connected');
+      console.info(`[measure] HTTP restart → calls work again: ${worksAgainMs.toFixed(0)} ms`);
+    },
+    60_000,
+  );
+
+  it.concurrent(
+    'an HTTP upstream restarted at once on the same port: a call that meets the new server with the old session runs on a new one, never CALL_OUTCOME_UNKNOWN',
+    async ({ expect, onTestFinished }) => {
+      const port = String(await freePort());
+      // Served in the worker: closed and listening again within the same turn of the test, so the
+      // old session's streams end while the call goes out, and the call gets the new server's 404.
+      let http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+      onTestFinished(() => http.close());
+      const { manager } = newManager(onTestFinished, { health: QUICK_RETRY });
+      await manager.connectServers({ web: { type: 'http', url: http.url } });
+      expect(await callTool(manager, 'mcp_web_echo', { text: 'one' }, { timeoutMs: 20_000 })).toEqual({ content: [{ type: 'text', text: 'one' }] });
+
+      for (const text of ['two', 'three', 'four']) {
+        await http.close();
+        http = await startFixtureHttp('echo-http', { env: { PORT: port } });
+        // `echo` is not marked read-only: only a request the server provably never ran is sent again.
+        expect(await callTool(manager, 'mcp_web_echo', { text }, { timeoutMs: 20_000 })).toEqual({ content: [{ type: 'text', text }] });
+      }
+    },
+  );
 
   it.concurrent('an HTTP upstream that forgot the session (404) gets a new one at once: UPSTREAM_SESSION_EXPIRED, and the call is answered', async ({ expect, onTestFinished }) => {
     const http = await startFixtureHttp('echo-http');
@@ -334,8 +340,7 @@ describe('errors that name the real cause (real processes)', () => {
         brief: fixtureServerConfig('exits-after-initialize', { env: { EXIT_AFTER_MS: '0' } }),
       });
       // It either dies before the first list (a connect failure) or just after (a lost server).
-      const error =
-        errors[0]?.error.message ?? (await events.next('server.status', (e) => e.status === 'disconnected')).error?.message ?? '';
+      const error = errors[0]?.error.message ?? (await events.next('server.status', (e) => e.status === 'disconnected')).error?.message ?? '';
       expect(error, `round ${round}`).toMatch(/MCP server "brief"/);
       expect(error, `round ${round}`).toMatch(/exited with code 2/);
       expect(error, `round ${round}`).toMatch(/fatal: exits-after-initialize crashed/);
@@ -352,7 +357,9 @@ describe('an upstream that does not speak MCP (real processes, the daemon)', () 
       servers: { odd: fixtureServerConfig('many-tools', { env: { NAMELESS_TOOL: '1' } }), fine: fixtureServerConfig('many-tools') },
     });
     const { body } = await daemon.json<{ errors: Array<{ path: string; error: { code: string; message: string } }> }>('/status');
-    expect(body.errors).toEqual([{ path: 'odd', error: { code: 'UPSTREAM_PROTOCOL_ERROR', message: expect.stringMatching(/MCP server "odd" sent something that is not MCP: .*a tool has no name/) } }]);
+    expect(body.errors).toEqual([
+      { path: 'odd', error: { code: 'UPSTREAM_PROTOCOL_ERROR', message: expect.stringMatching(/MCP server "odd" sent something that is not MCP: .*a tool has no name/) } },
+    ]);
     const detail = await daemon.json<{ status: string; lastError: { code: string } | null }>('/servers/odd');
     expect(detail.body).toMatchObject({ status: 'failed', lastError: { code: 'UPSTREAM_PROTOCOL_ERROR' } });
     expect((await daemon.json<{ status: string }>('/servers/fine')).body.status).toBe('connected');
@@ -371,7 +378,10 @@ describe('an upstream that does not speak MCP (real processes, the daemon)', () 
     });
     const { body } = await daemon.json<{ errors: Array<{ path: string; error: { code: string; message: string } }> }>('/status');
     expect(body.errors).toEqual([
-      { path: 'odd-description', error: { code: 'UPSTREAM_PROTOCOL_ERROR', message: expect.stringMatching(/sent something that is not MCP: .*tool "odd": "description" is not a string/) } },
+      {
+        path: 'odd-description',
+        error: { code: 'UPSTREAM_PROTOCOL_ERROR', message: expect.stringMatching(/sent something that is not MCP: .*tool "odd": "description" is not a string/) },
+      },
       { path: 'odd-title', error: { code: 'UPSTREAM_PROTOCOL_ERROR', message: expect.stringMatching(/sent something that is not MCP: .*tool "odd": "title" is not a string/) } },
     ]);
     const search = await daemon.json<{ tools: Array<{ name: string }> }>('/tools/search?q=echo');

@@ -33,34 +33,37 @@ interface Pair {
   close(): Promise<void>;
 }
 
-const pair = sharedByTests(async (): Promise<Pair> => {
-  const stack = cleanupStack();
-  try {
-    const dir = await tempDir(stack.cleanup);
-    const cancelMarker = join(dir, 'cancelled');
-    const taskLog = join(dir, 'task.log');
-    const native = await startFixtureHttp('native-tasks', { args: ['--http'], env: { TASK_LOG: taskLog } });
-    stack.cleanup(() => native.close());
-    const url = await freshDatabaseUrl(stack.cleanup);
-    const servers = {
-      jobs: {
-        ...fixtureServerConfig('task-tools', { env: { ONLY: 'slow_compute', CANCEL_MARKER: cancelMarker } }),
-        protocol: 'legacy' as const,
-        toolPrefix: '',
-        tasks: { tools: ['slow_compute'] },
-      },
-      // One HTTP server both replicas reach, each on a session of its own; its tasks are not bound to a session.
-      own: { url: native.url, protocol: 'legacy' as const, toolPrefix: '' },
-    };
-    const options = { servers, config: { token: TOKEN }, cleanup: stack.cleanup };
-    // Started together: each waits on its own servers and database connections, not on the other.
-    const [a, b] = await Promise.all([startReplica(url, options), startReplica(url, options)]);
-    return { a, b, cancelMarker, taskLog, close: () => stack.run() };
-  } catch (err) {
-    await stack.run();
-    throw err;
-  }
-}, (p) => p.close());
+const pair = sharedByTests(
+  async (): Promise<Pair> => {
+    const stack = cleanupStack();
+    try {
+      const dir = await tempDir(stack.cleanup);
+      const cancelMarker = join(dir, 'cancelled');
+      const taskLog = join(dir, 'task.log');
+      const native = await startFixtureHttp('native-tasks', { args: ['--http'], env: { TASK_LOG: taskLog } });
+      stack.cleanup(() => native.close());
+      const url = await freshDatabaseUrl(stack.cleanup);
+      const servers = {
+        jobs: {
+          ...fixtureServerConfig('task-tools', { env: { ONLY: 'slow_compute', CANCEL_MARKER: cancelMarker } }),
+          protocol: 'legacy' as const,
+          toolPrefix: '',
+          tasks: { tools: ['slow_compute'] },
+        },
+        // One HTTP server both replicas reach, each on a session of its own; its tasks are not bound to a session.
+        own: { url: native.url, protocol: 'legacy' as const, toolPrefix: '' },
+      };
+      const options = { servers, config: { token: TOKEN }, cleanup: stack.cleanup };
+      // Started together: each waits on its own servers and database connections, not on the other.
+      const [a, b] = await Promise.all([startReplica(url, options), startReplica(url, options)]);
+      return { a, b, cancelMarker, taskLog, close: () => stack.run() };
+    } catch (err) {
+      await stack.run();
+      throw err;
+    }
+  },
+  (p) => p.close(),
+);
 
 it('a task created on one replica is answered by the other, working and then completed', async () => {
   const dir = await tempDir();
@@ -106,7 +109,10 @@ it("a server's own task created through one replica is routed by the other, from
   const onA = await legacyTaskClient(a.url);
   const onB = await legacyTaskClient(b.url);
   const release = join(dir, 'release');
-  const { task } = await onA.request({ method: 'tools/call', params: { name: 'native_job', arguments: { untilFile: release, text: 'shared' }, task: {} } }, specTypeSchemas.CreateTaskResult);
+  const { task } = await onA.request(
+    { method: 'tools/call', params: { name: 'native_job', arguments: { untilFile: release, text: 'shared' }, task: {} } },
+    specTypeSchemas.CreateTaskResult,
+  );
   expect(await onB.request({ method: 'tasks/get', params: { taskId: task.taskId } }, specTypeSchemas.GetTaskResult)).toMatchObject({ taskId: task.taskId, status: 'working' });
   const result = onB.request({ method: 'tasks/result', params: { taskId: task.taskId } }, specTypeSchemas.CallToolResult);
   await writeFile(release, 'go');

@@ -34,7 +34,11 @@ function inMemoryTelemetry(): { telemetry: Telemetry; spans: InMemorySpanExporte
     const out = new Map<string, Array<Record<string, unknown>>>();
     for (const resource of exporter.getMetrics()) {
       for (const scope of resource.scopeMetrics) {
-        for (const metric of scope.metrics) out.set(metric.descriptor.name, metric.dataPoints.map((p) => p.attributes as Record<string, unknown>));
+        for (const metric of scope.metrics)
+          out.set(
+            metric.descriptor.name,
+            metric.dataPoints.map((p) => p.attributes as Record<string, unknown>),
+          );
       }
     }
     return out;
@@ -79,7 +83,9 @@ describe('tracing prompts, resources and failures (issue #26)', () => {
     );
     // A URI is high-cardinality: it stays out of the metrics.
     for (const points of recorded.values()) for (const attributes of points) expect(attributes['mcp.resource.uri']).toBeUndefined();
-    expect(recorded.get('mcp.client.operation.duration')).toEqual(expect.arrayContaining([expect.objectContaining({ 'mcp.method.name': 'resources/read', 'network.transport': 'pipe' })]));
+    expect(recorded.get('mcp.client.operation.duration')).toEqual(
+      expect.arrayContaining([expect.objectContaining({ 'mcp.method.name': 'resources/read', 'network.transport': 'pipe' })]),
+    );
   });
   it('traces a read of a kept result (issue #38) as a SERVER span of its own, never sent upstream', async () => {
     const { telemetry, spans } = inMemoryTelemetry();
@@ -99,7 +105,10 @@ describe('tracing a code-mode script (issue #39)', () => {
   it("nests each of a script's calls under the script's SERVER span, each with its CLIENT span under it", async () => {
     const { telemetry, spans } = inMemoryTelemetry();
     const sb = await startDaemon({ servers: { echo: fixtureServerConfig('echo-stdio') }, config: { codeMode: true }, deps: { telemetry } });
-    const ran = await sb.json<{ value: number }>('/scripts/run', { method: 'POST', body: { code: 'const a = await tools.call("mcp_echo_add", { a: 1, b: 2 });\nconst b = await tools.call("mcp_echo_add", { a: a.sum, b: 4 });\nreturn b.sum;' } });
+    const ran = await sb.json<{ value: number }>('/scripts/run', {
+      method: 'POST',
+      body: { code: 'const a = await tools.call("mcp_echo_add", { a: 1, b: 2 });\nconst b = await tools.call("mcp_echo_add", { a: a.sum, b: 4 });\nreturn b.sum;' },
+    });
     expect(ran.body.value).toBe(7);
     const finished = spans.getFinishedSpans();
     const [script] = named(finished, 'scripts/run');

@@ -103,8 +103,7 @@ describe('an upstream that asks for a pause', () => {
     onTestFinished(() => http.close());
     const admin = new URL('/admin/', http.url);
     const d = await startDaemon({ servers: { web: { type: 'http', url: http.url } } });
-    const echo = (extra: Record<string, unknown> = {}) =>
-      d.json<CallBody>('/tools/mcp_web_echo/call', { method: 'POST', body: { arguments: { text: 'hi' }, ...extra } });
+    const echo = (extra: Record<string, unknown> = {}) => d.json<CallBody>('/tools/mcp_web_echo/call', { method: 'POST', body: { arguments: { text: 'hi' }, ...extra } });
     expect((await echo()).status).toBe(200);
 
     // 1 s, the shortest pause Retry-After can ask for (whole seconds): what is tested is that it is honoured.

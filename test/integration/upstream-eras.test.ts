@@ -141,28 +141,31 @@ async function spawnLog(path: string): Promise<string[]> {
 
 // Concurrent (issue #34): these wait seconds for a probe to go unanswered, with the box
 // idle meanwhile.
-describe('one process to learn a stdio server\'s era (issue #36 item 3)', () => {
-  it.concurrent('a server slower to start than the probe waits is spawned once: initialize follows the unanswered probe on the same process', async ({ expect, onTestFinished }) => {
-    const dir = await tempDir(onTestFinished);
-    const log = join(dir, 'spawn.log');
-    const hold = join(dir, 'hold-start');
-    await writeFile(hold, '');
-    const cache = await store(dir, onTestFinished);
-    // A 4 s connect timeout makes the probe wait 2 s: the server stays silent (still "starting")
-    // until the test sees that the probe was given up and `initialize` reached the same process.
-    const config: ServerConfig = { ...fixtureServerConfig('echo-stdio', { env: { HOLD_START_WHILE: hold, SPAWN_LOG: log } }), timeout: 4_000 };
-    const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
-    onTestFinished(() => manager.disconnectAll());
-    const started = manager.connectServers({ slow: config });
+describe("one process to learn a stdio server's era (issue #36 item 3)", () => {
+  it.concurrent(
+    'a server slower to start than the probe waits is spawned once: initialize follows the unanswered probe on the same process',
+    async ({ expect, onTestFinished }) => {
+      const dir = await tempDir(onTestFinished);
+      const log = join(dir, 'spawn.log');
+      const hold = join(dir, 'hold-start');
+      await writeFile(hold, '');
+      const cache = await store(dir, onTestFinished);
+      // A 4 s connect timeout makes the probe wait 2 s: the server stays silent (still "starting")
+      // until the test sees that the probe was given up and `initialize` reached the same process.
+      const config: ServerConfig = { ...fixtureServerConfig('echo-stdio', { env: { HOLD_START_WHILE: hold, SPAWN_LOG: log } }), timeout: 4_000 };
+      const manager = new MCPManager({ store: cache, startupGateMs: 60_000 });
+      onTestFinished(() => manager.disconnectAll());
+      const started = manager.connectServers({ slow: config });
 
-    const [, pid] = (await waitForFileMatching(log, (text) => /^held initialize /m.test(text))).match(/^spawn (\d+)$/m) ?? [];
-    expect(await spawnLog(log)).toEqual([`spawn ${pid}`, `held server/discover ${pid}`, `held initialize ${pid}`]);
-    await rm(hold);
-    expect((await started).errors).toEqual([]);
-    expect(manager.getServer('slow')).toMatchObject({ status: 'connected', pid: Number(pid), protocol: { era: 'legacy' } });
-    expect(await echo(manager, 'slow')).toBe('hi slow');
-    expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toEqual([`spawn ${pid}`]);
-  });
+      const [, pid] = (await waitForFileMatching(log, (text) => /^held initialize /m.test(text))).match(/^spawn (\d+)$/m) ?? [];
+      expect(await spawnLog(log)).toEqual([`spawn ${pid}`, `held server/discover ${pid}`, `held initialize ${pid}`]);
+      await rm(hold);
+      expect((await started).errors).toEqual([]);
+      expect(manager.getServer('slow')).toMatchObject({ status: 'connected', pid: Number(pid), protocol: { era: 'legacy' } });
+      expect(await echo(manager, 'slow')).toBe('hi slow');
+      expect((await spawnLog(log)).filter((line) => line.startsWith('spawn '))).toEqual([`spawn ${pid}`]);
+    },
+  );
 
   it.concurrent('a 2026-07-28-only server slower than the probe refuses the late initialize, and is started once more in its era', async ({ expect, onTestFinished }) => {
     const dir = await tempDir(onTestFinished);
@@ -240,7 +243,7 @@ describe('Streamable HTTP upstreams of either era', () => {
     expect(errors[0]?.error.message).not.toMatch(/SSE/);
   });
 
-  it.concurrent('keeps a modern upstream\'s caching hints with its list', async ({ expect, onTestFinished }) => {
+  it.concurrent("keeps a modern upstream's caching hints with its list", async ({ expect, onTestFinished }) => {
     const dir = await tempDir(onTestFinished);
     const cache = await store(dir, onTestFinished);
     const http = await startFixtureHttp('era-http', { env: { ERA: 'modern', LIST_TTL_MS: '45000', LIST_CACHE_SCOPE: 'private' } });

@@ -112,5 +112,4 @@ describe('roots belong to whoever owns them (issue #36 item 1)', () => {
     const result = await agent.callTool({ name: 'mcp_files_ask_roots', arguments: {} });
     expect(JSON.parse(textOf(result as CallResult))).toEqual([pathToFileURL(inside).href]);
   });
-
 });

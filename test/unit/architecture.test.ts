@@ -48,14 +48,12 @@ const GATEWAY_FACE = ['gateway/index.ts'];
  * reviewed change, never by squeezing lines (STYLE: no arrow-valued fields or joined lines to fit).
  */
 const LONG_FILES: Record<string, string> = {
-  'daemon.ts':
-    'the one composition root: every part is built here, in order, so the daemon reads top to bottom in one place (issue #34, item 4)',
+  'daemon.ts': 'the one composition root: every part is built here, in order, so the daemon reads top to bottom in one place (issue #34, item 4)',
   'gateway/agents/agent-registry.ts':
     'the one table of agents, keys and the operator key that authentication reads in one step; its add, rotate and revoke keep the three consistent together',
   'gateway/requests/request-router.ts':
     'one switch over the request kinds (call, get, read, complete, subscribe, setLevel) with the view check beside each; split per kind it would scatter the view rules',
-  'upstream/manager.ts':
-    'owns the upstreams and catalogues and is the one writer of both; its methods are the upstream side the runtime drives',
+  'upstream/manager.ts': 'owns the upstreams and catalogues and is the one writer of both; its methods are the upstream side the runtime drives',
 };
 const MAX_LINES = 300;
 
@@ -143,7 +141,11 @@ function subFolderCircles(graph: Graph): string[][] {
   const folders = folderGraph(graph);
   for (const [sub, targets] of folders) {
     if (sub.endsWith('/(root)')) folders.delete(sub);
-    else folders.set(sub, targets.filter((target) => !target.endsWith('/(root)')));
+    else
+      folders.set(
+        sub,
+        targets.filter((target) => !target.endsWith('/(root)')),
+      );
   }
   return importCircles(folders);
 }
@@ -205,9 +207,14 @@ describe('the shape of src/ (docs/architecture.md)', () => {
     });
 
     it('finds an upward import between layers', () => {
-      expect(upwardImports(new Map([['store/db.ts', ['config/load.ts']], ['config/load.ts', ['store/db.ts']]]))).toEqual([
-        'store/db.ts → config/load.ts',
-      ]);
+      expect(
+        upwardImports(
+          new Map([
+            ['store/db.ts', ['config/load.ts']],
+            ['config/load.ts', ['store/db.ts']],
+          ]),
+        ),
+      ).toEqual(['store/db.ts → config/load.ts']);
       expect(() => upwardImports(new Map([['stray.ts', ['util/clock.ts']]]))).toThrow(/belongs to no layer/);
     });
 
@@ -228,7 +235,15 @@ describe('the shape of src/ (docs/architecture.md)', () => {
         'upstream/server/f.ts → upstream/startup-gate.ts',
       ]);
       expect(() => upwardSubFolderImports(new Map([['upstream/newroom/a.ts', []]]), SUB_FOLDER_ORDERS)).toThrow(/in no order/);
-      expect(() => upwardSubFolderImports(new Map([['cli/a.ts', []], ['x/y.ts', []]]), { x: ['z'] })).toThrow(/x\/y.ts is in no order/);
+      expect(() =>
+        upwardSubFolderImports(
+          new Map([
+            ['cli/a.ts', []],
+            ['x/y.ts', []],
+          ]),
+          { x: ['z'] },
+        ),
+      ).toThrow(/x\/y.ts is in no order/);
     });
 
     it('finds an http/ import past the gateway face', () => {
@@ -253,10 +268,7 @@ describe('the shape of src/ (docs/architecture.md)', () => {
         ['b.ts', 300],
         ['c.ts', 290],
       ]);
-      expect(sizeFindings(lengths, { 'c.ts': 'was long' })).toEqual([
-        'a.ts: 301 lines, not on the allowlist',
-        'c.ts: on the allowlist but 290; drop it from the list',
-      ]);
+      expect(sizeFindings(lengths, { 'c.ts': 'was long' })).toEqual(['a.ts: 301 lines, not on the allowlist', 'c.ts: on the allowlist but 290; drop it from the list']);
     });
   });
 });

@@ -37,20 +37,39 @@ const serveChunk = outputs.map(([path]) => basename(path)).find((name) => /^serv
 // prom-client (the process metrics) waits for the first scrape of /metrics; node-postgres for a
 // PostgreSQL store or a cluster; the CEL policy language for a config with `policies`, and ws for
 // the first WebSocket upgrade (scripts/bundle.mjs's stand-in for @fastify/websocket's; issue #44).
-const LAZY = [/@marcbachmann\/cel-js\//, /node_modules\/ws\//, /node_modules\/pg\//, /@modelcontextprotocol\/client\//, /@modelcontextprotocol\/core\//, /@modelcontextprotocol\/server\//, /@modelcontextprotocol\/node\//, /@hono\/node-server/, /src\/http\/routes\/mcp\.ts/, /prom-client\//];
+const LAZY = [
+  /@marcbachmann\/cel-js\//,
+  /node_modules\/ws\//,
+  /node_modules\/pg\//,
+  /@modelcontextprotocol\/client\//,
+  /@modelcontextprotocol\/core\//,
+  /@modelcontextprotocol\/server\//,
+  /@modelcontextprotocol\/node\//,
+  /@hono\/node-server/,
+  /src\/http\/routes\/mcp\.ts/,
+  /prom-client\//,
+];
 
 describe('the CLI bundle', () => {
   it('does not load the /mcp server side before serving', () => {
     expect(serveChunk).toBeDefined();
     const eager = [...staticModules('cli.js'), ...staticModules(serveChunk!)];
     expect(eager).toContain('src/http/app.ts');
-    for (const pattern of LAZY) expect(eager.filter((m) => pattern.test(m)), String(pattern)).toEqual([]);
+    for (const pattern of LAZY)
+      expect(
+        eager.filter((m) => pattern.test(m)),
+        String(pattern),
+      ).toEqual([]);
     // …but they are in the bundle, behind a dynamic import.
     const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
-    for (const pattern of LAZY) expect(all.some((m) => pattern.test(m)), String(pattern)).toBe(true);
+    for (const pattern of LAZY)
+      expect(
+        all.some((m) => pattern.test(m)),
+        String(pattern),
+      ).toBe(true);
   });
 
-  it("leaves duplexify and readable-stream out: @fastify/websocket needs them only for injectWS, which the CLI never calls", () => {
+  it('leaves duplexify and readable-stream out: @fastify/websocket needs them only for injectWS, which the CLI never calls', () => {
     const all = outputs.flatMap(([, output]) => Object.keys(output.inputs));
     expect(all.filter((m) => /node_modules\/(duplexify|readable-stream)\//.test(m))).toEqual([]);
     expect(all.some((m) => m.endsWith('node_modules/@fastify/websocket/index.js'))).toBe(true);
@@ -62,7 +81,7 @@ describe('the CLI bundle', () => {
     expect(locales.map((m) => basename(m))).toEqual(['en.js']);
   });
 
-  it('is ASCII throughout, so V8 keeps each chunk\'s source as a one-byte string', () => {
+  it("is ASCII throughout, so V8 keeps each chunk's source as a one-byte string", () => {
     // The metafile names its outputs relative to the repository (esbuild's working directory).
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const wide = outputs.map(([path]) => path).filter((path) => /[\u0080-\uffff]/.test(readFileSync(join(root, path), 'utf8')));
@@ -70,7 +89,7 @@ describe('the CLI bundle', () => {
     expect(wide).toEqual([]);
   });
 
-  it('is minified (whitespace and syntax, names kept): V8 keeps every chunk\'s source for the life of the process', () => {
+  it("is minified (whitespace and syntax, names kept): V8 keeps every chunk's source for the life of the process", () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const source = readFileSync(join(root, outputs.find(([path]) => basename(path) === serveChunk)![0]), 'utf8');
     // Unminified, a line averages ~40 bytes (indentation, one statement, comments).
@@ -88,11 +107,9 @@ describe('the CLI bundle', () => {
     expect(modules.filter((m) => !allowed(m))).toEqual([]);
   });
 
-  it('keeps only the native addons (better-sqlite3; ws\'s and pg\'s optional ones) outside the bundle', () => {
+  it("keeps only the native addons (better-sqlite3; ws's and pg's optional ones) outside the bundle", () => {
     const builtin = (path: string): boolean => path.startsWith('node:') || builtinModules.includes(path.split('/')[0]!);
-    const external = new Set(
-      outputs.flatMap(([, output]) => output.imports.filter((i) => i.external && !builtin(i.path)).map((i) => i.path)),
-    );
+    const external = new Set(outputs.flatMap(([, output]) => output.imports.filter((i) => i.external && !builtin(i.path)).map((i) => i.path)));
     expect(external).toContain('better-sqlite3');
     // pg-native: node-postgres requires it only for `pg.native`, which Switchboard never uses.
     for (const path of external) expect(['better-sqlite3', 'bufferutil', 'utf-8-validate', 'pg-native']).toContain(path);
@@ -104,7 +121,10 @@ describe('the CLI bundle', () => {
     for (const command of commands) {
       expect(command).toBeDefined();
       const eager = [...staticModules('cli.js'), ...staticModules(command!)];
-      expect(eager.filter((m) => /node_modules\/(zod|@marcbachmann\/cel-js|@modelcontextprotocol)\/|src\/config\/(schema|load)\.ts/.test(m)), command).toEqual([]);
+      expect(
+        eager.filter((m) => /node_modules\/(zod|@marcbachmann\/cel-js|@modelcontextprotocol)\/|src\/config\/(schema|load)\.ts/.test(m)),
+        command,
+      ).toEqual([]);
     }
   });
 });

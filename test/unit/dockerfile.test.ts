@@ -47,7 +47,10 @@ function stages(all: Instruction[]): Instruction[][] {
 const all = instructions(dockerfile);
 const [build = [], runtime = [], ...extra] = stages(all);
 const find = (stage: Instruction[], keyword: string) => stage.filter((i) => i.keyword === keyword);
-const runs = (stage: Instruction[]) => find(stage, 'RUN').map((i) => i.args).join('\n');
+const runs = (stage: Instruction[]) =>
+  find(stage, 'RUN')
+    .map((i) => i.args)
+    .join('\n');
 
 describe('Dockerfile', () => {
   it('has a build stage and a runtime stage, both on the same supported Node LTS (22 or 24) slim image', () => {
@@ -57,8 +60,7 @@ describe('Dockerfile', () => {
     expect(build[0]?.args).toMatch(/^node:(22|24)-slim\s+AS\s+build$/i);
     expect(runtime[0]?.args).toMatch(new RegExp(`^${base}(\\s+AS\\s+\\w+)?$`, 'i'));
     // better-sqlite3 must support that Node line (its engines field names the majors it builds for).
-    const engines = (JSON.parse(readFileSync(new URL('node_modules/better-sqlite3/package.json', root), 'utf8')) as { engines: { node: string } })
-      .engines.node;
+    const engines = (JSON.parse(readFileSync(new URL('node_modules/better-sqlite3/package.json', root), 'utf8')) as { engines: { node: string } }).engines.node;
     expect(engines).toContain(`${base!.split(':')[1]!.split('-')[0]}.x`);
   });
 
@@ -84,18 +86,30 @@ describe('Dockerfile', () => {
     const user = find(runtime, 'USER').at(-1)?.args;
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^(root|0)(:|$)/);
-    expect(find(runtime, 'VOLUME').map((i) => i.args).join(' ')).toContain('/data');
+    expect(
+      find(runtime, 'VOLUME')
+        .map((i) => i.args)
+        .join(' '),
+    ).toContain('/data');
     // The cache path the daemon derives (src/config/load.ts defaultDbPath) must land in the volume.
-    expect(find(runtime, 'ENV').map((i) => i.args).join(' ')).toMatch(/XDG_STATE_HOME=\/data\b/);
+    expect(
+      find(runtime, 'ENV')
+        .map((i) => i.args)
+        .join(' '),
+    ).toMatch(/XDG_STATE_HOME=\/data\b/);
   });
 
   it('exposes 7337, probes /health with node itself and starts `serve` on all interfaces', () => {
     expect(find(runtime, 'EXPOSE').map((i) => i.args)).toContain('7337');
-    const healthcheck = find(runtime, 'HEALTHCHECK').map((i) => i.args).join(' ');
+    const healthcheck = find(runtime, 'HEALTHCHECK')
+      .map((i) => i.args)
+      .join(' ');
     expect(healthcheck).toContain('/health');
     expect(healthcheck).toMatch(/"node"/);
     expect(healthcheck).not.toMatch(/\b(curl|wget)\b/);
-    const env = find(runtime, 'ENV').map((i) => i.args).join(' ');
+    const env = find(runtime, 'ENV')
+      .map((i) => i.args)
+      .join(' ');
     expect(env).toMatch(/SWITCHBOARD_HOST=0\.0\.0\.0/);
     const cmd = find(runtime, 'CMD').at(-1)?.args ?? '';
     expect(JSON.parse(cmd)).toEqual(expect.arrayContaining(['node', 'dist/cli.js', 'serve']));

@@ -22,7 +22,12 @@ describe('documentation', () => {
 
   it('keeps the quick start to two commands', () => {
     const quickStart = /## Quick start[\s\S]*?```sh\n([\s\S]*?)```/.exec(read('README.md'))?.[1] ?? '';
-    expect(quickStart.trim().split('\n').map((line) => line.replace(/\s+#.*$/, ''))).toEqual(['npm ci && npm start', 'npm test']);
+    expect(
+      quickStart
+        .trim()
+        .split('\n')
+        .map((line) => line.replace(/\s+#.*$/, '')),
+    ).toEqual(['npm ci && npm start', 'npm test']);
   });
 
   it('describes every event type and every config key a user can set', async () => {
@@ -31,8 +36,9 @@ describe('documentation', () => {
     // feed's own `hello`, has a row in the event table.
     const types = [...read('src/events/daemon-events.ts').matchAll(/^\s+type: '([a-z_.]+)';$/gm)].map((m) => m[1]!);
     expect(types.length).toBeGreaterThan(10);
-    for (const type of [...types, 'hello']) expect(behaviour, type).toMatch(new RegExp(`^\\| \`${type.replace('.', '\\.')}\`( / \`[a-z.]+\`)? \\||^\\| \`[a-z.]+\` / \`${type.replace('.', '\\.')}\` \\|`, 'm'));
-    const { ServerConfigSchema } = await import('../../src/config/schema.js');
+    for (const type of [...types, 'hello'])
+      expect(behaviour, type).toMatch(new RegExp(`^\\| \`${type.replace('.', '\\.')}\`( / \`[a-z.]+\`)? \\||^\\| \`[a-z.]+\` / \`${type.replace('.', '\\.')}\` \\|`, 'm'));
+    const { ServerConfigSchema } = await import('../../src/config/server-schema.js');
     const readme = read('README.md');
     for (const key of Object.keys(ServerConfigSchema.shape)) expect(readme, key).toContain(`\`${key}\``);
   });
@@ -62,5 +68,9 @@ describe('documentation', () => {
 
 /** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
 function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replace(/ /g, '-');
 }

@@ -89,13 +89,21 @@ describe('error catalogue', () => {
 
   // A code nobody emits, or no test drives, is a promise the daemon does not keep.
   it('has every code emitted somewhere in src (outside the catalogue)', () => {
-    const used = new Set(sources('src').filter(([path]) => path !== join('src', 'errors.ts')).flatMap(([, text]) => [...codesUsed(text)]));
+    const used = new Set(
+      sources('src')
+        .filter(([path]) => path !== join('src', 'errors.ts'))
+        .flatMap(([, text]) => [...codesUsed(text)]),
+    );
     expect(catalogue.map(([code]) => code).filter((code) => !used.has(code))).toEqual([]);
   });
 
   it('has every code named by some test other than this one', () => {
     const self = relative(ROOT, fileURLToPath(import.meta.url));
-    const used = new Set(sources('test').filter(([path]) => path !== self).flatMap(([, text]) => [...codesUsed(text)]));
+    const used = new Set(
+      sources('test')
+        .filter(([path]) => path !== self)
+        .flatMap(([, text]) => [...codesUsed(text)]),
+    );
     expect(catalogue.map(([code]) => code).filter((code) => !used.has(code))).toEqual([]);
   });
 });

@@ -34,9 +34,8 @@ describe('the dashboard bundle', () => {
     expect(inputs.filter((path) => path.startsWith('src/'))).toEqual([]);
   });
 
-  it("built again from the same tree, touches no file: a daemon serving the first build is never left without one", async () => {
-    const files = (): Record<string, string> =>
-      Object.fromEntries(readdirSync(dir).map((name) => [name, `${statSync(join(dir, name)).ino}:${statSync(join(dir, name)).mtimeMs}`]));
+  it('built again from the same tree, touches no file: a daemon serving the first build is never left without one', async () => {
+    const files = (): Record<string, string> => Object.fromEntries(readdirSync(dir).map((name) => [name, `${statSync(join(dir, name)).ino}:${statSync(join(dir, name)).mtimeMs}`]));
     const before = files();
 
     await bundleUi({ outdir: dir });

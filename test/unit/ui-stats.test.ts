@@ -4,7 +4,15 @@ import type { CallFinished } from '../../ui/types.js';
 
 /** The Calls view's numbers (ui/stats.ts): what the charts and the table show. */
 
-const at = (iso: string, server: string, name: string, durationMs: number, outcome: CallFinished['outcome'] = 'ok'): CallFinished => ({ seq: 0, ts: iso, type: 'call.finished', server, name, outcome, durationMs });
+const at = (iso: string, server: string, name: string, durationMs: number, outcome: CallFinished['outcome'] = 'ok'): CallFinished => ({
+  seq: 0,
+  ts: iso,
+  type: 'call.finished',
+  server,
+  name,
+  outcome,
+  durationMs,
+});
 
 describe('dashboard call statistics', () => {
   it('takes percentiles by nearest rank', () => {
@@ -40,6 +48,8 @@ describe('dashboard call statistics', () => {
   it('sums up tool search for the Tools view', () => {
     const stats = { searches: 12, zeroResults: 2, conversions: { searches: 8, hits: 6, misses: 2 }, neverReturned: { count: 40, names: [] } };
     expect(searchSummary(stats)).toBe("12 searches · 2 found nothing · 75 % of agents' searches led to a call of a tool they returned · 40 tools never returned");
-    expect(searchSummary({ ...stats, searches: 1, conversions: { searches: 0, hits: 0, misses: 0 }, neverReturned: { count: 1, names: [] } })).toBe('1 search · 2 found nothing · 1 tool never returned');
+    expect(searchSummary({ ...stats, searches: 1, conversions: { searches: 0, hits: 0, misses: 0 }, neverReturned: { count: 1, names: [] } })).toBe(
+      '1 search · 2 found nothing · 1 tool never returned',
+    );
   });
 });

@@ -23,7 +23,12 @@ describe('writeChanged', () => {
 
     // esbuild's contents are views into a larger buffer: only the view's bytes are the file's.
     const view = Buffer.from('xxhixx').subarray(2, 4);
-    expect(writeChanged([{ path, contents: 'same' }, { path: join(dir, 'new.js'), contents: new Uint8Array(view.buffer, view.byteOffset, view.byteLength) }])).toEqual([join(dir, 'new.js')]);
+    expect(
+      writeChanged([
+        { path, contents: 'same' },
+        { path: join(dir, 'new.js'), contents: new Uint8Array(view.buffer, view.byteOffset, view.byteLength) },
+      ]),
+    ).toEqual([join(dir, 'new.js')]);
 
     const after = statSync(path);
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);

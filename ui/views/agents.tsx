@@ -27,7 +27,11 @@ const NO_SCOPE: Scope = { servers: '', tools: '', access: 'all', catalogue: '' }
 
 /** The settings of `POST /agents` from the form: comma-separated globs; defaults left out. */
 function settingsOf(scope: Scope): Record<string, unknown> {
-  const globs = (text: string): string[] => text.split(',').map((glob) => glob.trim()).filter((glob) => glob !== '');
+  const globs = (text: string): string[] =>
+    text
+      .split(',')
+      .map((glob) => glob.trim())
+      .filter((glob) => glob !== '');
   const servers = globs(scope.servers);
   const tools = globs(scope.tools);
   return {
@@ -50,11 +54,17 @@ export function AgentsView() {
   const audited = auditVersion.value;
 
   useEffect(() => {
-    getJson<{ agents: AgentRow[] }>('/agents').then((body) => setAgents(body.agents), (err: unknown) => setError(describeError(err)));
+    getJson<{ agents: AgentRow[] }>('/agents').then(
+      (body) => setAgents(body.agents),
+      (err: unknown) => setError(describeError(err)),
+    );
   }, [version, reloads]);
 
   useEffect(() => {
-    getJson<{ entries: AuditEntryBody[] }>('/audit?limit=50').then((body) => setAudit(body.entries), (err: unknown) => setError(describeError(err)));
+    getJson<{ entries: AuditEntryBody[] }>('/audit?limit=50').then(
+      (body) => setAudit(body.entries),
+      (err: unknown) => setError(describeError(err)),
+    );
   }, [version, audited]);
 
   const create = async (event: Event) => {

@@ -79,7 +79,11 @@ export function Approvals({ version }: { version: number }) {
               <button type="button" onClick={() => act(`/approvals/${encodeURIComponent(p.id)}/approve`)}>
                 Approve
               </button>
-              <button type="button" title="Identical calls (same agent, tool and arguments) pass for an hour" onClick={() => act(`/approvals/${encodeURIComponent(p.id)}/approve`, { forMs: SAME_CALL_MS })}>
+              <button
+                type="button"
+                title="Identical calls (same agent, tool and arguments) pass for an hour"
+                onClick={() => act(`/approvals/${encodeURIComponent(p.id)}/approve`, { forMs: SAME_CALL_MS })}
+              >
                 Allow the same call for 1 h
               </button>
               <button type="button" onClick={() => act(`/approvals/${encodeURIComponent(p.id)}/deny`)}>

@@ -20,9 +20,27 @@ export function CallsView() {
       <h2 id="calls-title">Calls</h2>
       <p class="muted">Tool calls, prompt gets and resource reads by minute over the last {MINUTES} minutes (from the audit log, then live).</p>
       <div class="charts">
-        <Chart title="Calls per minute" unit="calls" x={minutes.x} series={servers.length ? servers.map((s) => ({ label: s, values: minutes.perServer.get(s)! })) : [{ label: 'calls', values: minutes.x.map(() => 0) }]} />
-        <Chart title="Duration p50 / p99" unit="ms" x={minutes.x} series={[{ label: 'p50', values: minutes.p50 }, { label: 'p99', values: minutes.p99 }]} />
-        <Chart title="Errors per minute" unit="errors" x={minutes.x} series={servers.length ? servers.map((s) => ({ label: s, values: minutes.errorsPerServer.get(s)! })) : [{ label: 'errors', values: minutes.x.map(() => 0) }]} />
+        <Chart
+          title="Calls per minute"
+          unit="calls"
+          x={minutes.x}
+          series={servers.length ? servers.map((s) => ({ label: s, values: minutes.perServer.get(s)! })) : [{ label: 'calls', values: minutes.x.map(() => 0) }]}
+        />
+        <Chart
+          title="Duration p50 / p99"
+          unit="ms"
+          x={minutes.x}
+          series={[
+            { label: 'p50', values: minutes.p50 },
+            { label: 'p99', values: minutes.p99 },
+          ]}
+        />
+        <Chart
+          title="Errors per minute"
+          unit="errors"
+          x={minutes.x}
+          series={servers.length ? servers.map((s) => ({ label: s, values: minutes.errorsPerServer.get(s)! })) : [{ label: 'errors', values: minutes.x.map(() => 0) }]}
+        />
       </div>
       <div class="table-wrap">
         <table class="calls">

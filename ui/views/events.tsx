@@ -29,7 +29,10 @@ export function EventsView() {
   const all = paused ?? feed.value;
   const types = [...new Set(feed.value.map((e) => e.type))].sort();
   const serverNames = [...new Set(feed.value.map((e) => e.server).filter((s): s is string => typeof s === 'string' && s !== ''))].sort();
-  const shown = all.filter((e) => (type === '' || e.type === type) && (server === '' || e.server === server)).slice(-300).reverse();
+  const shown = all
+    .filter((e) => (type === '' || e.type === type) && (server === '' || e.server === server))
+    .slice(-300)
+    .reverse();
 
   return (
     <section aria-labelledby="events-title">

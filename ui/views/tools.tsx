@@ -23,7 +23,10 @@ export function ToolsView() {
     const timer = setTimeout(async () => {
       try {
         const q = query.trim();
-        const list = q === '' ? (await getJson<{ tools: ToolSummary[] }>('/tools')).tools : (await getJson<{ tools: ToolSummary[] }>(`/tools/search?q=${encodeURIComponent(q)}&limit=50`)).tools;
+        const list =
+          q === ''
+            ? (await getJson<{ tools: ToolSummary[] }>('/tools')).tools
+            : (await getJson<{ tools: ToolSummary[] }>(`/tools/search?q=${encodeURIComponent(q)}&limit=50`)).tools;
         if (!cancelled) {
           setTools(list);
           setError(null);
@@ -73,7 +76,13 @@ export function ToolsView() {
         <ul class="tool-list" aria-label="Matching tools">
           {tools.slice(0, MAX_SHOWN).map((tool) => (
             <li key={tool.name}>
-              <button type="button" class={selected?.name === tool.name ? 'tool selected' : 'tool'} aria-pressed={selected?.name === tool.name} data-tool={tool.name} onClick={() => open(tool.name)}>
+              <button
+                type="button"
+                class={selected?.name === tool.name ? 'tool selected' : 'tool'}
+                aria-pressed={selected?.name === tool.name}
+                data-tool={tool.name}
+                onClick={() => open(tool.name)}
+              >
                 <strong>{tool.name}</strong>
                 <span>{tool.description}</span>
               </button>
@@ -81,13 +90,7 @@ export function ToolsView() {
           ))}
         </ul>
       </div>
-      <div class="pane">
-        {selected ? (
-          <ToolPanel key={selected.name} tool={selected} />
-        ) : (
-          <p class="empty">Choose a tool to see its schema and try it.</p>
-        )}
-      </div>
+      <div class="pane">{selected ? <ToolPanel key={selected.name} tool={selected} /> : <p class="empty">Choose a tool to see its schema and try it.</p>}</div>
     </section>
   );
 }

@@ -103,12 +103,17 @@ export function TryForm({ tool }: { tool: ToolDetail }) {
               </select>
             ) : kind === 'json' ? (
               <textarea id={id} rows={3} aria-describedby={described} value={String(values[name] ?? '')} onInput={(e) => set(name, e.currentTarget.value)} />
+            ) : kind === 'string' ? (
+              <input id={id} type="text" aria-describedby={described} value={String(values[name] ?? '')} onInput={(e) => set(name, e.currentTarget.value)} />
             ) : (
-              kind === 'string' ? (
-                <input id={id} type="text" aria-describedby={described} value={String(values[name] ?? '')} onInput={(e) => set(name, e.currentTarget.value)} />
-              ) : (
-                <input id={id} type="number" step={kind === 'integer' ? 1 : 'any'} aria-describedby={described} value={String(values[name] ?? '')} onInput={(e) => set(name, e.currentTarget.value)} />
-              )
+              <input
+                id={id}
+                type="number"
+                step={kind === 'integer' ? 1 : 'any'}
+                aria-describedby={described}
+                value={String(values[name] ?? '')}
+                onInput={(e) => set(name, e.currentTarget.value)}
+              />
             )}
             {hint}
           </div>

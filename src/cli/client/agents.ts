@@ -91,7 +91,12 @@ export function runAgents(io: CommandIo, now: () => number = Date.now): Promise<
 /** `--servers a,b --servers c` → `{ servers: [a, b, c] }`. */
 function globs(field: string, given: string[] | undefined): Record<string, string[]> {
   if (given === undefined) return {};
-  return { [field]: given.flatMap((value) => value.split(',')).map((glob) => glob.trim()).filter((glob) => glob !== '') };
+  return {
+    [field]: given
+      .flatMap((value) => value.split(','))
+      .map((glob) => glob.trim())
+      .filter((glob) => glob !== ''),
+  };
 }
 
 /** `30d`, `12h`, `90m`, `2w` from now, or an ISO date as it is. */
@@ -141,5 +146,8 @@ function describe(agent: AgentRow): string {
     ['created', agent.createdAt],
     ['revoked', agent.revokedAt],
   ];
-  return rows.filter(([, value]) => value !== undefined && value !== '').map(([label, value]) => `${`${label}:`.padEnd(9)} ${value}`).join('\n');
+  return rows
+    .filter(([, value]) => value !== undefined && value !== '')
+    .map(([label, value]) => `${`${label}:`.padEnd(9)} ${value}`)
+    .join('\n');
 }

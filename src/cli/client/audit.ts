@@ -1,16 +1,6 @@
 import type { AuditEntry } from '../../store/ports.js';
 import { usageOf } from '../help.js';
-import {
-  clientFor,
-  CONNECTION_OPTIONS,
-  EXIT_FAILURE,
-  helpRequested,
-  parseCommandArgs,
-  runCommand,
-  UsageError,
-  writeRaw,
-  type CommandIo,
-} from './command.js';
+import { clientFor, CONNECTION_OPTIONS, EXIT_FAILURE, helpRequested, parseCommandArgs, runCommand, UsageError, writeRaw, type CommandIo } from './command.js';
 import { isRecord } from './daemon-client.js';
 import { interruptSignal, openFeed } from './logs.js';
 

@@ -42,9 +42,7 @@ export const CONNECTION_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies OptionsConfig;
 
-export type ParsedCommandArgs<O extends OptionsConfig> = ReturnType<
-  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
->;
+export type ParsedCommandArgs<O extends OptionsConfig> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
 
 /** `parseArgs` in strict mode, with its errors turned into a one-line `UsageError`. */
 export function parseCommandArgs<O extends OptionsConfig>(argv: string[], options: O): ParsedCommandArgs<O> {

@@ -1,15 +1,6 @@
 import { WebSocket } from 'ws';
 import { DaemonUnreachableError, describeFetchError, isRecord, type DaemonClient } from './daemon-client.js';
-import {
-  clientFor,
-  CONNECTION_OPTIONS,
-  EXIT_FAILURE,
-  helpRequested,
-  parseCommandArgs,
-  runCommand,
-  UsageError,
-  type CommandIo,
-} from './command.js';
+import { clientFor, CONNECTION_OPTIONS, EXIT_FAILURE, helpRequested, parseCommandArgs, runCommand, UsageError, type CommandIo } from './command.js';
 import { usageOf } from '../help.js';
 import { errorLine } from './views.js';
 
@@ -50,13 +41,7 @@ export function runLogs(io: CommandIo & { signal?: AbortSignal }): Promise<numbe
   });
 }
 
-async function follow(
-  io: CommandIo & { signal?: AbortSignal },
-  client: DaemonClient,
-  server: string,
-  count: number | undefined,
-  token: string | undefined,
-): Promise<number> {
+async function follow(io: CommandIo & { signal?: AbortSignal }, client: DaemonClient, server: string, count: number | undefined, token: string | undefined): Promise<number> {
   // Subscribed before the history is read, so no line falls between the two.
   const feed = await openFeed(client.url, token);
   try {

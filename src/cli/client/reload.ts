@@ -18,8 +18,7 @@ export function runReload(io: CommandIo): Promise<number> {
     const [server, extra] = positionals;
     if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
     if (server !== undefined && values.force) throw new UsageError('--force applies to a full reload, not to one server');
-    const path =
-      server === undefined ? `/reload${values.force ? '?force=true' : ''}` : `/servers/${encodeURIComponent(server)}/reload`;
+    const path = server === undefined ? `/reload${values.force ? '?force=true' : ''}` : `/servers/${encodeURIComponent(server)}/reload`;
     const res = await clientFor(values, io).request('POST', path, { timeoutMs: OPERATION_TIMEOUT_MS });
     if (values.json) {
       writeRaw(io, res.text);

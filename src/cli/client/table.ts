@@ -13,9 +13,7 @@ const GAP = '  ';
 
 export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
   const cells = rows.map((row) => columns.map((column) => cell(column.value(row), column.maxWidth)));
-  const widths = columns.map((column, i) =>
-    Math.max(column.header.length, ...cells.map((line) => (line[i] ?? '').length)),
-  );
+  const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((line) => (line[i] ?? '').length)));
   const render = (line: readonly string[]): string =>
     line
       .map((text, i) => {

@@ -52,7 +52,10 @@ async function requireServer(client: DaemonClient, server: string): Promise<void
   } catch (err) {
     if (!(err instanceof DaemonError) || err.code !== 'SERVER_NOT_FOUND') throw err;
     const names = listOf<ServerRow>((await client.request('GET', '/servers')).body, 'servers').map((s) => s.name);
-    const near = nearestNames(server, names.map((name) => ({ name })));
+    const near = nearestNames(
+      server,
+      names.map((name) => ({ name })),
+    );
     const known = names.length === 0 ? 'the daemon has no servers' : `servers: ${names.join(', ')}`;
     throw new DaemonError('SERVER_NOT_FOUND', `no server named "${server}" (${known})`, err.status, near);
   }

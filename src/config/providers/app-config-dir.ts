@@ -5,11 +5,7 @@ import { isAbsolute, join } from 'node:path';
  * table entry depends on `platform`; paths are joined with the host's separator, so a test can
  * pick any platform.
  */
-export function appConfigDir(
-  platform: NodeJS.Platform,
-  home: string,
-  env: Readonly<Record<string, string | undefined>>,
-): string {
+export function appConfigDir(platform: NodeJS.Platform, home: string, env: Readonly<Record<string, string | undefined>>): string {
   switch (platform) {
     case 'darwin':
       return join(home, 'Library', 'Application Support');

@@ -60,7 +60,10 @@ export class AgentBudgets {
   async check(agent: string): Promise<void> {
     const windows = this.#windows(agent);
     if (windows.length === 0) return;
-    const counts = await this.store.spent(agent, windows.map((w) => w.key));
+    const counts = await this.store.spent(
+      agent,
+      windows.map((w) => w.key),
+    );
     this.#last.set(agent, counts);
     const spent = windows.filter((w) => (counts[w.key] ?? 0) >= w.limit);
     if (spent.length === 0) return;
@@ -75,14 +78,25 @@ export class AgentBudgets {
   async charge(agent: string, tokens: number): Promise<void> {
     const windows = this.#windows(agent);
     if (windows.length === 0 || tokens <= 0) return;
-    this.#last.set(agent, await this.store.add(agent, windows.map((w) => w.key), Math.ceil(tokens), this.clock.now()));
+    this.#last.set(
+      agent,
+      await this.store.add(
+        agent,
+        windows.map((w) => w.key),
+        Math.ceil(tokens),
+        this.clock.now(),
+      ),
+    );
   }
 
   /** The agent's windows: limit, spent, left and reset, read from the store. */
   async status(agent: string): Promise<BudgetStatus | undefined> {
     const windows = this.#windows(agent);
     if (windows.length === 0) return undefined;
-    const counts = await this.store.spent(agent, windows.map((w) => w.key));
+    const counts = await this.store.spent(
+      agent,
+      windows.map((w) => w.key),
+    );
     this.#last.set(agent, counts);
     return this.#statusOf(windows, counts);
   }
@@ -112,8 +126,10 @@ export class AgentBudgets {
     const now = this.clock.now();
     const iso = new Date(now).toISOString();
     const windows: Window[] = [];
-    if (limits.tokensPerHour !== undefined) windows.push({ name: 'hour', key: `h:${iso.slice(0, 13)}`, endsAt: Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS, limit: limits.tokensPerHour });
-    if (limits.tokensPerDay !== undefined) windows.push({ name: 'day', key: `d:${iso.slice(0, 10)}`, endsAt: Math.floor(now / DAY_MS) * DAY_MS + DAY_MS, limit: limits.tokensPerDay });
+    if (limits.tokensPerHour !== undefined)
+      windows.push({ name: 'hour', key: `h:${iso.slice(0, 13)}`, endsAt: Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS, limit: limits.tokensPerHour });
+    if (limits.tokensPerDay !== undefined)
+      windows.push({ name: 'day', key: `d:${iso.slice(0, 10)}`, endsAt: Math.floor(now / DAY_MS) * DAY_MS + DAY_MS, limit: limits.tokensPerDay });
     return windows;
   }
 }

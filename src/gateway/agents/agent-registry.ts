@@ -20,7 +20,10 @@ export interface AgentRegistryOptions {
   token?: string;
   /** Where to keep a generated operator key when agents exist and no `token` does (operator-key.ts). */
   operatorKeyPath?: string;
-  /** In a cluster without a `token`: the one operator key every replica accepts, from the shared store (issue #43 item 4). Also written to `operatorKeyPath` for the CLI here. */
+  /**
+   * In a cluster without a `token`: the one operator key every replica accepts, from the shared
+   * store (issue #43 item 4). Also written to `operatorKeyPath` for the CLI here.
+   */
   sharedOperatorKey?: string;
   clock: Pick<Clock, 'now'>;
   logger: Pick<Logger, 'warn' | 'error' | 'info'>;

@@ -25,7 +25,4 @@ export type AgentInfo = AgentSettings & {
 };
 
 /** Who a presented key is. */
-export type KeyVerdict =
-  | { kind: 'operator' }
-  | { kind: 'agent'; agent: Agent }
-  | { kind: 'unknown' | 'expired' | 'revoked' };
+export type KeyVerdict = { kind: 'operator' } | { kind: 'agent'; agent: Agent } | { kind: 'unknown' | 'expired' | 'revoked' };

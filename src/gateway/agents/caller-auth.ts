@@ -7,11 +7,7 @@ import type { AgentRegistry } from './agent-registry.js';
 import type { JwtAgents } from './jwt-agents.js';
 
 /** Who presented a key or JWT, as the gateway sees it (SPEC §12); `refused` carries a JWT's precise code. */
-export type Authentication =
-  | { kind: 'operator' }
-  | { kind: 'agent'; agent: AgentRef }
-  | { kind: 'unknown' | 'expired' | 'revoked' }
-  | { kind: 'refused'; code: ErrorCode };
+export type Authentication = { kind: 'operator' } | { kind: 'agent'; agent: AgentRef } | { kind: 'unknown' | 'expired' | 'revoked' } | { kind: 'refused'; code: ErrorCode };
 
 export interface CallerAuthOptions {
   agents: Pick<AgentRegistry, 'authenticate' | 'get' | 'isActive' | 'generation'>;

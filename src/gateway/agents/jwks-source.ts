@@ -118,7 +118,10 @@ export class JwksSource {
 /** How long an answer may be kept, from its `Cache-Control`, within MIN/MAX_JWKS_MAX_AGE_MS. */
 export function maxAgeOf(cacheControl: string | null): number {
   if (cacheControl === null) return DEFAULT_JWKS_MAX_AGE_MS;
-  const directives = cacheControl.toLowerCase().split(',').map((part) => part.trim());
+  const directives = cacheControl
+    .toLowerCase()
+    .split(',')
+    .map((part) => part.trim());
   if (directives.includes('no-store') || directives.includes('no-cache')) return MIN_JWKS_MAX_AGE_MS;
   const maxAge = directives.find((part) => part.startsWith('max-age='));
   const seconds = maxAge === undefined ? Number.NaN : Number(maxAge.slice('max-age='.length));

@@ -47,9 +47,9 @@ export function keepOperatorKey(path: string, key: string, logger: { info(obj: o
     const temporary = `${path}.${process.pid}.tmp`;
     writeFileSync(temporary, `${key}\n`, { mode: 0o600 });
     renameSync(temporary, path);
-    logger.info({ path }, 'agents need keys now: the cluster\'s operator key (in the shared store) is also in this file for the CLI on this machine');
+    logger.info({ path }, "agents need keys now: the cluster's operator key (in the shared store) is also in this file for the CLI on this machine");
   } catch (err) {
-    logger.warn({ path, err: err instanceof Error ? err.message : String(err) }, 'could not write the cluster\'s operator key for the CLI on this machine');
+    logger.warn({ path, err: err instanceof Error ? err.message : String(err) }, "could not write the cluster's operator key for the CLI on this machine");
   }
 }
 

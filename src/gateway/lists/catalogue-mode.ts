@@ -143,8 +143,20 @@ export class CatalogueModes {
     const { usage, searcher, stats } = this.settings;
     const pinned = usage && agent ? globMatcher(this.pinnedOf(agent)) : undefined;
     const ranked: ToolSearcher = usage && agent && pinned ? async (text, options) => usage.rerank(agent.name, await searcher(text, options), pinned) : searcher;
-    const answer = await answerSearch(ranked, request, toRow, (name) => this.manager.getCatalogue().itemsOf(name), this.settings.aboutServer, () =>
-      [...new Set(this.manager.getCatalogue().runs().map((run) => run.server))],
+    const answer = await answerSearch(
+      ranked,
+      request,
+      toRow,
+      (name) => this.manager.getCatalogue().itemsOf(name),
+      this.settings.aboutServer,
+      () => [
+        ...new Set(
+          this.manager
+            .getCatalogue()
+            .runs()
+            .map((run) => run.server),
+        ),
+      ],
     );
     const names = [...answer.tools.map((tool) => tool.name), ...answer.related.flatMap((group) => [...group.tools.map((tool) => tool.name), ...group.names])];
     if (usage && agent) usage.answered(agent.name, names);

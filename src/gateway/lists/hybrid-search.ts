@@ -49,7 +49,10 @@ export function hybridSearcher(
     const scores = new Map<BridgedTool, number>();
     for (const hit of words.tools) scores.set(hit.tool, (1 - weight) * (best > 0 ? hit.score / best : 0) + weight * Math.max(0, vectors.similarity(vector, hit.tool)));
     for (const tool of near.sorted()) if (!scores.has(tool)) scores.set(tool, weight * vectors.similarity(vector, tool));
-    const tools = [...scores].map(([tool, score]) => ({ tool, score })).sort((x, y) => y.score - x.score).slice(0, options.limit);
+    const tools = [...scores]
+      .map(([tool, score]) => ({ tool, score }))
+      .sort((x, y) => y.score - x.score)
+      .slice(0, options.limit);
     return { tools, servers: serversOf(tools) };
   };
 }
@@ -62,7 +65,5 @@ function serversOf(tools: ReadonlyArray<{ tool: BridgedTool; score: number }>): 
     if (top.length < 3) top.push(score);
     tops.set(tool.server, top);
   }
-  return [...tops]
-    .map(([server, [first = 0, second = 0, third = 0]]) => ({ server, score: first + SERVER_TAIL_WEIGHT * (second + third) }))
-    .sort((x, y) => y.score - x.score);
+  return [...tops].map(([server, [first = 0, second = 0, third = 0]]) => ({ server, score: first + SERVER_TAIL_WEIGHT * (second + third) })).sort((x, y) => y.score - x.score);
 }

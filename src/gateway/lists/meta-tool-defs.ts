@@ -70,7 +70,7 @@ export const META_TOOLS: readonly Tool[] = [
     title: 'Call a tool',
     description:
       `Runs a tool found with ${SEARCH_TOOLS} or ${DESCRIBE_TOOLS}: give its exact name and its arguments as its input schema asks. ` +
-      'The answer is that tool\'s own result, as if you had called it directly.',
+      "The answer is that tool's own result, as if you had called it directly.",
     inputSchema: {
       type: 'object',
       properties: {
@@ -97,14 +97,14 @@ export const READ_RESULT_TOOL: Tool = {
   inputSchema: {
     type: 'object',
     properties: {
-      handle: { type: 'string', description: 'The handle from the cut result\'s note.' },
+      handle: { type: 'string', description: "The handle from the cut result's note." },
       offset: { type: 'integer', minimum: 0, description: 'First character to read.' },
       length: { type: 'integer', minimum: 1, description: 'How many characters to read (at most what fits the cap).' },
       line: { type: 'integer', minimum: 1, description: 'First line to read (1-based), instead of offset.' },
       lines: { type: 'integer', minimum: 1, description: 'How many lines to read.' },
       query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH, description: 'Lines containing this text (case-insensitive), with two lines of context.' },
-      path: { type: 'string', description: 'A JSONPath: $, .name, [\'name\'], [3], [-1], [0:10], [*].' },
-      item: { type: 'integer', minimum: 0, description: 'A content item by index (a left-out image\'s base64 data), paged by offset and length.' },
+      path: { type: 'string', description: "A JSONPath: $, .name, ['name'], [3], [-1], [0:10], [*]." },
+      item: { type: 'integer', minimum: 0, description: "A content item by index (a left-out image's base64 data), paged by offset and length." },
     },
     required: ['handle'],
   },
@@ -120,7 +120,7 @@ export const RUN_SCRIPT_TOOL: Tool = {
   title: 'Run a script',
   description:
     'Runs JavaScript (the body of an async function) that calls tools, and returns only its return value: use it for many calls or to combine results. ' +
-    'In the script: await tools.call(name, args) gives the tool\'s result (its structured content, or its text, parsed if JSON) and throws on a tool error; ' +
+    "In the script: await tools.call(name, args) gives the tool's result (its structured content, or its text, parsed if JSON) and throws on a tool error; " +
     'await tools.search(query) finds tools; tools.list() lists them; console.log output is returned too. ' +
     'Promise.all runs calls concurrently. No Node APIs, require, import, fetch or timers. Limits: 100 calls, 30 s, 64 MiB. ' +
     'Example: const a = await tools.call("srv__get", {id: 1}); return a.total;',
@@ -128,7 +128,7 @@ export const RUN_SCRIPT_TOOL: Tool = {
     type: 'object',
     properties: {
       code: { type: 'string', minLength: 1, maxLength: MAX_SCRIPT_LENGTH, description: 'The script; `return` its answer (JSON).' },
-      timeoutMs: { type: 'integer', minimum: 10, description: 'Stop the script after this long (at most the daemon\'s limit).' },
+      timeoutMs: { type: 'integer', minimum: 10, description: "Stop the script after this long (at most the daemon's limit)." },
     },
     required: ['code'],
   },

@@ -35,7 +35,11 @@ const CallInput = z.object({
   arguments: z.record(z.string(), z.unknown(), { error: 'arguments must be an object' }).optional(),
 });
 
-const count = (field: string, min: number) => z.number({ error: `${field} must be a number` }).int(`${field} must be a whole number`).min(min, `${field} must be at least ${min}`);
+const count = (field: string, min: number) =>
+  z
+    .number({ error: `${field} must be a number` })
+    .int(`${field} must be a whole number`)
+    .min(min, `${field} must be at least ${min}`);
 
 /** `read_result`'s input (issue #38), shared with `GET /results/:handle`'s query. */
 export const ReadInput = z
@@ -86,7 +90,13 @@ export interface MetaToolDeps {
  * rounds, errors and `_meta` are the direct call's; a malformed `call_tool` request is refused as
  * a malformed `tools/call` is, with `InvalidParams`.
  */
-export async function runMetaTool(name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, agent: AgentRef | undefined, deps: MetaToolDeps): Promise<CallToolResult> {
+export async function runMetaTool(
+  name: string,
+  args: Record<string, unknown> | undefined,
+  ctx: ServerContext,
+  agent: AgentRef | undefined,
+  deps: MetaToolDeps,
+): Promise<CallToolResult> {
   if (name === CALL_TOOL) {
     const parsed = CallInput.safeParse(args ?? {});
     if (!parsed.success) throw await invalidParams(`Invalid arguments for ${CALL_TOOL}: ${problems(parsed.error)}`);

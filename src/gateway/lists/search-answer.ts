@@ -173,7 +173,7 @@ class MapBuilder {
   /** Names server by server, `round` at a time (a few deep into many servers before deep into one), until one does not fit. */
   rounds(queues: Array<{ server: string; names: string[] }>): void {
     for (const queue of queues) queue.names = queue.names.filter((name) => !this.named.has(name));
-    for (let progress = true; progress; ) {
+    for (let progress = true; progress;) {
       progress = false;
       for (const queue of queues) {
         const group = queue.names.length > 0 ? this.groupOf(queue.server) : undefined;

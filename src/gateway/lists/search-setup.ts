@@ -10,7 +10,10 @@ import type { ToolSearcher } from './search-ranking.js';
 import { SearchStats } from './search-stats.js';
 import { UsageBoost, type ConversionCounts } from './usage-boost.js';
 
-/** What `/status` says of tool search: how it ranks, the embeddings' state when it has them, and how often agents' searches are followed by a call. */
+/**
+ * What `/status` says of tool search: how it ranks, the embeddings' state when it has them, and how
+ * often agents' searches are followed by a call.
+ */
 export interface SearchHealth {
   ranking: 'bm25' | 'hybrid';
   embeddings?: VectorsHealth;
@@ -56,6 +59,11 @@ export function setUpSearch(
   deps.subscribe((event) => {
     if (event.type === 'tools.changed') void vectors.refresh();
   });
-  const searcher = hybridSearcher((query, options) => manager.toolSearch.rank(query, options), () => manager.getCatalogue(), vectors, settings);
+  const searcher = hybridSearcher(
+    (query, options) => manager.toolSearch.rank(query, options),
+    () => manager.getCatalogue(),
+    vectors,
+    settings,
+  );
   return { searcher, usage, stats, health: () => ({ ranking: 'hybrid', embeddings: vectors.health(), conversions: usage.conversions() }) };
 }

@@ -25,5 +25,8 @@ export function withToolSuggestions(err: unknown, name: string, tools: ToolSourc
 
 function suggestTools(name: string, tools: ToolSource, view: AgentView | undefined): string[] {
   const visible = view && !view.everything ? tools.list().filter((tool) => view.allowsTool(tool)) : tools.list();
-  return nearestNames(name, visible.map((tool) => ({ name: tool.name, shortName: tool.originalName })));
+  return nearestNames(
+    name,
+    visible.map((tool) => ({ name: tool.name, shortName: tool.originalName })),
+  );
 }

@@ -100,7 +100,10 @@ export class Policies {
     this.#impact.record({ id, rule: hit.rule, effect: hit.effect, agent, server: input.server, name });
     this.#shadowed.set(hit.rule, (this.#shadowed.get(hit.rule) ?? 0) + 1);
     // Names only: the arguments that made the rule match are never logged.
-    this.options.logger.info({ id, rule: hit.rule, effect: hit.effect, agent: input.agent, server: input.server, name, ...(hit.failed ? { failed: true } : {}) }, 'shadow policy would have refused the request');
+    this.options.logger.info(
+      { id, rule: hit.rule, effect: hit.effect, agent: input.agent, server: input.server, name, ...(hit.failed ? { failed: true } : {}) },
+      'shadow policy would have refused the request',
+    );
     this.options.audit?.record({
       ts: this.options.clock.now(),
       ...(input.agent !== undefined ? { agent: input.agent } : {}),
@@ -132,7 +135,15 @@ export class Policies {
     }
     const tool = catalogues.tools.get(request.name);
     if (!tool || (view && !view.allowsTool(tool))) return undefined;
-    return { ...base, server: tool.server, tool: tool.originalName, exposed: tool.name, annotations: (tool.annotations ?? {}) as Record<string, unknown>, args: request.arguments ?? {}, method: request.method };
+    return {
+      ...base,
+      server: tool.server,
+      tool: tool.originalName,
+      exposed: tool.name,
+      annotations: (tool.annotations ?? {}) as Record<string, unknown>,
+      args: request.arguments ?? {},
+      method: request.method,
+    };
   }
 }
 

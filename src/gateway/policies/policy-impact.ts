@@ -71,7 +71,17 @@ export class PolicyImpact {
       const iso = new Date(entry.at).toISOString();
       const row = rows.get(key);
       if (!row) {
-        rows.set(key, { rule: entry.rule, effect: entry.effect, agent: entry.agent, server: entry.server, name: entry.name, count: 1, first: iso, last: iso, examples: [entry.id] });
+        rows.set(key, {
+          rule: entry.rule,
+          effect: entry.effect,
+          agent: entry.agent,
+          server: entry.server,
+          name: entry.name,
+          count: 1,
+          first: iso,
+          last: iso,
+          examples: [entry.id],
+        });
         continue;
       }
       row.count += 1;

@@ -67,17 +67,11 @@ export class CallMetrics {
 
   /** The counter and histogram in Prometheus text format, one line per sample. */
   render(): string[] {
-    const lines = [
-      '# HELP switchboard_tool_calls_total Tool calls (REST and /mcp) by transport, server, tool and outcome.',
-      '# TYPE switchboard_tool_calls_total counter',
-    ];
+    const lines = ['# HELP switchboard_tool_calls_total Tool calls (REST and /mcp) by transport, server, tool and outcome.', '# TYPE switchboard_tool_calls_total counter'];
     for (const [key, n] of [...this.counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       lines.push(`switchboard_tool_calls_total{${key}} ${n}`);
     }
-    lines.push(
-      '# HELP switchboard_tool_call_duration_seconds Duration of tool calls (REST and /mcp).',
-      '# TYPE switchboard_tool_call_duration_seconds histogram',
-    );
+    lines.push('# HELP switchboard_tool_call_duration_seconds Duration of tool calls (REST and /mcp).', '# TYPE switchboard_tool_call_duration_seconds histogram');
     let cumulative = 0;
     DURATION_BUCKETS.forEach((le, i) => {
       cumulative += this.buckets[i]!;

@@ -73,7 +73,13 @@ export type RequestPath = (request: AgentRequest, options: RequestOptions) => Pr
  */
 export function createRequestPipeline(deps: RequestPipelineDeps): RequestPath {
   const stages: Stage[] = [
-    observe({ serverOf: (request) => deps.router.serverOf(request), metrics: deps.metrics, requestMetrics: deps.requestMetrics, ...(deps.audit ? { audit: deps.audit } : {}), ...(deps.telemetry ? { telemetry: deps.telemetry } : {}) }),
+    observe({
+      serverOf: (request) => deps.router.serverOf(request),
+      metrics: deps.metrics,
+      requestMetrics: deps.requestMetrics,
+      ...(deps.audit ? { audit: deps.audit } : {}),
+      ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
+    }),
   ];
   if (deps.limits) stages.push(agentLimit(deps.limits));
   if (deps.budgets) stages.push(budget(deps.budgets));

@@ -153,7 +153,13 @@ export class RequestRouter {
       case 'tools/call': {
         const route = this.route(request, options.view);
         // Held before the call's deadline starts: the deadline is the tool's, not the operator's.
-        const held = options.hold?.({ server: route.upstream.name, tool: route.params.name as string, name: request.name, arguments: request.arguments, policy: route.upstream.config });
+        const held = options.hold?.({
+          server: route.upstream.name,
+          tool: route.params.name as string,
+          name: request.name,
+          arguments: request.arguments,
+          policy: route.upstream.config,
+        });
         if (!held) return this.callTool(route, options);
         await held;
         // Minutes may have passed: route again, so a tool held since (its definition changed),
@@ -238,7 +244,8 @@ export class RequestRouter {
     this.subscriptions.delete(uri);
     const upstream = this.upstreamOf(subscription.server);
     // A server that is not connected holds no subscription to end.
-    if (upstream?.connection) await this.forward({ upstream, method: 'resources/unsubscribe', params: { uri: upstreamUri(uri) }, replaySafe: true, label: `resources/unsubscribe "${uri}"` }, options);
+    if (upstream?.connection)
+      await this.forward({ upstream, method: 'resources/unsubscribe', params: { uri: upstreamUri(uri) }, replaySafe: true, label: `resources/unsubscribe "${uri}"` }, options);
     return {};
   }
 
@@ -284,14 +291,21 @@ export class RequestRouter {
       }
       case 'resources/read':
       case 'resources/subscribe':
-        return { upstream: this.ownerOf(request.uri, view), method: request.method, params: { uri: upstreamUri(request.uri) }, replaySafe: true, label: `${request.method} "${request.uri}"` };
+        return {
+          upstream: this.ownerOf(request.uri, view),
+          method: request.method,
+          params: { uri: upstreamUri(request.uri) },
+          replaySafe: true,
+          label: `${request.method} "${request.uri}"`,
+        };
       case 'completion/complete':
         return this.completionRoute(request.params, view);
       case 'tasks/get':
       case 'tasks/result':
       case 'tasks/cancel': {
         const upstream = this.upstreamOf(request.server);
-        if (!upstream || (view && !view.allowsServer(request.server))) throw new SwitchboardError('TASK_NOT_FOUND', `No task "${request.taskId}" on MCP server "${request.server}"`);
+        if (!upstream || (view && !view.allowsServer(request.server)))
+          throw new SwitchboardError('TASK_NOT_FOUND', `No task "${request.taskId}" on MCP server "${request.server}"`);
         return { upstream, method: request.method, params: { taskId: request.taskId }, replaySafe: true, label: `${request.method} of task "${request.taskId}"` };
       }
     }

@@ -52,7 +52,13 @@ export function resultTokens(result: Record<string, unknown>): number {
  * and one note — how much was cut, the handle, how to read more. `isError`, `_meta` (with the
  * truncation added) and the other fields are kept.
  */
-export function cutResult(result: Record<string, unknown>, cap: number, truncation: Omit<Truncation, 'shownTokens'>, hint: ReadHint, ttlMs: number): { result: Record<string, unknown>; truncation: Truncation } {
+export function cutResult(
+  result: Record<string, unknown>,
+  cap: number,
+  truncation: Omit<Truncation, 'shownTokens'>,
+  hint: ReadHint,
+  ttlMs: number,
+): { result: Record<string, unknown>; truncation: Truncation } {
   let left = Math.max(0, cap - NOTE_TOKENS);
   const out: Record<string, unknown> = { ...result };
   let lengths: Record<string, number> | undefined;
@@ -151,7 +157,12 @@ function noteOf(t: Truncation, cap: number, hint: ReadHint, ttlMs: number, next:
   const parts = [
     `[Switchboard cut this result to fit ${cap} tokens: about ${t.totalTokens} tokens in all, ${t.shownTokens} shown`,
     omitted > 0 ? `, ${omitted} content item(s) left out` : '',
-    lengths ? `; structuredContent cut (full lengths: ${Object.entries(lengths).slice(0, 8).map(([path, n]) => `${path} ${n}`).join(', ')})` : '',
+    lengths
+      ? `; structuredContent cut (full lengths: ${Object.entries(lengths)
+          .slice(0, 8)
+          .map(([path, n]) => `${path} ${n}`)
+          .join(', ')})`
+      : '',
     `. The whole result is kept for ${Math.round(ttlMs / 60_000)} min under handle ${h}, for you only. Read more with ${read}.]`,
   ];
   return parts.join('');

@@ -140,12 +140,21 @@ export function readAnswerResult(handle: string, answer: ReadAnswer): Record<str
   if (answer.kind === 'range') {
     const end = answer.offset + answer.length;
     const where = `[characters ${answer.offset} to ${end} of ${answer.total}; ${answer.next !== undefined ? `next: read_result {"handle": "${handle}", "offset": ${answer.next}}` : 'the end'}]`;
-    return { content: [{ type: 'text', text: answer.text }, { type: 'text', text: where }] };
+    return {
+      content: [
+        { type: 'text', text: answer.text },
+        { type: 'text', text: where },
+      ],
+    };
   }
   if (answer.kind === 'query') {
     const text = answer.matches.length === 0 ? `No line contains "${answer.query}".` : answer.matches.map((m) => `line ${m.line} (offset ${m.offset}):\n${m.text}`).join('\n---\n');
     return { content: [{ type: 'text', text: answer.more ? `${text}\n[more matches not shown: narrow the query]` : text }] };
   }
-  const cut = answer.cut ? `\n[cut to fit; full lengths: ${Object.entries(answer.cut).map(([path, n]) => `${path} ${n}`).join(', ')}]` : '';
+  const cut = answer.cut
+    ? `\n[cut to fit; full lengths: ${Object.entries(answer.cut)
+        .map(([path, n]) => `${path} ${n}`)
+        .join(', ')}]`
+    : '';
   return { content: [{ type: 'text', text: JSON.stringify(answer.value) + cut }] };
 }

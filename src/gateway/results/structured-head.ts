@@ -57,7 +57,7 @@ export function structuredHead(value: unknown, tokens: number): StructuredHead {
     if (size <= budget && Object.keys(lengths).length === 0) return { value: head, lengths };
     const spent = estimateTokens(JSON.stringify(head));
     if (spent <= tokens || attempt === 3 || budget === 0) return { value: head, lengths };
-    budget = Math.floor((budget * tokens) / spent * 0.95);
+    budget = Math.floor(((budget * tokens) / spent) * 0.95);
   }
 }
 

@@ -68,10 +68,18 @@ export class ScriptRuns {
    * it, `SERVER_BUSY` when the daemon or the agent has as many scripts running as it may.
    * `hostOf` gives the run's host calls, told the run's id.
    */
-  async run(code: string, timeoutMs: number | undefined, agent: AgentRef | undefined, transport: string, signal: AbortSignal | undefined, hostOf: (runId: string) => ScriptHost): Promise<ScriptOutcome & { runId: string }> {
+  async run(
+    code: string,
+    timeoutMs: number | undefined,
+    agent: AgentRef | undefined,
+    transport: string,
+    signal: AbortSignal | undefined,
+    hostOf: (runId: string) => ScriptHost,
+  ): Promise<ScriptOutcome & { runId: string }> {
     if (!this.enabledFor(agent)) throw new SwitchboardError('CODE_MODE_DISABLED');
     const maxRuns = this.#settings.maxRuns ?? 16;
-    if (this.#runs.size >= maxRuns) throw new SwitchboardError('SERVER_BUSY', `${maxRuns} scripts are running, as many as the daemon runs at once; retry later`, { retryAfterMs: 1000 });
+    if (this.#runs.size >= maxRuns)
+      throw new SwitchboardError('SERVER_BUSY', `${maxRuns} scripts are running, as many as the daemon runs at once; retry later`, { retryAfterMs: 1000 });
     const perAgent = this.#settings.maxRunsPerAgent ?? 4;
     if (agent && [...this.#runs.values()].filter((run) => run.info.agent === agent.name).length >= perAgent) {
       throw new SwitchboardError('SERVER_BUSY', `Agent "${agent.name}" has ${perAgent} scripts running, as many as it may; retry later`, { retryAfterMs: 1000 });

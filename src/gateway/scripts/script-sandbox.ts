@@ -28,8 +28,7 @@ export interface ScriptHost {
 
 /** How a run ended. */
 export type ScriptOutcome =
-  | { ok: true; value: unknown; logs: string[]; logsCut: boolean; calls: number }
-  | { ok: false; error: ScriptFault; logs: string[]; logsCut: boolean; calls: number };
+  { ok: true; value: unknown; logs: string[]; logsCut: boolean; calls: number } | { ok: false; error: ScriptFault; logs: string[]; logsCut: boolean; calls: number };
 
 // The WebAssembly of the variant the worker uses, resolved from quickjs-emscripten (whose dependency it is).
 const WASM_PATH = createRequire(createRequire(import.meta.url).resolve('quickjs-emscripten')).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');

@@ -41,10 +41,7 @@ export type WorkerOut =
   | { type: 'failed'; error: ScriptFault; logs: string[]; logsCut: boolean; retired?: true };
 
 /** To the worker: a run to make, or the answer of a host call (a JSON text), or its failure. */
-export type WorkerIn =
-  | { type: 'run'; run: RunData }
-  | { type: 'reply'; id: number; json: string }
-  | { type: 'reply'; id: number; error: { code: string; message: string } };
+export type WorkerIn = { type: 'run'; run: RunData } | { type: 'reply'; id: number; json: string } | { type: 'reply'; id: number; error: { code: string; message: string } };
 
 type Reply = Extract<WorkerIn, { type: 'reply' }>;
 
@@ -104,7 +101,12 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
       return match ? Math.max(1, Number(match[1]) - 1) : undefined;
     };
     const faultOf = (dumped: unknown): ScriptFault => {
-      const error = (typeof dumped === 'object' && dumped !== null ? dumped : { message: String(dumped) }) as { name?: string; message?: string; stack?: string; lineNumber?: number };
+      const error = (typeof dumped === 'object' && dumped !== null ? dumped : { message: String(dumped) }) as {
+        name?: string;
+        message?: string;
+        stack?: string;
+        lineNumber?: number;
+      };
       const message = `${error.name ?? 'Error'}: ${error.message ?? String(dumped)}`;
       const line = lineOf(error.stack) ?? (typeof error.lineNumber === 'number' ? Math.max(1, error.lineNumber - 1) : undefined);
       let code = 'SCRIPT_ERROR';
@@ -114,7 +116,11 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
       // (its allocator's overhead is not counted); QuickJS then has no room for its "out of memory"
       // error either and throws null (measured: 8 and 16 MiB limits, the memory at its maximum).
       else if (dumped === null && memory.buffer.byteLength >= maximum * 65536) code = 'SCRIPT_MEMORY_LIMIT';
-      return { code, message: code === 'SCRIPT_TIMEOUT' ? 'The script ran past its time limit' : code === 'SCRIPT_MEMORY_LIMIT' ? 'The script ran out of its memory limit' : message, ...(line !== undefined ? { line } : {}) };
+      return {
+        code,
+        message: code === 'SCRIPT_TIMEOUT' ? 'The script ran past its time limit' : code === 'SCRIPT_MEMORY_LIMIT' ? 'The script ran out of its memory limit' : message,
+        ...(line !== undefined ? { line } : {}),
+      };
     };
 
     const host = (send: (id: number) => WorkerOut) => {
@@ -141,8 +147,12 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
     };
 
     const tools = vm.newObject();
-    vm.newFunction('call', (name, args) => host((id) => ({ type: 'call', id, name: vm.typeof(name) === 'string' ? vm.getString(name) : '', args: args === undefined ? undefined : vm.dump(args) as unknown }))).consume((fn) => vm.setProp(tools, 'call', fn));
-    vm.newFunction('search', (query) => host((id) => ({ type: 'search', id, query: vm.typeof(query) === 'string' ? vm.getString(query) : '' }))).consume((fn) => vm.setProp(tools, 'search', fn));
+    vm.newFunction('call', (name, args) =>
+      host((id) => ({ type: 'call', id, name: vm.typeof(name) === 'string' ? vm.getString(name) : '', args: args === undefined ? undefined : (vm.dump(args) as unknown) })),
+    ).consume((fn) => vm.setProp(tools, 'call', fn));
+    vm.newFunction('search', (query) => host((id) => ({ type: 'search', id, query: vm.typeof(query) === 'string' ? vm.getString(query) : '' }))).consume((fn) =>
+      vm.setProp(tools, 'search', fn),
+    );
     vm.newFunction('list', () => {
       const parsed = vm.evalCode(`(${JSON.stringify(data.tools)})`);
       return parsed.error ?? parsed.value;
@@ -151,7 +161,7 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
     tools.dispose();
     const consoleObject = vm.newObject();
     vm.newFunction('log', (...args) => {
-      const line = args.map((arg) => (vm.typeof(arg) === 'string' ? vm.getString(arg) : JSON.stringify(vm.dump(arg)) ?? 'undefined')).join(' ');
+      const line = args.map((arg) => (vm.typeof(arg) === 'string' ? vm.getString(arg) : (JSON.stringify(vm.dump(arg)) ?? 'undefined'))).join(' ');
       if (logsCut) return;
       if (logChars + line.length > data.maxOutputChars) {
         logsCut = true;
@@ -185,7 +195,12 @@ export function scriptWorkerMain(load: (id: string) => unknown): void {
       const json = vm.typeof(outcome.value) === 'string' ? vm.getString(outcome.value) : undefined;
       outcome.value.dispose();
       if (json !== undefined && json.length > data.maxOutputChars) {
-        return { type: 'failed', error: { code: 'SCRIPT_OUTPUT_TOO_LARGE', message: `The script's value is ${json.length} characters as JSON, over the limit of ${data.maxOutputChars}` }, logs, logsCut };
+        return {
+          type: 'failed',
+          error: { code: 'SCRIPT_OUTPUT_TOO_LARGE', message: `The script's value is ${json.length} characters as JSON, over the limit of ${data.maxOutputChars}` },
+          logs,
+          logsCut,
+        };
       }
       return { type: 'done', value: json, logs, logsCut };
     } finally {

@@ -26,7 +26,12 @@ import type { TaskSupport } from './task-support.js';
  */
 
 /** A 2025-11-25 `Task` as a server answers it; the rest of it passes through. */
-const WireTask = z.looseObject({ taskId: z.string().min(1), status: z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']), ttl: z.number().nullable().optional(), pollInterval: z.number().optional() });
+const WireTask = z.looseObject({
+  taskId: z.string().min(1),
+  status: z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']),
+  ttl: z.number().nullable().optional(),
+  pollInterval: z.number().optional(),
+});
 const CreateAnswer = z.looseObject({ task: WireTask });
 const FINISHED: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
 

@@ -123,7 +123,13 @@ export class Tasks {
     });
     this.#running.set(record.taskId, { record, controller, caller, waiters: new Set(), onStatus: start.onStatus });
     await this.#save(record);
-    const options: RequestOptions = { transport: 'mcp', signal: controller.signal, caller, ...(start.agent ? { agent: start.agent } : {}), ...(start.trace ? { trace: start.trace } : {}) };
+    const options: RequestOptions = {
+      transport: 'mcp',
+      signal: controller.signal,
+      caller,
+      ...(start.agent ? { agent: start.agent } : {}),
+      ...(start.trace ? { trace: start.trace } : {}),
+    };
     const run = start.run ?? ((opts: RequestOptions) => this.options.call(start.name, start.arguments, opts));
     void run(options).then(
       (result) => this.#finish(record, outcomeOf(result)),

@@ -90,7 +90,10 @@ export async function runForAgent<T>(ctx: ServerContext, agent: AgentContext, ta
     ...(notifyProgress ? { progress: notifyProgress } : {}),
     // The 2026-07-28 revision sends log messages only to a request that asked for a level.
     ...(logLevel !== undefined
-      ? { log: (params: Record<string, unknown>) => passesLevel(params.level, logLevel) && void ctx.mcpReq.notify({ method: 'notifications/message', params: params as never }).catch(() => undefined) }
+      ? {
+          log: (params: Record<string, unknown>) =>
+            passesLevel(params.level, logLevel) && void ctx.mcpReq.notify({ method: 'notifications/message', params: params as never }).catch(() => undefined),
+        }
       : {}),
   };
   const state = ctx.mcpReq.requestState<unknown>();
@@ -157,12 +160,7 @@ function invalidState(): SwitchboardError {
   return new SwitchboardError('VALIDATION_FAILED', 'Invalid or expired requestState');
 }
 
-async function runForSession<T>(
-  ctx: ServerContext,
-  session: SessionState | undefined,
-  work: AgentWork<T>,
-  notifyProgress: ((progress: Progress) => void) | undefined,
-): Promise<T> {
+async function runForSession<T>(ctx: ServerContext, session: SessionState | undefined, work: AgentWork<T>, notifyProgress: ((progress: Progress) => void) | undefined): Promise<T> {
   let last = -Infinity;
   const capabilities = session?.clientCapabilities();
   const caller: CallerChannel = {

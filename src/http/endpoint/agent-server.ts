@@ -108,5 +108,8 @@ export function advertised(available: AggregateCapabilities): ServerCapabilities
 
 async function untilReadyOrAborted(runtime: Pick<SwitchboardRuntime, 'whenReady'>, signal: AbortSignal): Promise<void> {
   // A failed start still leaves a (possibly empty) catalogue worth serving; an aborted wait ends quietly.
-  await waitFor(runtime.whenReady().catch(() => undefined), { signal }).catch(() => undefined);
+  await waitFor(
+    runtime.whenReady().catch(() => undefined),
+    { signal },
+  ).catch(() => undefined);
 }

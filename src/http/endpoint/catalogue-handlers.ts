@@ -31,7 +31,9 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) => gateway.request({ method: 'prompts/get', name, arguments: args }, { ...mcpOf(ctx), signal, caller, ...traceOf(ctx) }))) as GetPromptResult;
+        return (await runForAgent(ctx, agent, `prompts/get ${name}`, (caller, signal) =>
+          gateway.request({ method: 'prompts/get', name, arguments: args }, { ...mcpOf(ctx), signal, caller, ...traceOf(ctx) }),
+        )) as GetPromptResult;
       } catch (err) {
         throw toJsonRpcError(err);
       }
@@ -44,7 +46,9 @@ export function registerCatalogueHandlers(server: Server, options: AgentServerOp
     server.setRequestHandler('resources/read', async (request, ctx) => {
       const { uri } = request.params;
       try {
-        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) => gateway.request({ method: 'resources/read', uri }, { ...mcpOf(ctx), signal, caller, ...traceOf(ctx) }))) as ReadResourceResult;
+        return (await runForAgent(ctx, agent, `resources/read ${uri}`, (caller, signal) =>
+          gateway.request({ method: 'resources/read', uri }, { ...mcpOf(ctx), signal, caller, ...traceOf(ctx) }),
+        )) as ReadResourceResult;
       } catch (err) {
         throw toJsonRpcError(err, uri);
       }

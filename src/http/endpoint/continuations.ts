@@ -28,7 +28,8 @@ export interface Round {
   log?: (params: Record<string, unknown>) => void;
 }
 
-export type RoundOutcome<T> = { kind: 'done'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'input'; requests: Record<string, { method: AgentRequest; params?: Record<string, unknown> }> };
+export type RoundOutcome<T> =
+  { kind: 'done'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'input'; requests: Record<string, { method: AgentRequest; params?: Record<string, unknown> }> };
 
 interface Question {
   method: AgentRequest;

@@ -56,7 +56,8 @@ export async function startLegacyTask(server: Pick<Server, 'notification'>, opti
   if (!task) return undefined;
   if (native) {
     // The server's own status notifications for this task, on the session's stream; none once it has gone.
-    const onStatus = (params: Record<string, unknown>, stop: () => void): void => void server.notification({ method: 'notifications/tasks/status', params: params as never }).catch(stop);
+    const onStatus = (params: Record<string, unknown>, stop: () => void): void =>
+      void server.notification({ method: 'notifications/tasks/status', params: params as never }).catch(stop);
     return answered(() => options.gateway.nativeTasks.create({ name, arguments: args, task, options: requestOptionsOf(ctx, options), onStatus }));
   }
   if (!options.gateway.tasks.supportOf(name, caller)) return undefined;
@@ -79,7 +80,12 @@ export async function startLegacyTask(server: Pick<Server, 'notification'>, opti
  * `tools/list` on the 2025-11-25 face: each task tool says so (`execution.taskSupport`, as the
  * era's clients read it before sending `params.task`). Other faces get the list as it is.
  */
-export function withLegacyTaskSupport<T extends { name: string; execution?: Record<string, unknown> }>(options: AgentServerOptions, ctx: ServerContext, params: { _meta?: Record<string, unknown> } | undefined, tools: T[]): T[] {
+export function withLegacyTaskSupport<T extends { name: string; execution?: Record<string, unknown> }>(
+  options: AgentServerOptions,
+  ctx: ServerContext,
+  params: { _meta?: Record<string, unknown> } | undefined,
+  tools: T[],
+): T[] {
   if (taskFace(ctx, params, options) !== 'legacy') return tools;
   const caller = callerOf(ctx, options.session);
   return tools.map((tool) => {
@@ -115,7 +121,8 @@ export function legacyCancel(options: AgentServerOptions, ctx: ServerContext, ta
 export function registerLegacyTaskHandlers(server: Server, options: AgentServerOptions): void {
   const { gateway } = options;
   const legacyOnly = <T>(ctx: ServerContext, params: { _meta?: Record<string, unknown> } | undefined, work: (agent: AgentRef | undefined) => Promise<T>): Promise<T> => {
-    if (taskFace(ctx, params, options) !== 'legacy') throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found (tasks/result and tasks/list are the 2025-11-25 task surface: declare capabilities.tasks)');
+    if (taskFace(ctx, params, options) !== 'legacy')
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found (tasks/result and tasks/list are the 2025-11-25 task surface: declare capabilities.tasks)');
     return answered(() => work(callerOf(ctx, options.session)));
   };
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, (params, ctx) =>
@@ -124,7 +131,9 @@ export function registerLegacyTaskHandlers(server: Server, options: AgentServerO
       // A server's own task: its questions on this tasks/result are asked of this client, as a call's are.
       if (own.native) {
         const agent = { continuations: options.continuations, relayStates: options.relayStates, ...(options.session ? { session: options.session } : {}) };
-        return runForAgent(ctx, agent, `tasks/result ${params.taskId}`, (channel, signal) => gateway.nativeTasks.result(own, { ...requestOptionsOf(ctx, options), signal, caller: channel }));
+        return runForAgent(ctx, agent, `tasks/result ${params.taskId}`, (channel, signal) =>
+          gateway.nativeTasks.result(own, { ...requestOptionsOf(ctx, options), signal, caller: channel }),
+        );
       }
       const task = await outcomeOf(options, ctx, params.taskId, agent);
       if (task.status === 'completed' && task.result) return legacyTaskPayload({ ...task, result: task.result });

@@ -1,5 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { classifyInboundRequest, isJsonContentType, type AuthInfo, type InboundHttpRequest, type JSONRPCRequest, type MessageClassification, type Server } from '@modelcontextprotocol/server';
+import {
+  classifyInboundRequest,
+  isJsonContentType,
+  type AuthInfo,
+  type InboundHttpRequest,
+  type JSONRPCRequest,
+  type MessageClassification,
+  type Server,
+} from '@modelcontextprotocol/server';
 import { NodeExchange } from './node-exchange.js';
 
 /** The 2026-07-28 revision, the one modern revision the SDK serves and our modern servers list (agent-server.ts). */
@@ -18,7 +26,10 @@ export interface DirectFacts {
   body: unknown;
 }
 
-/** The params fields an `Mcp-Name` header mirrors, whichever the method (the SDK's `MCP_NAME_HEADER_SOURCE` names one of them per method). */
+/**
+ * The params fields an `Mcp-Name` header mirrors, whichever the method (the SDK's
+ * `MCP_NAME_HEADER_SOURCE` names one of them per method).
+ */
 const NAME_FIELDS = ['name', 'uri', 'taskId'] as const;
 
 /**

@@ -26,7 +26,11 @@ const UpdateParams = z.looseObject({ taskId: z.string().min(1), _meta: Meta, inp
  * undefined for a plain call (a plain tool, or an `optional` one for a client without the extension).
  * A `required` task tool refuses a client without the extension with -32021.
  */
-export async function startTask(options: AgentServerOptions, ctx: ServerContext, params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }): Promise<Record<string, unknown> | undefined> {
+export async function startTask(
+  options: AgentServerOptions,
+  ctx: ServerContext,
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+): Promise<Record<string, unknown> | undefined> {
   const caller = callerOf(ctx, options.session);
   const { nativeTasks } = options.gateway;
   // A server's own task tool: the gateway's task runs the server's task to its end (native-tasks.ts).
@@ -36,7 +40,10 @@ export async function startTask(options: AgentServerOptions, ctx: ServerContext,
   const capabilities = capabilitiesOf(ctx, params, options);
   if (!negotiated(capabilities)) {
     // A 2025-11-25 task client calls a `required` tool as a task or not at all (-32601, as its era says).
-    if (support === 'required') throw taskFace(ctx, params, options) === 'legacy' ? toJsonRpcError(new SwitchboardError('TASK_REQUIRED', `Tool "${params.name}" runs only as a task: call it with params.task`)) : missingExtension();
+    if (support === 'required')
+      throw taskFace(ctx, params, options) === 'legacy'
+        ? toJsonRpcError(new SwitchboardError('TASK_REQUIRED', `Tool "${params.name}" runs only as a task: call it with params.task`))
+        : missingExtension();
     return undefined;
   }
   try {
@@ -60,7 +67,11 @@ export async function startTask(options: AgentServerOptions, ctx: ServerContext,
  */
 export function registerTaskHandlers(server: Server, options: AgentServerOptions): void {
   const { gateway } = options;
-  const guarded = async (ctx: ServerContext, params: { _meta?: Record<string, unknown> | undefined }, work: (agent: AgentRef | undefined) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> => {
+  const guarded = async (
+    ctx: ServerContext,
+    params: { _meta?: Record<string, unknown> | undefined },
+    work: (agent: AgentRef | undefined) => Promise<Record<string, unknown>>,
+  ): Promise<Record<string, unknown>> => {
     if (!negotiated(capabilitiesOf(ctx, params, options))) throw missingExtension();
     try {
       return await work(callerOf(ctx, options.session));

@@ -14,7 +14,10 @@ export class TaskServer extends Server {
   /** Set by the agent server: the 2025-11-25 task face (legacy-task-handlers.ts). */
   taskStarter: TaskStarter | undefined;
 
-  protected override _wrapHandler(method: string, handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
     const wrapped = super._wrapHandler(method, handler);
     if (method !== 'tools/call') return wrapped;
     return async (request, ctx) => (await this.taskStarter?.(request, ctx)) ?? wrapped(request, ctx);

@@ -11,7 +11,6 @@ import { approvalAnswerOf, approvalRound } from './approval-round.js';
 
 export type { ToolCaller };
 
-
 /**
  * The one `tools/call` path of `/mcp`, both eras: a direct call and `call_tool` (search mode,
  * meta-tools.ts) both end here, so they cannot differ. The call goes through the gateway (REST's
@@ -45,7 +44,8 @@ export function toolCaller(options: AgentServerOptions): ToolCaller {
       // A 2026-07-28 caller is not kept waiting for an approval: it is asked, and retries (issue #40 item 3).
       if (err instanceof ApprovalPending) return approvalRound(err, ctx) as unknown as CallToolResult;
       // An operator's no (or nobody's answer) is a failure of this call, told as one like any other (SPEC §7).
-      if (isSwitchboardError(err, 'APPROVAL_DENIED') || isSwitchboardError(err, 'APPROVAL_TIMEOUT') || isSwitchboardError(err, 'POLICY_DENIED')) return toolErrorResult(toErrorInfo(err));
+      if (isSwitchboardError(err, 'APPROVAL_DENIED') || isSwitchboardError(err, 'APPROVAL_TIMEOUT') || isSwitchboardError(err, 'POLICY_DENIED'))
+        return toolErrorResult(toErrorInfo(err));
       throw toJsonRpcError(err);
     } finally {
       if (ctx.mcpReq.signal.aborted) options.onCancelled?.(ctx.mcpReq.id);

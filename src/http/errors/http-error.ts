@@ -71,5 +71,8 @@ export function toHttpError(err: unknown): HttpError {
 /** Sends an error in the wire shape; used by the error handler and by the auth/host hooks. */
 export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
   if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
-  return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error.code, error.message, error.suggestions));
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send(errorBody(error.code, error.message, error.suggestions));
 }

@@ -42,7 +42,10 @@ export class RequestDrain {
   async settle(ms: number): Promise<boolean> {
     if (this.#active === 0) return true;
     this.#idle ??= deferred();
-    return waitFor(this.#idle.promise.then(() => true), { deadlineMs: ms, onDeadline: () => false });
+    return waitFor(
+      this.#idle.promise.then(() => true),
+      { deadlineMs: ms, onDeadline: () => false },
+    );
   }
 
   #begin(request: FastifyRequest, reply: FastifyReply): void {

@@ -9,7 +9,7 @@ export function renderSearchMetrics(stats: SearchStatsSnapshot): string[] {
     '# HELP switchboard_search_zero_results_total Tool searches that named no tool.',
     '# TYPE switchboard_search_zero_results_total counter',
     `switchboard_search_zero_results_total ${stats.zeroResults}`,
-    '# HELP switchboard_search_conversions_total Agents\' searches: followed within 10 minutes by a call of a tool they returned (hit), or not yet (miss).',
+    "# HELP switchboard_search_conversions_total Agents' searches: followed within 10 minutes by a call of a tool they returned (hit), or not yet (miss).",
     '# TYPE switchboard_search_conversions_total counter',
     `switchboard_search_conversions_total{outcome="hit"} ${stats.conversions.hits}`,
     `switchboard_search_conversions_total{outcome="miss"} ${stats.conversions.misses}`,

@@ -23,7 +23,9 @@ export interface FirstKeyNotice {
 
 function firstKeyNotice(operatorKeyFile: string | undefined): FirstKeyNotice {
   if (operatorKeyFile === undefined) {
-    return { message: 'This is the first agent key: every client now needs a key. No file holds an operator key for this daemon: set "token" in its config to keep operator access.' };
+    return {
+      message: 'This is the first agent key: every client now needs a key. No file holds an operator key for this daemon: set "token" in its config to keep operator access.',
+    };
   }
   return {
     message: `This is the first agent key: every client without a key now gets 401. The operator key (for the CLI, the dashboard and other operator tools) is in ${operatorKeyFile}; the switchboard CLI on this machine reads it by itself, and the dashboard asks for it once per tab.`,

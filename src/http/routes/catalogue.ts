@@ -35,7 +35,12 @@ export const catalogueRoutes: FastifyPluginCallback<CatalogueRoutesOptions> = (a
     const body = request.body === undefined ? NO_ARGUMENTS : parseInput(GetPromptBodySchema, request.body, 'body');
     const timeout = body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {};
     const agent = request.agent ? { agent: request.agent } : {};
-    return forward(reply, () => gateway.request({ method: 'prompts/get', name, arguments: body.arguments }, { transport: 'rest', client: reply.raw, ...timeout, ...agent, ...restTrace(gateway, request.headers) }));
+    return forward(reply, () =>
+      gateway.request(
+        { method: 'prompts/get', name, arguments: body.arguments },
+        { transport: 'rest', client: reply.raw, ...timeout, ...agent, ...restTrace(gateway, request.headers) },
+      ),
+    );
   });
 
   app.get('/resources', async (request) => {

@@ -109,7 +109,7 @@ export const metricsRoutes: FastifyPluginCallback<MetricsRoutesOptions> = (app, 
       '# HELP switchboard_events_subscribers Connected /events WebSocket subscribers.',
       '# TYPE switchboard_events_subscribers gauge',
       `switchboard_events_subscribers ${subscriberCount()}`,
-      '# HELP switchboard_uptime_seconds Seconds since this daemon started (its HTTP app was created); process_start_time_seconds is the process\'s own start.',
+      "# HELP switchboard_uptime_seconds Seconds since this daemon started (its HTTP app was created); process_start_time_seconds is the process's own start.",
       '# TYPE switchboard_uptime_seconds gauge',
       `switchboard_uptime_seconds ${(Date.now() - startedAt) / 1000}`,
     ];

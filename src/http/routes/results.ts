@@ -36,7 +36,12 @@ export const resultRoutes: FastifyPluginCallback<ResultRoutesOptions> = (app, { 
     const { q, ...query } = parseInput(ResultQuerySchema, request.query, 'query');
     const { handle: _handle, ...read } = parseInput(ReadInput, { handle, ...query, ...(q !== undefined ? { query: q } : {}) }, 'query');
     try {
-      return await gateway.readResult(handle, read, { transport: 'rest', client: reply.raw, ...(request.agent ? { agent: request.agent } : {}), ...restTrace(gateway, request.headers) });
+      return await gateway.readResult(handle, read, {
+        transport: 'rest',
+        client: reply.raw,
+        ...(request.agent ? { agent: request.agent } : {}),
+        ...restTrace(gateway, request.headers),
+      });
     } catch (err) {
       if (err === CLIENT_GONE) return reply.hijack();
       throw err;

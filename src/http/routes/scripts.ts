@@ -17,7 +17,12 @@ export const scriptRoutes: FastifyPluginCallback<ScriptRoutesOptions> = (app, { 
   app.post('/scripts/run', async (request, reply) => {
     const { code, timeoutMs } = parseInput(ScriptInput, request.body ?? {}, 'body');
     try {
-      return await gateway.runScript(code, timeoutMs, { transport: 'rest', client: reply.raw, ...(request.agent ? { agent: request.agent } : {}), ...restTrace(gateway, request.headers) });
+      return await gateway.runScript(code, timeoutMs, {
+        transport: 'rest',
+        client: reply.raw,
+        ...(request.agent ? { agent: request.agent } : {}),
+        ...restTrace(gateway, request.headers),
+      });
     } catch (err) {
       if (err === CLIENT_GONE) return reply.hijack();
       throw err;

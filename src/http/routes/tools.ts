@@ -5,15 +5,7 @@ import type { SwitchboardRuntime } from '../../runtime/runtime.js';
 import type { Gateway } from '../../gateway/index.js';
 import { CLIENT_GONE } from '../../gateway/index.js';
 import { wantsEventStream } from '../streaming/event-stream.js';
-import {
-  NameParamsSchema,
-  parseInput,
-  parseNameParams,
-  ToolGetQuerySchema,
-  ToolListQuerySchema,
-  ToolSearchQuerySchema,
-  type CallToolBody,
-} from '../schemas.js';
+import { NameParamsSchema, parseInput, parseNameParams, ToolGetQuerySchema, ToolListQuerySchema, ToolSearchQuerySchema, type CallToolBody } from '../schemas.js';
 import { toolNotFound, withToolSuggestions } from '../../gateway/index.js';
 import { parseCallBody } from '../call-body.js';
 import { streamCall } from '../streaming/stream-call.js';

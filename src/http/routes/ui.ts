@@ -66,11 +66,7 @@ export const uiRoutes: FastifyPluginCallback<UiRoutesOptions> = (app, options, d
   };
 
   app.addHook('onSend', (_request, reply, payload, next) => {
-    void reply
-      .header('content-security-policy', UI_CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .header('cache-control', 'no-cache');
+    void reply.header('content-security-policy', UI_CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-cache');
     next(null, payload);
   });
 

@@ -32,18 +32,24 @@ export class PgAgentStore implements AgentStore {
   }
 
   putAgent(agent: StoredAgent): Promise<void> {
-    return this.#write(agent.name, `
+    return this.#write(
+      agent.name,
+      `
       INSERT INTO agent (name, settings_json, created_at, revoked_at) VALUES ($1, $2, $3, $4)
       ON CONFLICT (name) DO UPDATE SET settings_json = excluded.settings_json, created_at = excluded.created_at, revoked_at = excluded.revoked_at`,
-    [agent.name, JSON.stringify(agent.settings), agent.createdAt, agent.revokedAt ?? null]);
+      [agent.name, JSON.stringify(agent.settings), agent.createdAt, agent.revokedAt ?? null],
+    );
   }
 
   putKey(key: StoredAgentKey): Promise<void> {
-    return this.#write(key.agent, `
+    return this.#write(
+      key.agent,
+      `
       INSERT INTO agent_key (id, agent, salt, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)
       ON CONFLICT (id) DO UPDATE SET agent = excluded.agent, salt = excluded.salt, hash = excluded.hash,
         created_at = excluded.created_at, revoked_at = excluded.revoked_at`,
-    [key.id, key.agent, key.salt, key.hash, key.createdAt, key.revokedAt ?? null]);
+      [key.id, key.agent, key.salt, key.hash, key.createdAt, key.revokedAt ?? null],
+    );
   }
 
   revokeAgent(name: string, now: number): Promise<void> {

@@ -28,7 +28,19 @@ export class PgAuditStore implements AuditStore {
       return Promise.all(parts).then(() => undefined);
     }
     const params = entries.flatMap((e) => [
-      e.ts, e.agent ?? null, e.transport, e.server, e.kind, e.name, e.outcome, e.code ?? null, e.durationMs, e.argBytes, e.resultBytes, e.arguments ?? null, e.runId ?? null,
+      e.ts,
+      e.agent ?? null,
+      e.transport,
+      e.server,
+      e.kind,
+      e.name,
+      e.outcome,
+      e.code ?? null,
+      e.durationMs,
+      e.argBytes,
+      e.resultBytes,
+      e.arguments ?? null,
+      e.runId ?? null,
     ]);
     const rows = entries.map((_, row) => `(${Array.from({ length: COLUMNS }, (_v, col) => `$${row * COLUMNS + col + 1}`).join(', ')})`);
     return this.#order.write(async () => {

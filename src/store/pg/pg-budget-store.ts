@@ -78,8 +78,13 @@ export class PgBudgetStore implements BudgetStore {
   async spent(agent: string, windows: readonly string[]): Promise<Record<string, number>> {
     // Bounded: windows turn every hour, so the oldest reads go first.
     if (this.#seen.size >= MAX_SEEN) this.#seen.delete(this.#seen.keys().next().value as string);
-    const rows = await this.#pg.recall(this.#seen, seenKey(agent, windows), 'budget count read', { agent }, [] as BudgetRow[], async () =>
-      (await this.#pg.query<BudgetRow>('SELECT "window", tokens FROM budget_usage WHERE agent = $1 AND "window" = ANY($2::text[])', [agent, windows])).rows,
+    const rows = await this.#pg.recall(
+      this.#seen,
+      seenKey(agent, windows),
+      'budget count read',
+      { agent },
+      [] as BudgetRow[],
+      async () => (await this.#pg.query<BudgetRow>('SELECT "window", tokens FROM budget_usage WHERE agent = $1 AND "window" = ANY($2::text[])', [agent, windows])).rows,
     );
     const counts = budgetCounts(rows, windows);
     const unwritten = await this.#memory.spent(agent, windows);

@@ -14,8 +14,13 @@ export class PgCredentialStore implements CredentialStore {
 
   get(server: string): Promise<string | undefined> {
     return this.#order.read(() =>
-      this.#pg.recall(this.#known, server, 'credential read', { server }, undefined, async () =>
-        (await this.#pg.query<CredentialRow>('SELECT token FROM stored_credential WHERE server = $1', [server])).rows[0]?.token,
+      this.#pg.recall(
+        this.#known,
+        server,
+        'credential read',
+        { server },
+        undefined,
+        async () => (await this.#pg.query<CredentialRow>('SELECT token FROM stored_credential WHERE server = $1', [server])).rows[0]?.token,
       ),
     );
   }

@@ -184,11 +184,7 @@ export const MIGRATION_LOCK_KEY = 0x7377697463686264n;
  * to do. Throws `SchemaTooNewError` when the database has migrations this version does not know
  * (a newer Switchboard migrated it): running on would misread its tables. Returns the ids applied.
  */
-export async function migratePostgres(
-  pool: pg.Pool,
-  migrations: readonly Migration[] = PG_MIGRATIONS,
-  now: () => number = Date.now,
-): Promise<number[]> {
+export async function migratePostgres(pool: pg.Pool, migrations: readonly Migration[] = PG_MIGRATIONS, now: () => number = Date.now): Promise<number[]> {
   const held = await holdConnection(pool);
   const { client } = held;
   let broken: Error | undefined;

@@ -31,24 +31,30 @@ export class PgOAuthStore implements OAuthStore {
 
   getClient(key: OAuthKey, issuer: string): Promise<StoredClient | undefined> {
     return this.#recall(`client\0${id(key)}\0${issuer}`, 'client read', key, undefined, async () => {
-      const row = (await this.#pg.query<Omit<ClientRow, 'issuer'>>(
-        `SELECT client_json, origin FROM oauth_client WHERE ${KEY} AND issuer = $3`, [key.server, key.authHash, issuer])).rows[0];
+      const row = (await this.#pg.query<Omit<ClientRow, 'issuer'>>(`SELECT client_json, origin FROM oauth_client WHERE ${KEY} AND issuer = $3`, [key.server, key.authHash, issuer]))
+        .rows[0];
       return row && clientOf(row);
     });
   }
 
   clientsOf(key: OAuthKey): Promise<Array<StoredClient & { issuer: string }>> {
     return this.#recall(`clients\0${id(key)}`, 'client read', key, [], async () =>
-      (await this.#pg.query<ClientRow>(`SELECT issuer, client_json, origin FROM oauth_client WHERE ${KEY}`, [key.server, key.authHash])).rows
-        .map((row) => ({ issuer: row.issuer, ...clientOf(row) })),
+      (await this.#pg.query<ClientRow>(`SELECT issuer, client_json, origin FROM oauth_client WHERE ${KEY}`, [key.server, key.authHash])).rows.map((row) => ({
+        issuer: row.issuer,
+        ...clientOf(row),
+      })),
     );
   }
 
   putClient(key: OAuthKey, issuer: string, info: Record<string, unknown>, origin: ClientOrigin, now: number): Promise<void> {
-    return this.#write('client write', key, `
+    return this.#write(
+      'client write',
+      key,
+      `
       INSERT INTO oauth_client (server, auth_hash, issuer, client_json, origin, saved_at) VALUES ($1, $2, $3, $4, $5, $6)
       ON CONFLICT (server, auth_hash, issuer) DO UPDATE SET client_json = excluded.client_json, origin = excluded.origin, saved_at = excluded.saved_at`,
-    [key.server, key.authHash, issuer, JSON.stringify(info), origin, now]);
+      [key.server, key.authHash, issuer, JSON.stringify(info), origin, now],
+    );
   }
 
   deleteClients(key: OAuthKey): Promise<void> {
@@ -66,8 +72,9 @@ export class PgOAuthStore implements OAuthStore {
 
   latestTokens(key: OAuthKey): Promise<StoredTokens | undefined> {
     return this.#recall(`latest\0${id(key)}`, 'token read', key, undefined, async () =>
-      tokensOf((await this.#pg.query<TokenRow>(
-        `SELECT ${TOKEN_COLUMNS} FROM oauth_token WHERE ${KEY} ORDER BY saved_at DESC, seq DESC LIMIT 1`, [key.server, key.authHash])).rows[0]),
+      tokensOf(
+        (await this.#pg.query<TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM oauth_token WHERE ${KEY} ORDER BY saved_at DESC, seq DESC LIMIT 1`, [key.server, key.authHash])).rows[0],
+      ),
     );
   }
 
@@ -76,11 +83,15 @@ export class PgOAuthStore implements OAuthStore {
     const stored: StoredTokens = { issuer, tokens, expiresAt, savedAt: now };
     this.#known.set(`token\0${id(key)}\0${issuer}`, stored);
     this.#known.set(`latest\0${id(key)}`, stored);
-    return this.#write('token write', key, `
+    return this.#write(
+      'token write',
+      key,
+      `
       INSERT INTO oauth_token (server, auth_hash, issuer, tokens_json, expires_at, saved_at) VALUES ($1, $2, $3, $4, $5, $6)
       ON CONFLICT (server, auth_hash, issuer) DO UPDATE SET
         tokens_json = excluded.tokens_json, expires_at = excluded.expires_at, saved_at = excluded.saved_at, seq = excluded.seq`,
-    [key.server, key.authHash, issuer, JSON.stringify(tokens), expiresAt ?? null, now]);
+      [key.server, key.authHash, issuer, JSON.stringify(tokens), expiresAt ?? null, now],
+    );
   }
 
   deleteTokens(key: OAuthKey, issuer: string): Promise<void> {
@@ -102,17 +113,25 @@ export class PgOAuthStore implements OAuthStore {
   }
 
   putDiscovery(key: OAuthKey, state: Record<string, unknown> | undefined, now: number): Promise<void> {
-    return this.#write('discovery write', key, `
+    return this.#write(
+      'discovery write',
+      key,
+      `
       INSERT INTO oauth_discovery (server, auth_hash, state_json, saved_at) VALUES ($1, $2, $3, $4)
       ON CONFLICT (server, auth_hash) DO UPDATE SET state_json = excluded.state_json, saved_at = excluded.saved_at`,
-    [key.server, key.authHash, state === undefined ? null : JSON.stringify(state), now]);
+      [key.server, key.authHash, state === undefined ? null : JSON.stringify(state), now],
+    );
   }
 
   putResourceUrl(key: OAuthKey, resourceUrl: string, now: number): Promise<void> {
-    return this.#write('discovery write', key, `
+    return this.#write(
+      'discovery write',
+      key,
+      `
       INSERT INTO oauth_discovery (server, auth_hash, resource_url, saved_at) VALUES ($1, $2, $3, $4)
       ON CONFLICT (server, auth_hash) DO UPDATE SET resource_url = excluded.resource_url, saved_at = excluded.saved_at`,
-    [key.server, key.authHash, resourceUrl, now]);
+      [key.server, key.authHash, resourceUrl, now],
+    );
   }
 
   deleteDiscovery(key: OAuthKey): Promise<void> {
@@ -128,7 +147,11 @@ export class PgOAuthStore implements OAuthStore {
         this.#pg.transaction(async (client) => {
           await client.query('DELETE FROM oauth_pending WHERE expires_at <= $1', [now]);
           await client.query('INSERT INTO oauth_pending (state_hash, server, auth_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [
-            stateHash, key.server, key.authHash, now, expiresAt,
+            stateHash,
+            key.server,
+            key.authHash,
+            now,
+            expiresAt,
           ]);
         }),
       );
@@ -141,8 +164,11 @@ export class PgOAuthStore implements OAuthStore {
 
   peekPending(stateHash: string, now: number): Promise<PendingSignIn | undefined> {
     return this.#order.read(async () => {
-      const row = await this.#pg.read('oauth pending read', {}, undefined, async () =>
-        (await this.#pg.query<PendingRow>('SELECT server, auth_hash, code_verifier, expires_at FROM oauth_pending WHERE state_hash = $1', [stateHash])).rows[0],
+      const row = await this.#pg.read(
+        'oauth pending read',
+        {},
+        undefined,
+        async () => (await this.#pg.query<PendingRow>('SELECT server, auth_hash, code_verifier, expires_at FROM oauth_pending WHERE state_hash = $1', [stateHash])).rows[0],
       );
       return row && row.expires_at > now ? pendingOf(row) : undefined;
     });
@@ -151,8 +177,12 @@ export class PgOAuthStore implements OAuthStore {
   takePending(stateHash: string, now: number): Promise<PendingSignIn | undefined> {
     // One statement: of two takes (on any replicas), only one gets the row back.
     return this.#order.write(async () => {
-      const row = await this.#pg.read('oauth pending read', {}, undefined, async () =>
-        (await this.#pg.query<PendingRow>('DELETE FROM oauth_pending WHERE state_hash = $1 RETURNING server, auth_hash, code_verifier, expires_at', [stateHash])).rows[0],
+      const row = await this.#pg.read(
+        'oauth pending read',
+        {},
+        undefined,
+        async () =>
+          (await this.#pg.query<PendingRow>('DELETE FROM oauth_pending WHERE state_hash = $1 RETURNING server, auth_hash, code_verifier, expires_at', [stateHash])).rows[0],
       );
       return row && row.expires_at > now ? pendingOf(row) : undefined;
     });

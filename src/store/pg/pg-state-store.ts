@@ -22,8 +22,11 @@ export class PgStateStore implements StateStore {
   get(key: string): Promise<string | undefined> {
     return this.#order.read(async () => {
       const fallback = Symbol('unread');
-      const found = await this.#pg.read('state read', { key }, fallback as symbol | string | undefined, async () =>
-        (await this.#pg.query<StateRow>('SELECT value FROM daemon_state WHERE key = $1', [key])).rows[0]?.value,
+      const found = await this.#pg.read(
+        'state read',
+        { key },
+        fallback as symbol | string | undefined,
+        async () => (await this.#pg.query<StateRow>('SELECT value FROM daemon_state WHERE key = $1', [key])).rows[0]?.value,
       );
       if (found === fallback) return this.#known.get(key);
       const value = found as string | undefined;

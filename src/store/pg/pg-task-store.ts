@@ -27,15 +27,21 @@ export class PgTaskStore implements TaskStore {
   }
 
   async get(taskId: string, now: number): Promise<string | undefined> {
-    const row = await this.#pg.read('task read', { task: taskId }, undefined as TaskRow | undefined, async () =>
-      (await this.#pg.query<TaskRow>('SELECT document FROM tasks WHERE task_id = $1 AND expires_at > $2', [taskId, now])).rows[0],
+    const row = await this.#pg.read(
+      'task read',
+      { task: taskId },
+      undefined as TaskRow | undefined,
+      async () => (await this.#pg.query<TaskRow>('SELECT document FROM tasks WHERE task_id = $1 AND expires_at > $2', [taskId, now])).rows[0],
     );
     return row?.document ?? this.#memory.get(taskId, now);
   }
 
   async list(agent: string, now: number): Promise<string[]> {
-    const rows = await this.#pg.read('task list', { agent }, [] as TaskRow[], async () =>
-      (await this.#pg.query<TaskRow>("SELECT document FROM tasks WHERE (document::jsonb)->>'agent' = $1 AND expires_at > $2", [agent, now])).rows,
+    const rows = await this.#pg.read(
+      'task list',
+      { agent },
+      [] as TaskRow[],
+      async () => (await this.#pg.query<TaskRow>("SELECT document FROM tasks WHERE (document::jsonb)->>'agent' = $1 AND expires_at > $2", [agent, now])).rows,
     );
     return [...rows.map((row) => row.document), ...(await this.#memory.list(agent, now))];
   }

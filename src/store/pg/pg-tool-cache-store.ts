@@ -22,8 +22,12 @@ export class PgToolCacheStore implements ToolCacheStore {
   get(server: string, configHash: string): Promise<CachedToolList | undefined> {
     return this.#order.read(async () => {
       if (this.#closed) return undefined;
-      const row = await this.#pg.read('tool cache read', { server }, undefined, async () =>
-        (await this.#pg.query<ToolCacheRow>('SELECT config_hash, format_version, tools_json, cached_at, hints_json FROM tool_cache WHERE server = $1', [server])).rows[0],
+      const row = await this.#pg.read(
+        'tool cache read',
+        { server },
+        undefined,
+        async () =>
+          (await this.#pg.query<ToolCacheRow>('SELECT config_hash, format_version, tools_json, cached_at, hints_json FROM tool_cache WHERE server = $1', [server])).rows[0],
       );
       const cached = cachedToolListOf(row, server, configHash, this.#now());
       return typeof cached === 'string' ? undefined : cached;
@@ -35,13 +39,17 @@ export class PgToolCacheStore implements ToolCacheStore {
     const hintsJson = hints && Object.keys(hints).length > 0 ? JSON.stringify(hints) : null;
     const toolsJson = JSON.stringify(tools);
     const cachedAt = this.#now();
-    return this.#write('tool cache write', server, `
+    return this.#write(
+      'tool cache write',
+      server,
+      `
       INSERT INTO tool_cache (server, config_hash, format_version, tools_json, tool_count, cached_at, hints_json)
       VALUES ($1, $2, $3, $4, $5, $6, $7)
       ON CONFLICT (server) DO UPDATE SET
         config_hash = excluded.config_hash, format_version = excluded.format_version, tools_json = excluded.tools_json,
         tool_count = excluded.tool_count, cached_at = excluded.cached_at, hints_json = excluded.hints_json`,
-    [server, configHash, CACHE_FORMAT_VERSION, toolsJson, tools.length, cachedAt, hintsJson]);
+      [server, configHash, CACHE_FORMAT_VERSION, toolsJson, tools.length, cachedAt, hintsJson],
+    );
   }
 
   delete(server: string): Promise<void> {
@@ -51,8 +59,11 @@ export class PgToolCacheStore implements ToolCacheStore {
   getVerdict(server: string, configHash: string): Promise<StoredVerdict | undefined> {
     return this.#order.read(async () => {
       if (this.#closed) return undefined;
-      const row = await this.#pg.read('protocol verdict read', { server }, undefined, async () =>
-        (await this.#pg.query<VerdictRow>('SELECT config_hash, verdict_json, probed_at FROM protocol_verdict WHERE server = $1', [server])).rows[0],
+      const row = await this.#pg.read(
+        'protocol verdict read',
+        { server },
+        undefined,
+        async () => (await this.#pg.query<VerdictRow>('SELECT config_hash, verdict_json, probed_at FROM protocol_verdict WHERE server = $1', [server])).rows[0],
       );
       return verdictOf(row, configHash);
     });
@@ -60,11 +71,15 @@ export class PgToolCacheStore implements ToolCacheStore {
 
   putVerdict(server: string, configHash: string, verdict: StoredVerdict['verdict']): Promise<void> {
     const probedAt = this.#now();
-    return this.#write('protocol verdict write', server, `
+    return this.#write(
+      'protocol verdict write',
+      server,
+      `
       INSERT INTO protocol_verdict (server, config_hash, verdict_json, probed_at) VALUES ($1, $2, $3, $4)
       ON CONFLICT (server) DO UPDATE SET
         config_hash = excluded.config_hash, verdict_json = excluded.verdict_json, probed_at = excluded.probed_at`,
-    [server, configHash, JSON.stringify(verdict), probedAt]);
+      [server, configHash, JSON.stringify(verdict), probedAt],
+    );
   }
 
   deleteVerdict(server: string): Promise<void> {

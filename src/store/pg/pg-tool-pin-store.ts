@@ -24,8 +24,13 @@ export class PgToolPinStore implements ToolPinStore {
     return this.#order.read(async () => {
       const byTool = new Map<string, ToolPin>();
       // A changed tool must stay held during an outage: the last pins read stand in for the table.
-      const rows = await this.#pg.recall(this.#known, server, 'tool pin read', { server }, [] as PinRow[], async () =>
-        (await this.#pg.query<PinRow>('SELECT tool, hash, definition_json, pinned_at FROM tool_pin WHERE server = $1', [server])).rows,
+      const rows = await this.#pg.recall(
+        this.#known,
+        server,
+        'tool pin read',
+        { server },
+        [] as PinRow[],
+        async () => (await this.#pg.query<PinRow>('SELECT tool, hash, definition_json, pinned_at FROM tool_pin WHERE server = $1', [server])).rows,
       );
       for (const pin of rows.flatMap(pinsOf)) byTool.set(pin.tool, pin);
       for (const pin of await this.#memory.pinsOf(server)) byTool.set(pin.tool, pin);

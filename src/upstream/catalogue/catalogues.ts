@@ -179,7 +179,10 @@ export class Catalogues {
     // What the operator reviewed must still be what is held; nothing is approved otherwise.
     const moved = chosen.filter((h) => hashes?.[h.tool.name] !== undefined && hashes[h.tool.name] !== h.hash);
     if (moved.length > 0) {
-      throw new SwitchboardError('TOOL_CHANGED', `The held definition of ${moved.map((h) => `"${h.tool.name}"`).join(', ')} changed again since it was shown; review it again (switchboard status ${upstream.name})`);
+      throw new SwitchboardError(
+        'TOOL_CHANGED',
+        `The held definition of ${moved.map((h) => `"${h.tool.name}"`).join(', ')} changed again since it was shown; review it again (switchboard status ${upstream.name})`,
+      );
     }
     if (chosen.length === 0) return [];
     this.pins.approve(upstream.name, chosen, follows);

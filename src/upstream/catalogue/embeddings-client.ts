@@ -32,7 +32,8 @@ export function createEmbedder(settings: EmbedderSettings): Embedder {
       if (!Array.isArray(item.embedding) || index < 0 || index >= texts.length) throw new Error('embeddings endpoint answered no vector list');
       vectors[index] = unit(Float32Array.from(item.embedding as number[]));
     }
-    for (let i = 0; i < texts.length; i++) if (vectors[i] === undefined) throw new Error(`embeddings endpoint answered ${body.data?.length ?? 0} vectors for ${texts.length} texts`);
+    for (let i = 0; i < texts.length; i++)
+      if (vectors[i] === undefined) throw new Error(`embeddings endpoint answered ${body.data?.length ?? 0} vectors for ${texts.length} texts`);
     return vectors;
   };
 }

@@ -98,12 +98,7 @@ export class NamedCatalogue<T extends { name: string }, B extends Exposed> {
    * every server whose names changed — always including `server` itself. Another server can be
    * affected: a new item may take a name whose collision renames that server's item.
    */
-  setServer(
-    server: string,
-    providerName: string,
-    items: readonly T[],
-    flags: { deferred: boolean; stale: boolean; prefix?: string | undefined },
-  ): Map<string, NameDiff> {
+  setServer(server: string, providerName: string, items: readonly T[], flags: { deferred: boolean; stale: boolean; prefix?: string | undefined }): Map<string, NameDiff> {
     let entry: NamedEntry<T> | undefined;
     if (items.length === 0) this.entries.delete(server);
     else {

@@ -275,5 +275,5 @@ export class SearchIndex {
 function bitCount(x: number): number {
   let n = x - ((x >>> 1) & 0x55555555);
   n = (n & 0x33333333) + ((n >>> 2) & 0x33333333);
-  return ((((n + (n >>> 4)) & 0xf0f0f0f) * 0x1010101) >>> 24) || 1;
+  return (((n + (n >>> 4)) & 0xf0f0f0f) * 0x1010101) >>> 24 || 1;
 }

@@ -39,7 +39,13 @@ export function buildSynonyms(processTerm: (term: string) => string | null): Syn
     if (line.trim() === '') continue;
     // A line with `|` lists phrases; otherwise every word is its own entry.
     const entries = line.includes('|') ? line.split('|') : line.trim().split(/\s+/);
-    const folded = entries.map((entry) => entry.trim().split(/\s+/).map(processTerm).filter((word): word is string => word !== null));
+    const folded = entries.map((entry) =>
+      entry
+        .trim()
+        .split(/\s+/)
+        .map(processTerm)
+        .filter((word): word is string => word !== null),
+    );
     for (const [i, words] of folded.entries()) {
       // Only a one-word entry is a key: a query is split into words before it is widened.
       if (words.length !== 1) continue;

@@ -61,7 +61,9 @@ export function definitionOf(tool: Tool): Record<string, unknown> {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    const keys = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .sort();
     return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
@@ -158,8 +160,7 @@ export class ToolPins {
       if (pin?.hash === hash) continue;
       if (pin === undefined || mode === 'off') {
         if (options.pinNew) fresh.push(this.pinOf(tool, hash));
-      }
-      else held.push(options.previous.find((h) => h.tool.name === tool.name && h.hash === hash) ?? this.heldOf(tool, hash, pin, options));
+      } else held.push(options.previous.find((h) => h.tool.name === tool.name && h.hash === hash) ?? this.heldOf(tool, hash, pin, options));
     }
     this.keep(server, pins, fresh);
     if (held.length === 0) return { served: tools, held };
@@ -174,7 +175,11 @@ export class ToolPins {
   approve(server: string, held: readonly HeldTool[], follows?: string): void {
     const pins = this.#pins.get(server);
     if (!pins || held.length === 0) return;
-    this.keep(server, pins, held.map((h) => this.pinOf(h.tool, h.hash)));
+    this.keep(
+      server,
+      pins,
+      held.map((h) => this.pinOf(h.tool, h.hash)),
+    );
     const tools = held.map((h) => ({ name: h.tool.name, hash: h.hash }));
     this.#publish?.({ type: 'pins.changed', server, tools, ...(follows !== undefined ? { follows } : {}) });
   }

@@ -125,7 +125,10 @@ export class ToolVectors {
       const batch = missing.slice(i, i + BATCH);
       let vectors: Float32Array[];
       try {
-        vectors = await this.embedder(batch.map((item) => item.text), AbortSignal.timeout(BATCH_TIMEOUT_MS));
+        vectors = await this.embedder(
+          batch.map((item) => item.text),
+          AbortSignal.timeout(BATCH_TIMEOUT_MS),
+        );
       } catch (err) {
         this.noteFailure(err);
         return;

@@ -2,9 +2,9 @@ import { isIP, type AddressInfo } from 'node:net';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../../config/types.js';
-import { resolveTransportKind } from '../../config/validate.js';
 import { errorMessage, SwitchboardError } from '../../errors.js';
-import { configHash } from '../../config/config-hash.js';
+import { resolveTransportKind } from '../../config/validate.js';
+import { authHashOf } from './auth-hash.js';
 import type { CredentialStore, OAuthKey, OAuthStore, StoredTokens } from '../../store/ports.js';
 import type { Clock } from '../../util/clock.js';
 import type { PublishEvent } from '../../events/daemon-events.js';
@@ -64,7 +64,10 @@ export interface OAuthBrokerOptions {
   callbackUrl: () => string | undefined;
   /** @default globalThis.fetch */
   fetch?: FetchLike;
-  /** Where a completed sign-in and a sign-out are announced (`oauth.signed_in`, `oauth.signed_out`, the server's name only): the event bus. @default nowhere */
+  /**
+   * Where a completed sign-in and a sign-out are announced (`oauth.signed_in`, `oauth.signed_out`,
+   * the server's name only): the event bus. @default nowhere
+   */
   publish?: PublishEvent;
 }
 
@@ -270,17 +273,6 @@ export class OAuthBroker {
     if (!redirectUrl && !isUnattended(config.oauth)) return 'Switchboard is not listening on HTTP, so there is no callback to sign in with';
     return { key: { server: name, authHash: authHashOf(config) }, serverUrl: config.url, settings: config.oauth, redirectUrl };
   }
-}
-
-/**
- * What a sign-in depends on: the endpoint and the OAuth settings. Not the whole config hash —
- * a changed timeout must not cost a person a new sign-in. Nor the secret and the private key:
- * they are credentials, not identity, and a `!cmd` one is known resolved on connect but not
- * where `login` and `logout` read the config, which must name the same sign-in.
- */
-export function authHashOf(config: ServerConfig): string {
-  const { clientSecret: _secret, privateKeyJwt: _key, assertion: _assertion, ...oauth } = config.oauth ?? {};
-  return configHash({ url: config.url, type: resolveTransportKind(config), ...(config.oauth ? { oauth } : {}) } as ServerConfig);
 }
 
 export type { OAuthKey };

@@ -150,8 +150,7 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
     const issuer = ctx?.issuer ?? info.issuer;
     if (!issuer) return;
     const { settings } = this.#scope;
-    const origin: ClientOrigin =
-      info.client_id === settings?.clientMetadataUrl ? 'metadata-document' : info.client_id === settings?.clientId ? 'configured' : 'registered';
+    const origin: ClientOrigin = info.client_id === settings?.clientMetadataUrl ? 'metadata-document' : info.client_id === settings?.clientId ? 'configured' : 'registered';
     await this.#services.store.putClient(this.#scope.key, issuer, { ...info, issuer }, origin, this.#services.now());
   }
 

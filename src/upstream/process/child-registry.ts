@@ -1,15 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors.js';
-import {
-  childRecordsDir,
-  describeChild,
-  ownIdentity,
-  removeChildRecords,
-  writeChildRecords,
-  type ChildRecord,
-  type OwnerRecord,
-} from '../../store/child-records.js';
+import { childRecordsDir, describeChild, ownIdentity, removeChildRecords, writeChildRecords, type ChildRecord, type OwnerRecord } from '../../store/child-records.js';
 import { ChildWatchdog } from './child-watchdog.js';
 
 /**

@@ -1,14 +1,5 @@
 import type { ChildRecord } from '../../store/child-records.js';
-import {
-  hashCmdline,
-  isRunning,
-  readCmdline,
-  signalProcesses,
-  strayDescendants,
-  waitForProcessesExit,
-  type ProcessRef,
-  type ProcStat,
-} from '../../util/process-tree.js';
+import { hashCmdline, isRunning, readCmdline, signalProcesses, strayDescendants, waitForProcessesExit, type ProcessRef, type ProcStat } from '../../util/process-tree.js';
 
 /**
  * What is left of a recorded stdio child once its daemon is gone, and how it ends: shared by the
@@ -36,7 +27,7 @@ export function judgeRecord(record: ChildRecord, byPid: ReadonlyMap<number, Proc
   const stat = byPid.get(record.pid);
   if (!stat) {
     const members = processes.some((p) => p.pgid === record.pgid && isRunning(p));
-    return members ? { skip: 'exited; its group has members, but they cannot be told from a stranger\'s' } : { gone: true };
+    return members ? { skip: "exited; its group has members, but they cannot be told from a stranger's" } : { gone: true };
   }
   if (stat.startTime !== record.startTime) return isRunning(stat) ? { skip: 'pid reused: the start time differs' } : { gone: true };
   const refs = new Map<number, ProcessRef>();

@@ -1,14 +1,5 @@
 import { delay } from '../../util/delay.js';
-import {
-  isAlive,
-  isRunning,
-  PROC_AVAILABLE,
-  scanProcesses,
-  signalProcesses,
-  strayDescendants,
-  type ProcessRef,
-  type ProcStat,
-} from '../../util/process-tree.js';
+import { isAlive, isRunning, PROC_AVAILABLE, scanProcesses, signalProcesses, strayDescendants, type ProcessRef, type ProcStat } from '../../util/process-tree.js';
 import { forgetChild, recordChild } from './child-registry.js';
 
 /**

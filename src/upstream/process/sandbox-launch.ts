@@ -70,7 +70,22 @@ export function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined
 async function checkNamespaces(bwrap: string, network: SandboxPlan['network']): Promise<void> {
   const key = `${bwrap}\0${network}`;
   if (passed.has(key)) return;
-  const args = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--unshare-all', ...(network === 'host' ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'];
+  const args = [
+    '--ro-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--unshare-all',
+    ...(network === 'host' ? ['--share-net'] : []),
+    '--die-with-parent',
+    '--cap-drop',
+    'ALL',
+    '--',
+    'true',
+  ];
   const outcome = await new Promise<{ ok: true } | { ok: false; reason: string }>((resolve) => {
     execFile(bwrap, args, { timeout: PROBE_TIMEOUT_MS, env: {} }, (err, _stdout, stderr) => {
       if (!err) resolve({ ok: true });
@@ -78,7 +93,9 @@ async function checkNamespaces(bwrap: string, network: SandboxPlan['network']): 
     });
   });
   if (!outcome.ok) {
-    throw unavailable(`${bwrap} cannot create the namespaces it needs: ${outcome.reason} (user namespaces may be disabled: check sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces, or the AppArmor restriction kernel.apparmor_restrict_unprivileged_userns)`);
+    throw unavailable(
+      `${bwrap} cannot create the namespaces it needs: ${outcome.reason} (user namespaces may be disabled: check sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces, or the AppArmor restriction kernel.apparmor_restrict_unprivileged_userns)`,
+    );
   }
   passed.add(key);
 }

@@ -135,7 +135,12 @@ function maskArgs(path: string, visible: readonly string[]): string[] {
 }
 
 /** The sandboxed server's environment: the entry's own `env` over the few a command needs to start. */
-export function sandboxEnv(plan: SandboxPlan, inherited: Record<string, string>, configured: Record<string, string> | undefined, daemonEnv: NodeJS.ProcessEnv): Record<string, string> {
+export function sandboxEnv(
+  plan: SandboxPlan,
+  inherited: Record<string, string>,
+  configured: Record<string, string> | undefined,
+  daemonEnv: NodeJS.ProcessEnv,
+): Record<string, string> {
   if (plan.env === 'inherit') return { ...inherited, HOME: plan.home };
   const env: Record<string, string> = { HOME: plan.home, TMPDIR: '/tmp' };
   for (const name of ['PATH', 'USER', 'LOGNAME', 'LANG', 'LC_ALL']) {

@@ -80,8 +80,6 @@ export class CachedLists {
   save(key: ListKey, tools: Tool[], hints: ListHints | undefined): void {
     const value = tools.length > 0 ? { tools, hints } : undefined;
     this.#entries.set(key.name, { configHash: key.configHash, loading: Promise.resolve(value), loaded: { value } });
-    void this.store
-      .put(key.name, key.configHash, tools, hints)
-      .catch((err: unknown) => this.log.warn({ server: key.name, err: errorMessage(err) }, 'tool cache write failed'));
+    void this.store.put(key.name, key.configHash, tools, hints).catch((err: unknown) => this.log.warn({ server: key.name, err: errorMessage(err) }, 'tool cache write failed'));
   }
 }

@@ -67,7 +67,10 @@ export class CallGate {
   /** How long the requests that queued waited for their slot. */
   readonly waits = new WaitHistogram();
 
-  constructor(settings: GateSettings, private readonly clock: Clock) {
+  constructor(
+    settings: GateSettings,
+    private readonly clock: Clock,
+  ) {
     this.limit = settings.maxConcurrentCalls === undefined ? new AdaptiveLimit(settings.adaptive) : new FixedLimit(settings.maxConcurrentCalls);
     this.queueMode = settings.queueSize === undefined ? 'deadline' : 'fixed';
     this.queueBound = settings.queueSize ?? HARD_QUEUE_BOUND;

@@ -31,9 +31,15 @@ export interface HealthSettings {
   crashLimit: number;
   /** @default 30000 */
   crashWindowMs: number;
-  /** A fixed cap of requests (calls, prompt gets, reads, completions) running on the server at once (issue #26). @default undefined: the adaptive limit (issue #35) */
+  /**
+   * A fixed cap of requests (calls, prompt gets, reads, completions) running on the server at once
+   * (issue #26). @default undefined: the adaptive limit (issue #35)
+   */
   maxConcurrentCalls?: number | undefined;
-  /** A fixed bound of requests waiting for a slot; beyond it, `SERVER_BUSY`. @default undefined: bounded by each request's deadline, and 10 000 */
+  /**
+   * A fixed bound of requests waiting for a slot; beyond it, `SERVER_BUSY`. @default undefined:
+   * bounded by each request's deadline, and 10 000
+   */
   queueSize?: number | undefined;
 }
 
@@ -250,8 +256,7 @@ class VerdictCache {
 
   async get(upstream: UpstreamIdentity): Promise<EraVerdict | undefined> {
     const kept = this.kept.get(upstream.name);
-    const stored =
-      kept?.configHash === upstream.configHash ? kept : await this.store.getVerdict(upstream.name, upstream.configHash).catch(() => undefined);
+    const stored = kept?.configHash === upstream.configHash ? kept : await this.store.getVerdict(upstream.name, upstream.configHash).catch(() => undefined);
     if (!stored) return undefined;
     if (stored.verdict.kind === 'legacy' && this.clock.now() - stored.probedAt > LEGACY_VERDICT_MAX_AGE_MS) return undefined;
     return stored.verdict as EraVerdict;

@@ -71,7 +71,13 @@ export interface RequestPort {
    * 2025-era agent's call (era-companion.ts), with `release` to end its stay there; a promise of
    * undefined when the companion does not serve it after all.
    */
-  target(primary: ServerConnection, method: UpstreamMethod, params: Record<string, unknown>, caller: CallerChannel | undefined, signal: AbortSignal | undefined): Promise<{ connection: ServerConnection; release: () => void } | undefined> | undefined;
+  target(
+    primary: ServerConnection,
+    method: UpstreamMethod,
+    params: Record<string, unknown>,
+    caller: CallerChannel | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ connection: ServerConnection; release: () => void } | undefined> | undefined;
   /** The server's concurrency limit and queue (issues #26, #35). */
   readonly gate: CallGate;
   /** The pause the server asked for (429/503 with `Retry-After`, issue #26). */
@@ -109,9 +115,13 @@ export async function requestThroughUpstream(
   // Waits (a slot, a pause) are bounded even without a deadline of the request's own.
   const waitBudget = (): number => (totalMs > 0 ? remaining() : DEFAULT_CALL_TIMEOUT_MS);
   const timedOut = (where: string) => () =>
-    new SwitchboardError(method === 'tools/call' ? 'TOOL_CALL_TIMEOUT' : 'UPSTREAM_TIMEOUT', `${options.label} timed out after ${totalMs || DEFAULT_CALL_TIMEOUT_MS} ms ${where} (MCP server "${port.name}")`);
+    new SwitchboardError(
+      method === 'tools/call' ? 'TOOL_CALL_TIMEOUT' : 'UPSTREAM_TIMEOUT',
+      `${options.label} timed out after ${totalMs || DEFAULT_CALL_TIMEOUT_MS} ms ${where} (MCP server "${port.name}")`,
+    );
   const release: Release | undefined = GATED.has(method)
-    ? (port.gate.tryEnter() ?? (await port.gate.enter(port.name, { ...(signal ? { signal } : {}), timeoutMs: waitBudget(), timedOut: timedOut(`waiting for one of its ${port.gate.limit.value} slots`) })))
+    ? (port.gate.tryEnter() ??
+      (await port.gate.enter(port.name, { ...(signal ? { signal } : {}), timeoutMs: waitBudget(), timedOut: timedOut(`waiting for one of its ${port.gate.limit.value} slots`) })))
     : undefined;
   const agent = caller ? port.addCaller(caller, agentOf) : undefined;
   // How long the server took to answer, for the gate's limit; left undefined when it did not answer.
@@ -167,9 +177,7 @@ export async function requestThroughUpstream(
           continue;
         }
         if (!mayHaveBeenDelivered(kind)) throw isSwitchboardError(err) ? err : new SwitchboardError('SERVER_CLOSED', errorMessage(err), { cause: err });
-        const why = retried
-          ? 'it was sent again after a reconnect, and that connection was lost too'
-          : 'it was not retried because it is not marked read-only or idempotent';
+        const why = retried ? 'it was sent again after a reconnect, and that connection was lost too' : 'it was not retried because it is not marked read-only or idempotent';
         throw new SwitchboardError(
           'CALL_OUTCOME_UNKNOWN',
           `The connection to MCP server "${port.name}" was lost while ${options.label} was running; it may or may not have run, and ${why} (${errorMessage(err)})`,
@@ -198,9 +206,13 @@ function isPauseAnswer(err: unknown): boolean {
 async function sitOut(port: RequestPort, pauseMs: number, budgetMs: number, signal: AbortSignal | undefined): Promise<void> {
   if (pauseMs >= budgetMs) {
     const until = new Date(port.clock.now() + pauseMs).toISOString();
-    throw new SwitchboardError('SERVER_BUSY', `MCP server "${port.name}" asked for a pause until ${until} (HTTP 429/503 with Retry-After); the request's deadline ends before that`, {
-      retryAfterMs: pauseMs,
-    });
+    throw new SwitchboardError(
+      'SERVER_BUSY',
+      `MCP server "${port.name}" asked for a pause until ${until} (HTTP 429/503 with Retry-After); the request's deadline ends before that`,
+      {
+        retryAfterMs: pauseMs,
+      },
+    );
   }
   signal?.throwIfAborted();
   await new Promise<void>((resolve, reject) => {

@@ -67,14 +67,30 @@ export abstract class UpstreamState implements UpstreamIdentity {
     }
   }
 
-  get status(): ServerStatus { return this.run.status; }
-  get lastError(): ErrorInfo | undefined { return this.run.lastError; }
-  get connection(): ServerConnection | undefined { return this.run.connection; }
-  get connectedSince(): number | undefined { return this.run.connectedSince; }
-  get capabilities(): ServerCapabilities | undefined { return this.run.capabilities; }
-  get era(): ProtocolEra | undefined { return this.run.era; }
-  get restarts(): number { return this.run.restarts; }
-  get lastExit(): ExitStatus | undefined { return this.run.lastExit; }
+  get status(): ServerStatus {
+    return this.run.status;
+  }
+  get lastError(): ErrorInfo | undefined {
+    return this.run.lastError;
+  }
+  get connection(): ServerConnection | undefined {
+    return this.run.connection;
+  }
+  get connectedSince(): number | undefined {
+    return this.run.connectedSince;
+  }
+  get capabilities(): ServerCapabilities | undefined {
+    return this.run.capabilities;
+  }
+  get era(): ProtocolEra | undefined {
+    return this.run.era;
+  }
+  get restarts(): number {
+    return this.run.restarts;
+  }
+  get lastExit(): ExitStatus | undefined {
+    return this.run.lastExit;
+  }
   /** The reconnect attempt scheduled or running; 0 when none. */
   abstract get attempt(): number;
   abstract get nextRetryAt(): number | undefined;

@@ -82,7 +82,9 @@ export class Upstream extends UpstreamLink {
       removeCaller: (caller) => this.callers.delete(caller),
       target: (primary, method, params, caller, signal) => {
         if (!this.#companion.applies(primary, method, params.name, caller)) return undefined;
-        return this.#companion.route(primary, method, params.name, caller, signal).then((connection) => (connection ? { connection, release: this.#companion.enter(caller) } : undefined));
+        return this.#companion
+          .route(primary, method, params.name, caller, signal)
+          .then((connection) => (connection ? { connection, release: this.#companion.enter(caller) } : undefined));
       },
     };
   }
@@ -276,5 +278,4 @@ export class Upstream extends UpstreamLink {
     // unless the failure took the connection out of service (a sign-in is needed).
     if (!meansConnectionLost(this.reportFailure(connection, err)) && this.run.connection === connection) this.startPings(connection);
   }
-
 }

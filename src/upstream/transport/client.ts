@@ -38,7 +38,10 @@ export interface ConnectOptions {
   roots?: string[];
   /** Extra daemon environment variable names passed to stdio children. @default [] */
   inheritEnv?: string[];
-  /** The daemon's sandbox default and own paths (issue #42). @default none: a server asking for a sandbox gets one without the daemon's paths hidden */
+  /**
+   * The daemon's sandbox default and own paths (issue #42). @default none: a server asking for a
+   * sandbox gets one without the daemon's paths hidden
+   */
   sandbox?: SandboxContext;
   /** @default { name: 'switchboard', version: '0.1.0' } */
   clientInfo?: { name: string; version: string };

@@ -22,7 +22,6 @@ export { attemptOutputOf, closeClient, describeExit, withAttemptOutput, withStde
 export type { ConnectionParts } from './connection-parts.js';
 export type { CallToolOptions, ListItem, ListKind, ListToolsOptions, RequestOptions, ServerConnection } from './server-connection.js';
 
-
 /** How long close() waits for an HTTP server to acknowledge the session's end. */
 const TERMINATE_SESSION_MS = 1_000;
 const ignoreProgress = () => {};
@@ -87,9 +86,7 @@ export class McpServerConnection implements ServerConnection {
     // client.request rather than client.listTools: the latter resets its output-schema cache on
     // every page, and we pass results through unvalidated anyway (see callTool).
     return this.#bounded(opts, 'UPSTREAM_CONNECT_TIMEOUT', 'tools/list', (signal) =>
-      collectToolPages((cursor) =>
-        this.#parts.client.request({ method: 'tools/list', params: listParams(cursor, opts.meta) }, ToolPageResult, { signal, timeout: MAX_TIMER_MS }),
-      ),
+      collectToolPages((cursor) => this.#parts.client.request({ method: 'tools/list', params: listParams(cursor, opts.meta) }, ToolPageResult, { signal, timeout: MAX_TIMER_MS })),
     );
   }
 
@@ -294,7 +291,3 @@ export class McpServerConnection implements ServerConnection {
     return err;
   }
 }
-
-
-
-

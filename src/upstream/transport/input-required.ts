@@ -102,7 +102,11 @@ export async function withAnswers<T>(
     if (relayed.length > 0) {
       return { ...result, inputRequests: Object.fromEntries(relayed), ...(local.length > 0 ? { answered } : {}) } as T;
     }
-    next = { ...modernParams(params, agent && { ...agent, resume: undefined }, traffic.roots), inputResponses: answered, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
+    next = {
+      ...modernParams(params, agent && { ...agent, resume: undefined }, traffic.roots),
+      inputResponses: answered,
+      ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+    };
   }
 }
 
@@ -119,7 +123,8 @@ async function answerAll(
   const answers = await Promise.all(
     entries.map(async ([key, request]) => {
       const method = request.method as AgentRequest;
-      if (!AGENT_REQUESTS.includes(method)) throw new (sdk().ProtocolError)(sdk().ProtocolErrorCode.InvalidRequest, `The MCP server asked for "${request.method}", which no client answers`);
+      if (!AGENT_REQUESTS.includes(method))
+        throw new (sdk().ProtocolError)(sdk().ProtocolErrorCode.InvalidRequest, `The MCP server asked for "${request.method}", which no client answers`);
       return [key, await traffic.answer(method, request.params, signal)] as const;
     }),
   );

@@ -82,10 +82,7 @@ export async function collectPages<K extends string, T>(
 }
 
 /** `collectPages` for `tools/list`. */
-export async function collectToolPages(
-  fetchPage: (cursor: string | undefined) => Promise<ToolPage>,
-  maxPages = MAX_TOOL_PAGES,
-): Promise<ToolListing> {
+export async function collectToolPages(fetchPage: (cursor: string | undefined) => Promise<ToolPage>, maxPages = MAX_TOOL_PAGES): Promise<ToolListing> {
   const { items, ...rest } = await collectPages<'tools', Tool>('tools/list', 'tools', fetchPage, maxPages);
   return { tools: items, ...rest };
 }

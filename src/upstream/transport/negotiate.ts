@@ -1,14 +1,6 @@
 import type { TransportKind } from '../../config/types.js';
 import { SwitchboardError } from '../../errors.js';
-import {
-  eraMismatchMessage,
-  isEraMismatch,
-  isNegotiationFailure,
-  verdictOf,
-  type EraVerdict,
-  type ProtocolEra,
-  type ProtocolMode,
-} from './protocol-era.js';
+import { eraMismatchMessage, isEraMismatch, isNegotiationFailure, verdictOf, type EraVerdict, type ProtocolEra, type ProtocolMode } from './protocol-era.js';
 import { FallbackFailedError } from './first-failure.js';
 import { openSession, type Attempt, type Session } from './session.js';
 import { httpStatusOf, transportKindOf } from './transports.js';
@@ -57,7 +49,8 @@ export async function negotiateSession(attempt: Attempt, mode: ProtocolMode, cac
       return { ...session, kind, verdict: verdictOf(session.client), fromCache: false };
     }
     if (talked !== undefined && isEraMismatch(err, talked)) {
-      if (mode !== 'auto') throw new SwitchboardError('UPSTREAM_CONNECT_FAILED', `Could not connect to MCP server "${attempt.name}": ${eraMismatchMessage(talked)}`, { cause: err });
+      if (mode !== 'auto')
+        throw new SwitchboardError('UPSTREAM_CONNECT_FAILED', `Could not connect to MCP server "${attempt.name}": ${eraMismatchMessage(talked)}`, { cause: err });
       attempt.logger?.info({ talked }, 'the server refused that protocol era; trying the other one');
       const other: ProtocolMode = talked === 'legacy' ? 'modern' : 'legacy';
       const session = await openSession(kind, attempt, { mode: other });

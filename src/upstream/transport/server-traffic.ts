@@ -24,11 +24,7 @@ export const AGENT_REQUESTS = ['sampling/createMessage', 'elicitation/create', '
 export type AgentRequest = (typeof AGENT_REQUESTS)[number];
 
 /** Answers a request of the server; `undefined` means "answer it the default way" (roots). */
-export type AgentRequestHandler = (
-  method: AgentRequest,
-  params: Record<string, unknown> | undefined,
-  signal: AbortSignal,
-) => Promise<Record<string, unknown> | undefined>;
+export type AgentRequestHandler = (method: AgentRequest, params: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<Record<string, unknown> | undefined>;
 
 export class ServerTraffic {
   readonly #notifications = new Map<RelayedNotification, ListenerSet<[Record<string, unknown>]>>();

@@ -286,7 +286,10 @@ function spawnTurn(): Promise<void> {
 
 /** Whether `promise` settled within `ms`; the timer is cleared either way. */
 function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  return waitFor(promise.then(() => true), { deadlineMs: ms, onDeadline: () => false });
+  return waitFor(
+    promise.then(() => true),
+    { deadlineMs: ms, onDeadline: () => false },
+  );
 }
 
 function isResponse(message: JSONRPCMessage): boolean {

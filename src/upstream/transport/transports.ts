@@ -26,11 +26,7 @@ export function transportKindOf(config: ServerConfig): TransportKind {
  * variables of the daemon's environment, then the server's own `env`, which wins. Nothing else
  * of the daemon's environment leaks, since it may hold tokens meant for other servers.
  */
-export function buildStdioEnv(
-  config: ServerConfig,
-  inheritEnv: readonly string[] = [],
-  daemonEnv: NodeJS.ProcessEnv = process.env,
-): Record<string, string> {
+export function buildStdioEnv(config: ServerConfig, inheritEnv: readonly string[] = [], daemonEnv: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = sdk().getDefaultEnvironment();
   for (const name of inheritEnv) {
     const value = daemonEnv[name];
@@ -167,7 +163,5 @@ export function createTransport(kind: TransportKind, config: ServerConfig, optio
   const requestInit: RequestInit = { headers: { ...config.headers } };
   const authProvider = options.authProvider ? { authProvider: options.authProvider } : {};
   const { StreamableHTTPClientTransport, SSEClientTransport } = sdk();
-  return kind === 'http'
-    ? new StreamableHTTPClientTransport(url, { requestInit, fetch, ...authProvider })
-    : new SSEClientTransport(url, { requestInit, fetch, ...authProvider });
+  return kind === 'http' ? new StreamableHTTPClientTransport(url, { requestInit, fetch, ...authProvider }) : new SSEClientTransport(url, { requestInit, fetch, ...authProvider });
 }

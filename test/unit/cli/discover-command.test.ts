@@ -64,9 +64,7 @@ describe('switchboard discover', () => {
     expect(out.cwd).toBe(t.cwd);
     expect(out.configPath).toBe(join(t.home, '.config', 'switchboard', 'config.json'));
     expect(out.counts).toEqual({ active: 4, shadowed: 2, skipped: 1, disabled: 1, filtered: 1, invalid: 1 });
-    expect(
-      out.servers.map((s: Record<string, unknown>) => [s.name, s.status, s.transport, (s.source as { provider: string }).provider, s.outcome]),
-    ).toEqual([
+    expect(out.servers.map((s: Record<string, unknown>) => [s.name, s.status, s.transport, (s.source as { provider: string }).provider, s.outcome])).toEqual([
       ['notes', 'active', 'stdio', 'switchboard', 'active'],
       ['github', 'active', 'http', 'project', 'active'],
       ['github', 'shadowed', 'http', 'claude-code', 'shadowed by github (Project, project): same name'],
@@ -117,9 +115,7 @@ describe('switchboard discover', () => {
     expect(code).toBe(0);
     const lines = stdout.split('\n');
     expect(lines).toContainEqual(expect.stringMatching(/^NAME\s+TRANSPORT\s+SOURCE\s+PATH\s+OUTCOME$/));
-    expect(lines).toContainEqual(
-      expect.stringMatching(/^github\s+http\s+Claude Code \(user\)\s+\S+\.claude\.json\s+shadowed by github \(Project, project\): same name$/),
-    );
+    expect(lines).toContainEqual(expect.stringMatching(/^github\s+http\s+Claude Code \(user\)\s+\S+\.claude\.json\s+shadowed by github \(Project, project\): same name$/));
     expect(lines).toContain('4 active, 2 shadowed, 1 skipped, 1 disabled, 1 filtered, 1 invalid');
     expect(lines).toContainEqual(expect.stringMatching(/^switchboard\s+http\s+Claude Code \(user\).*skipped: points at this Switchboard itself$/));
     expect(lines).toContain('Warnings (2):');

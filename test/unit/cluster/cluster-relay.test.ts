@@ -46,7 +46,14 @@ async function replica(channels: ReturnType<typeof wire>, id: string) {
     signedOut: (server) => void calls.push(['signedOut', server]),
   };
   const heartbeats = { start: async () => undefined, stop: async () => undefined } as unknown as ReplicaHeartbeats;
-  const cluster = new Cluster({ replicaId: id, channel: channels.join(id), heartbeats, bus, effects, logger: { info() {}, debug() {}, warn: (entry: unknown) => void warnings.push(entry) } });
+  const cluster = new Cluster({
+    replicaId: id,
+    channel: channels.join(id),
+    heartbeats,
+    bus,
+    effects,
+    logger: { info() {}, debug() {}, warn: (entry: unknown) => void warnings.push(entry) },
+  });
   await cluster.start();
   const seen: StampedEvent[] = [];
   bus.subscribe((event) => seen.push(event));
@@ -61,8 +68,8 @@ async function twoReplicas() {
 /** Lets the channel's sends (promises) run. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-describe('the cluster relays the owners\' bus events', () => {
-  it('applies another replica\'s agent change, approval, reload, sign-in and sign-out, and shows each with the replica it came from', async () => {
+describe("the cluster relays the owners' bus events", () => {
+  it("applies another replica's agent change, approval, reload, sign-in and sign-out, and shows each with the replica it came from", async () => {
     const [a, b] = await twoReplicas();
     a.bus.publish({ type: 'agent.changed', agent: 'bot', change: 'revoked' });
     a.bus.publish({ type: 'pins.changed', server: 'pin', tools: [{ name: 'target', hash: 'h1' }] });
@@ -92,7 +99,7 @@ describe('the cluster relays the owners\' bus events', () => {
     expect(a.calls).toEqual([]);
   });
 
-  it('shows what a replica did to follow another\'s action, without applying it again (no echo)', async () => {
+  it("shows what a replica did to follow another's action, without applying it again (no echo)", async () => {
     const [a, b] = await twoReplicas();
     b.bus.publish({ type: 'reload.started', server: null, follows: 'aaaaaaaaaaaa' });
     b.bus.publish({ type: 'reload.finished', server: null, ok: true });
@@ -106,7 +113,7 @@ describe('the cluster relays the owners\' bus events', () => {
     expect(a.calls).toEqual([]);
   });
 
-  it('keeps a replica\'s server events its own, and neither shows nor applies a malformed action', async () => {
+  it("keeps a replica's server events its own, and neither shows nor applies a malformed action", async () => {
     const [a, b] = await twoReplicas();
     a.bus.publish({ type: 'server.status', server: 'echo', status: 'connected', previous: 'connecting', toolCount: 1 });
     a.bus.publish({ type: 'tools.changed', server: 'echo', added: ['x'], removed: [], toolCount: 1, cause: 'startup', deferred: false });

@@ -8,7 +8,10 @@ describe('TrafficSampler', () => {
   it('turns counters into rates over the time since the previous beat', () => {
     const clock = new ManualClock();
     const totals: TrafficTotals = { calls: 0, errors: 0, inFlight: 0, limits: [] };
-    const sampler = new TrafficSampler(() => totals, () => clock.now());
+    const sampler = new TrafficSampler(
+      () => totals,
+      () => clock.now(),
+    );
     clock.advance(2000);
     Object.assign(totals, { calls: 10, errors: 1, inFlight: 3 });
     expect(sampler.sample()).toEqual({ callsPerSecond: 5, errorsPerSecond: 0.5, calls: 10, errors: 1, inFlight: 3, limits: [] });

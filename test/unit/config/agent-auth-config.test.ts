@@ -13,11 +13,15 @@ describe('agentAuth config', () => {
     expect(DaemonConfigSchema.parse({}).agentAuth).toBeUndefined();
     expect(DaemonConfigSchema.parse({ agentAuth: { jwt: base } }).agentAuth?.jwt).toEqual({ ...base, agent: 'sub', clockToleranceSeconds: 30 });
     expect(issues({ ...base, jwksUrl: 'http://127.0.0.1:8080/jwks.json' })).toBeUndefined();
-    expect(issues({ ...base, jwksUrl: undefined, jwksFile: '/etc/switchboard/jwks.json', view: { servers: 'sb_servers', access: 'tier' }, access: 'read', algorithms: ['ES256'] })).toBeUndefined();
+    expect(
+      issues({ ...base, jwksUrl: undefined, jwksFile: '/etc/switchboard/jwks.json', view: { servers: 'sb_servers', access: 'tier' }, access: 'read', algorithms: ['ES256'] }),
+    ).toBeUndefined();
   });
 
   it('refuses plain http to another host, both or neither key source, HMAC algorithms and unknown keys', () => {
-    expect(issues({ ...base, jwksUrl: 'http://login.example.com/jwks.json' })).toEqual(['agentAuth.jwt.jwksUrl: jwksUrl must be https (plain http only to 127.0.0.1, localhost or [::1])']);
+    expect(issues({ ...base, jwksUrl: 'http://login.example.com/jwks.json' })).toEqual([
+      'agentAuth.jwt.jwksUrl: jwksUrl must be https (plain http only to 127.0.0.1, localhost or [::1])',
+    ]);
     expect(issues({ ...base, jwksFile: '/etc/jwks.json' })).toEqual(['agentAuth.jwt: give exactly one of jwksUrl and jwksFile']);
     expect(issues({ ...base, jwksUrl: undefined })).toEqual(['agentAuth.jwt: give exactly one of jwksUrl and jwksFile']);
     expect(issues({ ...base, algorithms: ['HS256'] })?.[0]).toMatch(/^agentAuth\.jwt\.algorithms\.0: algorithms are among RS256/);

@@ -14,9 +14,7 @@ const config: ServerConfig = {
 
 describe('configHash', () => {
   it('is SHA-256 hex of the sorted-key JSON', () => {
-    expect(canonicalJson({ command: 'node', args: ['a'], env: { b: '1', a: '2' } })).toBe(
-      '{"args":["a"],"command":"node","env":{"a":"2","b":"1"}}',
-    );
+    expect(canonicalJson({ command: 'node', args: ['a'], env: { b: '1', a: '2' } })).toBe('{"args":["a"],"command":"node","env":{"a":"2","b":"1"}}');
     const expected = createHash('sha256').update('{"args":["a"],"command":"node"}').digest('hex');
     expect(configHash({ command: 'node', args: ['a'] })).toBe(expected);
     expect(configHash(config)).toMatch(/^[0-9a-f]{64}$/);

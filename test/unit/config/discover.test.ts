@@ -123,9 +123,7 @@ describe('discoverMCPServers precedence', () => {
     expect(report.configs.gh).toEqual({ type: 'http', url: 'https://gh/mcp' });
     const invalid = report.outcomes[0];
     expect(invalid).toMatchObject({ name: 'gh', status: 'invalid', errors: ['unknown type "ws" (expected stdio, http or sse)'] });
-    expect(report.warnings.map((w) => w.message)).toEqual([
-      `${join(t.cwd, '.mcp.json')}: server "gh" is invalid: unknown type "ws" (expected stdio, http or sse)`,
-    ]);
+    expect(report.warnings.map((w) => w.message)).toEqual([`${join(t.cwd, '.mcp.json')}: server "gh" is invalid: unknown type "ws" (expected stdio, http or sse)`]);
   });
 });
 
@@ -136,16 +134,10 @@ describe('discoverMCPServers filters', () => {
       'home/.claude.json': { mcpServers: { u: { command: 'same', args: ['x'] } } },
     };
     const on = await discoverMCPServers(optionsOf(await makeTree(files)));
-    expect(summary(on.outcomes)).toEqual([
-      'p active project/project',
-      'u shadowed by p@project (same-connection) claude-code/user',
-    ]);
+    expect(summary(on.outcomes)).toEqual(['p active project/project', 'u shadowed by p@project (same-connection) claude-code/user']);
 
     const off = await discoverMCPServers(optionsOf(await makeTree(files), { enableProjectConfig: false }));
-    expect(summary(off.outcomes)).toEqual([
-      'p disabled (project-config-disabled) project/project',
-      'u active claude-code/user',
-    ]);
+    expect(summary(off.outcomes)).toEqual(['p disabled (project-config-disabled) project/project', 'u active claude-code/user']);
     expect(Object.keys(off.configs)).toEqual(['u']);
   });
 
@@ -247,9 +239,7 @@ describe('discoverMCPServers robustness', () => {
     const report = await discoverMCPServers(optionsOf(t));
     expect(Object.keys(report.configs)).toEqual(['fine']);
     const path = join(t.home, '.cursor', 'mcp.json');
-    expect(report.warnings).toEqual([
-      expect.objectContaining({ path, line: 3, column: 33, provider: 'cursor', message: `${path}:3:33: invalid JSON: property name expected` }),
-    ]);
+    expect(report.warnings).toEqual([expect.objectContaining({ path, line: 3, column: 33, provider: 'cursor', message: `${path}:3:33: invalid JSON: property name expected` })]);
   });
 
   it('reports bad TOML with line and column while the other files still load', async () => {

@@ -36,9 +36,7 @@ describe('loadDaemonConfig', () => {
     const t = await makeTree();
     const missing = join(t.root, 'nope.json');
     expect(await failure(loadDaemonConfig({ path: missing, env: {}, home: t.home }))).toBe(`${missing}: config file not found`);
-    expect(await failure(loadDaemonConfig({ env: { SWITCHBOARD_CONFIG: missing }, home: t.home }))).toBe(
-      `${missing}: config file not found`,
-    );
+    expect(await failure(loadDaemonConfig({ env: { SWITCHBOARD_CONFIG: missing }, home: t.home }))).toBe(`${missing}: config file not found`);
   });
 
   it('leaves an invalid server entry out, naming its field path, and loads the rest (issue #36 item 2)', async () => {
@@ -55,7 +53,7 @@ describe('loadDaemonConfig', () => {
     expect(config.warnings).toEqual([]);
   });
 
-  it('checks a server\'s oauth block: known keys only, an https metadata URL, no secret without an id', async () => {
+  it("checks a server's oauth block: known keys only, an https metadata URL, no secret without an id", async () => {
     const t = await makeTree();
     const good = await t.write('good.json', {
       mcpServers: { corp: { url: 'https://mcp.example/mcp', oauth: { clientId: 'id', clientSecret: '${SECRET}', scopes: ['a', 'b'] } } },

@@ -42,11 +42,7 @@ describe('createValueResolver', () => {
   it('drops an entry whose command exits non-zero, naming server and key but never value or output', async () => {
     const { lines, logger } = captureLogger();
     const resolver = createValueResolver({ logger });
-    const result = await resolver.resolve(
-      'db',
-      { command: 'db', env: { PASSWORD: '!echo LEAKED-OUTPUT; echo LEAKED-STDERR >&2; exit 3', OTHER: 'x' } },
-      user,
-    );
+    const result = await resolver.resolve('db', { command: 'db', env: { PASSWORD: '!echo LEAKED-OUTPUT; echo LEAKED-STDERR >&2; exit 3', OTHER: 'x' } }, user);
     expect(result.config.env).toEqual({ OTHER: 'x' });
     expect(result.dropped).toEqual(['env.PASSWORD']);
     expect(result.warnings).toEqual(['server "db": "env.PASSWORD" dropped: command exited with code 3']);
@@ -110,9 +106,7 @@ describe('createValueResolver', () => {
     const refused = await createValueResolver({}).resolve('x', config, project);
     expect(refused.config.env).toEqual({});
     expect(refused.dropped).toEqual(['env.K']);
-    expect(refused.warnings).toEqual([
-      'server "x": "env.K" not resolved: commands from project-level files need trustProjectCommands',
-    ]);
+    expect(refused.warnings).toEqual(['server "x": "env.K" not resolved: commands from project-level files need trustProjectCommands']);
     expect(await linesOf(marker)).toEqual([]);
 
     const trusted = await createValueResolver({ trustProjectCommands: true }).resolve('x', config, project);

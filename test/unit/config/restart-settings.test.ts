@@ -5,7 +5,7 @@ import { DaemonSettingsSchema } from '../../../src/config/schema.js';
 const PATH = '/home/u/.config/switchboard/config.json';
 const settings = (raw: Record<string, unknown>) => restartSettingsOf(PATH, DaemonSettingsSchema.parse(raw));
 
-describe('restart-only settings of Switchboard\'s own file', () => {
+describe("restart-only settings of Switchboard's own file", () => {
   it('names the settings that changed, never the live ones (servers, enabled/disabled lists)', () => {
     const started = settings({ mcpServers: { a: { command: 'x' } } });
     const now = settings({ port: 8000, host: '127.0.0.2', mcpServers: { b: { command: 'y' } }, disabledServers: ['a'] });

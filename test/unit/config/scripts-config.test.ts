@@ -14,9 +14,17 @@ describe('code mode config', () => {
     expect(AgentSettingsSchema.safeParse({ codeMode: 'yes' }).error?.issues[0]?.message).toBe('codeMode must be true or false');
   });
 
-  it('turns `scripts` into the runs\' settings, memory in MiB into bytes', () => {
-    const config = DaemonConfigSchema.parse({ codeMode: true, scripts: { maxRuns: 2, maxRunsPerAgent: 1, memoryMb: 16, timeoutMs: 5000, maxCalls: 10, concurrency: 2, maxOutputChars: 500 } });
-    expect(scriptSettings(config)).toEqual({ enabled: true, maxRuns: 2, maxRunsPerAgent: 1, limits: { memoryBytes: 16 * 1024 * 1024, timeoutMs: 5000, maxCalls: 10, concurrency: 2, maxOutputChars: 500 } });
+  it("turns `scripts` into the runs' settings, memory in MiB into bytes", () => {
+    const config = DaemonConfigSchema.parse({
+      codeMode: true,
+      scripts: { maxRuns: 2, maxRunsPerAgent: 1, memoryMb: 16, timeoutMs: 5000, maxCalls: 10, concurrency: 2, maxOutputChars: 500 },
+    });
+    expect(scriptSettings(config)).toEqual({
+      enabled: true,
+      maxRuns: 2,
+      maxRunsPerAgent: 1,
+      limits: { memoryBytes: 16 * 1024 * 1024, timeoutMs: 5000, maxCalls: 10, concurrency: 2, maxOutputChars: 500 },
+    });
   });
 
   it('rejects a bad limit and an unknown key, naming the field', () => {

@@ -16,7 +16,7 @@ describe('SecretValues', () => {
     expect(secrets.maskJson(JSON.stringify({ pass: 'p"q\\r-secret' }))).toBe('{"pass":"****"}');
   });
 
-  it('forgets a server\'s old values when it is remembered again', () => {
+  it("forgets a server's old values when it is remembered again", () => {
     const secrets = new SecretValues();
     secrets.remember('s', { env: { KEY: 'first-secret' } });
     expect(secrets.maskText('first-secret')).toBe('****');

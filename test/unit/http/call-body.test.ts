@@ -12,7 +12,7 @@ function outcome(run: () => unknown): unknown {
   }
 }
 
-describe('the REST call route\'s input without zod (issue #27)', () => {
+describe("the REST call route's input without zod (issue #27)", () => {
   // Parsed JSON bodies, valid and not: the fast path must answer each as the schema does.
   const bodies: unknown[] = [
     {},
@@ -51,7 +51,10 @@ describe('the REST call route\'s input without zod (issue #27)', () => {
 
   it('parses a name param exactly as NameParamsSchema does', () => {
     for (const params of [{ name: 'mcp_echo_echo' }, { name: '' }, { name: 'x'.repeat(512) }, { name: 'x'.repeat(513) }, { name: 7 }, {}, undefined, null]) {
-      expect(outcome(() => parseNameParams(params)), JSON.stringify(params)).toEqual(outcome(() => parseInput(NameParamsSchema, params, 'params')));
+      expect(
+        outcome(() => parseNameParams(params)),
+        JSON.stringify(params),
+      ).toEqual(outcome(() => parseInput(NameParamsSchema, params, 'params')));
     }
   });
 });

@@ -20,7 +20,17 @@ function capture(): { logger: pino.Logger; lines: () => Array<Record<string, unk
     children += 1;
     return child(...args);
   }) as typeof logger.child;
-  return { logger, lines: () => chunks.join('').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>), children: () => children };
+  return {
+    logger,
+    lines: () =>
+      chunks
+        .join('')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    children: () => children,
+  };
 }
 
 describe('LazyRequestLogger', () => {

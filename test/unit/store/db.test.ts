@@ -87,7 +87,9 @@ describe('openDatabase', () => {
     onTestFinished(() => store.close());
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/was corrupt \(file is not a database\); moved it to .*cache\.db\.corrupt-/);
-    const aside = readdirSync(dir).filter((name) => name.startsWith('cache.db.corrupt-')).sort();
+    const aside = readdirSync(dir)
+      .filter((name) => name.startsWith('cache.db.corrupt-'))
+      .sort();
     expect(aside).toHaveLength(3);
     expect(aside[0]).toMatch(/^cache\.db\.corrupt-\d{4}-\d\d-\d\dT[\d-]+Z$/);
     expect(aside.slice(1)).toEqual([`${aside[0]}-shm`, `${aside[0]}-wal`]);

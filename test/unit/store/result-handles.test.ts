@@ -23,7 +23,8 @@ describe('kept results: memory up to its bound, then 0600 files, evicted oldest 
     const { handles } = await kept({ memory: size * 3, disk: size * 4 });
     const ids = Array.from({ length: 10 }, (_, n) => handles.put('bot', result(n), size));
     expect(handles.stats()).toEqual({ memoryBytes: size * 3, diskBytes: size * 4, inMemory: 3, onDisk: 4 });
-    for (const n of [0, 1, 2]) await expect(handles.get(ids[n] as string, 'bot')).rejects.toMatchObject({ code: 'RESULT_EXPIRED', message: expect.stringContaining('evicted at 2026-12-05T12:00:00.000Z') });
+    for (const n of [0, 1, 2])
+      await expect(handles.get(ids[n] as string, 'bot')).rejects.toMatchObject({ code: 'RESULT_EXPIRED', message: expect.stringContaining('evicted at 2026-12-05T12:00:00.000Z') });
     for (const n of [3, 6, 9]) expect(await handles.get(ids[n] as string, 'bot')).toEqual(result(n));
     await handles.idle();
     const files = await readdir(handles.spillDir as string);
@@ -53,7 +54,7 @@ describe('kept results: memory up to its bound, then 0600 files, evicted oldest 
     expect(handles.stats()).toEqual({ memoryBytes: size * 2, diskBytes: 0, inMemory: 2, onDisk: 0 });
   });
 
-  it('is its owner\'s and the operator\'s only; removes each at its TTL on the clock, saying when', async () => {
+  it("is its owner's and the operator's only; removes each at its TTL on the clock, saying when", async () => {
     const { handles, clock } = await kept({ memory: size * 10, disk: size * 10 });
     const first = handles.put('bot', result(1), size);
     clock.advance(30_000);

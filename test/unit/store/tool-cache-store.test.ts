@@ -3,12 +3,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
 import { openToolCache } from '../../../src/store/open-tool-cache.js';
-import {
-  CACHE_FORMAT_VERSION,
-  NoopToolCacheStore,
-  SqliteToolCacheStore,
-  type ToolCacheStore,
-} from '../../../src/store/tool-cache-store.js';
+import { CACHE_FORMAT_VERSION, NoopToolCacheStore, SqliteToolCacheStore, type ToolCacheStore } from '../../../src/store/tool-cache-store.js';
 import { HASH, TOOLS } from './cache-fixtures.js';
 import { spyLogger, tempDir } from './store-helpers.js';
 
@@ -88,12 +83,7 @@ describe('SqliteToolCacheStore', () => {
     await expect(store.delete('echo')).resolves.toBeUndefined();
     expect(await store.get('echo', HASH)).toBeUndefined();
     const messages = logger.warn.mock.calls.map((call) => call[1]);
-    expect(messages).toEqual([
-      'tool cache write failed',
-      'tool cache write failed',
-      'tool cache delete failed',
-      'tool cache read failed',
-    ]);
+    expect(messages).toEqual(['tool cache write failed', 'tool cache write failed', 'tool cache delete failed', 'tool cache read failed']);
   });
 
   it('skips writes when read-only', async () => {

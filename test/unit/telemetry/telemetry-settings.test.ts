@@ -9,12 +9,21 @@ describe('resolveTelemetry', () => {
   });
 
   it('turns on from OTEL_EXPORTER_OTLP_ENDPOINT, leaving URLs and headers to the exporters', () => {
-    const settings = resolveTelemetry(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SERVICE_NAME: 'svc', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '500' });
+    const settings = resolveTelemetry(undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+      OTEL_SERVICE_NAME: 'svc',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_METRIC_EXPORT_INTERVAL: '500',
+    });
     expect(settings).toEqual({ protocol: 'http/json', serviceName: 'svc', metrics: true, metricIntervalMs: 500, warnings: [] });
   });
 
   it('turns on from a traces-only endpoint, without metrics', () => {
-    expect(resolveTelemetry(undefined, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toMatchObject({ protocol: 'http/protobuf', serviceName: 'switchboard', metrics: false });
+    expect(resolveTelemetry(undefined, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toMatchObject({
+      protocol: 'http/protobuf',
+      serviceName: 'switchboard',
+      metrics: false,
+    });
   });
 
   it('lets the config block win and appends the signal paths to its endpoint', () => {

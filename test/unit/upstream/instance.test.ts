@@ -57,7 +57,12 @@ describe('instance identity and loops', () => {
     expect(findLoop(inCluster, node('x', [replica('b')]))).toEqual({ refuse: true, message: 'loop: host-z → host-x → host-b (a replica of this cluster)' });
     expect(findLoop(inCluster, { ...node('y'), cluster: 'c2' })).toBeUndefined();
     const ad = buildInstanceAd(inCluster, [replica('a')]);
-    expect(parseInstanceAd({ [INSTANCE_META_KEY]: ad })).toEqual({ id: 'z', label: 'host-z', cluster: 'c1', upstreams: [{ id: 'a', label: 'host-a', cluster: 'c1', upstreams: [] }] });
+    expect(parseInstanceAd({ [INSTANCE_META_KEY]: ad })).toEqual({
+      id: 'z',
+      label: 'host-z',
+      cluster: 'c1',
+      upstreams: [{ id: 'a', label: 'host-a', cluster: 'c1', upstreams: [] }],
+    });
   });
 
   it('reads the advertisement bounded in depth and size, and ignores junk', () => {
@@ -67,7 +72,10 @@ describe('instance identity and loops', () => {
     let depth = 0;
     for (let n: InstanceAd | undefined = parsed; n; n = n.upstreams[0]) depth++;
     expect(depth).toBe(8);
-    const wide = node('root', Array.from({ length: 200 }, (_, i) => node(`w${i}`)));
+    const wide = node(
+      'root',
+      Array.from({ length: 200 }, (_, i) => node(`w${i}`)),
+    );
     expect((parseInstanceAd({ [INSTANCE_META_KEY]: wide }) as InstanceAd).upstreams.length).toBeLessThanOrEqual(63);
     for (const junk of [undefined, {}, { [INSTANCE_META_KEY]: 'x' }, { [INSTANCE_META_KEY]: { id: 5, label: 'l' } }]) {
       expect(parseInstanceAd(junk as Record<string, unknown> | undefined)).toBeUndefined();

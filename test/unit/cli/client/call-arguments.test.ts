@@ -28,10 +28,7 @@ describe('call arguments', () => {
 
   it('types each value by the input schema', () => {
     expect(
-      parseKeyValueArguments(
-        ['text=42', 'count=3', 'ratio=0.5', 'verbose=true', 'filter={"a":1}', 'tags=["x","y"]', 'limit=null', 'id=007', 'other=1', 'eq=a=b'],
-        SCHEMA,
-      ),
+      parseKeyValueArguments(['text=42', 'count=3', 'ratio=0.5', 'verbose=true', 'filter={"a":1}', 'tags=["x","y"]', 'limit=null', 'id=007', 'other=1', 'eq=a=b'], SCHEMA),
     ).toEqual({ text: '42', count: 3, ratio: 0.5, verbose: true, filter: { a: 1 }, tags: ['x', 'y'], limit: null, id: '007', other: '1', eq: 'a=b' });
   });
 

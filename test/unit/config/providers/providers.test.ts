@@ -135,10 +135,7 @@ describe('Windsurf provider', () => {
 describe('Gemini CLI provider', () => {
   it('maps url to sse, httpUrl to http, timeout to callTimeout and keeps the tool filters', async () => {
     const t = await makeTree();
-    const project = await t.write(
-      'proj/.gemini/settings.json',
-      '{ // project\n "mcpServers": { "legacy": { "url": "https://g.example/sse", "trust": true, "timeout": 5000 } } }',
-    );
+    const project = await t.write('proj/.gemini/settings.json', '{ // project\n "mcpServers": { "legacy": { "url": "https://g.example/sse", "trust": true, "timeout": 5000 } } }');
     const user = await t.write('home/.gemini/settings.json', {
       theme: 'Dracula',
       mcpServers: {
@@ -329,9 +326,7 @@ describe('native provider', () => {
     const t = await makeTree();
     const byEnv = await t.write('env.json', { mcpServers: { e: { command: 'e' } } });
     const byDefault = await t.write('home/.config/switchboard/config.json', { mcpServers: { d: { command: 'd' } } });
-    expect((await readItems(nativeProvider, ctxOf(t, { env: { SWITCHBOARD_CONFIG: byEnv } }))).items).toEqual([
-      ['e', 'native', byEnv, { command: 'e' }],
-    ]);
+    expect((await readItems(nativeProvider, ctxOf(t, { env: { SWITCHBOARD_CONFIG: byEnv } }))).items).toEqual([['e', 'native', byEnv, { command: 'e' }]]);
     expect((await readItems(nativeProvider, ctxOf(t))).items).toEqual([['d', 'native', byDefault, { command: 'd' }]]);
   });
 

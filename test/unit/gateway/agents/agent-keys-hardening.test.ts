@@ -69,8 +69,12 @@ describe('agent key hardening', () => {
       return new Response('{"state":"ready"}', { status: 200, headers: { 'content-type': 'application/json' } });
     };
     const io = { env, fetch, stdout: process.stdout, stderr: process.stderr } as unknown as Parameters<typeof clientFor>[1];
-    await clientFor({ url: 'http://127.0.0.1:9' }, io).request('GET', '/status').catch(() => undefined);
-    await clientFor({ url: 'http://example.test:9' }, io).request('GET', '/status').catch(() => undefined);
+    await clientFor({ url: 'http://127.0.0.1:9' }, io)
+      .request('GET', '/status')
+      .catch(() => undefined);
+    await clientFor({ url: 'http://example.test:9' }, io)
+      .request('GET', '/status')
+      .catch(() => undefined);
     expect(seen).toEqual(['Bearer sbo_from-the-file', null]);
   });
 });

@@ -8,7 +8,14 @@ import { ManualClock } from '../../../helpers/manual-clock.js';
 /** Issue #40 item 3, the room itself: approvals bound to agent, tool and arguments digest, on the injected clock. */
 
 const policy = { requireApproval: ['*'] };
-const target = (args: Record<string, unknown>, extra: Partial<ApprovalTarget> = {}): ApprovalTarget => ({ server: 's', tool: 'run', name: 's_run', arguments: args, policy, ...extra });
+const target = (args: Record<string, unknown>, extra: Partial<ApprovalTarget> = {}): ApprovalTarget => ({
+  server: 's',
+  tool: 'run',
+  name: 's_run',
+  arguments: args,
+  policy,
+  ...extra,
+});
 
 function room(options: Partial<ConstructorParameters<typeof Approvals>[0]> = {}) {
   const events: DaemonEvent[] = [];

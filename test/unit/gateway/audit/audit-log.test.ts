@@ -26,7 +26,7 @@ function setup(settings: Partial<AuditSettings> = {}, secrets?: SecretValues) {
   const events: DaemonEvent[] = [];
   const log = new AuditLog({ store, clock, settings, publish: (event) => void events.push(event), ...(secrets ? { secrets } : {}) });
   onTestFinished(() => log.close());
-  const count = (): number => (db.prepare('SELECT count(*) FROM audit_log').pluck().get() as number);
+  const count = (): number => db.prepare('SELECT count(*) FROM audit_log').pluck().get() as number;
   return { db, store, clock, log, events, count };
 }
 
@@ -80,7 +80,17 @@ describe('AuditLog batching', () => {
       arguments: JSON.stringify({ text: '**** **** **** 1' }),
     });
     expect(events).toEqual([
-      { type: 'call.finished', transport: 'mcp', server: 'echo', kind: 'tools/call', name: 'mcp_echo_echo', outcome: 'ok', durationMs: 12.346, argBytes: row!.argBytes, resultBytes: row!.resultBytes },
+      {
+        type: 'call.finished',
+        transport: 'mcp',
+        server: 'echo',
+        kind: 'tools/call',
+        name: 'mcp_echo_echo',
+        outcome: 'ok',
+        durationMs: 12.346,
+        argBytes: row!.argBytes,
+        resultBytes: row!.resultBytes,
+      },
     ]);
   });
 

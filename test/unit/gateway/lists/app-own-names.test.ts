@@ -3,7 +3,8 @@ import { appOwnToolName } from '../../../../src/gateway/lists/app-own-names.js';
 import type { BridgedTool } from '../../../../src/upstream/catalogue/tool-bridge.js';
 
 /** An MCP App's own tool calls (issue #41): which exposed tool an unprefixed name means, if any. */
-const tool = (server: string, own: string, meta?: Record<string, unknown>): BridgedTool => ({ name: `mcp_${server}_${own}`, originalName: own, server, description: '', inputSchema: { type: 'object' }, ...(meta ? { _meta: meta } : {}) }) as BridgedTool;
+const tool = (server: string, own: string, meta?: Record<string, unknown>): BridgedTool =>
+  ({ name: `mcp_${server}_${own}`, originalName: own, server, description: '', inputSchema: { type: 'object' }, ...(meta ? { _meta: meta } : {}) }) as BridgedTool;
 const view = (servers: string[]) => ({ allowsTool: (t: { server: string }) => servers.includes(t.server) }) as never;
 
 const charts = [tool('charts', 'show_chart', { ui: { resourceUri: 'ui://charts/chart.html' } }), tool('charts', 'refresh')];

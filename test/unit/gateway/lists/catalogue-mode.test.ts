@@ -20,7 +20,15 @@ const tool = (name: string, description: string, readOnly = false): Tool => ({
   ...(readOnly ? { annotations: { readOnlyHint: true } } : {}),
 });
 
-function setUp(settings: { mode?: 'full' | 'search' | 'auto'; searchAbove?: number; pinned?: string[]; agents?: Record<string, { catalogue?: 'full' | 'search' | 'auto'; pinned?: string[] }>; hasCodeMode?: (agent: AgentRef | undefined) => boolean } = {}) {
+function setUp(
+  settings: {
+    mode?: 'full' | 'search' | 'auto';
+    searchAbove?: number;
+    pinned?: string[];
+    agents?: Record<string, { catalogue?: 'full' | 'search' | 'auto'; pinned?: string[] }>;
+    hasCodeMode?: (agent: AgentRef | undefined) => boolean;
+  } = {},
+) {
   const catalogue = new ToolCatalogue();
   catalogue.setServer('files', 'Test', [tool('read_file', 'Reads a file from disk', true), tool('write_file', 'Writes a file to disk')], { deferred: false, stale: false });
   catalogue.setServer('git', 'Test', [tool('commit', 'Records changes in the repository'), tool('log', 'Shows the commit history', true)], { deferred: false, stale: false });
@@ -78,7 +86,9 @@ describe('CatalogueModes', () => {
     ]);
     expect((await modes.search('commit', 1, undefined, reader)).related).toEqual([{ server: 'files', tools: [], names: ['mcp_files_read_file'], more: 0 }]);
     // A search kept to one server names no other.
-    expect((await modes.search('commit', 1, 'git', undefined)).related).toEqual([{ server: 'git', tools: [{ name: 'mcp_git_log', about: 'Shows the commit history' }], names: [], more: 0 }]);
+    expect((await modes.search('commit', 1, 'git', undefined)).related).toEqual([
+      { server: 'git', tools: [{ name: 'mcp_git_log', about: 'Shows the commit history' }], names: [], more: 0 },
+    ]);
     const [found] = (await modes.search('commit history', 1, undefined, undefined)).tools;
     expect(found).toEqual(modes.definition('mcp_git_log', undefined));
     expect(found).toMatchObject({ description: 'Shows the commit history', inputSchema: { type: 'object' } });

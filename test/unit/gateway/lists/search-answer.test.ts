@@ -40,7 +40,13 @@ describe('buildAnswer', () => {
     const named = namesIn(related);
     expect(new Set(named).size).toBe(named.length);
     expect(named).not.toContain('mcp_git_git_tool_2');
-    expect(named.sort()).toEqual(catalogue.list().map((t) => t.name).filter((n) => n !== 'mcp_git_git_tool_2').sort());
+    expect(named.sort()).toEqual(
+      catalogue
+        .list()
+        .map((t) => t.name)
+        .filter((n) => n !== 'mcp_git_git_tool_2')
+        .sort(),
+    );
     // The next ranked tool comes first, with its first sentence; the servers' other tools by name.
     expect(related[0]).toMatchObject({ server: 'fs', tools: [{ name: 'mcp_fs_fs_tool_0', about: 'Does thing 0 of fs.' }], more: 0 });
     expect(related.find((g) => g.server === 'git')?.more).toBe(0);

@@ -88,8 +88,7 @@ describe('ToolListCache', () => {
     const cache = new ToolListCache();
     cache.fullBody(catalogue);
     const before = cache.toolsSerialised;
-    const filtered = (server: string): string =>
-      JSON.stringify({ version: catalogue.version, tools: catalogue.list().filter((tool) => tool.server === server) });
+    const filtered = (server: string): string => JSON.stringify({ version: catalogue.version, tools: catalogue.list().filter((tool) => tool.server === server) });
     expect(cache.filteredBody(catalogue, { server: 'beta' }).toString()).toBe(filtered('beta'));
     expect(cache.filteredBody(catalogue, { server: 'nobody' }).toString()).toBe(filtered('nobody'));
     expect(cache.toolsSerialised).toBe(before);

@@ -10,7 +10,14 @@ const catalogue = new ToolCatalogue();
 const tool = (name: string): Tool => ({ name, description: name, inputSchema: { type: 'object' } });
 catalogue.setServer('s', 'Test', [tool('a'), tool('b'), tool('c')], { deferred: false, stale: false });
 const [a, b, c] = ['mcp_s_a', 'mcp_s_b', 'mcp_s_c'].map((name) => catalogue.get(name)!);
-const ranking = { tools: [{ tool: a!, score: 10 }, { tool: b!, score: 9.5 }, { tool: c!, score: 5 }], servers: [{ server: 's', score: 10 }] };
+const ranking = {
+  tools: [
+    { tool: a!, score: 10 },
+    { tool: b!, score: 9.5 },
+    { tool: c!, score: 5 },
+  ],
+  servers: [{ server: 's', score: 10 }],
+};
 const none = (): boolean => false;
 const names = (r: { tools: Array<{ tool: { name: string } }> }): string[] => r.tools.map((hit) => hit.tool.name);
 
@@ -35,7 +42,10 @@ describe('UsageBoost', () => {
     // Another agent's ranking is its own; the audit is read once per agent.
     expect(names(await usage.rerank('ops', ranking, none))).toEqual(['mcp_s_a', 'mcp_s_b', 'mcp_s_c']);
     await usage.rerank('dev', ranking, none);
-    expect(asked).toEqual([{ agent: 'dev', outcome: 'ok', limit: 100 }, { agent: 'ops', outcome: 'ok', limit: 100 }]);
+    expect(asked).toEqual([
+      { agent: 'dev', outcome: 'ok', limit: 100 },
+      { agent: 'ops', outcome: 'ok', limit: 100 },
+    ]);
     // Old calls fade: four weeks on, a sixteenth of the boost is left.
     now += 28 * DAY;
     expect((await usage.rerank('dev', ranking, none)).tools.find((hit) => hit.tool === b)!.score).toBeCloseTo(9.5 * (1 + MAX_RECENT_BOOST / 16), 2);

@@ -27,15 +27,12 @@ describe('PolicySet', () => {
   });
 
   it('the first rule that applies decides, later ones unread', () => {
-    const set = rules(
-      { name: 'reads', when: 'args.sql.startsWith("SELECT")', effect: 'allow' },
-      { name: 'rest', effect: 'deny', reason: 'only SELECT' },
-    );
+    const set = rules({ name: 'reads', when: 'args.sql.startsWith("SELECT")', effect: 'allow' }, { name: 'rest', effect: 'deny', reason: 'only SELECT' });
     expect(set.decide(input())).toEqual({ effect: 'allow', rule: 'reads' });
     expect(set.decide(input({ args: { sql: 'UPDATE t' } }))).toEqual({ effect: 'deny', rule: 'rest', reason: 'only SELECT' });
   });
 
-  it('match: agents, servers and tools (the exposed name or the server\'s own) must all match; a resource read matches no tools', () => {
+  it("match: agents, servers and tools (the exposed name or the server's own) must all match; a resource read matches no tools", () => {
     const set = rules({ name: 'm', match: { agents: ['ana*'], servers: ['db'], tools: ['query'] }, effect: 'deny' });
     expect(set.decide(input()).effect).toBe('deny');
     expect(set.decide(input({ tool: 'other', exposed: 'query' })).effect).toBe('deny');
@@ -60,7 +57,10 @@ describe('PolicySet', () => {
     const set = rules({ name: 'trial', mode: 'shadow', when: 'args.sql.contains("1")', effect: 'deny' }, { name: 'real', when: 'args.sql.contains("2")', effect: 'deny' });
     expect(set.decide(input(), (hit) => hits.push(hit))).toEqual({ effect: 'allow' });
     expect(set.decide(input({ args: { sql: 'SELECT 12' } }), (hit) => hits.push(hit))).toMatchObject({ effect: 'deny', rule: 'real' });
-    expect(hits).toEqual([{ rule: 'trial', effect: 'deny' }, { rule: 'trial', effect: 'deny' }]);
+    expect(hits).toEqual([
+      { rule: 'trial', effect: 'deny' },
+      { rule: 'trial', effect: 'deny' },
+    ]);
   });
 
   it('a when that fails to evaluate denies (fail closed) and is counted; in shadow it is a would-be denial', () => {

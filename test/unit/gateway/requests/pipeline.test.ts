@@ -6,12 +6,14 @@ const request = { method: 'tools/call', name: 'x' } as const;
 describe('compose: the stages in order, then the terminal', () => {
   it('runs each stage around the rest of the path, in order, and returns what the terminal answered', async () => {
     const seen: string[] = [];
-    const stage = (name: string): Stage => async (_ctx, next) => {
-      seen.push(`${name} in`);
-      const result = await next();
-      seen.push(`${name} out`);
-      return result;
-    };
+    const stage =
+      (name: string): Stage =>
+      async (_ctx, next) => {
+        seen.push(`${name} in`);
+        const result = await next();
+        seen.push(`${name} out`);
+        return result;
+      };
     const run = compose([stage('a'), stage('b')], async () => {
       seen.push('terminal');
       return { answered: true };

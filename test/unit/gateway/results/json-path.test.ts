@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { selectPath } from '../../../../src/gateway/results/json-path.js';
 
-const doc = { items: [{ name: 'a', n: 1 }, { name: 'b', n: 2 }, { name: 'c', n: 3 }], 'odd key': { x: true } };
+const doc = {
+  items: [
+    { name: 'a', n: 1 },
+    { name: 'b', n: 2 },
+    { name: 'c', n: 3 },
+  ],
+  'odd key': { x: true },
+};
 
 describe('JSONPath subset', () => {
   it.each([

@@ -10,14 +10,14 @@ const caps = new ResultCaps(
   },
 );
 
-describe('which maxResultTokens applies: the agent\'s, then a tool glob, then the server\'s, then the daemon\'s', () => {
+describe("which maxResultTokens applies: the agent's, then a tool glob, then the server's, then the daemon's", () => {
   it.each([
-    ['the daemon\'s', 'mcp_other_tool', undefined, 25_000],
-    ['the server\'s', 'mcp_big_read', undefined, 50_000],
-    ['a tool glob over the server\'s', 'mcp_logs_tail', undefined, 5_000],
+    ["the daemon's", 'mcp_other_tool', undefined, 25_000],
+    ["the server's", 'mcp_big_read', undefined, 50_000],
+    ["a tool glob over the server's", 'mcp_logs_tail', undefined, 5_000],
     ['a tool glob turning it off', 'mcp_big_dump', undefined, 0],
-    ['the agent\'s over everything', 'mcp_big_dump', 'narrow', 2_000],
-    ['a read: the agent\'s, else the daemon\'s', undefined, undefined, 25_000],
+    ["the agent's over everything", 'mcp_big_dump', 'narrow', 2_000],
+    ["a read: the agent's, else the daemon's", undefined, undefined, 25_000],
   ])('%s', (_what, tool, agent, cap) => {
     expect(caps.capOf(tool, agent ? { name: agent } : undefined)).toBe(cap);
   });

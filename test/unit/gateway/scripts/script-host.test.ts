@@ -8,7 +8,14 @@ describe('what a script sees of a tool result (issue #39)', () => {
 
   it('is the text, parsed when it is JSON, the texts joined by newlines', () => {
     expect(valueOf({ content: [{ type: 'text', text: '{"a":[1,2]}' }] })).toEqual({ a: [1, 2] });
-    expect(valueOf({ content: [{ type: 'text', text: 'plain' }, { type: 'text', text: 'words' }] })).toBe('plain\nwords');
+    expect(
+      valueOf({
+        content: [
+          { type: 'text', text: 'plain' },
+          { type: 'text', text: 'words' },
+        ],
+      }),
+    ).toBe('plain\nwords');
   });
 
   it('is the content items when some are not text', () => {

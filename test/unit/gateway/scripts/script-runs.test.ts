@@ -31,7 +31,7 @@ function scriptRuns(settings: ScriptSettings, agentSetting: (name: string) => bo
 }
 
 describe('script runs: admission, the running list, cancellation (issue #39)', () => {
-  it('is off unless codeMode is on, the agent\'s own setting winning', async () => {
+  it("is off unless codeMode is on, the agent's own setting winning", async () => {
     const runs = scriptRuns({ enabled: false }, (name) => (name === 'yes' ? true : name === 'no' ? false : undefined));
     expect(runs.enabledFor(undefined)).toBe(false);
     expect(runs.enabledFor({ name: 'yes' })).toBe(true);
@@ -48,7 +48,10 @@ describe('script runs: admission, the running list, cancellation (issue #39)', (
     const operator = runs.run(HOLD, undefined, undefined, 'rest', undefined, () => second.host);
     await expect(runs.run(HOLD, undefined, { name: 'b' }, 'rest', undefined, () => heldHost().host)).rejects.toMatchObject({ code: 'SERVER_BUSY' });
     await Promise.all([first.started.promise, second.started.promise]);
-    expect(runs.list()).toMatchObject([{ agent: 'a', transport: 'mcp', calls: 1 }, { transport: 'rest', calls: 1 }]);
+    expect(runs.list()).toMatchObject([
+      { agent: 'a', transport: 'mcp', calls: 1 },
+      { transport: 'rest', calls: 1 },
+    ]);
     first.release.resolve();
     expect(await running).toMatchObject({ ok: true, value: 1, calls: 1 });
     expect(runs.size).toBe(1);
@@ -114,7 +117,14 @@ describe('warm workers between runs (issue #34: code mode without a worker start
     // Held by a global: the run's runtime is dropped, never freed, so they stay in its memory.
     const buffers = await runs.run('globalThis.kept = []; while (true) kept.push(new ArrayBuffer(1 << 20));', undefined, undefined, 'rest', undefined, () => host);
     expect(buffers).toMatchObject({ ok: false });
-    const room = await runs.run('const a = []; for (let i = 0; i < 16; i++) a.push(new ArrayBuffer(1 << 20)); return a.length', undefined, undefined, 'rest', undefined, () => host);
+    const room = await runs.run(
+      'const a = []; for (let i = 0; i < 16; i++) a.push(new ArrayBuffer(1 << 20)); return a.length',
+      undefined,
+      undefined,
+      'rest',
+      undefined,
+      () => host,
+    );
     expect(room).toMatchObject({ ok: true, value: 16 });
     expect(runs.workers.started).toBe(1);
   });

@@ -30,7 +30,10 @@ function room(server: Server = {}, answers: Record<string, Record<string, unknow
       sent.push({ request, options });
       return answers[request.method] ?? {};
     },
-    manager: { catalogues: { tools: { get: (name: string) => (name === tool.name ? tool : undefined) } }, upstream: (name: string) => (name === 'own' ? upstream : undefined) } as never,
+    manager: {
+      catalogues: { tools: { get: (name: string) => (name === tool.name ? tool : undefined) } },
+      upstream: (name: string) => (name === 'own' ? upstream : undefined),
+    } as never,
     store,
     clock: new ManualClock(),
     replica: '',

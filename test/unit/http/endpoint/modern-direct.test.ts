@@ -24,7 +24,10 @@ const HEADERS = { 'content-type': 'application/json', accept: 'application/json,
 /** An HTTP server whose every POST goes through `directRoute` to `ModernDirect`, a new SDK `Server` per request. */
 async function serve(setup: (server: Server) => void): Promise<{ url: string; direct: ModernDirect }> {
   const direct = new ModernDirect(() => {
-    const server = new Server({ name: 'modern-direct-test', version: '1.0.0' }, { capabilities: { tools: {} }, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, MODERN_REVISION] });
+    const server = new Server(
+      { name: 'modern-direct-test', version: '1.0.0' },
+      { capabilities: { tools: {} }, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, MODERN_REVISION] },
+    );
     setup(server);
     return server;
   });
@@ -133,7 +136,10 @@ describe('directRoute', () => {
   const callBody = JSON.parse(call(6, 'echo')) as Record<string, unknown>;
 
   it('takes a modern request whose standard headers certainly pass the SDK entry', () => {
-    expect(post({ 'mcp-method': 'tools/call', 'mcp-name': 'echo' }, callBody)).toMatchObject({ message: { id: 6, method: 'tools/call' }, classification: { era: 'modern', revision: MODERN_REVISION } });
+    expect(post({ 'mcp-method': 'tools/call', 'mcp-name': 'echo' }, callBody)).toMatchObject({
+      message: { id: 6, method: 'tools/call' },
+      classification: { era: 'modern', revision: MODERN_REVISION },
+    });
   });
 
   it("leaves everything else to the SDK's handler, which answers it", () => {
@@ -145,7 +151,9 @@ describe('directRoute', () => {
     expect(post({ 'mcp-method': 'tools/list', 'mcp-name': 'echo' }, callBody)).toBeUndefined(); // header/body mismatch: the SDK's -32020
     expect(directRoute({ method: 'POST', headers: { ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'echo', 'mcp-protocol-version': '' }, body: callBody })).toBeUndefined();
     expect(post({ 'mcp-method': 'tools/call', 'mcp-name': 'echo', 'content-type': 'text/plain' }, callBody)).toBeUndefined(); // the SDK's 415
-    expect(post({ 'mcp-method': 'subscriptions/listen' }, { jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: { _meta: envelope, notifications: {} } })).toBeUndefined();
+    expect(
+      post({ 'mcp-method': 'subscriptions/listen' }, { jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: { _meta: envelope, notifications: {} } }),
+    ).toBeUndefined();
     expect(post({ 'mcp-method': 'notifications/cancelled' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { _meta: envelope, requestId: 1 } })).toBeUndefined();
     expect(post({ 'mcp-method': 'tools/call', 'mcp-name': 'echo' }, [callBody])).toBeUndefined(); // a batch
     const other = { ...callBody, params: { ...(callBody.params as object), _meta: { ...envelope, 'io.modelcontextprotocol/protocolVersion': '2027-01-01' } } };

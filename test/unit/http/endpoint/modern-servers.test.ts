@@ -59,7 +59,7 @@ describe('ModernServers (issue #27: no Server built per 2026-07-28 request)', ()
 });
 
 describe('the caller of a 2026-07-28 request (issue #34 item 5.4)', () => {
-  it('is read from each request\'s authInfo: one reused instance answers two agents and the operator each with their own list', async () => {
+  it("is read from each request's authInfo: one reused instance answers two agents and the operator each with their own list", async () => {
     const options = {
       manager: { capabilities: () => ({}), instanceAd: () => ({}) },
       runtime: { state: 'ready' },
@@ -70,15 +70,27 @@ describe('the caller of a 2026-07-28 request (issue #34 item 5.4)', () => {
     const server = pool.take();
     const [ours, theirs] = InMemoryTransport.createLinkedPair();
     const answers = new Map<unknown, unknown>();
-    theirs.onmessage = (message) => void answers.set((message as { id?: unknown }).id, (message as { result?: { tools: Array<{ name: string }> } }).result?.tools.map((t) => t.name));
+    theirs.onmessage = (message) =>
+      void answers.set(
+        (message as { id?: unknown }).id,
+        (message as { result?: { tools: Array<{ name: string }> } }).result?.tools.map((t) => t.name),
+      );
     await server.connect(ours);
     await theirs.start();
-    const asks: Array<[number, string | undefined]> = [[1, 'alpha'], [2, undefined], [3, 'beta']];
+    const asks: Array<[number, string | undefined]> = [
+      [1, 'alpha'],
+      [2, undefined],
+      [3, 'beta'],
+    ];
     for (const [id, agent] of asks) {
       await theirs.send({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }, agent ? { authInfo: authOf({ name: agent }) } : {});
     }
     await expect.poll(() => answers.size).toBe(3);
-    expect([...answers]).toEqual([[1, ['for_alpha']], [2, ['for_operator']], [3, ['for_beta']]]);
+    expect([...answers]).toEqual([
+      [1, ['for_alpha']],
+      [2, ['for_operator']],
+      [3, ['for_beta']],
+    ]);
     await server.close();
   });
 });

@@ -81,7 +81,7 @@ describe('SwitchboardError → JSON-RPC', () => {
     expect(JSON.parse(body)).toEqual({ jsonrpc: '2.0', error: { code: JSON_RPC_CODES[code], message: `no: ${code}`, data: { code } }, id: null });
   });
 
-  it('keeps a server\'s own protocol error, the SDK\'s resource-miss shape, and an abort as they are', () => {
+  it("keeps a server's own protocol error, the SDK's resource-miss shape, and an abort as they are", () => {
     const upstream = new ProtocolError(-32099, 'the server says no', { detail: 1 });
     expect(toJsonRpcError(upstream)).toMatchObject({ code: -32099, message: 'the server says no', data: { detail: 1 } });
 

@@ -51,7 +51,10 @@ describe('operationRoutes', () => {
     expect(reload.json()).toEqual(detail('my files'));
     const disconnect = await app.inject({ method: 'POST', url: '/servers/git/disconnect' });
     expect(disconnect.json()).toEqual(detail('git'));
-    expect(calls).toEqual([['reloadServer', 'my files'], ['disconnectServer', 'git']]);
+    expect(calls).toEqual([
+      ['reloadServer', 'my files'],
+      ['disconnectServer', 'git'],
+    ]);
   });
 
   it('refuses a bad force or any body with 400 VALIDATION_FAILED naming the field, and runs nothing', async () => {

@@ -67,9 +67,6 @@ describe('EventStream', () => {
     release();
     let rest = '';
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value;
-    expect(rest).toBe(
-      'event: progress\ndata: {"progress":1,"total":2}\n\n' +
-        'event: result\ndata: {"content":[{"type":"text","text":"two\\nlines"}]}\n\n',
-    );
+    expect(rest).toBe('event: progress\ndata: {"progress":1,"total":2}\n\n' + 'event: result\ndata: {"content":[{"type":"text","text":"two\\nlines"}]}\n\n');
   });
 });

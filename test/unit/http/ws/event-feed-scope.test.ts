@@ -47,7 +47,17 @@ describe('the event feed of an agent', () => {
   });
 
   it('never carries operator-only kinds, nor the calls of other agents', () => {
-    const approval = stamp({ type: 'approval.requested', id: '1', server: 'git', tool: 'push', name: 'git_push', arguments: {}, argumentsDigest: 'd', mode: 'held', expiresAt: 'x' });
+    const approval = stamp({
+      type: 'approval.requested',
+      id: '1',
+      server: 'git',
+      tool: 'push',
+      name: 'git_push',
+      arguments: {},
+      argumentsDigest: 'd',
+      mode: 'held',
+      expiresAt: 'x',
+    });
     expect(scopeEvent(approval, everything, catalogue)).toBeUndefined();
     expect(scopeEvent(stamp({ type: 'tools.held', server: 'git', tools: [], heldCount: 1 }), everything, catalogue)).toBeUndefined();
     const call = (agent: string): StampedEvent =>
@@ -60,7 +70,7 @@ describe('the event feed of an agent', () => {
     expect(scopeEvent(stamp({ type: 'oauth.signed_in', server: 'git' }), everything, catalogue)).toBeUndefined();
   });
 
-  it('closes an agent\'s feeds when the registry says its keys ended (rotated, revoked), whichever replica told it', () => {
+  it("closes an agent's feeds when the registry says its keys ended (rotated, revoked), whichever replica told it", () => {
     const bus = new EventBus({ replica: 'aaaaaaaaaaaa' });
     const hub = new EventHub({ bus, manager: { listServers: () => [], getCatalogue: () => catalogue }, runtime: { state: 'ready' } });
     const closed: Array<[string, number]> = [];
@@ -72,7 +82,10 @@ describe('the event feed of an agent', () => {
     expect(closed).toEqual([]);
     bus.publish({ type: 'agent.changed', agent: 'reader', change: 'rotated' });
     bus.publish({ type: 'agent.changed', agent: 'all', change: 'revoked', replica: 'bbbbbbbbbbbb' } as never);
-    expect(closed).toEqual([['reader', 4401], ['all', 4401]]);
+    expect(closed).toEqual([
+      ['reader', 4401],
+      ['all', 4401],
+    ]);
     expect(hub.subscriberCount).toBe(1);
     hub.stop();
   });

@@ -1,13 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import {
-  CLOSE_GOING_AWAY,
-  CLOSE_TOO_SLOW,
-  EventHub,
-  type EventHubOptions,
-  type EventSink,
-  type SnapshotSource,
-  type WireEvent,
-} from '../../../../src/http/ws/event-hub.js';
+import { CLOSE_GOING_AWAY, CLOSE_TOO_SLOW, EventHub, type EventHubOptions, type EventSink, type SnapshotSource, type WireEvent } from '../../../../src/http/ws/event-hub.js';
 import type { DaemonEvent } from '../../../../src/events/daemon-events.js';
 import type { ServerSnapshot } from '../../../../src/upstream/server-snapshot.js';
 import { EventBus } from '../../../../src/events/event-bus.js';

@@ -32,11 +32,7 @@ export function describeAgentContract(name: string, make: MakeAgentStore): void 
         { name: 'ops', settings: {}, createdAt: 11, revokedAt: 30 },
       ]);
       const keys = (await store.keys()).sort((a, b) => a.id.localeCompare(b.id));
-      expect(keys).toEqual([
-        { ...key('aaaa', 'ci'), revokedAt: 20 },
-        { ...key('bbbb', 'ops'), revokedAt: 30 },
-        key('cccc', 'ci', 21),
-      ]);
+      expect(keys).toEqual([{ ...key('aaaa', 'ci'), revokedAt: 20 }, { ...key('bbbb', 'ops'), revokedAt: 30 }, key('cccc', 'ci', 21)]);
       expect(Buffer.isBuffer(keys[0]?.hash)).toBe(true);
     });
 

@@ -108,11 +108,7 @@ export function describeOAuthContract(name: string, make: MakeOAuthStore): void 
 
     it('applies writes in the order they were called, awaited or not', async () => {
       const store = await make();
-      const writes = [
-        store.putTokens(KEY, A, { access_token: '1' }, undefined, 1),
-        store.deleteAllTokens(KEY),
-        store.putTokens(KEY, A, { access_token: '2' }, undefined, 2),
-      ];
+      const writes = [store.putTokens(KEY, A, { access_token: '1' }, undefined, 1), store.deleteAllTokens(KEY), store.putTokens(KEY, A, { access_token: '2' }, undefined, 2)];
       const read = store.latestTokens(KEY);
       await Promise.all(writes);
       expect((await read)?.tokens).toEqual({ access_token: '2' });

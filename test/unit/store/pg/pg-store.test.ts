@@ -68,7 +68,10 @@ describe('opening the PostgreSQL store', () => {
     const url = `postgres://switchboard:sekrit-pw@127.0.0.1:${port}/switchboard`;
     const opening = openStores({ url, dbPath: ':memory:', postgres: { connectTimeoutMs: 2000 } });
     await expect(opening).rejects.toBeInstanceOf(StoreUnavailableError);
-    const message = await opening.then(() => '', (err: Error) => err.message);
+    const message = await opening.then(
+      () => '',
+      (err: Error) => err.message,
+    );
     expect(message).toContain(`127.0.0.1:${port}/switchboard`);
     expect(message).not.toContain('sekrit-pw');
   });
@@ -150,7 +153,9 @@ describe('the PostgreSQL store losing its database while running', () => {
     // A changed tool stays held: the pins last read answer for the table.
     expect(await stores.pins.pinsOf('echo')).toEqual([pin]);
     expect(await stores.store.get('echo', HASH)).toBeUndefined();
-    await expect(stores.audit.append([{ ts: 1, transport: 'rest', server: 's', kind: 'tools/call', name: 'n', outcome: 'ok', durationMs: 1, argBytes: 0, resultBytes: 0 }])).resolves.toBeUndefined();
+    await expect(
+      stores.audit.append([{ ts: 1, transport: 'rest', server: 's', kind: 'tools/call', name: 'n', outcome: 'ok', durationMs: 1, argBytes: 0, resultBytes: 0 }]),
+    ).resolves.toBeUndefined();
     const [warning] = stores.liveWarnings?.() ?? [];
     expect(warning).toMatch(new RegExp(`PostgreSQL store 127\\.0\\.0\\.1:\\d+/${new URL(url).pathname.slice(1)} unreachable since`));
     expect(logger.warn).toHaveBeenCalledWith(expect.objectContaining({ store: expect.stringMatching(/^127\.0\.0\.1:/) }), 'PostgreSQL store unreachable; serving from memory');

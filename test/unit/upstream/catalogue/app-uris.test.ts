@@ -29,14 +29,41 @@ describe('MCP Apps URIs (issue #41)', () => {
   });
 
   it('exposes listed views, read contents and tool result blocks, keeping mimeType and _meta', () => {
-    expect(exposeListed('a', { uri: 'ui://w', name: 'w', mimeType: 'text/html;profile=mcp-app', _meta: { ui: {} } })).toEqual({ uri: 'ui://a/w', name: 'w', mimeType: 'text/html;profile=mcp-app', _meta: { ui: {} } });
+    expect(exposeListed('a', { uri: 'ui://w', name: 'w', mimeType: 'text/html;profile=mcp-app', _meta: { ui: {} } })).toEqual({
+      uri: 'ui://a/w',
+      name: 'w',
+      mimeType: 'text/html;profile=mcp-app',
+      _meta: { ui: {} },
+    });
     expect(exposeListed('a', { uriTemplate: 'ui://p/{id}', name: 'p' })).toEqual({ uriTemplate: 'ui://a/p/{id}', name: 'p' });
-    expect(exposeReadResult('a', { contents: [{ uri: 'ui://w', text: '<p>', _meta: { x: 1 } }, { uri: 'file:///f', text: 'f' }] })).toEqual({
-      contents: [{ uri: 'ui://a/w', text: '<p>', _meta: { x: 1 } }, { uri: 'file:///f', text: 'f' }],
+    expect(
+      exposeReadResult('a', {
+        contents: [
+          { uri: 'ui://w', text: '<p>', _meta: { x: 1 } },
+          { uri: 'file:///f', text: 'f' },
+        ],
+      }),
+    ).toEqual({
+      contents: [
+        { uri: 'ui://a/w', text: '<p>', _meta: { x: 1 } },
+        { uri: 'file:///f', text: 'f' },
+      ],
     });
     expect(
-      exposeToolResult('a', { content: [{ type: 'resource_link', uri: 'ui://w', name: 'w' }, { type: 'resource', resource: { uri: 'ui://w', text: '<p>' } }, { type: 'text', text: 'ui://w' }] }),
-    ).toEqual({ content: [{ type: 'resource_link', uri: 'ui://a/w', name: 'w' }, { type: 'resource', resource: { uri: 'ui://a/w', text: '<p>' } }, { type: 'text', text: 'ui://w' }] });
+      exposeToolResult('a', {
+        content: [
+          { type: 'resource_link', uri: 'ui://w', name: 'w' },
+          { type: 'resource', resource: { uri: 'ui://w', text: '<p>' } },
+          { type: 'text', text: 'ui://w' },
+        ],
+      }),
+    ).toEqual({
+      content: [
+        { type: 'resource_link', uri: 'ui://a/w', name: 'w' },
+        { type: 'resource', resource: { uri: 'ui://a/w', text: '<p>' } },
+        { type: 'text', text: 'ui://w' },
+      ],
+    });
   });
 
   it('two servers with the same view collide no more, and each exposed view routes to its server', () => {

@@ -61,7 +61,15 @@ describe('NamedCatalogue, one server at a time', () => {
         const before = [...catalogue.list()];
         const diffs = catalogue.setServer(server, 'Test', tools, flags);
         if (count === 0) entries.delete(server);
-        else entries.set(server, { server, providerName: 'Test', tools, deferred: flags.deferred, stale: flags.stale, ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}) });
+        else
+          entries.set(server, {
+            server,
+            providerName: 'Test',
+            tools,
+            deferred: flags.deferred,
+            stale: flags.stale,
+            ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
+          });
 
         const expected = buildCatalogue([...entries.values()]);
         const context = `seed ${seed}, step ${step}`;

@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import {
-  buildCatalogue,
-  exposedToolName,
-  MAX_TOOL_NAME_LENGTH,
-  toolErrorResult,
-  type CatalogueEntry,
-} from '../../../../src/upstream/catalogue/tool-bridge.js';
+import { buildCatalogue, exposedToolName, MAX_TOOL_NAME_LENGTH, toolErrorResult, type CatalogueEntry } from '../../../../src/upstream/catalogue/tool-bridge.js';
 import { exposedName } from '../../../../src/upstream/catalogue/naming.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -71,9 +65,7 @@ describe('exposedToolName', () => {
     const hash = createHash('sha256').update(`${server}\u0000${toolName}`).digest('hex').slice(0, 8);
     expect(name.endsWith(`_${hash}`)).toBe(true);
     // Same sanitised text, different raw pair: the hash keeps them apart.
-    expect(exposedToolName('analytics.warehouse', toolName)).toBe(
-      'mcp_analytics_warehouse_run_a_very_long_query_against_t_f10b29bf',
-    );
+    expect(exposedToolName('analytics.warehouse', toolName)).toBe('mcp_analytics_warehouse_run_a_very_long_query_against_t_f10b29bf');
   });
 
   it('does not leave a doubled _ where the cut lands on one', () => {
@@ -86,8 +78,7 @@ describe('exposedToolName', () => {
     const random = prng(42);
     const alphabet = ['a', 'Z', '9', '_', '-', '.', ' ', '/', 'é', 'ß', '中', '🚀', '\u0000', '\n', '\u200d', '\ud800'];
     for (let i = 0; i < 3000; i += 1) {
-      const text = () =>
-        Array.from({ length: Math.floor(random() * 90) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      const text = () => Array.from({ length: Math.floor(random() * 90) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
       const server = text();
       const toolName = text();
       const name = exposedToolName(server, toolName);
@@ -98,7 +89,7 @@ describe('exposedToolName', () => {
   });
 });
 
-describe('exposedName under a prefix of the operator\'s choosing (toolPrefix)', () => {
+describe("exposedName under a prefix of the operator's choosing (toolPrefix)", () => {
   const SEP_986 = /^[A-Za-z0-9_.-]{1,64}$/;
 
   it('keeps a SEP-986 name exactly as the server wrote it, dots and double underscores included', () => {
@@ -181,13 +172,8 @@ describe('buildCatalogue', () => {
   });
 
   it('gives colliding tools distinct names: first by (server, tool) keeps the plain one', () => {
-    const { tools, collisions } = buildCatalogue([
-      entry('a_b', ['c']),
-      entry('a', ['b_c', 'b.c']),
-      entry('x', ['y']),
-    ]);
-    const hash = (server: string, name: string) =>
-      createHash('sha256').update(`${server}\u0000${name}`).digest('hex').slice(0, 8);
+    const { tools, collisions } = buildCatalogue([entry('a_b', ['c']), entry('a', ['b_c', 'b.c']), entry('x', ['y'])]);
+    const hash = (server: string, name: string) => createHash('sha256').update(`${server}\u0000${name}`).digest('hex').slice(0, 8);
     expect(collisions).toEqual([
       {
         name: 'mcp_a_b_c',
@@ -198,25 +184,13 @@ describe('buildCatalogue', () => {
         ],
       },
     ]);
-    expect(tools.map((t) => t.name)).toEqual(
-      [
-        'mcp_a_b_c',
-        `mcp_a_b_c_${hash('a', 'b_c')}`,
-        `mcp_a_b_c_${hash('a_b', 'c')}`,
-        'mcp_x_y',
-      ].sort(),
-    );
+    expect(tools.map((t) => t.name)).toEqual(['mcp_a_b_c', `mcp_a_b_c_${hash('a', 'b_c')}`, `mcp_a_b_c_${hash('a_b', 'c')}`, 'mcp_x_y'].sort());
     expect(tools.find((t) => t.name === 'mcp_a_b_c')?.originalName).toBe('b.c');
   });
 
   it('resolves collisions the same way whatever the order of servers and tools', () => {
     const random = prng(7);
-    const entries = [
-      entry('a_b', ['c', 'd.e', 'long'.repeat(20)]),
-      entry('a', ['b_c', 'b.c', 'b_d_e']),
-      entry('a.b', ['c', 'd_e', 'long'.repeat(20)]),
-      entry('q', ['r']),
-    ];
+    const entries = [entry('a_b', ['c', 'd.e', 'long'.repeat(20)]), entry('a', ['b_c', 'b.c', 'b_d_e']), entry('a.b', ['c', 'd_e', 'long'.repeat(20)]), entry('q', ['r'])];
     const reference = buildCatalogue(entries);
     expect(reference.collisions.map((c) => c.name)).toEqual(['mcp_a_b_c', 'mcp_a_b_d_e']);
     for (let i = 0; i < 50; i += 1) {
@@ -247,10 +221,18 @@ describe('buildCatalogue', () => {
 
   it('builds 20 servers × 500 tools with unique, valid names', () => {
     const entries = Array.from({ length: 20 }, (_, s) =>
-      entry(`server_${s}`, Array.from({ length: 500 }, (_, t) => `tool.${t}_${'x'.repeat(t % 70)}`)),
+      entry(
+        `server_${s}`,
+        Array.from({ length: 500 }, (_, t) => `tool.${t}_${'x'.repeat(t % 70)}`),
+      ),
     );
     // Another spelling of the same server name makes every one of its tools collide.
-    entries.push(entry('server.0', entries[0]!.tools.map((t) => t.name)));
+    entries.push(
+      entry(
+        'server.0',
+        entries[0]!.tools.map((t) => t.name),
+      ),
+    );
     const { tools, collisions } = buildCatalogue(entries);
     expect(tools).toHaveLength(10_500);
     expect(new Set(tools.map((t) => t.name)).size).toBe(10_500);

@@ -12,34 +12,54 @@ function tool(name: string, description: string, properties: Record<string, { ty
 /** A small catalogue shaped like real servers: overlapping words, so ranking has to work. */
 function handmade(): ToolCatalogue {
   const catalogue = new ToolCatalogue();
-  catalogue.setServer('filesystem', 'Test', [
-    tool('read_file', 'Read the complete contents of a file from the file system.', { path: { type: 'string', description: 'Path of the file' } }),
-    tool('write_file', 'Create a new file or completely overwrite an existing file with new content.', {
-      path: { type: 'string' },
-      content: { type: 'string' },
-    }),
-    tool('listDirectory', 'Get a detailed listing of all files and directories in a specified path.', { path: { type: 'string' } }),
-    tool('search_files', 'Recursively search for files and directories matching a pattern.', { pattern: { type: 'string' } }),
-    tool('move_file', 'Move or rename files and directories.', { source: { type: 'string' }, destination: { type: 'string' } }),
-  ], FLAGS);
-  catalogue.setServer('github', 'Test', [
-    tool('create_issue', 'Create a new issue in a GitHub repository.', { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' } }),
-    tool('createPullRequest', 'Open a new pull request.', { head: { type: 'string' }, base: { type: 'string' } }, 'Create pull request'),
-    tool('search_code', 'Search for code across GitHub repositories.', { q: { type: 'string', description: 'Search query' } }),
-    tool('get_file_contents', 'Get the contents of a file or directory from a GitHub repository.', { path: { type: 'string' } }),
-  ], FLAGS);
-  catalogue.setServer('weather', 'Test', [
-    tool('forecast', 'Get the weather forecast for a location.', {
-      latitude: { type: 'number' },
-      longitude: { type: 'number' },
-      days: { type: 'number', description: 'How many days ahead' },
-    }),
-    tool('alerts', 'Active alerts for a US state.', { state: { type: 'string', description: 'Two-letter US state code, e.g. CA' } }),
-  ], FLAGS);
-  catalogue.setServer('slack', 'Test', [
-    tool('post_message', 'Post a message to a channel.', { channel_id: { type: 'string', description: 'The Slack channel' }, text: { type: 'string' } }),
-    tool('add_reaction', 'Add an emoji reaction to a message.', { name: { type: 'string', description: 'Emoji name' } }),
-  ], FLAGS);
+  catalogue.setServer(
+    'filesystem',
+    'Test',
+    [
+      tool('read_file', 'Read the complete contents of a file from the file system.', { path: { type: 'string', description: 'Path of the file' } }),
+      tool('write_file', 'Create a new file or completely overwrite an existing file with new content.', {
+        path: { type: 'string' },
+        content: { type: 'string' },
+      }),
+      tool('listDirectory', 'Get a detailed listing of all files and directories in a specified path.', { path: { type: 'string' } }),
+      tool('search_files', 'Recursively search for files and directories matching a pattern.', { pattern: { type: 'string' } }),
+      tool('move_file', 'Move or rename files and directories.', { source: { type: 'string' }, destination: { type: 'string' } }),
+    ],
+    FLAGS,
+  );
+  catalogue.setServer(
+    'github',
+    'Test',
+    [
+      tool('create_issue', 'Create a new issue in a GitHub repository.', { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' } }),
+      tool('createPullRequest', 'Open a new pull request.', { head: { type: 'string' }, base: { type: 'string' } }, 'Create pull request'),
+      tool('search_code', 'Search for code across GitHub repositories.', { q: { type: 'string', description: 'Search query' } }),
+      tool('get_file_contents', 'Get the contents of a file or directory from a GitHub repository.', { path: { type: 'string' } }),
+    ],
+    FLAGS,
+  );
+  catalogue.setServer(
+    'weather',
+    'Test',
+    [
+      tool('forecast', 'Get the weather forecast for a location.', {
+        latitude: { type: 'number' },
+        longitude: { type: 'number' },
+        days: { type: 'number', description: 'How many days ahead' },
+      }),
+      tool('alerts', 'Active alerts for a US state.', { state: { type: 'string', description: 'Two-letter US state code, e.g. CA' } }),
+    ],
+    FLAGS,
+  );
+  catalogue.setServer(
+    'slack',
+    'Test',
+    [
+      tool('post_message', 'Post a message to a channel.', { channel_id: { type: 'string', description: 'The Slack channel' }, text: { type: 'string' } }),
+      tool('add_reaction', 'Add an emoji reaction to a message.', { name: { type: 'string', description: 'Emoji name' } }),
+    ],
+    FLAGS,
+  );
   return catalogue;
 }
 
@@ -114,7 +134,6 @@ describe('ToolSearch allows', () => {
 const many = (prefix: string, n: number): Tool[] => Array.from({ length: n }, (_, i) => tool(`${prefix}_${i}`, `Tool number ${i} of ${prefix}`));
 
 describe('ToolSearch incremental index', () => {
-
   it('builds nothing until the first search', () => {
     const catalogue = handmade();
     const search = new ToolSearch(catalogue);
@@ -179,10 +198,15 @@ describe('ToolSearch, what is indexed and how (issue #37)', () => {
 
   it('indexes annotations and what a server says of itself', () => {
     const catalogue = new ToolCatalogue();
-    catalogue.setServer('kv', 'Test', [
-      { ...tool('drop', 'Removes the value under a key.'), annotations: { destructiveHint: true } },
-      { ...tool('peek', 'Returns the value under a key.'), annotations: { readOnlyHint: true, title: 'Peek at a key' } },
-    ], FLAGS);
+    catalogue.setServer(
+      'kv',
+      'Test',
+      [
+        { ...tool('drop', 'Removes the value under a key.'), annotations: { destructiveHint: true } },
+        { ...tool('peek', 'Returns the value under a key.'), annotations: { readOnlyHint: true, title: 'Peek at a key' } },
+      ],
+      FLAGS,
+    );
     catalogue.setServer('other', 'Test', [tool('noop', 'Does nothing at all.')], FLAGS);
     const search = new ToolSearch(catalogue, (server) => (server === 'other' ? 'A scratchpad for notes.' : undefined));
     expect(top(search, 'destructive', 1)).toEqual(['mcp_kv_drop']);

@@ -17,7 +17,10 @@ const tool = (name: string, description: string): Tool => ({ name, description, 
 
 function catalogue(): ToolCatalogue {
   const c = new ToolCatalogue();
-  c.setServer('jobs', 'Test', [tool('status', 'Reports the percentage done of a running job'), tool('cancel', 'Stops a running job'), tool('notes', 'Writes to the job journal')], { deferred: false, stale: false });
+  c.setServer('jobs', 'Test', [tool('status', 'Reports the percentage done of a running job'), tool('cancel', 'Stops a running job'), tool('notes', 'Writes to the job journal')], {
+    deferred: false,
+    stale: false,
+  });
   c.setServer('files', 'Test', [tool('read', 'Reads a file'), tool('list_roots', 'Lists the folders of the workspace')], { deferred: false, stale: false });
   return c;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OAuthSettingsSchema } from '../../../../src/config/schema.js';
 import { createValueResolver } from '../../../../src/config/resolve-values.js';
-import { authHashOf } from '../../../../src/upstream/oauth/broker.js';
+import { authHashOf } from '../../../../src/upstream/oauth/auth-hash.js';
 import { loadAssertionKey } from '../../../../src/upstream/oauth/client-credentials.js';
 import { tempDir } from '../../../helpers/process.js';
 

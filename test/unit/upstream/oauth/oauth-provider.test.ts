@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { authHashOf, callbackUrlOf } from '../../../../src/upstream/oauth/broker.js';
+import { authHashOf } from '../../../../src/upstream/oauth/auth-hash.js';
+import { callbackUrlOf } from '../../../../src/upstream/oauth/broker.js';
 import { hashState, refreshDue, SIGN_IN_TTL_MS, UpstreamOAuthProvider, type ProviderScope, type ProviderServices } from '../../../../src/upstream/oauth/provider.js';
 import { openMemoryOAuthStore } from '../../../../src/store/open-tool-cache.js';
 import type { StoredTokens } from '../../../../src/store/ports.js';
@@ -16,8 +17,20 @@ function setup(settings: ProviderScope['settings'] = undefined, redirectUrl = CA
   onTestFinished(() => store.close());
   let now = 1_000_000;
   const offers: string[] = [];
-  const refresh = vi.fn<ProviderServices['refresh']>(async (_scope, stored) => ({ ...stored, tokens: { ...stored.tokens, access_token: 'fresh' }, savedAt: now, expiresAt: now + 3_600_000 }));
-  const services: ProviderServices = { store, now: () => now, offer: (_key, url) => void offers.push(url.href), stepUp: () => undefined, dpop: () => Promise.reject(new Error('no DPoP here')), refresh };
+  const refresh = vi.fn<ProviderServices['refresh']>(async (_scope, stored) => ({
+    ...stored,
+    tokens: { ...stored.tokens, access_token: 'fresh' },
+    savedAt: now,
+    expiresAt: now + 3_600_000,
+  }));
+  const services: ProviderServices = {
+    store,
+    now: () => now,
+    offer: (_key, url) => void offers.push(url.href),
+    stepUp: () => undefined,
+    dpop: () => Promise.reject(new Error('no DPoP here')),
+    refresh,
+  };
   const scope: ProviderScope = { key: { server: 'remote', authHash: 'h1' }, serverUrl: 'https://mcp.example/mcp', settings, redirectUrl };
   return { store, services, scope, offers, refresh, provider: new UpstreamOAuthProvider(scope, services), tick: (ms: number) => (now += ms) };
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ServerConfigSchema } from '../../../../src/config/schema.js';
+import { ServerConfigSchema } from '../../../../src/config/server-schema.js';
 import { expandEntryStrings } from '../../../../src/config/expand-vars.js';
 import { isSwitchboardError } from '../../../../src/errors.js';
 import { bwrapArgs, sandboxEnv, sandboxPlan, viewOf, type SandboxContext } from '../../../../src/upstream/process/sandbox-plan.js';

@@ -50,7 +50,9 @@ describe('AdaptiveLimit', () => {
     expect(drops.length).toBeGreaterThan(0);
     for (const [before, after] of drops) expect(after).toBeGreaterThanOrEqual(Math.floor(before / 2));
     expect(seen.slice(-20).every((value) => value >= 2 && value <= 3)).toBe(true);
-    expect(limit.reason).toMatch(/^shrank: latency rises with concurrency \(\+100 ms per request in flight\); at \d+ in flight one would take \d+ ms, more than 3× the 100 ms it takes alone$/);
+    expect(limit.reason).toMatch(
+      /^shrank: latency rises with concurrency \(\+100 ms per request in flight\); at \d+ in flight one would take \d+ ms, more than 3× the 100 ms it takes alone$/,
+    );
   });
 
   it('keeps a one-at-a-time server at 3 or 4 under steady load, and never above', () => {

@@ -13,7 +13,11 @@ import { callThrough, parallelServer, runUntil, seeded, serialServer, settle, ty
 
 const timedOut = () => new SwitchboardError('TOOL_CALL_TIMEOUT', 'queued too long');
 const wait = (timeoutMs: number) => ({ timeoutMs, timedOut });
-const refusal = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (err: unknown) => err);
+const refusal = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 
 /** A gate whose server has answered three requests of `serviceMs` each, with every slot then free. */
 function gateThatKnows(clock: ManualClock, serviceMs: number, settings: ConstructorParameters<typeof CallGate>[0]): CallGate {

@@ -16,7 +16,8 @@ import { connected, FakeConnection, fakeHost, identity, newUpstream, reached, tr
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** What the SDK throws for a 429 (the transport has recorded the pause by then). */
-const tooMany = (): SdkHttpError => new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'Error POSTing to endpoint: slow down', { status: 429, statusText: 'Too Many Requests' });
+const tooMany = (): SdkHttpError =>
+  new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'Error POSTing to endpoint: slow down', { status: 429, statusText: 'Too Many Requests' });
 
 describe('a pause the server asked for, in the state machine', () => {
   it('holds a ping due in it until it ends; the server stays connected', async () => {

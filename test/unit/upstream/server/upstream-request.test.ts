@@ -157,7 +157,11 @@ describe('Upstream.request: a lost connection', () => {
     ['unreachable (ECONNREFUSED)', refused, 100],
     ['session-expired (HTTP 404)', sessionGone, 0],
     // A server restarted at once on its port: the connection closed first, and the 404 came wrapped in that close.
-    ['session-expired (HTTP 404, in the close it came after)', () => new SwitchboardError('SERVER_CLOSED', 'The connection to MCP server "web" is closed', { cause: sessionGone() }), 0],
+    [
+      'session-expired (HTTP 404, in the close it came after)',
+      () => new SwitchboardError('SERVER_CLOSED', 'The connection to MCP server "web" is closed', { cause: sessionGone() }),
+      0,
+    ],
   ])('sends a request that never arrived — %s — again after the reconnect, even when not replay-safe', async (_kind, failure, retryAfterMs) => {
     const host = fakeHost();
     const upstream = newUpstream(host);

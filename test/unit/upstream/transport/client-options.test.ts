@@ -41,9 +41,6 @@ describe('probeTimeout (issue #36 item 3)', () => {
 
 describe('toRoots', () => {
   it('turns paths into file:// roots named after their directory, passing URIs through', () => {
-    expect(toRoots(['/srv/my project', 'file:///already/uri'])).toEqual([
-      { uri: 'file:///srv/my%20project', name: 'my project' },
-      { uri: 'file:///already/uri' },
-    ]);
+    expect(toRoots(['/srv/my project', 'file:///already/uri'])).toEqual([{ uri: 'file:///srv/my%20project', name: 'my project' }, { uri: 'file:///already/uri' }]);
   });
 });

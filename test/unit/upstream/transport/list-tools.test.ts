@@ -39,9 +39,7 @@ describe('collectToolPages', () => {
 
   it('stops at the page cap', async () => {
     let calls = 0;
-    const error = await collectToolPages(async () => ({ tools: [], nextCursor: `c${++calls}` }), 5).catch(
-      (err: unknown) => err,
-    );
+    const error = await collectToolPages(async () => ({ tools: [], nextCursor: `c${++calls}` }), 5).catch((err: unknown) => err);
     expect((error as Error).message).toMatch(/more than 5 pages/);
     expect(calls).toBe(5);
   });

@@ -10,7 +10,16 @@ async function problemWith(tool: unknown): Promise<string | undefined> {
 describe('ToolPageResult', () => {
   it('passes a tool with only a name, and every optional field of the right kind, as sent', async () => {
     expect(await problemWith({ name: 'bare' })).toBeUndefined();
-    const full = { name: 'full', title: 'Full', description: 'd', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, annotations: { title: 'Full', readOnlyHint: true }, _meta: { x: 1 }, unknownField: [1] };
+    const full = {
+      name: 'full',
+      title: 'Full',
+      description: 'd',
+      inputSchema: { type: 'object' },
+      outputSchema: { type: 'object' },
+      annotations: { title: 'Full', readOnlyHint: true },
+      _meta: { x: 1 },
+      unknownField: [1],
+    };
     expect(await problemWith(full)).toBeUndefined();
     const page = { tools: [full] };
     const result = await ToolPageResult['~standard'].validate(page);

@@ -18,7 +18,7 @@ function limited(refuse = false) {
 }
 
 describe('agent limit: a slot per request of an agent, for as long as it runs', () => {
-  it('takes the agent\'s slot and gives it back when the request ends, answered or failed', async () => {
+  it("takes the agent's slot and gives it back when the request ends, answered or failed", async () => {
     const { stage, taken, held } = limited();
     let heldDuring = -1;
     const ok = compose([stage], async () => {
@@ -43,7 +43,7 @@ describe('agent limit: a slot per request of an agent, for as long as it runs', 
     expect(reached).toBe(false);
   });
 
-  it('has nothing to say about the operator\'s requests, nor about an unsubscribe (it only releases)', async () => {
+  it("has nothing to say about the operator's requests, nor about an unsubscribe (it only releases)", async () => {
     const { stage, taken } = limited(true);
     const run = compose([stage], async () => ({ through: true }));
     expect(await run(contextOf({ method: 'tools/call', name: 't' }, { transport: 'rest' }))).toEqual({ through: true });

@@ -6,7 +6,7 @@ import { approvalHold } from '../../../../../src/gateway/requests/stages/approva
 const target: ApprovalTarget = { server: 'srv', tool: 'drop', name: 'srv_drop', arguments: {}, policy: {} } as ApprovalTarget;
 
 describe('approval hold: a routed tool call waits for the operator when its tool requires it', () => {
-  it('gives the route a hold that asks the approvals with the caller\'s agent, signal and progress', async () => {
+  it("gives the route a hold that asks the approvals with the caller's agent, signal and progress", async () => {
     const asked: HoldOptions[] = [];
     const stage = approvalHold({
       prompt: 'url',
@@ -34,7 +34,14 @@ describe('approval hold: a routed tool call waits for the operator when its tool
   it('asks a 2026-07-28 caller that takes elicitations instead of holding it, with its answer and the policy rule (issue #40 item 3)', async () => {
     const asked: HoldOptions[] = [];
     const stage = approvalHold({ prompt: 'url', hold: (_target, options) => void asked.push(options) });
-    const caller = (takesInputRequired: boolean, capabilities: Record<string, unknown>) => ({ agent: 'a', takesInputRequired, capabilities, can: () => true, request: async () => ({}), log: () => undefined });
+    const caller = (takesInputRequired: boolean, capabilities: Record<string, unknown>) => ({
+      agent: 'a',
+      takesInputRequired,
+      capabilities,
+      can: () => true,
+      request: async () => ({}),
+      log: () => undefined,
+    });
     const ruled = (ctx: RequestContext, next: () => Promise<Record<string, unknown>>) => {
       ctx.approvalRule = 'big-refunds';
       return next();

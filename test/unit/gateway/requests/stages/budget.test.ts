@@ -20,19 +20,23 @@ function budgeted(limits: { tokensPerHour?: number; tokensPerDay?: number }) {
   return { clock, budgets, call, reached: () => reached };
 }
 
-describe('budget: an agent\'s tokens per hour and per day, refused when spent, counted as handed', () => {
+describe("budget: an agent's tokens per hour and per day, refused when spent, counted as handed", () => {
   it('counts each answer and refuses once the hour is spent, until the hour turns (retryAfterMs to the minute)', async () => {
     const { call, clock, budgets, reached } = budgeted({ tokensPerHour: 2_500 });
     await call('bot');
     await call('bot');
     expect((await budgets.status('bot'))?.hour).toMatchObject({ limit: 2_500, left: 0, resetsAt: '2026-12-05T13:00:00.000Z' });
-    await expect(call('bot')).rejects.toMatchObject({ code: 'BUDGET_EXCEEDED', retryAfterMs: 60_000, message: expect.stringContaining('2500 tokens per hour; it resets at 2026-12-05T13:00:00.000Z') });
+    await expect(call('bot')).rejects.toMatchObject({
+      code: 'BUDGET_EXCEEDED',
+      retryAfterMs: 60_000,
+      message: expect.stringContaining('2500 tokens per hour; it resets at 2026-12-05T13:00:00.000Z'),
+    });
     expect(reached()).toBe(2);
     clock.advance(60_000);
     await expect(call('bot')).resolves.toBe(ANSWER);
   });
 
-  it('refuses on the day\'s budget until midnight UTC even when the hour turns', async () => {
+  it("refuses on the day's budget until midnight UTC even when the hour turns", async () => {
     const { call, clock } = budgeted({ tokensPerHour: 100_000, tokensPerDay: 1_000 });
     await call('bot');
     clock.advance(60_000);

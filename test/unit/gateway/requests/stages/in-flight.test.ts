@@ -38,7 +38,7 @@ describe('in flight: its own signal, cancelled by the caller, the client or the 
     expect([getEventListeners(session.signal, 'abort').length, client.listenerCount('close')]).toEqual([0, 0]);
   });
 
-  it('is aborted with the caller\'s reason when the caller\'s signal aborts, and leaves no listener on it', async () => {
+  it("is aborted with the caller's reason when the caller's signal aborts, and leaves no listener on it", async () => {
     const calls = new InFlightCalls(new AbortController().signal);
     const caller = new AbortController();
     const { inside, outcome } = hanging(calls, { transport: 'mcp', signal: caller.signal });

@@ -53,7 +53,10 @@ describe('observe: every request timed, counted and audited, however it ends', (
   });
 
   it('counts a request whose own signal was aborted as cancelled, or as shutdown when the shutdown aborted it', async () => {
-    for (const [reason, outcome] of [[new Error('client said so'), 'cancelled'], [new SwitchboardError('SHUTTING_DOWN'), 'shutdown']] as const) {
+    for (const [reason, outcome] of [
+      [new Error('client said so'), 'cancelled'],
+      [new SwitchboardError('SHUTTING_DOWN'), 'shutdown'],
+    ] as const) {
       const controller = new AbortController();
       const own: Stage = (ctx, next) => {
         ctx.signal = controller.signal;

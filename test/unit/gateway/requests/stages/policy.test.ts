@@ -5,7 +5,6 @@ import { compose, contextOf, type RequestContext } from '../../../../../src/gate
 import type { AgentRequest } from '../../../../../src/gateway/requests/request-router.js';
 import { policy } from '../../../../../src/gateway/requests/stages/policy.js';
 
-
 /** Runs `request` through the policy stage with a fixed verdict; resolves with the context the route saw, or rejects. */
 async function through(request: AgentRequest, verdict: PolicyVerdict, empty = false): Promise<RequestContext> {
   let seen: RequestContext | undefined;
@@ -21,7 +20,9 @@ describe('policy stage: deny, hold for approval or allow by the first rule that 
   it('a deny is POLICY_DENIED naming the rule and its reason, and the request is not routed', async () => {
     const refused = through({ method: 'tools/call', name: 'mcp_db_query', arguments: { sql: 'UPDATE t' } }, { effect: 'deny', rule: 'ro', reason: 'only SELECT' });
     await expect(refused).rejects.toMatchObject({ code: 'POLICY_DENIED', status: 403, message: 'Policy "ro" refused the call: only SELECT' });
-    await expect(through({ method: 'resources/read', uri: 'x:///etc' }, { effect: 'deny', rule: 'etc', reason: 'no' })).rejects.toMatchObject({ message: 'Policy "etc" refused the read: no' });
+    await expect(through({ method: 'resources/read', uri: 'x:///etc' }, { effect: 'deny', rule: 'etc', reason: 'no' })).rejects.toMatchObject({
+      message: 'Policy "etc" refused the read: no',
+    });
   });
 
   it('an approve names the rule for the approval stage, whose hold then holds the call', async () => {

@@ -59,7 +59,7 @@ describe('result guard: a result over the cap is kept and cut; reads answer from
     await expect(read(handle, 'other')).rejects.toMatchObject({ code: 'RESULT_NOT_FOUND' });
   });
 
-  it('follows the caller\'s own cap: 0 turns the guard off for it', async () => {
+  it("follows the caller's own cap: 0 turns the guard off for it", async () => {
     const big = { content: [{ type: 'text', text: lines(2_000) }] };
     const { call } = guarded(big, { agent: 0 });
     expect(await call('uncapped')).toBe(big);

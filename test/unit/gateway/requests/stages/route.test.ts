@@ -5,7 +5,7 @@ import type { SendOptions } from '../../../../../src/gateway/requests/request-ro
 import { route } from '../../../../../src/gateway/requests/stages/route.js';
 
 describe('route: the request leaves for its server with what the stages gathered', () => {
-  it('hands the router the request\'s signal, deadline, progress, caller, the agent\'s view and the hold', async () => {
+  it("hands the router the request's signal, deadline, progress, caller, the agent's view and the hold", async () => {
     const sent: SendOptions[] = [];
     const terminal = route({
       send: (_request, options) => {
@@ -22,7 +22,7 @@ describe('route: the request leaves for its server with what the stages gathered
     expect(sent[0]?.onProgress).toBeTypeOf('function');
   });
 
-  it('sends the operator\'s request with no view (everything) and nothing it was not given', async () => {
+  it("sends the operator's request with no view (everything) and nothing it was not given", async () => {
     const sent: SendOptions[] = [];
     const terminal = route({
       send: (_request, options) => {

@@ -41,7 +41,7 @@ describe('startup wait: a name not listed yet while starting is routed again aft
     expect(sends()).toBe(1);
   });
 
-  it('waits no longer than the request\'s own deadline on the clock, then answers what the route says', async () => {
+  it("waits no longer than the request's own deadline on the clock, then answers what the route says", async () => {
     const { clock, run, sends } = gated('starting');
     const answer = run(contextOf(call, { transport: 'rest', timeoutMs: 5_000 })).catch((err: unknown) => err);
     await settled();
@@ -64,7 +64,7 @@ describe('startup wait: a name not listed yet while starting is routed again aft
     expect(clock.pendingDelays()).toEqual([]);
   });
 
-  it('gives up with the request\'s abort reason when it is cancelled while waiting', async () => {
+  it("gives up with the request's abort reason when it is cancelled while waiting", async () => {
     const { run, clock } = gated('starting');
     const controller = new AbortController();
     const own = (ctx: RequestContext, next: () => Promise<Record<string, unknown>>) => {
