@@ -2,7 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import { openDatabase, type StoreLogger } from './db.js';
 import type { AuditEntry, AuditQuery, AuditStore, StoredAuditEntry } from './ports.js';
-import { auditEntryOf, type AuditRow } from './store-rows.js';
+import { AUDIT_INSERT_COLUMNS, auditEntryOf, auditRowValues, type AuditRow, type AuditRowValues } from './store-rows.js';
 
 export type { AuditStore } from './ports.js';
 
@@ -11,8 +11,6 @@ export interface AuditStoreOptions {
   /** Close the connection on `close()` (an in-memory fallback of its own). @default false */
   ownsConnection?: boolean;
 }
-
-type InsertParams = [number, string | null, string, string, string, string, string, string | null, number, number, number, string | null, string | null];
 
 /**
  * The audit log in SQLite (`audit_log`, migration 6), beside the other stores on the daemon's
@@ -23,7 +21,7 @@ export class SqliteAuditStore implements AuditStore {
   readonly #db: Database;
   readonly #log: StoreLogger | undefined;
   readonly #ownsConnection: boolean;
-  readonly #insert: Statement<InsertParams>;
+  readonly #insert: Statement<AuditRowValues>;
   readonly #trimAge: Statement<[number]>;
   readonly #trimCount: Statement<[number]>;
   readonly #appendAll: (entries: readonly AuditEntry[]) => void;
@@ -35,28 +33,14 @@ export class SqliteAuditStore implements AuditStore {
     this.#log = options.logger;
     this.#ownsConnection = options.ownsConnection ?? false;
     this.#insert = db.prepare(`
-      INSERT INTO audit_log (ts, agent, transport, server, kind, name, outcome, code, duration_ms, arg_bytes, result_bytes, args_json, run_id)
+      INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS})
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.#trimAge = db.prepare('DELETE FROM audit_log WHERE ts < ?');
     this.#trimCount = db.prepare(`
       DELETE FROM audit_log WHERE id <= (SELECT id FROM audit_log ORDER BY id DESC LIMIT 1 OFFSET ?)`);
     this.#appendAll = db.transaction((entries: readonly AuditEntry[]) => {
       for (const e of entries) {
-        this.#insert.run(
-          e.ts,
-          e.agent ?? null,
-          e.transport,
-          e.server,
-          e.kind,
-          e.name,
-          e.outcome,
-          e.code ?? null,
-          e.durationMs,
-          e.argBytes,
-          e.resultBytes,
-          e.arguments ?? null,
-          e.runId ?? null,
-        );
+        this.#insert.run(...auditRowValues(e));
       }
     });
   }

@@ -138,6 +138,16 @@ export function pendingOf(row: PendingRow): PendingSignIn {
   return { server: row.server, authHash: row.auth_hash, codeVerifier: row.code_verifier ?? undefined, expiresAt: row.expires_at };
 }
 
+/** The audit table's columns an entry writes, in order: both backends insert them so. */
+export const AUDIT_INSERT_COLUMNS = 'ts, agent, transport, server, kind, name, outcome, code, duration_ms, arg_bytes, result_bytes, args_json, run_id';
+
+export type AuditRowValues = [number, string | null, string, string, string, string, string, string | null, number, number, number, string | null, string | null];
+
+/** An entry's values for `AUDIT_INSERT_COLUMNS`, in their order (the write side of `auditEntryOf`). */
+export function auditRowValues(e: AuditEntry): AuditRowValues {
+  return [e.ts, e.agent ?? null, e.transport, e.server, e.kind, e.name, e.outcome, e.code ?? null, e.durationMs, e.argBytes, e.resultBytes, e.arguments ?? null, e.runId ?? null];
+}
+
 export function auditEntryOf(row: AuditRow): StoredAuditEntry {
   return {
     id: row.id,

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { specTypeSchemas } from '@modelcontextprotocol/client';
 import { addAgentKey, OPERATOR_TOKEN } from './agents.js';
 import { startDaemon, type TestDaemon } from './daemon.js';
 import { fixtureServerConfig } from './fixtures.js';
@@ -11,6 +12,18 @@ import { sharedWithCleanup } from './shared.js';
  */
 
 /** The tasks extension's id, as a client declares it. */
+/** What a 2025-11-25 client that runs tasks declares: `capabilities.tasks`, with list and cancel. */
+export const TASKS_CAPABILITY = { tasks: { list: {}, cancel: {} } };
+
+/** The results of the 2025-11-25 task requests, as an SDK client checks them. */
+export const {
+  CallToolResult: CallToolResultSchema,
+  CancelTaskResult: CancelTaskResultSchema,
+  CreateTaskResult: CreateTaskResultSchema,
+  GetTaskResult: GetTaskResultSchema,
+  ListTasksResult: ListTasksResultSchema,
+} = specTypeSchemas;
+
 export const TASKS = 'io.modelcontextprotocol/tasks';
 
 export type TaskAnswer = Record<string, unknown> & {

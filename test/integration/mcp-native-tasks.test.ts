@@ -7,7 +7,17 @@ import { startDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { tempDir, waitForFileMatching } from '../helpers/process.js';
 import { deferred } from '../../src/util/deferred.js';
-import { pollTask, taskClient } from '../helpers/tasks.js';
+import { textOf } from '../helpers/connect.js';
+import {
+  CallToolResultSchema,
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  GetTaskResultSchema,
+  ListTasksResultSchema,
+  pollTask,
+  taskClient,
+  TASKS_CAPABILITY,
+} from '../helpers/tasks.js';
 
 /**
  * A server's own tasks passed through /mcp (issue #41): `native-tasks` is a 2025-11-25 server that
@@ -15,16 +25,6 @@ import { pollTask, taskClient } from '../helpers/tasks.js';
  * `capabilities.tasks` asks for a task; the server makes and runs it (its TASK_LOG says so), and
  * the agent's `tasks/*` reach the server's task under Switchboard's id for it.
  */
-const {
-  CallToolResult: CallToolResultSchema,
-  CancelTaskResult: CancelTaskResultSchema,
-  CreateTaskResult: CreateTaskResultSchema,
-  GetTaskResult: GetTaskResultSchema,
-  ListTasksResult: ListTasksResultSchema,
-} = specTypeSchemas;
-const TASKS_CAPABILITY = { tasks: { list: {}, cancel: {} } };
-
-const textOf = (result: { content?: unknown }): string => ((result.content as { text: string }[] | undefined) ?? []).map((part) => part.text).join('');
 
 function createTask(client: Client, name: string, args: Record<string, unknown>) {
   return client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } }, CreateTaskResultSchema);

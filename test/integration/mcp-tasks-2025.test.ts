@@ -4,23 +4,22 @@ import { RELATED_TASK_META_KEY, specTypeSchemas, type Client } from '@modelconte
 import { describe, expect, it } from 'vitest';
 import { addAgentKey, agentClient } from '../helpers/agents.js';
 import { waitForFile } from '../helpers/process.js';
-import { sharedTaskDaemon } from '../helpers/tasks.js';
+import { textOf } from '../helpers/connect.js';
+import {
+  CallToolResultSchema,
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  GetTaskResultSchema,
+  ListTasksResultSchema,
+  sharedTaskDaemon,
+  TASKS_CAPABILITY,
+} from '../helpers/tasks.js';
 
 /**
  * The 2025-11-25 task surface on /mcp (issue #41): SDK clients on 2025-era sessions that declared
  * `capabilities.tasks` get the same gateway-run tasks as the extension's clients, in the era's
  * shapes — `CreateTaskResult {task}`, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
  */
-const {
-  CallToolResult: CallToolResultSchema,
-  CancelTaskResult: CancelTaskResultSchema,
-  CreateTaskResult: CreateTaskResultSchema,
-  GetTaskResult: GetTaskResultSchema,
-  ListTasksResult: ListTasksResultSchema,
-} = specTypeSchemas;
-const TASKS_CAPABILITY = { tasks: { list: {}, cancel: {} } };
-
-const textOf = (result: { content?: unknown }): string => ((result.content as { text: string }[] | undefined) ?? []).map((part) => part.text).join('');
 
 function createTask(client: Client, name: string, args: Record<string, unknown>) {
   return client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } }, CreateTaskResultSchema);

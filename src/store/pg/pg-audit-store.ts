@@ -1,8 +1,8 @@
 import type { AuditEntry, AuditQuery, AuditStore, StoredAuditEntry } from '../ports.js';
 import { WriteOrder, type PgBackend } from './pg-backend.js';
-import { auditEntryOf, type AuditRow } from '../store-rows.js';
+import { AUDIT_INSERT_COLUMNS, auditEntryOf, auditRowValues, type AuditRow } from '../store-rows.js';
 
-const COLUMNS = 13;
+const COLUMNS = AUDIT_INSERT_COLUMNS.split(',').length;
 const MAX_ROWS = 1000;
 
 /**
@@ -27,27 +27,13 @@ export class PgAuditStore implements AuditStore {
       for (let start = 0; start < entries.length; start += MAX_ROWS) parts.push(this.append(entries.slice(start, start + MAX_ROWS)));
       return Promise.all(parts).then(() => undefined);
     }
-    const params = entries.flatMap((e) => [
-      e.ts,
-      e.agent ?? null,
-      e.transport,
-      e.server,
-      e.kind,
-      e.name,
-      e.outcome,
-      e.code ?? null,
-      e.durationMs,
-      e.argBytes,
-      e.resultBytes,
-      e.arguments ?? null,
-      e.runId ?? null,
-    ]);
+    const params = entries.flatMap(auditRowValues);
     const rows = entries.map((_, row) => `(${Array.from({ length: COLUMNS }, (_v, col) => `$${row * COLUMNS + col + 1}`).join(', ')})`);
     return this.#order.write(async () => {
       if (this.#closed) return;
       await this.#pg.write('audit write', { entries: entries.length }, () =>
         this.#pg.query(
-          `INSERT INTO audit_log (ts, agent, transport, server, kind, name, outcome, code, duration_ms, arg_bytes, result_bytes, args_json, run_id)
+          `INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS})
            VALUES ${rows.join(', ')}`,
           params,
         ),
