@@ -58,6 +58,7 @@ export class ClusterRateLimiter {
     const perMs = rateLimit.perMinute / 60_000;
     const settings = JSON.stringify([rateLimit.perMinute, capacity]);
     const now = this.now();
+    // Undefined once the deadline passed; the take may still land: a token spent, never one too many.
     const answer = await waitFor(this.shared.take(agent, settings, capacity, perMs, now), { deadlineMs: TAKE_TIMEOUT_MS });
     let tokens: number;
     if (answer !== undefined) {
