@@ -60,3 +60,12 @@ export async function waitFor<T, D = undefined>(promise: Promise<T>, options: Wa
     link?.dispose();
   }
 }
+
+/**
+ * Resolves after `ms` on `clock`, or rejects with `signal`'s reason when it aborts first; the
+ * timer and the listener go either way. A pause a server asked for, a back-off between tries.
+ */
+export function sleep(ms: number, options: { signal?: AbortSignal | undefined; clock?: Clock } = {}): Promise<void> {
+  // A promise of its own that never settles: a shared one would keep every sleep's reaction for ever.
+  return waitFor(new Promise<never>(() => {}), { ...options, deadlineMs: ms });
+}

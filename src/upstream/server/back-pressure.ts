@@ -1,4 +1,5 @@
 import type { Clock } from '../../util/clock.js';
+import { sleep } from '../../util/wait-for.js';
 import type { Throttle } from '../transport/retry-after.js';
 
 /** How many pauses one piece of work sits out before its failure stands (see `after`). */
@@ -72,17 +73,6 @@ export class BackPressure implements Throttle {
   }
 
   #sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = (): void => {
-        this.clock.clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = this.clock.setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleep(ms, { signal, clock: this.clock });
   }
 }

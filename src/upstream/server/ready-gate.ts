@@ -42,16 +42,9 @@ export class ReadyGate<T> {
   async wait(signal: AbortSignal | undefined, budgetMs: number, clock: Clock, onTimeout: () => Error): Promise<T> {
     const pending = this.pending;
     if (!pending) throw new Error('ReadyGate.wait on a closed gate');
-    if (signal?.aborted) throw signal.reason;
-    const timedOut = new AbortController();
-    const timer = budgetMs > 0 ? clock.setTimeout(() => timedOut.abort(onTimeout()), budgetMs) : undefined;
-    const onAbort = (): void => timedOut.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      return await waitFor(pending.promise, { signal: timedOut.signal });
-    } finally {
-      clock.clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    }
+    const onDeadline = (): never => {
+      throw onTimeout();
+    };
+    return waitFor(pending.promise, { signal, clock, ...(budgetMs > 0 ? { deadlineMs: budgetMs, onDeadline } : {}) });
   }
 }

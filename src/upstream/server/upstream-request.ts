@@ -1,6 +1,7 @@
 import type { Progress } from '@modelcontextprotocol/client';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../../errors.js';
 import type { Clock } from '../../util/clock.js';
+import { sleep } from '../../util/wait-for.js';
 import type { CallerChannel } from '../transport/caller.js';
 import type { AgentOptions } from '../transport/input-required.js';
 import { DEFAULT_CALL_TIMEOUT_MS, type ServerConnection } from '../transport/client.js';
@@ -214,18 +215,7 @@ async function sitOut(port: RequestPort, pauseMs: number, budgetMs: number, sign
       },
     );
   }
-  signal?.throwIfAborted();
-  await new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => {
-      port.clock.clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = port.clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, pauseMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  await sleep(pauseMs, { signal, clock: port.clock });
 }
 
 /** The wire form of each kind: a tool call and a subscription have their own on the connection. */

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { deferred } from '../../../src/util/deferred.js';
-import { waitFor } from '../../../src/util/wait-for.js';
+import { sleep, waitFor } from '../../../src/util/wait-for.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 
 type State<T> = { settled: false } | { settled: true; value?: T; error?: unknown };
@@ -138,5 +138,32 @@ describe('waitFor', () => {
     daemon.abort(new Error('shutdown'));
     for (const wait of last) await expect(wait).rejects.toThrow('shutdown');
     expect(listeners(daemon.signal)).toBe(0);
+  });
+});
+
+describe('sleep', () => {
+  it('resolves once its time has passed on the clock, not before, and leaves no timer or listener', async () => {
+    const clock = new ManualClock(0);
+    const parent = new AbortController();
+    const state = watch(sleep(500, { signal: parent.signal, clock }));
+    expect(clock.pendingDelays()).toEqual([500]);
+    clock.advance(499);
+    await flush();
+    expect(state.settled).toBe(false);
+    clock.advance(1);
+    await flush();
+    expect(state).toEqual({ settled: true, value: undefined });
+    expect(clock.pendingDelays()).toEqual([]);
+    expect(listeners(parent.signal)).toBe(0);
+  });
+
+  it("rejects with the signal's reason when it aborts first, and clears its timer", async () => {
+    const clock = new ManualClock(0);
+    const parent = new AbortController();
+    const sleeping = sleep(500, { signal: parent.signal, clock });
+    parent.abort(new Error('gone'));
+    await expect(sleeping).rejects.toThrow('gone');
+    expect(clock.pendingDelays()).toEqual([]);
+    await expect(sleep(500, { signal: parent.signal, clock })).rejects.toThrow('gone');
   });
 });
