@@ -26,3 +26,36 @@ export async function mcpClient(url: string, options: McpClientOptions = {}): Pr
   cleanup(() => client.close().catch(() => undefined));
   return client;
 }
+
+/** The `_meta` envelope a raw 2026-07-28 request carries: a client that can answer elicitations. */
+const RAW_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+};
+
+/** The JSON-RPC answer of a raw 2026-07-28 `tools/call`: its result or its error. */
+export interface RawToolAnswer {
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+}
+
+/**
+ * One 2026-07-28 `tools/call` POSTed to `<base>/mcp` by hand, as a stateless client sends it (no
+ * session, the era's headers): for what an SDK client would hide, an `input_required` result's
+ * `requestState` or the replica that answers.
+ */
+export async function modernToolCall(base: string, params: Record<string, unknown>): Promise<RawToolAnswer> {
+  const res = await fetch(new URL('/mcp', base), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': String(params.name),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: RAW_ENVELOPE } }),
+  });
+  return (await res.json()) as RawToolAnswer;
+}

@@ -13,6 +13,7 @@ import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { freshDatabaseUrl, postgresStores } from '../helpers/pg-stores.js';
 import { closed, collectUntil, nextEvent, openEvents, received } from '../helpers/events.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
+import { modernToolCall } from '../helpers/mcp-client.js';
 import { sharedByTests } from '../helpers/shared.js';
 import { createDatabase } from '../helpers/postgres-server.js';
 import { prepareClusterDatabase } from '../helpers/cluster.js';
@@ -230,12 +231,12 @@ describe('replicas on one PostgreSQL database', () => {
     const [a, b] = await twoReplicas({ rich: fixtureServerConfig('rich-stdio', { env: { ERA: 'legacy' } }), modern: { type: 'http', url: modern.url } });
 
     // Parked on A (a 2025-era server asked mid-call): the token names A, and B forwards the retry there.
-    const first = await modernCall(a.sb.url, { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } });
+    const first = await modernToolCall(a.sb.url, { name: 'mcp_rich_ask_elicitation', arguments: { message: 'Name?' } });
     expect(first.result).toMatchObject({ resultType: 'input_required' });
     const token = String(first.result?.requestState);
     expect(ownerOf(token)).toBe(a.id);
     const [key] = Object.keys(first.result?.inputRequests as object);
-    const retry = await modernCall(b.sb.url, {
+    const retry = await modernToolCall(b.sb.url, {
       name: 'mcp_rich_ask_elicitation',
       arguments: {},
       inputResponses: { [key!]: { action: 'accept', content: { answer: 'Grace' } } },
@@ -244,10 +245,10 @@ describe('replicas on one PostgreSQL database', () => {
     expect(retry.result).toMatchObject({ content: [{ type: 'text', text: 'elicited: accept Grace' }] });
 
     // A 2026-07-28 server's own state, sealed by A with the cluster's key, is opened by B itself.
-    const asked = await modernCall(a.sb.url, { name: 'mcp_modern_ask_elicitation', arguments: { message: 'Who?' } });
+    const asked = await modernToolCall(a.sb.url, { name: 'mcp_modern_ask_elicitation', arguments: { message: 'Who?' } });
     const sealed = String(asked.result?.requestState);
     expect(ownerOf(sealed)).toBeUndefined();
-    const done = await modernCall(b.sb.url, {
+    const done = await modernToolCall(b.sb.url, {
       name: 'mcp_modern_ask_elicitation',
       arguments: { message: 'Who?' },
       inputResponses: { ask: { action: 'accept', content: { answer: 'Lin' } } },
@@ -267,28 +268,6 @@ describe('replicas on one PostgreSQL database', () => {
     }
   });
 });
-
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-};
-
-/** One 2026-07-28 `tools/call`, as a stateless client sends it to whichever replica the balancer picked. */
-async function modernCall(base: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
-  const res = await fetch(new URL('/mcp', base), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': String(params.name),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: ENVELOPE } }),
-  });
-  return (await res.json()) as never;
-}
 
 /** A GET with a Host header of our choosing (fetch does not let one set it). */
 function rawGet(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {

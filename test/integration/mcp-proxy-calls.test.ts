@@ -5,6 +5,7 @@ import { textOf } from '../helpers/connect.js';
 import { startDaemon, type TestDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp } from '../helpers/fixtures.js';
 import { metricValue } from '../helpers/metrics.js';
+import { modernToolCall } from '../helpers/mcp-client.js';
 import { sharedByTests } from '../helpers/shared.js';
 import type { ServerConfig } from '../../src/config/types.js';
 
@@ -207,25 +208,7 @@ describe('one call path for REST and /mcp', () => {
 });
 
 describe('2026-07-28 input_required through Switchboard', () => {
-  const envelope = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-  };
-  async function call(daemon: TestDaemon, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
-    const res = await fetch(new URL('/mcp', daemon.url), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': String(params.name),
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: envelope } }),
-    });
-    return (await res.json()) as never;
-  }
+  const call = (daemon: TestDaemon, params: Record<string, unknown>) => modernToolCall(daemon.url, params);
 
   it('asks with input_required and a requestState; the retry with the answer gets the result; a tampered state is refused', async () => {
     const daemon = await stdioDaemon();
