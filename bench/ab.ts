@@ -8,7 +8,10 @@
  * stdio client on its own echo server, in the same rounds) adds each path's overhead over it
  * (p50 − direct p50) and the modern ÷ REST overhead ratio per build (issue #44's targets), and the
  * bench process's own CPU per call on each path (the agent's side of the critical path).
- * AB_ROUNDS (default 9) × AB_CALLS (default 500), AB_IN_FLIGHT (default 1); AB_PROF=<dir> writes
+ * AB_ROUNDS (default 9) × AB_CALLS (default 500), AB_IN_FLIGHT (default 1), after AB_WARMUP (default
+ * 1 000) untimed calls per path: a fresh daemon is still tiering its call path up then, so CPU per
+ * call there includes V8's one-time compiling (bench/warmup-curve.ts shows where it ends, ~5 000
+ * calls; AB_WARMUP=5000 measures past it). AB_PROF=<dir> writes
  * each daemon's CPU profile under <dir>/old and <dir>/new; AB_UPSTREAM=everything puts npm's
  * server-everything behind every path instead of the echo-stdio fixture (B7's second setup).
  */
@@ -26,6 +29,7 @@ const kinds = wanted.split(',').filter((kind) => kind !== 'direct');
 const withDirect = wanted.split(',').includes('direct');
 const rounds = Number(process.env.AB_ROUNDS ?? 9);
 const callsPerRound = Number(process.env.AB_CALLS ?? 500);
+const warmupCalls = Number(process.env.AB_WARMUP ?? 1000);
 const inFlight = Number(process.env.AB_IN_FLIGHT ?? 1);
 const upstream = process.env.AB_UPSTREAM === 'everything' ? everythingUpstream() : echoStdioUpstream();
 
@@ -56,7 +60,7 @@ try {
       paths.push(path);
     }
   }
-  const results = await runRounds(paths, { rounds, callsPerRound, warmupCalls: 1000, inFlight, onRound: (r) => process.stderr.write(`round ${r}/${rounds}\n`) });
+  const results = await runRounds(paths, { rounds, callsPerRound, warmupCalls, inFlight, onRound: (r) => process.stderr.write(`round ${r}/${rounds}\n`) });
   console.log(`| path | old p50 | new p50 | new ÷ old | old CPU/call | new CPU/call | new ÷ old |`);
   console.log(`|---|---:|---:|---:|---:|---:|---:|`);
   for (const kind of kinds) {
