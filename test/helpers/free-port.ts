@@ -24,3 +24,12 @@ function canBind(port: number): Promise<boolean> {
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
+
+/**
+ * A URL nothing answers at, for as long as a test needs: port 1 is outside both ranges the suite
+ * listens in (`freePort`'s and the kernel's ephemeral one), so no other test can start listening
+ * there meanwhile. A port from `freePort()` is free only when drawn: once, between two CLI commands
+ * of cli-hints' "no daemon" test, another file's daemon drew the same one and answered 401
+ * (issue #34, stop 65).
+ */
+export const NOBODY_LISTENS_URL = 'http://127.0.0.1:1';

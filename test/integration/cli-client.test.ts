@@ -4,7 +4,7 @@ import { formatTable } from '../../src/cli/client/table.js';
 import { startDaemon, startEchoDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { sharedByTests } from '../helpers/shared.js';
-import { freePort } from '../helpers/free-port.js';
+import { NOBODY_LISTENS_URL } from '../helpers/free-port.js';
 
 type Command = (io: CommandIo) => Promise<number>;
 
@@ -69,7 +69,7 @@ describe('switchboard status', () => {
   });
 
   it('fails with exit 1 when no daemon answers: the error, then how to start one', async () => {
-    const url = `http://127.0.0.1:${await freePort()}`;
+    const url = NOBODY_LISTENS_URL;
     for (const command of [runStatus, runTools, runReload] as const) {
       const result = await run(command, ['--url', url]);
       expect(result.code).toBe(1);
@@ -151,7 +151,7 @@ describe('switchboard call', () => {
 
   it('exits 2 on arguments that are not a JSON object, before any request', async () => {
     // A closed port: were a request sent, the exit code would be 1.
-    const url = `http://127.0.0.1:${await freePort()}`;
+    const url = NOBODY_LISTENS_URL;
     const invalid = await run(runCall, ['--url', url, 'mcp_echo_echo', '{text:']);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(/^switchboard: invalid JSON arguments: /);

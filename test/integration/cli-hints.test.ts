@@ -5,7 +5,7 @@ import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/fixtures.js';
 import { sharedByTests } from '../helpers/shared.js';
-import { freePort } from '../helpers/free-port.js';
+import { NOBODY_LISTENS_URL } from '../helpers/free-port.js';
 
 /**
  * Issue #25, item 3: a careless call gets guidance, not only an error — the real `switchboard`
@@ -132,7 +132,7 @@ describe('switchboard CLI hints', () => {
   it(
     'no daemon: names the URL tried and where it came from, and how to start one',
     async () => {
-      const url = `http://127.0.0.1:${await freePort()}`;
+      const url = NOBODY_LISTENS_URL;
       const run = await cli(['status', '--url', url]);
       expect(run.code).toBe(1);
       expect(run.stderr).toBe(
