@@ -57,5 +57,7 @@ export async function modernToolCall(base: string, params: Record<string, unknow
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: RAW_ENVELOPE } }),
   });
-  return (await res.json()) as RawToolAnswer;
+  // JSON, or the same answer as one SSE event: the endpoint may stream a call's answer.
+  const text = await res.text();
+  return JSON.parse(text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}')) as RawToolAnswer;
 }

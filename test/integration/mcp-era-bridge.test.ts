@@ -5,6 +5,7 @@ import { SUBSCRIBE_WAIT_MS } from '../../src/upstream/transport/modern-listen.js
 import { deferred } from '../../src/util/deferred.js';
 import { MEDIA } from '../fixtures/servers/lib/rich-server.js';
 import { textOf } from '../helpers/connect.js';
+import { modernToolCall } from '../helpers/mcp-client.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig, startFixtureHttp, type FixtureHttp } from '../helpers/fixtures.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -72,37 +73,6 @@ async function agent(daemon: TestDaemon, mode: Mode): Promise<Client> {
   return client;
 }
 
-/** A 2026-07-28 tools/call over plain HTTP: the result exactly as the daemon sent it. */
-async function rawModernCall(daemon: TestDaemon, name: string): Promise<Record<string, unknown>> {
-  const res = await fetch(new URL('/mcp', daemon.url), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: {},
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  const text = await res.text();
-  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
-  return (JSON.parse(json) as { result: Record<string, unknown> }).result;
-}
-
 describe.each(CLIENTS)('a %s client', (_client, mode) => {
   const legacyClient = mode === 'legacy';
   describe.each(UPSTREAMS)('of %s', (_upstream, sharedDaemon) => {
@@ -112,7 +82,7 @@ describe.each(CLIENTS)('a %s client', (_client, mode) => {
       // The SDK client drops resultType as it decodes; the wire shows what was sent.
       const result = legacyClient
         ? await client.request({ method: 'tools/call', params: { name: 'mcp_rich_media', arguments: {} } }, Raw)
-        : await rawModernCall(daemon, 'mcp_rich_media');
+        : ((await modernToolCall(daemon.url, { name: 'mcp_rich_media', arguments: {} })).result ?? {});
       expect(result.content).toEqual(MEDIA);
       expect(result.structuredContent).toEqual({ kinds: MEDIA.length });
       expect(result.isError).toBeUndefined();
