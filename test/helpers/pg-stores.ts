@@ -3,7 +3,7 @@ import { inject, onTestFinished } from 'vitest';
 import type { OpenedStores } from '../../src/store/open-tool-cache.js';
 import { openPostgresStores, type OpenPostgresOptions } from '../../src/store/pg/open-postgres.js';
 import { migratePostgres } from '../../src/store/pg/pg-migrations.js';
-import { createDatabase } from './postgres-server.js';
+import { adminQuery, createDatabase } from './postgres-server.js';
 import type { Cleanup } from './process.js';
 
 /**
@@ -40,25 +40,6 @@ function sharedDatabase(): Promise<{ url: string; emptyAll: string }> {
 }
 
 /**
- * An empty, migrated database for one test: a database this test worker shares (created and
- * migrated once, thrown away with the suite's server), every table emptied first. Tests of a
- * worker run one at a time, so emptying is isolation enough — and costs milliseconds where a
- * database of its own costs a few hundred, and the contract suites want one per test. A test
- * that needs a database to itself (several pools, an outage) takes `freshDatabaseUrl`.
- */
-export async function emptiedDatabaseUrl(): Promise<string> {
-  const { url, emptyAll } = await sharedDatabase();
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(emptyAll);
-  } finally {
-    await client.end();
-  }
-  return url;
-}
-
-/**
  * The PostgreSQL stores on `url` (default: an emptied shared database), their pool ended when the test
  * ends (registered after the drop, so it runs before it), or by `cleanup` (stores a file's tests share).
  */
@@ -84,15 +65,7 @@ export async function postgresStores(options: OpenPostgresOptions & { url?: stri
  */
 export async function cutOff(url: string): Promise<{ restore: () => Promise<void> }> {
   const name = new URL(url).pathname.slice(1);
-  const admin = async (sql: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: inject('postgresUrl') });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = async (sql: string): Promise<void> => void (await adminQuery(inject('postgresUrl'), sql));
   await admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
   await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
   return { restore: () => admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`) };

@@ -102,6 +102,35 @@ async function waitForAccepting(url: string, server: ChildProcess, log: () => st
 let counter = 0;
 /** Whether the suite's server (one per run) takes `STRATEGY FILE_COPY`: asked once per process. */
 let fileCopy: Promise<boolean> | undefined;
+/** This worker's maintenance connection to the suite's server, by URL (see adminQuery). */
+const admins = new Map<string, Promise<pg.Client>>();
+
+/**
+ * A statement on the maintenance database, over one connection per worker: each connection is a
+ * PostgreSQL backend process of its own (~25 ms of the server's CPU to start on the CI box), and a
+ * connection per create and per drop made ~120 of them a run. The client queues statements, so
+ * creates and drops from concurrent tests take turns. A connection that fails or ends (the server
+ * stopping at the run's end) is forgotten, and the next statement opens another.
+ */
+export async function adminQuery<R extends pg.QueryResultRow>(serverUrl: string, sql: string): Promise<pg.QueryResult<R>> {
+  let admin = admins.get(serverUrl);
+  if (admin === undefined) {
+    const client = new pg.Client({ connectionString: serverUrl });
+    const forget = () => {
+      if (admins.get(serverUrl) === admin) admins.delete(serverUrl);
+    };
+    client.on('error', forget);
+    client.on('end', forget);
+    admin = client.connect().then(() => {
+      // Never what keeps a worker from exiting: its tests are done by then.
+      (client as unknown as { connection: { stream: { unref(): void } } }).connection.stream.unref();
+      return client;
+    });
+    admin.catch(forget);
+    admins.set(serverUrl, admin);
+  }
+  return (await admin).query<R>(sql);
+}
 
 /**
  * A database of its own on the suite's server (started by test/global-setup.ts): the URL to it.
@@ -109,35 +138,18 @@ let fileCopy: Promise<boolean> | undefined;
  */
 export async function createDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `t_${process.pid}_${Date.now().toString(36)}_${(counter += 1)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    // FILE_COPY: the template's files copied as files (on tmpfs, test/helpers/run-tmpdir.ts) rather
-    // than block by block through the WAL, PostgreSQL 15's default. Measured on the CI box, a
-    // create, a first connection and a drop: ~110 ms of the server's CPU instead of ~160. Before
-    // 15 there was no choice, and file copy was the only way.
-    fileCopy ??= admin.query<{ server_version_num: string }>('SHOW server_version_num').then(
-      (r) => Number(r.rows[0]?.server_version_num) >= 150000,
-      (err: unknown) => {
-        fileCopy = undefined; // asked again by the next create
-        throw err;
-      },
-    );
-    await admin.query(`CREATE DATABASE ${name}${(await fileCopy) ? ' STRATEGY FILE_COPY' : ''}`);
-  } finally {
-    await admin.end();
-  }
-  const url = serverUrl.replace(/\/postgres$/, `/${name}`);
-  return {
-    url,
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
+  // FILE_COPY: the template's files copied as files (on tmpfs, test/helpers/run-tmpdir.ts) rather
+  // than block by block through the WAL, PostgreSQL 15's default. Measured on the CI box, a
+  // create, a first connection and a drop: ~110 ms of the server's CPU instead of ~160. Before
+  // 15 there was no choice, and file copy was the only way.
+  fileCopy ??= adminQuery<{ server_version_num: string }>(serverUrl, 'SHOW server_version_num').then(
+    (r) => Number(r.rows[0]?.server_version_num) >= 150000,
+    (err: unknown) => {
+      fileCopy = undefined; // asked again by the next create
+      throw err;
     },
-  };
+  );
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}${(await fileCopy) ? ' STRATEGY FILE_COPY' : ''}`);
+  const url = serverUrl.replace(/\/postgres$/, `/${name}`);
+  return { url, drop: async () => void (await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) };
 }
