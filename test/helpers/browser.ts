@@ -7,10 +7,11 @@ import type { ServerRow } from './oauth.js';
 /**
  * Headless Chromium from Debian, driven by playwright-core: no browser download. One browser per
  * test worker; pages are cheap. Debian's `chromium-headless-shell` where it is installed (.ci/run
- * installs it): the same Chromium release built as the old headless shell, without the full
- * browser's UI layer and GPU process, so the same pages and checks cost about half the CPU (the
- * five browser files: Chromium's processes 29.7 → 15.5 s on the 2-core box, issue #34). Else the
- * full `chromium --headless`, as on a machine with only `apt-get install chromium`.
+ * installs it): the same Chromium release built as the old headless shell, without the desktop
+ * browser that `chromium --headless` runs windowless, so the same pages and checks cost about
+ * half the CPU (the five browser files: Chromium's processes 29.7 → 15.5 s on the 2-core box,
+ * issue #34). Else the full `chromium --headless`, as on a machine with only `apt-get install
+ * chromium`.
  */
 const HEADLESS_SHELL = '/usr/bin/chromium-headless-shell';
 export const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? (existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : '/usr/bin/chromium');
