@@ -76,6 +76,8 @@ interface Running {
  */
 export class Tasks {
   readonly #running = new Map<string, Running>();
+  /** Each task's latest store write: the next waits for it, so the store ends with the last state. */
+  readonly #saves = new Map<string, Promise<void>>();
   readonly #clock: Clock;
   readonly #ttlMs: number;
   readonly #pollIntervalMs: number;
@@ -132,8 +134,8 @@ export class Tasks {
     };
     const run = start.run ?? ((opts: RequestOptions) => this.options.call(start.name, start.arguments, opts));
     void run(options).then(
-      (result) => this.#finish(record, outcomeOf(result)),
-      (err: unknown) => this.#finish(record, controller.signal.aborted ? { status: 'cancelled' } : { status: 'failed', error: errorOf(err) }),
+      (result) => void this.#finish(record, outcomeOf(result)),
+      (err: unknown) => void this.#finish(record, controller.signal.aborted ? { status: 'cancelled' } : { status: 'failed', error: errorOf(err) }),
     );
     return { ...record };
   }
@@ -209,8 +211,10 @@ export class Tasks {
       await this.#save(record);
       return;
     }
-    this.#finish(running.record, { status: 'cancelled', statusMessage: 'Cancelled by the client' });
+    const saved = this.#finish(running.record, { status: 'cancelled', statusMessage: 'Cancelled by the client' });
     running.controller.abort(new SwitchboardError('TOOL_CALL_TIMEOUT', 'The task was cancelled'));
+    // Answered once the store has it: a replica asked next (the client's cancel may have come through one) reads cancelled.
+    await saved;
   }
 
   /** Cancels every running task (shutdown). */
@@ -225,8 +229,9 @@ export class Tasks {
     return document === undefined ? undefined : (JSON.parse(document) as TaskRecord);
   }
 
-  #finish(record: TaskRecord, outcome: Pick<TaskRecord, 'status' | 'result' | 'error' | 'statusMessage'>): void {
-    if (isTerminal(record.status)) return;
+  /** Settles when the store has the outcome. */
+  #finish(record: TaskRecord, outcome: Pick<TaskRecord, 'status' | 'result' | 'error' | 'statusMessage'>): Promise<void> {
+    if (isTerminal(record.status)) return Promise.resolve();
     delete record.inputRequests;
     if (outcome.result) record.result = outcome.result;
     if (outcome.error) record.error = outcome.error;
@@ -235,7 +240,9 @@ export class Tasks {
     this.#change(record, outcome.status);
     running?.caller.close();
     // Kept in memory until the store has it, so a poll in between still finds the outcome.
-    void this.#save(record).finally(() => this.#running.delete(record.taskId));
+    const saved = this.#save(record);
+    void saved.finally(() => this.#running.delete(record.taskId));
+    return saved;
   }
 
   #change(record: TaskRecord, status: TaskStatus): void {
@@ -249,9 +256,20 @@ export class Tasks {
     if (!isTerminal(status)) void this.#save(record);
   }
 
+  /**
+   * Writes the task as it is now, after its previous write: two writes in flight at once (a status
+   * change, then the outcome) could land in either order on PostgreSQL's pool, leaving the store
+   * at the older state.
+   */
   #save(record: TaskRecord): Promise<void> {
     const now = this.#clock.now();
-    return this.#store.put(record.taskId, JSON.stringify(record), now + record.ttlMs, now);
+    const document = JSON.stringify(record);
+    const previous = this.#saves.get(record.taskId) ?? Promise.resolve();
+    const saved = previous.catch(() => undefined).then(() => this.#store.put(record.taskId, document, now + record.ttlMs, now));
+    this.#saves.set(record.taskId, saved);
+    const forget = (): void => void (this.#saves.get(record.taskId) === saved && this.#saves.delete(record.taskId));
+    saved.then(forget, forget);
+    return saved;
   }
 }
 

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Tasks } from '../../../../src/gateway/tasks/tasks.js';
 import type { RequestOptions } from '../../../../src/gateway/requests/pipeline.js';
-import { MemoryTaskStore } from '../../../../src/store/task-store.js';
+import { MemoryTaskStore, type TaskStore } from '../../../../src/store/task-store.js';
 import { deferred } from '../../../../src/util/deferred.js';
 import { ManualClock } from '../../../helpers/manual-clock.js';
 
@@ -11,7 +11,7 @@ import { ManualClock } from '../../../helpers/manual-clock.js';
  * The tasks room on its own (issue #41): its call is the one edge it is handed (`gateway.call`
  * in the daemon); time is the manual clock, since what is tested is a task's lifetime.
  */
-function room(clock: ManualClock, store = new MemoryTaskStore()) {
+function room(clock: ManualClock, store: TaskStore = new MemoryTaskStore()) {
   const result = deferred<CallToolResult>();
   const calls: RequestOptions[] = [];
   const tasks = new Tasks({
@@ -53,6 +53,37 @@ describe('Tasks', () => {
     await tasks.cancel(task.taskId, alice);
     expect(signal?.aborted).toBe(true);
     expect((await tasks.get(task.taskId, alice)).status).toBe('cancelled');
+  });
+
+  it('answers a cancel once the store has it, so another replica asked next reads cancelled', async () => {
+    const clock = new ManualClock();
+    const shared = new MemoryTaskStore();
+    // Writes wait for the test's go, as a slow database would.
+    const held: Array<() => void> = [];
+    const slow = {
+      get: shared.get.bind(shared),
+      list: shared.list.bind(shared),
+      put: async (...args: Parameters<MemoryTaskStore['put']>) => {
+        const go = deferred<void>();
+        held.push(go.resolve);
+        await go.promise;
+        await shared.put(...args);
+      },
+    };
+    const { tasks } = room(clock, slow);
+    const other = room(clock, shared).tasks;
+    const creating = tasks.create({ name: 'slow', arguments: {}, agent: alice, capabilities: undefined });
+    await expect.poll(() => held.length).toBe(1);
+    held[0]!();
+    const task = await creating;
+    let answered = false;
+    const cancelling = tasks.cancel(task.taskId, alice).then(() => (answered = true));
+    await expect.poll(() => held.length).toBe(2);
+    expect(answered).toBe(false);
+    expect((await other.get(task.taskId, alice)).status).toBe('working');
+    held[1]!();
+    await cancelling;
+    expect((await other.get(task.taskId, alice)).status).toBe('cancelled');
   });
 
   it('until waits for a change of a task running here, and reads the store for one running elsewhere at its poll interval, on the clock', async () => {
