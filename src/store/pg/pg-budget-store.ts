@@ -60,19 +60,22 @@ export class PgBudgetStore implements BudgetStore {
    * the first write not kept (the database gone again: the next return retries). Joinable.
    */
   chargeBack(): Promise<void> {
-    this.#charging ??= (async () => {
-      try {
-        for (const { agent, window, tokens } of this.#memory.entries()) {
-          const kept = await this.#pg.write('budget charge-back', { agent }, () => this.#pg.query(ADD, [agent, [window], tokens, this.#lastNow]));
-          if (!kept) return;
-          this.#memory.subtract(agent, window, tokens);
-          this.#pg.log?.debug({ agent, window, tokens }, 'budget tokens spent while the store was away written to it');
-        }
-      } finally {
-        this.#charging = undefined;
-      }
-    })();
+    // Cleared in a later microtask, never inside the pass: a pass with nothing to write finishes
+    // without an await, and cleared from within it, `#charging` was then set to that finished
+    // pass for good, so no later return wrote anything again.
+    this.#charging ??= this.#writeKept().finally(() => {
+      this.#charging = undefined;
+    });
     return this.#charging;
+  }
+
+  async #writeKept(): Promise<void> {
+    for (const { agent, window, tokens } of this.#memory.entries()) {
+      const kept = await this.#pg.write('budget charge-back', { agent }, () => this.#pg.query(ADD, [agent, [window], tokens, this.#lastNow]));
+      if (!kept) return;
+      this.#memory.subtract(agent, window, tokens);
+      this.#pg.log?.debug({ agent, window, tokens }, 'budget tokens spent while the store was away written to it');
+    }
   }
 
   async spent(agent: string, windows: readonly string[]): Promise<Record<string, number>> {
