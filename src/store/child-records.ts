@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileS
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { errorMessage } from '../errors.js';
-import { hashCmdline, PROC_AVAILABLE, readCmdline, readStat } from '../util/process-tree.js';
+import { hashCmdline, PROC_AVAILABLE, readSpawned, readStat } from '../util/process-tree.js';
 import { ensureDirectory } from './db-files.js';
 
 /**
@@ -84,12 +84,16 @@ export function ownIdentity(): OwnerRecord | undefined {
   return { pid: process.pid, startTime: stat.startTime, ...(bootId ? { bootId } : {}), ...(pidNamespace ? { pidNamespace } : {}) };
 }
 
-/** Describes a child that just spawned; undefined if it is already gone (or there is no /proc). */
+/**
+ * Describes a child that just spawned; undefined if it is already gone (or there is no /proc). One
+ * still inside execve is waited for (readSpawned): left unrecorded, it would go unwatched, an
+ * orphan were the daemon then killed.
+ */
 export function describeChild(pid: number): ChildRecord | undefined {
   if (!PROC_AVAILABLE) return undefined;
-  const stat = readStat(pid);
-  const cmdline = readCmdline(pid);
-  if (!stat || !cmdline || cmdline.length === 0) return undefined;
+  const spawned = readSpawned(pid);
+  if (!spawned) return undefined;
+  const { stat, cmdline } = spawned;
   return { pid, pgid: stat.pgid, startTime: stat.startTime, cmdlineHash: hashCmdline(cmdline), command: basename(cmdline[0] ?? '') };
 }
 

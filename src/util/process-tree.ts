@@ -69,6 +69,37 @@ export function isRunning(stat: ProcStat): boolean {
   return stat.state !== 'Z' && stat.state !== 'X';
 }
 
+/** What is read of a process: its /proc files, unless a test gives its own. */
+export interface ProcReader {
+  stat(pid: number): ProcStat | undefined;
+  cmdline(pid: number): string[] | undefined;
+}
+
+const PROC_FILES: ProcReader = { stat: readStat, cmdline: readCmdline };
+/** How long readSpawned waits, at most, for a process still inside execve. */
+const EXEC_WAIT_MS = 100;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * The stat and command line of a process just spawned; undefined when it is gone or finished.
+ * spawn() returns once the child's close-on-exec pipe has closed, and the kernel closes it
+ * inside execve, before it writes the new program's arguments: read then, /proc/<pid>/cmdline is
+ * empty (about once in 3 000 spawns on the 2-core box under load). The process runs all the same:
+ * it is waited for, in 1 ms steps up to `waitMs` (one that never has a command line, a kernel
+ * thread, is undefined after that). Synchronous, for callers that must not yield meanwhile.
+ */
+export function readSpawned(pid: number, proc: ProcReader = PROC_FILES, waitMs = EXEC_WAIT_MS): { stat: ProcStat; cmdline: string[] } | undefined {
+  for (let waited = 0; ; waited += 1) {
+    const stat = proc.stat(pid);
+    if (!stat || !isRunning(stat)) return undefined;
+    const cmdline = proc.cmdline(pid);
+    if (cmdline === undefined) return undefined;
+    if (cmdline.length > 0) return { stat, cmdline };
+    if (waited >= waitMs) return undefined;
+    Atomics.wait(pause, 0, 0, 1);
+  }
+}
+
 /** Every process of the system: one directory read of /proc, one small file read per process. */
 export function scanProcesses(): ProcStat[] {
   if (!PROC_AVAILABLE) return [];

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { deferred } from '../../src/util/deferred.js';
-import { isRunning, readCmdline, readStat, scanProcesses, signalProcesses, type ProcessRef } from '../../src/util/process-tree.js';
+import { isRunning, readSpawned, readStat, scanProcesses, signalProcesses, type ProcessRef } from '../../src/util/process-tree.js';
 
 /**
  * Whether `pid` is gone. A zombie counts as gone: where PID 1 does not reap orphans (some
@@ -106,6 +106,6 @@ export function killRefsAtTestEnd(...refs: ProcessRef[]): void {
 
 /** The child watchdog (src/watchdog.ts) that process `parentPid` started, if one runs. */
 export function watchdogOf(parentPid: number): ProcessRef | undefined {
-  const found = scanProcesses().find((p) => p.ppid === parentPid && isRunning(p) && (readCmdline(p.pid) ?? []).some((arg) => arg.endsWith('watchdog.js')));
+  const found = scanProcesses().find((p) => p.ppid === parentPid && isRunning(p) && (readSpawned(p.pid)?.cmdline ?? []).some((arg) => arg.endsWith('watchdog.js')));
   return found && { pid: found.pid, startTime: found.startTime };
 }

@@ -27,7 +27,6 @@ function detached(command: string, args: string[], env: Record<string, string> =
   return child;
 }
 
-/** `spawn()` returns once the child has exec'd: its command line is already the one to record. */
 /** A ChildWatchdog of this process recording one detached `sleep`, and the watchdog process it started (killed at the end). */
 function watchingOneSleeper() {
   const sleeper = detached('sleep', ['1000']);
