@@ -26,7 +26,14 @@ export default defineConfig({
     // A worker runs ~80 files' daemons, clients and hosted fixtures, allocating fast: with young
     // generations of 32 MiB instead of V8's 16 MiB at most, it scavenges half as often. Measured on
     // the 2-core box, whole suite: GC in the (then two) workers 11.5 → 9.5 s, their CPU 123 → 117 s.
-    execArgv: ['--max-semi-space-size=32'],
+    //
+    // And no V8 helper threads (concurrent marking and compiling, parallel scavenges): on a box
+    // whose two cores the workers, their children, Chromium and PostgreSQL keep ~97 % busy, a
+    // helper thread only takes its turn from another process, and the hand-offs cost. Measured
+    // there (stop 67, whole runs under process accounting, workers' CPU over the rest's): 4 runs
+    // each, 0.721 (0.708–0.733) with it against 0.752 (0.745–0.799) without, ~4 % of the workers'
+    // CPU. Children are left alone: the same flag on `serve` and the fixtures was no better (one run).
+    execArgv: ['--max-semi-space-size=32', '--single-threaded'],
     // Three workers on the two-core CI box, one more than its cores: a worker spends part of each
     // file waiting (on child processes, timers, sockets), and with two the box stood ~9 % idle
     // during the files. Five alternating pairs of full runs there (stop 57, BENCHMARKS.md): 184 →
