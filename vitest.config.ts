@@ -30,9 +30,9 @@ export default defineConfig({
     // And no V8 helper threads (concurrent marking and compiling, parallel scavenges): on a box
     // whose two cores the workers, their children, Chromium and PostgreSQL keep ~97 % busy, a
     // helper thread only takes its turn from another process, and the hand-offs cost. Measured
-    // there (stop 67, whole runs under process accounting, workers' CPU over the rest's): 4 runs
-    // each, 0.721 (0.708–0.733) with it against 0.752 (0.745–0.799) without, ~4 % of the workers'
-    // CPU. Children are left alone: the same flag on `serve` and the fixtures was no better (one run).
+    // there (stop 67, whole runs under process accounting, the workers' CPU over the rest's):
+    // 0.721 (0.708–0.733, 4 runs) with it, 0.753 (0.745–0.799, 5 runs) without: ~4 % of the
+    // workers' CPU. Not for children: on `serve` and the fixtures too it was no better (one run).
     execArgv: ['--max-semi-space-size=32', '--single-threaded'],
     // Three workers on the two-core CI box, one more than its cores: a worker spends part of each
     // file waiting (on child processes, timers, sockets), and with two the box stood ~9 % idle
