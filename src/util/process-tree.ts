@@ -84,9 +84,10 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * The stat and command line of a process just spawned; undefined when it is gone or finished.
  * spawn() returns once the child's close-on-exec pipe has closed, and the kernel closes it
  * inside execve, before it writes the new program's arguments: read then, /proc/<pid>/cmdline is
- * empty (about once in 3 000 spawns on the 2-core box under load). The process runs all the same:
- * it is waited for, in 1 ms steps up to `waitMs` (one that never has a command line, a kernel
- * thread, is undefined after that). Synchronous, for callers that must not yield meanwhile.
+ * empty (2 of 6 000 spawns on the 2-core box beside eight CPU-bound processes, none idle). The
+ * process runs all the same: it is waited for, in 1 ms steps up to `waitMs` (one that never has a
+ * command line, a kernel thread, is undefined after that). Synchronous, for callers that must not
+ * yield meanwhile.
  */
 export function readSpawned(pid: number, proc: ProcReader = PROC_FILES, waitMs = EXEC_WAIT_MS): { stat: ProcStat; cmdline: string[] } | undefined {
   for (let waited = 0; ; waited += 1) {
