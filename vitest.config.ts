@@ -33,7 +33,14 @@ export default defineConfig({
     // there (stop 67, whole runs under process accounting, the workers' CPU over the rest's):
     // 0.721 (0.708–0.733, 4 runs) with it, 0.753 (0.745–0.799, 5 runs) without: ~4 % of the
     // workers' CPU. Not for children: on `serve` and the fixtures too it was no better (one run).
-    execArgv: ['--max-semi-space-size=32', '--single-threaded'],
+    //
+    // And no optimising compiler (`--max-opt=1`: the interpreter and Sparkplug's baseline code,
+    // never TurboFan): a worker runs each test's code a handful of times, too few for TurboFan's
+    // compile to pay back, and without helper threads it compiles on the worker's own thread.
+    // Measured as above (stop 68, four alternating pairs): 0.698 (0.688–0.707) with it, 0.721
+    // (0.710–0.745) without, every run with it below every run without: ~3 % of the workers' CPU.
+    // The daemons the tests spawn (`serve`) keep TurboFan, as a user's do.
+    execArgv: ['--max-semi-space-size=32', '--single-threaded', '--max-opt=1'],
     // Three workers on the two-core CI box, one more than its cores: a worker spends part of each
     // file waiting (on child processes, timers, sockets), and with two the box stood ~9 % idle
     // during the files. Five alternating pairs of full runs there (stop 57, BENCHMARKS.md): 184 →
