@@ -37,8 +37,9 @@ export default defineConfig({
     // And no optimising compiler (`--max-opt=1`: the interpreter and Sparkplug's baseline code,
     // never TurboFan): a worker runs each test's code a handful of times, too few for TurboFan's
     // compile to pay back, and without helper threads it compiles on the worker's own thread.
-    // Measured as above (stop 68, four alternating pairs): 0.698 (0.688–0.707) with it, 0.721
-    // (0.710–0.745) without, every run with it below every run without: ~3 % of the workers' CPU.
+    // Measured as above (stop 68): in four alternating pairs 0.698 (0.688–0.707) with it, 0.721
+    // (0.710–0.745) without, each pair lower with it; three more runs with it 0.712, 0.720, 0.796
+    // (a slow window). Median of the seven 0.707: ~2 % of the workers' CPU, a second of a run.
     // The daemons the tests spawn (`serve`) keep TurboFan, as a user's do.
     execArgv: ['--max-semi-space-size=32', '--single-threaded', '--max-opt=1'],
     // Three workers on the two-core CI box, one more than its cores: a worker spends part of each
