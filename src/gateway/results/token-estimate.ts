@@ -22,11 +22,12 @@ const SPACE = 3;
 const PUNCT = 4;
 const OTHER = 5;
 
-function kindOf(code: number): number {
-  if ((code >= 97 && code <= 122) || (code >= 65 && code <= 90)) return LETTER;
-  if (code >= 48 && code <= 57) return DIGIT;
-  if (code === 32 || code === 10 || code === 9 || code === 13) return SPACE;
-  return code < 128 ? PUNCT : OTHER;
+/** Each ASCII code's kind, looked up rather than computed: the walk visits every character. */
+const ASCII_KINDS = new Uint8Array(128).fill(PUNCT);
+for (let code = 0; code < 128; code += 1) {
+  if ((code >= 97 && code <= 122) || (code >= 65 && code <= 90)) ASCII_KINDS[code] = LETTER;
+  else if (code >= 48 && code <= 57) ASCII_KINDS[code] = DIGIT;
+  else if (code === 32 || code === 10 || code === 9 || code === 13) ASCII_KINDS[code] = SPACE;
 }
 
 /**
@@ -35,23 +36,27 @@ function kindOf(code: number): number {
  * cut inside (a word split in two costs about what it did whole).
  */
 function walk(text: string, start: number, limit: number): { end: number; tokens: number } {
+  const kinds = ASCII_KINDS;
   let tokens = 0;
   let i = start;
   const n = text.length;
   while (i < n) {
-    const kind = kindOf(text.charCodeAt(i));
+    const code = text.charCodeAt(i);
+    const kind = code < 128 ? kinds[code]! : OTHER;
     let cost: number;
     let j = i + 1;
     if (kind === LETTER || kind === DIGIT) {
-      let letters = kind === LETTER ? 1 : 0;
+      // A run of letters and digits: only how many of each matters.
       let digits = kind === DIGIT ? 1 : 0;
       for (; j < n; j += 1) {
-        const next = kindOf(text.charCodeAt(j));
-        if (next === LETTER) letters += 1;
-        else if (next === DIGIT) digits += 1;
-        else break;
+        const next = text.charCodeAt(j);
+        if (next >= 128) break;
+        const nextKind = kinds[next];
+        if (nextKind === DIGIT) digits += 1;
+        else if (nextKind !== LETTER) break;
       }
       const length = j - i;
+      const letters = length - digits;
       cost = letters > 0 && digits > 0 ? length * 0.75 : digits > 0 ? Math.ceil(length / 3) * 1.1 : Math.max(1, length / 4);
       if (tokens + cost > limit) {
         // The part of the run that fits, at the run's rate per character.
@@ -59,7 +64,10 @@ function walk(text: string, start: number, limit: number): { end: number; tokens
         return { end: i + Math.max(0, fits), tokens: tokens + (fits / length) * cost };
       }
     } else if (kind === SPACE) {
-      while (j < n && kindOf(text.charCodeAt(j)) === SPACE) j += 1;
+      for (; j < n; j += 1) {
+        const next = text.charCodeAt(j);
+        if (next >= 128 || kinds[next] !== SPACE) break;
+      }
       cost = j - i === 1 ? 0.15 : 1.2;
     } else cost = kind === PUNCT ? 0.8 : 1;
     if (tokens + cost > limit) return { end: i, tokens };

@@ -26,6 +26,24 @@ describe('the token estimate (no tokenizer at run time)', () => {
     expect(estimate).toBeLessThanOrEqual(real * 1.6);
   });
 
+  it('weighs each kind of run by its rule (letters, digits, mixed, spaces, punctuation, other)', () => {
+    // hello 1.25 · " " 0.15 · world 1.25 · "," 0.8 · " " 0.15 · 2026 2 × 1.1 · " " 0.15 · abc123
+    // 6 × 0.75 · "\n\n" 1.2 · 日 1 · "\t" 0.15 · Ab 1 (at least one) = 13.95
+    expect(estimateTokens('hello world, 2026 abc123\n\n日\tAb')).toBe(14);
+    expect(estimateTokens('abcdefghijklmnopqrst')).toBe(5); // a token per 4 letters
+    expect(estimateTokens('a.a.a.a.a')).toBe(9); // at least one a run: 5 × 1 + 4 × 0.8
+    expect(estimateTokens('1234567')).toBe(4); // three groups of digits, 3 × 1.1
+    expect(estimateTokens('a1'.repeat(10))).toBe(15); // one mixed run, 0.75 a character
+    expect(estimateTokens(`${'x  '.repeat(9)}x`)).toBe(21); // 10 × 1 + 9 × 1.2 for a longer space run
+    expect(estimateTokens(' x'.repeat(19))).toBe(22); // 19 × (0.15 for a lone space + 1)
+    expect(estimateTokens(`${'~!'.repeat(9)}~`)).toBe(16); // 0.8 each
+    expect(estimateTokens('日本語'.repeat(10))).toBe(30); // a token per UTF-16 unit outside ASCII
+    expect(estimateTokens('😀'.repeat(5))).toBe(10);
+    // A run longer than the budget is cut inside, at its rate per character: 40 letters are 10
+    // tokens, so 2.5 tokens hold 10 of them.
+    expect(headWithin('x'.repeat(40), 2.5)).toBe(10);
+  });
+
   it('never counts more than MAX_TOKENS_PER_UNIT a unit, so short texts need no counting', () => {
     for (const text of ['1 2 3 4', 'a b c', '!!!', 'é', '0']) expect(estimateTokens(text)).toBeLessThanOrEqual(Math.ceil(text.length * MAX_TOKENS_PER_UNIT));
   });
