@@ -34,14 +34,17 @@ export default defineConfig({
     // 0.721 (0.708–0.733, 4 runs) with it, 0.753 (0.745–0.799, 5 runs) without: ~4 % of the
     // workers' CPU. Not for children: on `serve` and the fixtures too it was no better (one run).
     //
-    // And no optimising compiler (`--max-opt=1`: the interpreter and Sparkplug's baseline code,
-    // never TurboFan): a worker runs each test's code a handful of times, too few for TurboFan's
-    // compile to pay back, and without helper threads it compiles on the worker's own thread.
-    // Measured as above (stop 68): in four alternating pairs 0.698 (0.688–0.707) with it, 0.721
-    // (0.710–0.745) without, each pair lower with it; three more runs with it 0.712, 0.720, 0.796
-    // (a slow window). Median of the seven 0.707: ~2 % of the workers' CPU, a second of a run.
-    // The daemons the tests spawn (`serve`) keep TurboFan, as a user's do.
-    execArgv: ['--max-semi-space-size=32', '--single-threaded', '--max-opt=1'],
+    // And TurboFan only for code that is really hot: four times V8's interrupt budget
+    // (`--interrupt-budget`, 66 KiB of bytecode by default) before a function is considered for
+    // optimisation. A worker runs most of a test's code a handful of times, too few for an
+    // optimising compile to pay back, and without helper threads it compiles on the worker's own
+    // thread; but a loop over a 500 000-character result (the result guard's token estimate) runs
+    // 7 times slower without TurboFan at all. Measured as above (stop 69), alternating whole
+    // runs: 0.712, 0.655, 0.672, 0.645 (median 0.664) against 0.730, 0.660, 0.733, 0.749 (median
+    // 0.732) with no TurboFan at all (`--max-opt=1`, stop 68's choice, itself ~2 % under V8's
+    // defaults), each pair lower; eight times the budget: 0.669, 0.719. The daemons the tests
+    // spawn (`serve`) keep V8's defaults, as a user's do.
+    execArgv: ['--max-semi-space-size=32', '--single-threaded', '--interrupt-budget=270336'],
     // Three workers on the two-core CI box, one more than its cores: a worker spends part of each
     // file waiting (on child processes, timers, sockets), and with two the box stood ~9 % idle
     // during the files. Five alternating pairs of full runs there (stop 57, BENCHMARKS.md): 184 →
