@@ -31,7 +31,7 @@ describe('the token estimate (no tokenizer at run time)', () => {
     // 6 × 0.75 · "\n\n" 1.2 · 日 1 · "\t" 0.15 · Ab 1 (at least one) = 13.95
     expect(estimateTokens('hello world, 2026 abc123\n\n日\tAb')).toBe(14);
     expect(estimateTokens('abcdefghijklmnopqrst')).toBe(5); // a token per 4 letters
-    expect(estimateTokens('a.a.a.a.a')).toBe(9); // at least one a run: 5 × 1 + 4 × 0.8
+    expect(estimateTokens('a.a.a.a.a')).toBe(9); // a run of letters costs at least one: 5 × 1 + 4 × 0.8
     expect(estimateTokens('1234567')).toBe(4); // three groups of digits, 3 × 1.1
     expect(estimateTokens('a1'.repeat(10))).toBe(15); // one mixed run, 0.75 a character
     expect(estimateTokens(`${'x  '.repeat(9)}x`)).toBe(21); // 10 × 1 + 9 × 1.2 for a longer space run
